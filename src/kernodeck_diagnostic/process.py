@@ -1,0 +1,73 @@
+"""Child processes that cannot outlive their limit: own process group, whole-tree kill, timeouts."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+MAX_TOOL_OUTPUT = 256 * 1024
+_REAP_TIMEOUT_S = 2.0
+
+
+def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
+          env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` as the leader of a new process group, so its whole tree can be killed."""
+    if sys.platform == "win32":
+        return subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+            creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                            env=env, start_new_session=True)
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """Kill ``process`` and every process of its group (POSIX) or tree (Windows), then reap it."""
+    if sys.platform == "win32":
+        if process.poll() is None:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                # taskkill is a Windows system tool, found by name like the shell would.
+                subprocess.run(["taskkill", "/T", "/F", "/PID", str(process.pid)],  # noqa: S607
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=_REAP_TIMEOUT_S, check=False)
+            if process.poll() is None:
+                process.kill()
+    else:
+        # The group outlives its leader: children the worker forked are killed even after the
+        # worker itself has exited.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    # A process stuck in uninterruptible sleep inside a driver cannot be reaped: give up on it.
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(_REAP_TIMEOUT_S)
+
+
+@dataclass
+class BoundedResult:
+    returncode: int | None
+    stdout: str
+    timed_out: bool
+
+
+def run_bounded(argv: Sequence[str], timeout: float) -> BoundedResult:
+    """Run a short tool with a hard time limit; its output is cut at MAX_TOOL_OUTPUT bytes."""
+    try:
+        process = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return BoundedResult(None, "", False)
+    try:
+        out, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(process)
+        if process.stdout is not None:
+            process.stdout.close()
+        return BoundedResult(None, "", True)
+    finally:
+        kill_tree(process)
+    text = out[:MAX_TOOL_OUTPUT].decode("utf-8", "replace")
+    return BoundedResult(process.returncode, text, False)

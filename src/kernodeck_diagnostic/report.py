@@ -1,0 +1,131 @@
+"""The report (schema version 1): built from the worker's run, redacted, serialised."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from . import __version__
+from .codes import CODES, Code, classify
+from .redact import Redactor
+from .supervisor import WorkerRun
+
+SCHEMA_VERSION = 1
+TOOL_NAME = "kernodeck-diagnostic"
+STAGES = ("interpreter", "import", "backend", "device", "compute")
+EXPECTED_LOSS = 196.0
+
+
+@dataclass(frozen=True)
+class Request:
+    device: str
+    device_index: int
+    timeout_s: float
+    host_check: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        timeout: float | int = int(self.timeout_s) if self.timeout_s == int(self.timeout_s) \
+            else self.timeout_s
+        return {"device": self.device, "device_index": self.device_index, "timeout_s": timeout,
+                "host_check": self.host_check}
+
+
+def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
+          redactor: Redactor) -> dict[str, Any]:
+    """The full report of one check, every string that came from the machine redacted."""
+    state = run.state
+    facts = redactor.value(state.facts)
+    error = _error(request, run)
+    if error is None and not _verified(facts.get("execution", {})):
+        error = {"stage": "compute", "kind": "check_failed", "type": None,
+                 "message": "the worker reported no verified result"}
+    code = classify(request.device, error)
+    error_block = None
+    if error is not None:
+        error_block = {"stage": error.get("stage") or state.stage or "interpreter",
+                       "kind": error.get("kind"), "type": error.get("type"),
+                       "message": redactor.text(str(error.get("message") or ""))}
+        if error.get("step"):
+            error_block["step"] = error["step"]
+    stage = error_block["stage"] if error_block else "compute"
+    timings = {name: state.stage_ms[name] for name in STAGES if name in state.stage_ms}
+    timings["worker_total"] = round(run.elapsed_s * 1000, 1)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "status": "passed" if code.passed else "failed",
+        "code": code.name,
+        "exit_code": code.exit_code,
+        "stage": stage,
+        "summary": code.summary,
+        "next_action": code.next_action,
+        "request": request.as_dict(),
+        "runtime": _runtime(facts.get("runtime", {})),
+        "pytorch": _pytorch(facts.get("pytorch", {})),
+        "execution": _execution(facts.get("execution", {})),
+        "host": host,
+        "findings": [],
+        "error": error_block,
+        "warnings": redactor.value(state.warnings),
+        "timings_ms": timings,
+    }
+
+
+def code_of(report: dict[str, Any]) -> Code:
+    return CODES[report["code"]]
+
+
+def to_json(report: dict[str, Any]) -> bytes:
+    return (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def schema_path() -> str:
+    return os.path.join(os.path.dirname(__file__), "schema", "report-v1.json")
+
+
+def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
+    state = run.state
+    if state.error is not None:
+        return state.error  # diagnosed by the worker, even if it died right after saying so
+    where = state.stage or "interpreter"
+    at = f"{where} ({state.step})" if state.step else where
+    if run.outcome == "timeout":
+        return {"stage": where, "step": state.step, "kind": "timeout", "type": None,
+                "message": f"no result within {request.as_dict()['timeout_s']} s; "
+                           f"the worker was stopped during {at}"}
+    if run.outcome == "crashed" or not state.final:
+        return {"stage": where, "step": state.step, "kind": "worker_failed", "type": None,
+                "message": f"the worker {run.end_description()} during {at}, "
+                           f"without a final result"}
+    return None
+
+
+def _verified(execution: dict[str, Any]) -> bool:
+    # The front checks the result itself rather than trusting a bare "passed".
+    return (execution.get("product_verified") is True
+            and execution.get("gradient_verified") is True
+            and execution.get("loss") == EXPECTED_LOSS)
+
+
+def _pick(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    return {key: values.get(key, default) for key, default in defaults.items()}
+
+
+def _runtime(values: dict[str, Any]) -> dict[str, Any]:
+    return _pick(values, {"python_version": None, "python_implementation": None,
+                          "os_family": None, "machine": None, "environment_kind": None})
+
+
+def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
+    return _pick(values, {"imported": False, "version": None, "distribution_version": None,
+                          "cuda_build": None, "hip_build": None, "backend": None,
+                          "gpu_available": None, "visible_device_count": None, "devices": []})
+
+
+def _execution(values: dict[str, Any]) -> dict[str, Any]:
+    return _pick(values, {"device": None, "product_verified": False, "gradient_verified": False,
+                          "loss": None, "synchronized": None, "duration_ms": None})

@@ -1,0 +1,233 @@
+"""Runs the worker in the interpreter under diagnosis, within the time limit; reads its events."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable
+
+from .process import kill_tree, spawn
+
+POLL_INTERVAL_S = 0.05
+# The worker's stdout and stderr go to files, not pipes: a flood cannot fill a pipe and block it,
+# and a grandchild holding them cannot keep the front waiting. Past this size a file is emptied.
+CAPTURE_LIMIT_BYTES = 8 * 1024 * 1024
+MAX_EVENT_LINE_BYTES = 64 * 1024
+MAX_WARNINGS = 50
+MAX_EVENTS = 10_000
+
+# Variables the front adds to the worker's environment, with why. The worker otherwise inherits
+# the environment unchanged: it must see what the user's application sees (CUDA_VISIBLE_DEVICES,
+# LD_LIBRARY_PATH, PYTHONPATH...).
+WORKER_ENV_ADDITIONS: dict[str, str] = {}
+
+ProgressCallback = Callable[[str, float], None]
+
+
+class Interrupted(Exception):
+    """The user stopped the check (SIGINT or SIGTERM) while the worker ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by signal {signum}")
+        self.signum = signum
+
+
+@dataclass
+class WorkerState:
+    """Everything the worker said, folded as its events arrive (bounded in memory)."""
+
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stage: str | None = None
+    step: str | None = None
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    final: bool = False
+    events: int = 0
+    unreadable_lines: int = 0
+
+    def apply(self, event: dict[str, Any]) -> None:
+        self.events += 1
+        kind = event.get("event")
+        if kind == "stage_started":
+            self.stage = _text(event.get("stage"))
+            self.step = None
+        elif kind in ("stage_finished", "stage_failed"):
+            stage = _text(event.get("stage"))
+            duration = event.get("duration_ms")
+            if stage and isinstance(duration, (int, float)):
+                self.stage_ms[stage] = float(duration)
+        elif kind == "step":
+            self.step = _text(event.get("step"))
+        elif kind == "facts":
+            block, values = event.get("block"), event.get("values")
+            if isinstance(block, str) and isinstance(values, dict):
+                self.facts.setdefault(block, {}).update(values)
+        elif kind == "warning" and len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append({"stage": _text(event.get("stage")),
+                                  "category": _text(event.get("category")),
+                                  "message": _text(event.get("message"))})
+        elif kind == "error" and self.error is None:
+            self.error = {key: event.get(key) for key in
+                          ("stage", "kind", "type", "message", "missing_module")}
+            if self.step is not None:
+                self.error["step"] = self.step
+        elif kind == "final":
+            self.final = True
+
+
+@dataclass
+class WorkerRun:
+    """How the worker ended, and what it said."""
+
+    state: WorkerState
+    outcome: str  # finished | timeout | crashed
+    returncode: int | None
+    elapsed_s: float
+
+    def end_description(self) -> str:
+        """How the worker ended, in words: an exit code or a signal."""
+        code = self.returncode
+        if code is None:
+            return "still running when stopped"
+        if code < 0:
+            try:
+                return f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        if sys.platform == "win32" and code >= 0xC0000000:
+            return f"ended with status 0x{code:08X}"
+        return f"exited with code {code}"
+
+
+class EventReader:
+    """Reads complete lines appended to the events file since the last call."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+        self.state = WorkerState()
+        self._partial = b""
+        self._skipping = False  # inside an over-long line, dropped until its end
+
+    def poll(self) -> None:
+        while True:
+            chunk = self._file.read(1024 * 1024)
+            if not chunk:
+                return
+            self._feed(chunk)
+
+    def _feed(self, chunk: bytes) -> None:
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if self._skipping:
+                self._skipping = False
+                self.state.unreadable_lines += 1
+                continue
+            self._line(line)
+        if len(self._partial) > MAX_EVENT_LINE_BYTES:
+            self._partial = b""
+            self._skipping = True
+
+    def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        if self.state.events >= MAX_EVENTS:
+            self.state.unreadable_lines += 1
+            return
+        try:
+            event = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            self.state.unreadable_lines += 1
+            return
+        if isinstance(event, dict):
+            self.state.apply(event)
+        else:
+            self.state.unreadable_lines += 1
+
+
+def worker_source() -> bytes:
+    """The worker module's bytes, from the installed package or from inside the zipapp."""
+    here = os.path.dirname(__file__)
+    loader = globals().get("__loader__")
+    get_data = getattr(loader, "get_data", None)
+    if get_data is not None:
+        return bytes(get_data(os.path.join(here, "worker.py")))
+    with open(os.path.join(here, "worker.py"), "rb") as file:
+        return file.read()
+
+
+def run_worker(python: str, device: str, device_index: int, timeout_s: float,
+               on_progress: ProgressCallback | None = None) -> WorkerRun:
+    """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds.
+
+    Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
+    the private temporary folder removed before this returns or raises.
+    """
+    folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
+    try:
+        worker_path = os.path.join(folder, "worker.py")
+        with open(worker_path, "wb") as file:
+            file.write(worker_source())
+        events_path = os.path.join(folder, "events.jsonl")
+        open(events_path, "wb").close()
+        argv = [python, worker_path, "--events", events_path, "--device", device,
+                "--device-index", str(device_index)]
+        with open(os.path.join(folder, "stdout"), "ab") as out, \
+                open(os.path.join(folder, "stderr"), "ab") as err, \
+                open(events_path, "rb") as events:
+            return _supervise(argv, captures=(out, err), reader=EventReader(events),
+                              timeout_s=timeout_s, on_progress=on_progress)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader: EventReader,
+               timeout_s: float, on_progress: ProgressCallback | None) -> WorkerRun:
+    state = reader.state
+    start = time.monotonic()
+    deadline = start + timeout_s
+    env = dict(os.environ, **WORKER_ENV_ADDITIONS) if WORKER_ENV_ADDITIONS else None
+    process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env)
+    outcome = "timeout"
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(min(POLL_INTERVAL_S, remaining))
+            reader.poll()
+            if process.returncode is not None:
+                outcome = "finished" if state.final else "crashed"
+                break
+            for capture in captures:
+                _bound_capture(capture)
+            if on_progress is not None:
+                on_progress(state.stage or "interpreter", time.monotonic() - start)
+    finally:
+        kill_tree(process)
+    reader.poll()
+    if outcome == "crashed" and state.final:
+        outcome = "finished"  # the final event landed between the last read and the exit
+    return WorkerRun(state, outcome, process.returncode, time.monotonic() - start)
+
+
+def _bound_capture(file: IO[bytes]) -> None:
+    try:
+        if os.fstat(file.fileno()).st_size > CAPTURE_LIMIT_BYTES:
+            os.ftruncate(file.fileno(), 0)  # opened for append: the writer goes on at the new end
+    except OSError:
+        pass
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
