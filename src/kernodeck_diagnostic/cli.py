@@ -97,6 +97,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def entry() -> NoReturn:
+    """The console script's and the zipapp's entry point: exit with the check's code."""
+    sys.exit(main())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)

@@ -93,6 +93,9 @@ def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
         return state.error  # diagnosed by the worker, even if it died right after saying so
     where = state.stage or "interpreter"
     at = f"{where} ({state.step})" if state.step else where
+    if run.outcome == "not_started":
+        return {"stage": "interpreter", "kind": "worker_failed", "type": None,
+                "message": f"the worker could not be started: {run.start_error}"}
     if run.outcome == "timeout":
         return {"stage": where, "step": state.step, "kind": "timeout", "type": None,
                 "message": f"no result within {request.as_dict()['timeout_s']} s; "

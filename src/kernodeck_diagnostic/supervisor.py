@@ -89,22 +89,27 @@ class WorkerRun:
     """How the worker ended, and what it said."""
 
     state: WorkerState
-    outcome: str  # finished | timeout | crashed
+    outcome: str  # finished | timeout | crashed | not_started
     returncode: int | None
     elapsed_s: float
+    start_error: str | None = None
+
+    @classmethod
+    def not_started(cls, reason: str) -> WorkerRun:
+        return cls(WorkerState(), "not_started", None, 0.0, reason)
 
     def end_description(self) -> str:
         """How the worker ended, in words: an exit code or a signal."""
         code = self.returncode
         if code is None:
-            return "still running when stopped"
+            return "was still running when stopped"
         if code < 0:
             try:
-                return f"killed by signal {signal.Signals(-code).name}"
+                return f"was killed by signal {signal.Signals(-code).name}"
             except ValueError:
-                return f"killed by signal {-code}"
+                return f"was killed by signal {-code}"
         if sys.platform == "win32" and code >= 0xC0000000:
-            return f"ended with status 0x{code:08X}"
+            return f"ended with status 0x{code:08X}"  # an NTSTATUS such as an access violation
         return f"exited with code {code}"
 
 
@@ -172,13 +177,19 @@ def run_worker(python: str, device: str, device_index: int, timeout_s: float,
     Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
     the private temporary folder removed before this returns or raises.
     """
-    folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
     try:
-        worker_path = os.path.join(folder, "worker.py")
-        with open(worker_path, "wb") as file:
-            file.write(worker_source())
-        events_path = os.path.join(folder, "events.jsonl")
-        open(events_path, "wb").close()
+        folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
+    except OSError as exc:
+        return WorkerRun.not_started(f"no private temporary folder ({_reason(exc)})")
+    try:
+        try:
+            worker_path = os.path.join(folder, "worker.py")
+            with open(worker_path, "wb") as file:
+                file.write(worker_source())
+            events_path = os.path.join(folder, "events.jsonl")
+            open(events_path, "wb").close()
+        except OSError as exc:
+            return WorkerRun.not_started(f"the temporary folder is not writable ({_reason(exc)})")
         argv = [python, worker_path, "--events", events_path, "--device", device,
                 "--device-index", str(device_index)]
         with open(os.path.join(folder, "stdout"), "ab") as out, \
@@ -196,7 +207,10 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     start = time.monotonic()
     deadline = start + timeout_s
     env = dict(os.environ, **WORKER_ENV_ADDITIONS) if WORKER_ENV_ADDITIONS else None
-    process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env)
+    try:
+        process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env)
+    except OSError as exc:
+        return WorkerRun.not_started(f"the interpreter could not be started ({_reason(exc)})")
     outcome = "timeout"
     try:
         while True:
@@ -227,6 +241,11 @@ def _bound_capture(file: IO[bytes]) -> None:
             os.ftruncate(file.fileno(), 0)  # opened for append: the writer goes on at the new end
     except OSError:
         pass
+
+
+def _reason(exc: OSError) -> str:
+    """An OS error without the path it carries (the report must not hold one)."""
+    return (exc.strerror or type(exc).__name__).lower()
 
 
 def _text(value: Any) -> str | None:

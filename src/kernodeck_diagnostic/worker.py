@@ -233,6 +233,7 @@ class Worker:
                 torch.cuda.synchronize(self.index)
                 self.facts("execution", synchronized=True)
             step = "verify"
+            self.events.emit("step", stage="compute", step=step)
             product_values = product.detach().cpu().tolist()
             loss_value = float(loss.detach().cpu().item())
             gradient = a.grad.detach().cpu().tolist() if a.grad is not None else None

@@ -1,0 +1,133 @@
+"""Shared fixtures: the real environments, the built zipapp, and running the tool as a user does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import envs
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+FAKES = ROOT / "tests" / "fakes"
+RUN_TIMEOUT_S = 180
+
+
+@dataclass
+class Result:
+    """One run of the tool: exit code, terminal output, and the JSON report when one was asked."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    elapsed_s: float
+    report: dict[str, Any] | None = None
+
+    @property
+    def headline(self) -> str:
+        return self.stdout.splitlines()[0] if self.stdout else ""
+
+
+@pytest.fixture(scope="session")
+def pyz(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The single-file download, built from the current sources."""
+    target = tmp_path_factory.mktemp("dist") / "kernodeck-diagnostic-v1.pyz"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyz.py"), "--output",
+                    str(target)], check=True, timeout=60, capture_output=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def notorch_python() -> Path:
+    return envs.python_of(envs.notorch())
+
+
+@pytest.fixture(scope="session")
+def cpu_torch_python() -> Path:
+    return envs.python_of(envs.torch_cpu())
+
+
+@pytest.fixture(scope="session")
+def broken_torch_python() -> Path:
+    return envs.python_of(envs.torch_broken())
+
+
+@pytest.fixture(scope="session")
+def cuda_torch_python() -> Path:
+    return envs.python_of(envs.torch_cuda())
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a user's shell would give: ours, minus what would leak test machinery."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTEST_", "KD_", "COV_", "PYTHON"))}
+    env.pop("NO_COLOR", None)
+    env.update(extra or {})
+    return env
+
+
+def run_tool(python: Path | str, tool: Path | Sequence[str], args: Sequence[str], *,
+             env: Mapping[str, str] | None = None, cwd: Path | None = None,
+             timeout: float = RUN_TIMEOUT_S) -> Result:
+    """Run the tool the way a user does: ``python TOOL.pyz ARGS`` or ``python -m ...`` ARGS.
+
+    When ``--output`` is among the arguments and the file was written, it is parsed into
+    ``Result.report``.
+    """
+    command = [str(python), str(tool)] if isinstance(tool, Path) else [str(python), *tool]
+    start = time.monotonic()
+    completed = subprocess.run([*command, *args], capture_output=True, text=True,
+                               env=clean_env() if env is None else dict(env), cwd=cwd,
+                               timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    result = Result(completed.returncode, completed.stdout, completed.stderr,
+                    time.monotonic() - start)
+    if "--output" in args[:-1]:
+        path = Path(args[list(args).index("--output") + 1])
+        if cwd is not None and not path.is_absolute():
+            path = cwd / path
+        if path.is_file():
+            result.report = json.loads(path.read_text(encoding="utf-8"))
+    return result
+
+
+def fake_gpu_env(scenario: str, **extra: str) -> dict[str, str]:
+    """Environment selecting a fake-torch scenario (see tests/fakes/torch)."""
+    return clean_env({"PYTHONPATH": str(FAKES), "KD_FAKE_TORCH": scenario, **extra})
+
+
+def schema() -> dict[str, Any]:
+    path = SRC / "kernodeck_diagnostic" / "schema" / "report-v1.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def assert_valid_report(report: dict[str, Any]) -> None:
+    import jsonschema
+
+    jsonschema.validate(report, schema(), format_checker=jsonschema.FormatChecker())
+
+
+def pids_gone(pids: Sequence[int], within_s: float = 3.0) -> list[int]:
+    """The pids still alive (not zombies) after waiting up to ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while True:
+        alive = [pid for pid in pids if _alive(pid)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

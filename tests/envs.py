@@ -1,0 +1,132 @@
+"""Real test environments, built once per machine and cached outside the clone, keyed by version.
+
+    $ python tests/envs.py            # build what is missing, print where each one is
+    notorch        .../kernodeck-diagnostic-test-envs/notorch-py3.11
+    torch-cpu      .../kernodeck-diagnostic-test-envs/torch-2.13.0-py3.11
+    ...
+
+Each is a plain venv made from this interpreter's base Python:
+- ``notorch``: no torch at all (a real missing torch);
+- ``torch-cpu``: ``torch==2.13.0``, a real CPU-only build;
+- ``torch-broken``: a hard-linked copy of ``torch-cpu`` with ``libtorch_cpu.so`` deleted (a real
+  import failure; the copy costs no disk space and leaves ``torch-cpu`` intact);
+- ``torch-cuda``: ``torch==2.14.1``, a real CUDA 13.0 build (about 5.5 GB), which on a machine with
+  no GPU really reports no driver.
+
+An environment is built in a temporary folder and renamed into place when complete, under a lock,
+so an interrupted build is never mistaken for a finished one. The cache folder is
+``$KERNODECK_TEST_ENVS`` or ``~/.cache/kernodeck-diagnostic-test-envs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+TORCH_CPU_VERSION = "2.13.0"
+TORCH_CUDA_VERSION = "2.14.1"
+PIP_TIMEOUT_S = 1800
+PY_TAG = f"py{sys.version_info.major}.{sys.version_info.minor}"
+BROKEN_LIBRARY = "libtorch_cpu.so"
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("KERNODECK_TEST_ENVS")
+    default = Path.home() / ".cache" / "kernodeck-diagnostic-test-envs"
+    root = Path(configured) if configured else default
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def python_of(env: Path) -> Path:
+    return env / "bin" / "python"
+
+
+def site_packages(env: Path) -> Path:
+    return next((env / "lib").glob("python3*/site-packages"))
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _base_python() -> str:
+    # A venv made from inside a venv must start from the real interpreter.
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def _run(argv: list[str]) -> None:
+    subprocess.run(argv, check=True, timeout=PIP_TIMEOUT_S, stdin=subprocess.DEVNULL)
+
+
+def _build(name: str, make: object) -> Path:
+    root = cache_root()
+    final = root / name
+    if (final / ".complete").exists():
+        return final
+    with _locked(root):
+        if (final / ".complete").exists():
+            return final
+        partial = root / (name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)
+        make(partial)  # type: ignore[operator]
+        (partial / ".complete").write_text("ok\n")
+        # A venv records its own location in pyvenv.cfg only through bin/ symlinks: renaming the
+        # folder keeps ``bin/python`` working, which is all the tests use.
+        partial.rename(final)
+    return final
+
+
+def _venv(folder: Path, *packages: str) -> None:
+    _run([_base_python(), "-m", "venv", str(folder)])
+    if packages:
+        _run([str(python_of(folder)), "-m", "pip", "install", "--quiet", "--no-input", *packages])
+
+
+def notorch() -> Path:
+    return _build(f"notorch-{PY_TAG}", _venv)
+
+
+def torch_cpu() -> Path:
+    return _build(f"torch-{TORCH_CPU_VERSION}-{PY_TAG}",
+                  lambda folder: _venv(folder, f"torch=={TORCH_CPU_VERSION}"))
+
+
+def torch_broken() -> Path:
+    source = torch_cpu()
+
+    def make(folder: Path) -> None:
+        _run(["cp", "-al", str(source), str(folder)])
+        (folder / ".complete").unlink()
+        (site_packages(folder) / "torch" / "lib" / BROKEN_LIBRARY).unlink()
+
+    return _build(f"torch-{TORCH_CPU_VERSION}-broken-{PY_TAG}", make)
+
+
+def torch_cuda() -> Path:
+    return _build(f"torch-{TORCH_CUDA_VERSION}-{PY_TAG}",
+                  lambda folder: _venv(folder, f"torch=={TORCH_CUDA_VERSION}"))
+
+
+ALL = {"notorch": notorch, "torch-cpu": torch_cpu, "torch-broken": torch_broken,
+       "torch-cuda": torch_cuda}
+
+
+def main() -> int:
+    for name, build in ALL.items():
+        print(f"{name:<14} {build()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

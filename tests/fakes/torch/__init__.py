@@ -1,0 +1,187 @@
+"""A fake ``torch``: the test double for what needs a GPU, which this machine does not have.
+
+Only GPU situations use it; CPU checks, missing and broken installs use real torch builds. The
+scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure it stands for:
+
+    cuda_pass               a CUDA 12.8 build with one working GPU
+    rocm_pass               a ROCm (HIP) build with one working AMD GPU (still the ``cuda`` name)
+    wrong_product           the backend computes a wrong matrix product
+    oom_at_allocation       the allocator runs out of device memory on the first tensor
+    error_at_synchronize    an asynchronous kernel fault surfaces at synchronisation
+    hang_in_synchronize     synchronisation never returns, SIGTERM and SIGINT ignored, with a
+                            forked child that would outlive it
+    segfault_in_compute     the driver crashes the process (a real SIGSEGV) in the product
+    import_error_with_secrets  import fails with a message full of private data
+
+``KD_FAKE_DEVICES`` sets the number of visible devices (default 1). ``KD_FAKE_TORCH_MARKER``
+names a file written at import (proof the worker ran); ``KD_FAKE_TORCH_PIDS`` a file where the
+hang scenario records the pids it leaves behind. The arithmetic is real: a tiny autograd over
+2x2 lists, so the worker's verification is exercised, not bypassed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+from typing import Any
+
+SCENARIO = os.environ.get("KD_FAKE_TORCH", "cuda_pass")
+_ROCM = SCENARIO == "rocm_pass"
+
+if os.environ.get("KD_FAKE_TORCH_MARKER"):
+    with open(os.environ["KD_FAKE_TORCH_MARKER"], "a") as _marker:
+        _marker.write("imported\n")
+_delay = float(os.environ.get("KD_FAKE_TORCH_IMPORT_DELAY", "0"))
+if _delay:
+    time.sleep(_delay)
+
+if SCENARIO == "import_error_with_secrets":
+    home = os.path.expanduser("~")
+    raise ImportError(
+        f"libcudart.so.12: cannot open shared object file, searched {home}/envs/lib and "
+        f"C:\\Users\\{os.environ.get('KD_PLANTED_USER', 'someone')}\\AppData\\torch\\lib\\c10.dll; "
+        f"token {os.environ.get('HF_TOKEN', '')} from "
+        f"https://{os.environ.get('KD_PLANTED_USER', 'someone')}:hunter2@models.example.com/x "
+        f"on {os.environ.get('KD_PLANTED_USER', 'someone')}@buildhost")
+
+__version__ = "2.7.0+rocm6.3" if _ROCM else "2.7.0+cu128"
+float32 = "float32"
+
+
+class version:  # noqa: N801 - mirrors torch.version
+    cuda = None if _ROCM else "12.8"
+    hip = "6.3.42131" if _ROCM else None
+
+
+class Tensor:
+    def __init__(self, rows: list[list[float]], device: str, requires_grad: bool = False,
+                 parents: tuple[tuple[Tensor, Any], ...] = ()) -> None:
+        self.rows = rows
+        self.device = device
+        self.requires_grad = requires_grad
+        self.grad: Tensor | None = None
+        self._parents = parents  # (parent, function from this tensor's gradient to the parent's)
+
+    def __matmul__(self, other: Tensor) -> Tensor:
+        rows = _matmul(self.rows, other.rows)
+        if SCENARIO == "wrong_product":
+            rows[0][0] += 1.0
+        if SCENARIO == "segfault_in_compute":
+            ctypes.string_at(0)  # a real segmentation fault, as a crashing driver gives
+        return Tensor(rows, self.device, parents=(
+            (self, lambda g: _matmul(g, _transpose(other.rows))),
+            (other, lambda g: _matmul(_transpose(self.rows), g))))
+
+    def __pow__(self, exponent: int) -> Tensor:
+        rows = [[v ** exponent for v in row] for row in self.rows]
+        return Tensor(rows, self.device, parents=((self, lambda g: [
+            [gv * exponent * v ** (exponent - 1) for gv, v in zip(grow, row)]
+            for grow, row in zip(g, self.rows)]),))
+
+    def sum(self) -> Tensor:
+        total = sum(sum(row) for row in self.rows)
+        return Tensor([[total]], self.device, parents=((self, lambda g: [
+            [g[0][0] for _ in row] for row in self.rows]),))
+
+    def backward(self) -> None:
+        pending: list[tuple[Tensor, list[list[float]]]] = [(self, [[1.0]])]
+        while pending:
+            tensor, gradient = pending.pop()
+            if tensor.requires_grad:
+                tensor.grad = Tensor(gradient if tensor.grad is None else
+                                     _add(tensor.grad.rows, gradient), "cpu")
+            for parent, function in tensor._parents:
+                pending.append((parent, function(gradient)))
+
+    def detach(self) -> Tensor:
+        return Tensor(self.rows, self.device)
+
+    def cpu(self) -> Tensor:
+        return Tensor(self.rows, "cpu")
+
+    def tolist(self) -> list[list[float]]:
+        return [list(row) for row in self.rows]
+
+    def item(self) -> float:
+        return self.rows[0][0]
+
+
+def tensor(values: list[list[float]], dtype: Any = None, device: str = "cpu",
+           requires_grad: bool = False) -> Tensor:
+    if SCENARIO == "oom_at_allocation" and device.startswith("cuda"):
+        raise cuda.OutOfMemoryError(
+            "CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of "
+            "11.94 GiB of which 0 bytes is free.")
+    return Tensor([[float(v) for v in row] for row in values], device, requires_grad)
+
+
+class _Properties:
+    def __init__(self, index: int) -> None:
+        self.name = "AMD Instinct MI300X" if _ROCM else "NVIDIA GeForce RTX 5070"
+        self.major, self.minor = (9, 4) if _ROCM else (12, 0)
+        self.total_memory = (192 if _ROCM else 12) * 2**30
+        self.gcnArchName = "gfx942:sramecc+:xnack-" if _ROCM else None
+
+
+class cuda:  # noqa: N801 - mirrors torch.cuda
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    @staticmethod
+    def is_available() -> bool:
+        return True
+
+    @staticmethod
+    def device_count() -> int:
+        return int(os.environ.get("KD_FAKE_DEVICES", "1"))
+
+    @staticmethod
+    def init() -> None:
+        pass
+
+    @staticmethod
+    def get_device_properties(index: int) -> _Properties:
+        return _Properties(index)
+
+    @staticmethod
+    def set_device(index: int) -> None:
+        pass
+
+    @staticmethod
+    def synchronize(index: int | None = None) -> None:
+        if SCENARIO == "error_at_synchronize":
+            raise RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel "
+                               "errors might be asynchronously reported at some other API call")
+        if SCENARIO == "hang_in_synchronize":
+            _hang()
+
+
+def _hang() -> None:
+    """Stuck in the driver: deaf to SIGTERM and SIGINT, with a child that would outlive us."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    child = os.fork()
+    if child == 0:
+        while True:
+            time.sleep(1)
+    pids_file = os.environ.get("KD_FAKE_TORCH_PIDS")
+    if pids_file:
+        with open(pids_file, "w") as file:
+            file.write(f"{os.getpid()} {child}\n")
+    while True:
+        time.sleep(1)
+
+
+def _matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
+    return [[sum(a[i][k] * b[k][j] for k in range(len(b))) for j in range(len(b[0]))]
+            for i in range(len(a))]
+
+
+def _transpose(a: list[list[float]]) -> list[list[float]]:
+    return [list(column) for column in zip(*a)]
+
+
+def _add(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
+    return [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]

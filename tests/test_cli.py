@@ -1,0 +1,114 @@
+"""The command line as a user meets it: arguments, help, version, entry points, terminal text."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, clean_env, fake_gpu_env, run_tool
+from kernodeck_diagnostic import __version__
+from kernodeck_diagnostic.codes import CODES
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--timeout", "4"], "between 5 and 120"),
+    (["--timeout", "121"], "between 5 and 120"),
+    (["--timeout", "abc"], "not a number"),
+    (["--timeout", "nan"], "between 5 and 120"),
+    (["--device", "rocm"], "'cuda' device name"),
+    (["--device", "hip"], "'cuda' device name"),
+    (["--device", "tpu"], "must be gpu or cpu"),
+    (["--device-index", "-1"], "0 or more"),
+    (["--device-index", "one"], "not a whole number"),
+    (["--no-such-flag"], "unrecognized arguments"),
+    (["--output"], "expected one argument"),
+    (["--devic", "cpu"], "unrecognized arguments"),  # no silent abbreviations
+])
+def test_bad_arguments_give_one_line_and_exit_2(pyz: Path, args: list[str], says: str) -> None:
+    result = run_tool(sys.executable, pyz, args, env=fake_gpu_env("cuda_pass"))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("kernodeck-diagnostic: error: ")
+    assert says in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_timeout_bounds_are_inclusive(pyz: Path) -> None:
+    for value in ("5", "120", "30.5"):
+        result = run_tool(sys.executable, pyz, ["--timeout", value], env=fake_gpu_env("cuda_pass"))
+        assert result.returncode == 0, (value, result.stderr)
+
+
+def test_help_lists_every_result_code(pyz: Path) -> None:
+    result = run_tool(sys.executable, pyz, ["--help"])
+    assert result.returncode == 0
+    for code in CODES.values():
+        assert f"{code.name} " in result.stdout
+    for flag in ("--device", "--device-index", "--timeout", "--output", "--host-check",
+                 "--version"):
+        assert flag in result.stdout
+
+
+def test_version(pyz: Path) -> None:
+    result = run_tool(sys.executable, pyz, ["--version"])
+    assert (result.returncode, result.stdout.strip()) == (0, f"kernodeck-diagnostic {__version__}")
+
+
+def test_terminal_text_reads_top_down(pyz: Path) -> None:
+    result = run_tool(sys.executable, pyz, ["--host-check"],
+                      env=fake_gpu_env("oom_at_allocation", PATH="/nonexistent"))
+    lines = result.stdout.splitlines()
+    assert lines[0] == "FAILED OUT_OF_MEMORY (exit 9) at stage compute"
+    assert lines[-1].startswith("next: ")
+    labels = [line.split()[0] for line in lines[2:-2] if line and not line.startswith(" ")]
+    assert labels == ["runtime", "pytorch", "gpu", "execution", "host", "error"]
+    assert "\033[" not in result.stdout  # not a terminal: no colour
+
+
+def test_colour_only_on_a_terminal_without_no_color(pyz: Path) -> None:
+    def on_terminal(extra: dict[str, str]) -> str:
+        leader, follower = pty.openpty()
+        env = fake_gpu_env("cuda_pass", **extra)
+        with subprocess.Popen([sys.executable, str(pyz)], stdout=follower, stderr=follower,
+                              stdin=subprocess.DEVNULL, env=env) as process:
+            process.wait(60)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(leader)
+        return b"".join(chunks).decode()
+
+    assert "\033[32m" in on_terminal({"TERM": "xterm"})
+    assert "\033[32m" not in on_terminal({"TERM": "xterm", "NO_COLOR": "1"})
+
+
+def test_console_script_and_package_install(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(ROOT)],
+                   check=True, timeout=600, capture_output=True)
+    script = venv / "bin" / "kernodeck-diagnostic"
+    completed = subprocess.run([str(script), "--device", "cpu"], capture_output=True, text=True,
+                               timeout=120, env=clean_env(), check=False)
+    assert completed.returncode == 3
+    assert completed.stdout.startswith("FAILED TORCH_MISSING (exit 3) at stage import")
+    listed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "list",
+                             "--format=freeze"], capture_output=True, text=True, timeout=120,
+                            check=True)
+    installed = {line.split("==")[0].lower() for line in listed.stdout.split()}
+    assert installed <= {"kernodeck-diagnostic", "pip", "setuptools"}  # no runtime dependencies
+    assert list((venv / "lib").glob("python3*/site-packages/kernodeck_diagnostic/schema/*.json"))

@@ -1,0 +1,97 @@
+"""Planted secrets, names and paths never reach the report or the terminal."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import clean_env, fake_gpu_env, run_tool
+from kernodeck_diagnostic.redact import Redactor
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> dict[str, str]:
+    user = "zq" + secrets.token_hex(4)
+    home = tmp_path / "home" / user
+    home.mkdir(parents=True)
+    return {
+        "KD_PLANTED_USER": user,
+        "HOME": str(home),
+        "HF_TOKEN": "hf_" + secrets.token_hex(16),
+        "AWS_SECRET_ACCESS_KEY": secrets.token_hex(20),
+        "MY_SERVICE_PASSWORD": "pw-" + secrets.token_hex(8),
+    }
+
+
+def leaks(text: str, planted: dict[str, str]) -> list[str]:
+    return [name for name, value in planted.items() if value in text]
+
+
+def test_secrets_in_an_import_error_never_reach_report_or_terminal(
+        pyz: Path, tmp_path: Path, planted: dict[str, str]) -> None:
+    out = tmp_path / "report.json"
+    result = run_tool(sys.executable, pyz, ["--output", str(out)],
+                      env=fake_gpu_env("import_error_with_secrets", **planted))
+    assert result.returncode == 4
+    written = out.read_text(encoding="utf-8")
+    for text in (written, result.stdout, result.stderr):
+        assert leaks(text, planted) == []
+        assert str(tmp_path) not in text
+    message = result.report["error"]["message"]
+    # What helps survives: the library, the file name, the shape of what went wrong.
+    assert "libcudart.so.12" in message
+    assert "c10.dll" in message
+    assert "<redacted>@models.example.com" in message
+    assert "hunter2" not in message
+
+
+def test_a_passing_real_check_carries_nothing_private(cpu_torch_python: Path, pyz: Path,
+                                                      tmp_path: Path,
+                                                      planted: dict[str, str]) -> None:
+    work = tmp_path / ("work-" + planted["KD_PLANTED_USER"])
+    work.mkdir()
+    out = work / "report.json"
+    result = run_tool(cpu_torch_python, pyz, ["--device", "cpu", "--output", str(out)],
+                      env=clean_env(planted), cwd=work)
+    assert result.returncode == 0
+    written = out.read_text(encoding="utf-8")
+    for text in (written, result.stdout, result.stderr):
+        assert leaks(text, planted) == []
+        assert str(cpu_torch_python.parent.parent) not in text
+        assert "site-packages" not in text
+
+
+@pytest.mark.parametrize(("raw", "kept", "gone"), [
+    ("cannot open /home/alice/.venv/lib/libcudnn.so.9: no such file", "<path>/libcudnn.so.9",
+     "/home/alice"),
+    (r"Error loading 'C:\Users\alice\env\Lib\site-packages\torch\lib\c10.dll'", r"<path>\c10.dll",
+     "alice"),
+    ("see https://bob:s3cret@example.com/repo", "https://<redacted>@example.com/repo", "s3cret"),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz0123 rejected", "<token>", "ghp_abcdef"),
+    ("key sk-proj-abcdefghijklmnop0123 rejected", "<token>", "sk-proj"),
+    ("login as bob@gpu-node-17.cluster.local", "<user>@<host>", "gpu-node-17"),
+    ("file:///home/alice/data/x.bin missing", "file://<path>/x.bin", "alice"),
+    ("Found no NVIDIA driver; see http://www.nvidia.com/Download/index.aspx",
+     "http://www.nvidia.com/Download/index.aspx", "<path>"),
+])
+def test_redaction_rules(raw: str, kept: str, gone: str) -> None:
+    redacted = Redactor().text(raw)
+    assert kept in redacted
+    assert gone not in redacted
+
+
+def test_redaction_of_machine_names_and_secret_variables() -> None:
+    redactor = Redactor(secrets=["opaque-secret-value"], names={"gpubox7": "<host>",
+                                                                "carol": "<user>"})
+    text = redactor.text("carol on gpubox7 sent opaque-secret-value; caroline stays")
+    assert text == "<user> on <host> sent <redacted>; caroline stays"
+
+
+def test_secret_variables_are_found_by_name() -> None:
+    redactor = Redactor.for_this_machine({"HF_TOKEN": "value-one", "AWS_SECRET_ACCESS_KEY": "two-2",
+                                          "WANDB_API_KEY": "three-3", "LANG": "en_US.UTF-8"})
+    assert redactor.text("value-one two-2 three-3 en_US.UTF-8") == (
+        "<redacted> <redacted> <redacted> en_US.UTF-8")

@@ -1,0 +1,89 @@
+"""In-process tests of the pieces with rules of their own: codes, events, report assembly."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from kernodeck_diagnostic.codes import CODES, classify
+from kernodeck_diagnostic.redact import Redactor
+from kernodeck_diagnostic.report import Request, build
+from kernodeck_diagnostic.supervisor import EventReader, WorkerRun
+
+
+def test_code_table_is_the_contract() -> None:
+    exits = {name: code.exit_code for name, code in CODES.items()}
+    assert exits == {
+        "GPU_CHECK_PASSED": 0, "CPU_CHECK_PASSED": 0, "INTERNAL_ERROR": 1, "USAGE_ERROR": 2,
+        "TORCH_MISSING": 3, "TORCH_IMPORT_FAILED": 4, "GPU_BACKEND_ABSENT": 5,
+        "GPU_UNAVAILABLE": 6, "DEVICE_INDEX_INVALID": 7, "CHECK_FAILED": 8, "OUT_OF_MEMORY": 9,
+        "RUNTIME_ERROR": 9, "TIMEOUT": 10, "WORKER_FAILED": 11, "OUTPUT_WRITE_FAILED": 12,
+        "COLLECTIVE_FAILED": 13, "INTERRUPTED": 130,
+    }
+    assert [name for name, code in CODES.items() if code.passed] == ["GPU_CHECK_PASSED",
+                                                                     "CPU_CHECK_PASSED"]
+
+
+@pytest.mark.parametrize(("error", "code"), [
+    ({"kind": "import_failed", "type": "ModuleNotFoundError", "missing_module": "torch"},
+     "TORCH_MISSING"),
+    # A dependency of torch missing is a broken torch, not a missing one.
+    ({"kind": "import_failed", "type": "ModuleNotFoundError", "missing_module": "sympy"},
+     "TORCH_IMPORT_FAILED"),
+    ({"kind": "import_failed", "type": "ImportError", "missing_module": None},
+     "TORCH_IMPORT_FAILED"),
+    ({"kind": "import_failed", "type": "OSError"}, "TORCH_IMPORT_FAILED"),
+    ({"kind": "something new"}, "WORKER_FAILED"),
+])
+def test_classify(error: dict[str, object], code: str) -> None:
+    assert classify("gpu", error).name == code
+
+
+def test_no_error_passes_on_the_requested_device() -> None:
+    assert classify("gpu", None).name == "GPU_CHECK_PASSED"
+    assert classify("cpu", None).name == "CPU_CHECK_PASSED"
+
+
+def read(lines: bytes) -> EventReader:
+    reader = EventReader(io.BytesIO(lines))
+    reader.poll()
+    return reader
+
+
+def test_event_reader_keeps_going_past_garbage() -> None:
+    good = json.dumps({"event": "stage_started", "stage": "import"}).encode()
+    reader = read(b"\x00\xff garbage\n{\"event\": \n" + good + b"\n[1, 2]\n" + b"x" * 200_000
+                  + b"\n" + good.replace(b"import", b"backend") + b"\n{\"event\": \"final\"")
+    assert reader.state.stage == "backend"
+    assert reader.state.unreadable_lines == 4
+    assert reader.state.final is False  # the last line never ended: not a complete event
+
+
+def test_event_reader_reads_a_line_split_across_polls() -> None:
+    stream = io.BytesIO()
+    reader = EventReader(stream)
+    stream.write(b'{"event": "fac')
+    stream.seek(0)
+    reader.poll()
+    position = stream.tell()
+    stream.write(b'ts", "block": "runtime", "values": {"python_version": "3.9.18"}}\n')
+    stream.seek(position)
+    reader.poll()
+    assert reader.state.facts == {"runtime": {"python_version": "3.9.18"}}
+
+
+def test_a_bare_final_event_is_not_a_pass() -> None:
+    """A worker that says "final" without a verified result does not pass."""
+    reader = read(b'{"event": "final"}\n')
+    run = WorkerRun(reader.state, "finished", 0, 0.1)
+    report = build(Request("gpu", 0, 30, False), run, None, Redactor())
+    assert report["code"] == "CHECK_FAILED"
+
+
+def test_worker_killed_without_events_is_worker_failed_at_interpreter() -> None:
+    run = WorkerRun(read(b"").state, "crashed", -9, 0.2)
+    report = build(Request("cpu", 0, 30, False), run, None, Redactor())
+    assert (report["code"], report["stage"]) == ("WORKER_FAILED", "interpreter")
+    assert "SIGKILL" in report["error"]["message"]

@@ -1,0 +1,87 @@
+"""The single-file download: reproducible, stdlib only, runs on every Python 3.9-3.13."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, assert_valid_report, clean_env, run_tool
+
+SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def pyenv_python(minor: str) -> Path | None:
+    try:
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    candidates = sorted(Path(root, "versions").glob(f"{minor}.*/bin/python{minor}"))
+    return candidates[-1] if candidates else None
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
+    digests = []
+    # Two time zones far apart: ZIP stores local times, which must not leak into the archive.
+    for name, zone in (("one.pyz", "UTC"), ("two.pyz", "Pacific/Kiritimati")):
+        target = tmp_path / name
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyz.py"), "--output",
+                        str(target)], check=True, timeout=60, capture_output=True,
+                       env=dict(os.environ, TZ=zone))
+        digests.append(hashlib.sha256(target.read_bytes()).hexdigest())
+    assert digests[0] == digests[1]
+
+
+def test_archive_holds_sources_only(pyz: Path) -> None:
+    with zipfile.ZipFile(pyz) as archive:
+        names = archive.namelist()
+    assert "__main__.py" in names
+    assert "kernodeck_diagnostic/worker.py" in names
+    assert "kernodeck_diagnostic/schema/report-v1.json" in names
+    assert not [name for name in names if name.endswith((".pyc", ".so")) or "__pycache__" in name]
+    assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("minor", SUPPORTED)
+def test_runs_on_every_supported_python(pyz: Path, tmp_path: Path, minor: str) -> None:
+    python = pyenv_python(minor)
+    if python is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Python {minor} is missing from pyenv on this machine")
+        pytest.skip(f"no pyenv Python {minor} here")
+    out = tmp_path / "diagnostic-cpu.json"
+    # -I: nothing of the user's site-packages, only the standard library and the archive.
+    result = run_tool(python, ["-I", str(pyz)], ["--device", "cpu", "--output", str(out)],
+                      env=clean_env())
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.report is not None
+    assert_valid_report(result.report)
+    assert result.report["code"] == "TORCH_MISSING"
+    assert result.report["runtime"]["python_version"].startswith(minor + ".")
+
+
+@pytest.mark.slow
+def test_runs_with_a_real_cpu_torch(cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    out = tmp_path / "diagnostic-cpu.json"
+    result = run_tool(cpu_torch_python, pyz, ["--device", "cpu", "--output", str(out)])
+    assert result.returncode == 0
+    assert result.report is not None
+    assert result.report["code"] == "CPU_CHECK_PASSED"
+
+
+@pytest.mark.slow
+def test_installs_nothing_into_the_python_it_runs_with(notorch_python: Path, pyz: Path) -> None:
+    def installed() -> str:
+        return subprocess.run([str(notorch_python), "-m", "pip", "list", "--format=freeze"],
+                              capture_output=True, text=True, timeout=120, check=True).stdout
+
+    before = installed()
+    run_tool(notorch_python, pyz, ["--device", "cpu"])
+    assert installed() == before
