@@ -40,7 +40,7 @@ def test_nvidia_smi_absent_is_not_a_failure(pyz: Path, tmp_path: Path) -> None:
     report, _ = host_check(pyz, tmp_path, None)
     assert report["code"] == "GPU_CHECK_PASSED"
     assert report["host"] == {"tool": "nvidia-smi", "status": "not_found", "driver_version": None,
-                              "gpus": []}
+                              "gpus": [], "mig_devices": None}
 
 
 def test_nvidia_smi_answers(pyz: Path, tmp_path: Path) -> None:
@@ -50,7 +50,8 @@ def test_nvidia_smi_answers(pyz: Path, tmp_path: Path) -> None:
                       f"printf '{H200_TWO_GPUS}'\n")
     report, _ = host_check(pyz, tmp_path, tools)
     assert report["host"] == {"tool": "nvidia-smi", "status": "ok", "driver_version": "570.124.06",
-                              "gpus": [{"name": "NVIDIA H200", "memory_total_mib": 143771}] * 2}
+                              "gpus": [{"name": "NVIDIA H200", "memory_total_mib": 143771}] * 2,
+                              "mig_devices": None}  # -L is not answered by this fake: unknown
 
 
 def test_nvidia_smi_without_a_value(pyz: Path, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from .output import OutputError, preflight, write_new
 from .redact import Redactor
 from .render import text, use_colour
 from .report import TOOL_NAME, Request, build, to_json
-from .supervisor import Interrupted, run_worker
+from .supervisor import Interrupted, run_worker, user_path0
 
 TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -138,8 +138,9 @@ def _check(args: argparse.Namespace) -> int:
     live = _LiveLine(sys.stderr, args.timeout)
     with _InterruptOnSignals():
         try:
-            run = run_worker(sys.executable, args.device, args.device_index, args.timeout,
-                             on_progress=live.update)
+            run = run_worker(sys.executable, device=args.device, device_index=args.device_index,
+                             timeout_s=args.timeout, on_progress=live.update,
+                             path0=user_path0())
         finally:
             live.clear()
     report = build(request, run, host.result() if host else None, Redactor.for_this_machine())

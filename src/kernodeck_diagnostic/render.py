@@ -30,6 +30,7 @@ def text(report: dict[str, Any], colour: bool = False) -> str:
     ]
     width = max(len(label) for label, _ in rows)
     lines += [f"{label.ljust(width)}  {value}" for label, value in rows if value]
+    lines += _findings(report["findings"])
     lines += ["", f"next: {report['next_action']}"]
     return "\n".join(lines) + "\n"
 
@@ -107,12 +108,25 @@ def _host(host: dict[str, Any] | None) -> list[tuple[str, str]]:
     if host["status"] != "ok":
         words = {"not_found": "not found", "timeout": "timed out (3 s)", "failed": "failed"}
         return [("host", f"{host['tool']} {words.get(host['status'], host['status'])}")]
-    rows = [("host", _join(host["tool"], f"driver {host['driver_version']}"))]
+    slices = host.get("mig_devices")
+    rows = [("host", _join(host["tool"], f"driver {host['driver_version']}",
+                           f"{slices} MIG device(s)" if slices else None))]
     for gpu in host["gpus"]:
         memory = gpu.get("memory_total_mib")
         rows.append(("  gpu", _join(gpu.get("name") or "unnamed",
                                     f"{memory} MiB" if memory is not None else None)))
     return rows
+
+
+def _findings(findings: list[dict[str, Any]]) -> list[str]:
+    """Each finding: its severity, id and summary, then what to do, indented under it."""
+    if not findings:
+        return []
+    lines = ["", "findings"]
+    for finding in findings:
+        lines.append(f"  {finding['severity']:<7}  {finding['id']}: {finding['summary']}")
+        lines.append(f"  {'':<7}  do: {finding['next_action']}")
+    return lines
 
 
 def _error(error: dict[str, Any] | None) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import __version__
 from .codes import CODES, Code, classify
+from .findings import derive
 from .redact import Redactor
 from .supervisor import WorkerRun
 
@@ -53,7 +54,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     stage = error_block["stage"] if error_block else "compute"
     timings = {name: state.stage_ms[name] for name in STAGES if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
-    return {
+    return with_findings({
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -68,11 +69,16 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "pytorch": _pytorch(facts.get("pytorch", {})),
         "execution": _execution(facts.get("execution", {})),
         "host": host,
-        "findings": [],
+        "findings": [],  # derived below, from the report itself
         "error": error_block,
         "warnings": redactor.value(state.warnings),
         "timings_ms": timings,
-    }
+    })
+
+
+def with_findings(report: dict[str, Any]) -> dict[str, Any]:
+    report["findings"] = derive(report)
+    return report
 
 
 def code_of(report: dict[str, Any]) -> Code:
@@ -120,13 +126,17 @@ def _pick(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
 
 def _runtime(values: dict[str, Any]) -> dict[str, Any]:
     return _pick(values, {"python_version": None, "python_implementation": None,
-                          "os_family": None, "machine": None, "environment_kind": None})
+                          "os_family": None, "machine": None, "environment_kind": None,
+                          "visibility": None, "device_nodes": None})
 
 
 def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
     return _pick(values, {"imported": False, "version": None, "distribution_version": None,
                           "cuda_build": None, "hip_build": None, "backend": None,
-                          "gpu_available": None, "visible_device_count": None, "devices": []})
+                          "gpu_available": None, "visible_device_count": None, "devices": [],
+                          "init_error": None, "arch_list": None, "cudnn_version": None,
+                          "nccl_version": None, "origin": None, "distributions_on_path": None,
+                          "numpy_present": None, "numpy_version": None})
 
 
 def _execution(values: dict[str, Any]) -> dict[str, Any]:

@@ -159,6 +159,18 @@ class EventReader:
             self.state.unreadable_lines += 1
 
 
+def user_path0() -> str:
+    """The first import path of code started where the tool was: what shadows an install.
+
+    ``python -m`` and ``python -c`` search the working folder first; a script or the zipapp,
+    the folder that holds it. The worker, run from a private folder, imports torch from there.
+    """
+    first = sys.path[0] if sys.path else ""
+    if not first:
+        return os.getcwd()
+    return os.path.dirname(first) if os.path.isfile(first) else first
+
+
 def worker_source() -> bytes:
     """The worker module's bytes, from the installed package or from inside the zipapp."""
     here = os.path.dirname(__file__)
@@ -170,9 +182,12 @@ def worker_source() -> bytes:
         return file.read()
 
 
-def run_worker(python: str, device: str, device_index: int, timeout_s: float,
-               on_progress: ProgressCallback | None = None) -> WorkerRun:
+def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
+               on_progress: ProgressCallback | None = None,
+               path0: str | None = None) -> WorkerRun:
     """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds.
+
+    ``path0`` is the first import path the user's own code would have (see ``user_path0``).
 
     Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
     the private temporary folder removed before this returns or raises.
@@ -192,6 +207,8 @@ def run_worker(python: str, device: str, device_index: int, timeout_s: float,
             return WorkerRun.not_started(f"the temporary folder is not writable ({_reason(exc)})")
         argv = [python, worker_path, "--events", events_path, "--device", device,
                 "--device-index", str(device_index)]
+        if path0 is not None:
+            argv += ["--path0", path0]
         with open(os.path.join(folder, "stdout"), "ab") as out, \
                 open(os.path.join(folder, "stderr"), "ab") as err, \
                 open(events_path, "rb") as events:

@@ -74,10 +74,12 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
 
 
 class Worker:
-    def __init__(self, events: Events, device: str, index: int) -> None:
+    def __init__(self, events: Events, device: str, index: int,
+                 path0: str | None = None) -> None:
         self.events = events
         self.device = device
         self.index = index
+        self.path0 = path0
         self.torch: Any = None
 
     def run(self) -> None:
@@ -134,10 +136,16 @@ class Worker:
                 sys.platform, "linux" if sys.platform.startswith("linux") else sys.platform),
             machine=platform.machine() or None,
             environment_kind=environment_kind(),
+            visibility={name: visibility(os.environ.get(name)) for name in VISIBILITY_VARIABLES},
+            device_nodes=device_nodes(),
         )
 
     def stage_import(self) -> None:
         self.facts("pytorch", imported=False)
+        # Import torch from where the user's own code would: the worker runs from a private
+        # folder, so the first search path is put back to the one the front was started with.
+        if self.path0 is not None and sys.path:
+            sys.path[0] = self.path0
         try:
             import torch
         except BaseException as exc:
@@ -145,7 +153,10 @@ class Worker:
                 raise
             raise StageError("import_failed", exc) from None
         self.torch = torch
-        self.facts("pytorch", imported=True)
+        self.facts("pytorch", imported=True, origin=origin_category(torch),
+                   distributions_on_path=count_distributions("torch"),
+                   numpy_present=module_present("numpy"),
+                   numpy_version=distribution_version("numpy"))
 
     def stage_backend(self) -> None:
         torch = self.torch
@@ -176,10 +187,15 @@ class Worker:
         self.facts("pytorch", gpu_available=available, visible_device_count=count)
         if not available or count == 0:
             reason = self.initialisation_error(cuda)
+            self.facts("pytorch", init_error=reason)
             said = "torch.cuda.is_available() is False" if not available else "no visible device"
             raise StageError("gpu_unavailable", message=said + (": " + reason if reason else ""))
         devices = [self.describe_device(cuda, index) for index in range(count)]
-        self.facts("pytorch", devices=devices)
+        self.facts("pytorch", devices=devices,
+                   arch_list=guarded(lambda: cuda.get_arch_list()),  # noqa: PLW0108
+                   # The lambdas defer attribute lookups that themselves raise on some builds.
+                   cudnn_version=guarded(lambda: self.torch.backends.cudnn.version()),  # noqa: PLW0108
+                   nccl_version=guarded(lambda: ".".join(map(str, cuda.nccl.version()))))
         if not 0 <= self.index < count:
             raise StageError("device_index_invalid",
                              message=f"device index {self.index} of {count} visible")
@@ -202,6 +218,9 @@ class Worker:
             device["name"] = str(props.name)
             device["capability"] = f"{props.major}.{props.minor}"
             device["total_memory_bytes"] = int(props.total_memory)
+            gcn_arch = getattr(props, "gcnArchName", None)  # ROCm only: gfx942:sramecc+:xnack-
+            if gcn_arch:
+                device["gcn_arch"] = str(gcn_arch)
         except Exception as exc:  # one unreadable device is a partial result, not a failed run
             device["error"] = f"{type(exc).__name__}: {bounded(str(exc))}"
         return device
@@ -253,6 +272,110 @@ class Worker:
             raise StageError("check_failed", message="wrong " + ", ".join(wrong))
 
 
+VISIBILITY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def visibility(value: str | None) -> str:
+    """What a device-visibility variable does, never its value: unset, empty, hides_all, lists N.
+
+    The runtimes read the comma-separated list up to the first invalid entry: a list starting
+    with a negative or non-numeric entry hides every device.
+    """
+    if value is None:
+        return "unset"
+    if not value.strip():
+        return "empty"
+    count = 0
+    for raw in value.split(","):
+        entry = raw.strip()
+        if entry.isdigit() or entry.upper().startswith(("GPU-", "MIG-")):
+            count += 1
+        else:
+            break
+    return f"lists {count}" if count else "hides_all"
+
+
+DEVICE_NODES = {
+    "nvidiactl": "/dev/nvidiactl",
+    "nvidia_uvm": "/dev/nvidia-uvm",
+    "proc_driver_nvidia": "/proc/driver/nvidia/version",
+    "dxg": "/dev/dxg",  # WSL 2's GPU paravirtualisation
+}
+
+
+def device_nodes() -> dict[str, Any]:
+    """Which GPU device nodes exist (booleans only); /dev/kfd also says if it is usable."""
+    nodes: dict[str, Any] = {name: os.path.exists(path) for name, path in DEVICE_NODES.items()}
+    if not os.path.exists("/dev/kfd"):
+        nodes["kfd"] = "absent"
+    else:
+        nodes["kfd"] = "ok" if os.access("/dev/kfd", os.R_OK | os.W_OK) else "no_access"
+    return nodes
+
+
+def origin_category(module: Any) -> str:
+    """Where the imported package lives: site-packages, user-site, current-folder or other."""
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None)
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if origin in ("namespace", "built-in"):
+        origin = None
+    if origin and os.path.basename(origin) == "__init__.py":
+        folder = os.path.dirname(os.path.dirname(origin))
+    elif origin:
+        folder = os.path.dirname(origin)  # a torch.py module
+    elif locations:
+        folder = os.path.dirname(locations[0])  # a bare torch/ folder, imported as a namespace
+    else:
+        return "other"
+    folder = os.path.realpath(folder)
+    if folder == os.path.realpath(os.getcwd()):
+        return "current-folder"
+    import site
+    site_folders = {os.path.realpath(p) for p in getattr(site, "getsitepackages", list)()}
+    if folder in site_folders or os.path.basename(folder) in ("site-packages", "dist-packages"):
+        user_site = getattr(site, "getusersitepackages", lambda: "")()
+        if user_site and folder == os.path.realpath(user_site):
+            return "user-site"
+        return "site-packages"
+    return "other"
+
+
+def count_distributions(name: str) -> int:
+    """How many installed distributions of ``name`` are visible on sys.path (dist- and egg-info)."""
+    seen = set()
+    prefix = name.lower() + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in names:
+            lowered = item.lower()
+            if lowered.startswith(prefix) and lowered.endswith((".dist-info", ".egg-info")):
+                seen.add(os.path.realpath(os.path.join(entry or ".", item)))
+    return len(seen)
+
+
+def module_present(name: str) -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def guarded(read: Callable[[], Any]) -> Any:
+    """A fact that some builds cannot give (they raise): None instead of a failed stage."""
+    try:
+        value = read()
+    except Exception:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value]
+    return None if value is None else str(value)
+
+
 def is_out_of_memory(torch: Any, exc: BaseException) -> bool:
     oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
     if isinstance(oom_type, type) and isinstance(exc, oom_type):
@@ -283,8 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", required=True)
     parser.add_argument("--device", choices=("gpu", "cpu"), required=True)
     parser.add_argument("--device-index", type=int, default=0)
+    parser.add_argument("--path0", help="the first import path of the user's own code")
     args = parser.parse_args(argv)
-    Worker(Events(args.events), args.device, args.device_index).run()
+    Worker(Events(args.events), args.device, args.device_index, args.path0).run()
     return 0
 
 

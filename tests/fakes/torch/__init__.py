@@ -12,6 +12,8 @@ scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure
                             forked child that would outlive it
     segfault_in_compute     the driver crashes the process (a real SIGSEGV) in the product
     import_error_with_secrets  import fails with a message full of private data
+    arch_not_in_build       a Blackwell GPU (sm_120) with a build made only up to sm_90: the
+                            first kernel fails with "no kernel image is available"
 
 ``KD_FAKE_DEVICES`` sets the number of visible devices (default 1). ``KD_FAKE_TORCH_MARKER``
 names a file written at import (proof the worker ran); ``KD_FAKE_TORCH_PIDS`` a file where the
@@ -65,6 +67,10 @@ class Tensor:
         self._parents = parents  # (parent, function from this tensor's gradient to the parent's)
 
     def __matmul__(self, other: Tensor) -> Tensor:
+        if SCENARIO == "arch_not_in_build" and self.device.startswith("cuda"):
+            raise RuntimeError("CUDA error: no kernel image is available for execution on the "
+                               "device\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side "
+                               "assertions.")
         rows = _matmul(self.rows, other.rows)
         if SCENARIO == "wrong_product":
             rows[0][0] += 1.0
@@ -117,6 +123,13 @@ def tensor(values: list[list[float]], dtype: Any = None, device: str = "cpu",
     return Tensor([[float(v) for v in row] for row in values], device, requires_grad)
 
 
+class backends:  # noqa: N801 - mirrors torch.backends
+    class cudnn:  # noqa: N801
+        @staticmethod
+        def version() -> int | None:
+            return None if _ROCM else 90800
+
+
 class _Properties:
     def __init__(self, index: int) -> None:
         self.name = "AMD Instinct MI300X" if _ROCM else "NVIDIA GeForce RTX 5070"
@@ -140,6 +153,14 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
     @staticmethod
     def init() -> None:
         pass
+
+    @staticmethod
+    def get_arch_list() -> list[str]:
+        if _ROCM:
+            return ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"]
+        if SCENARIO == "arch_not_in_build":
+            return ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+        return ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
 
     @staticmethod
     def get_device_properties(index: int) -> _Properties:
