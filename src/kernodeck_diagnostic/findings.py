@@ -219,16 +219,15 @@ def devices_hidden(report: Report) -> Finding | None:
     if not _gpu_mode(report):
         return None
     visibility = report["runtime"].get("visibility") or {}
-    hiding = [f"{name} is {state.replace('_', ' ')}" for name, state in visibility.items()
-              if state in ("empty", "hides_all")]
+    said = {"empty": "is set but empty", "hides_all": "starts with an invalid entry such as -1"}
+    hiding = [name for name, state in visibility.items() if state in said]
     if not hiding:
         return None
     return Finding(
         "DEVICES_HIDDEN", "error",
         "A device-visibility variable hides every GPU from this process.",
-        f"Unset it (unset {hiding[0].split()[0]}) or list the GPUs to use, e.g. "
-        f"{hiding[0].split()[0]}=0.",
-        tuple(hiding))
+        f"Unset it (unset {hiding[0]}) or list the GPUs to use, e.g. {hiding[0]}=0.",
+        tuple(f"{name} {said[visibility[name]]}" for name in hiding))
 
 
 def _cuda_error(code: int, pattern: str, finding_id: str, summary: str,

@@ -1,0 +1,214 @@
+"""Findings: each rule on fact fixtures (fires on its signal, stays quiet without it)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from conftest import ROOT
+from kernodeck_diagnostic.findings import RULES, derive
+
+# A GPU-mode report of a CUDA 12.8 build on one visible GPU, passing: the neutral ground each
+# case below changes in one place.
+BASE: dict[str, Any] = {
+    "code": "GPU_CHECK_PASSED", "stage": "compute",
+    "request": {"device": "gpu", "device_index": 0, "timeout_s": 30, "host_check": False},
+    "runtime": {"python_version": "3.12.3", "python_implementation": "CPython",
+                "os_family": "linux", "machine": "x86_64", "environment_kind": "venv",
+                "visibility": {"CUDA_VISIBLE_DEVICES": "unset", "HIP_VISIBLE_DEVICES": "unset",
+                               "ROCR_VISIBLE_DEVICES": "unset"},
+                "device_nodes": {"nvidiactl": True, "nvidia_uvm": True,
+                                 "proc_driver_nvidia": True, "dxg": False, "kfd": "absent"}},
+    "pytorch": {"imported": True, "version": "2.8.0+cu128", "distribution_version": "2.8.0+cu128",
+                "cuda_build": "12.8", "hip_build": None, "backend": "cuda", "gpu_available": True,
+                "visible_device_count": 1,
+                "devices": [{"index": 0, "name": "NVIDIA H200", "capability": "9.0",
+                             "total_memory_bytes": 150 * 2**30}],
+                "init_error": None, "arch_list": ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
+                "cudnn_version": "91002", "nccl_version": "2.27.3", "origin": "site-packages",
+                "distributions_on_path": 1, "numpy_present": True, "numpy_version": "2.3.2"},
+    "execution": {"device": "cuda:0", "product_verified": True, "gradient_verified": True,
+                  "loss": 196.0, "synchronized": True, "duration_ms": 120.0},
+    "host": None, "findings": [], "error": None, "warnings": [],
+}
+
+
+def report(**changes: Any) -> dict[str, Any]:
+    """BASE with dotted-path changes, e.g. report(**{"pytorch.backend": "cpu"})."""
+    result = copy.deepcopy(BASE)
+    for path, value in changes.items():
+        *parents, leaf = path.split(".")
+        target = result
+        for key in parents:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        target[leaf] = value
+    return result
+
+
+def unavailable(message: str, **changes: Any) -> dict[str, Any]:
+    return report(**{"code": "GPU_UNAVAILABLE", "stage": "device", "pytorch.gpu_available": False,
+                     "pytorch.visible_device_count": 0, "pytorch.devices": [],
+                     "pytorch.init_error": message, "execution.device": None,
+                     "error": {"stage": "device", "kind": "gpu_unavailable", "type": None,
+                               "message": "torch.cuda.is_available() is False: " + message},
+                     **changes})
+
+
+def import_failed(kind: str, message: str) -> dict[str, Any]:
+    return report(**{"code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+                     "error": {"stage": "import", "kind": "import_failed", "type": kind,
+                               "message": message}})
+
+
+def ids(found: dict[str, Any]) -> list[str]:
+    return [finding["id"] for finding in derive(found)]
+
+
+# One case per rule: the report that must give the finding.
+FIRES = {
+    "CPU_ONLY_BUILD": report(**{
+        "code": "GPU_BACKEND_ABSENT", "stage": "backend", "pytorch.backend": "cpu",
+        "pytorch.cuda_build": None, "pytorch.version": "2.13.0+cpu"}),
+    "NVIDIA_DRIVER_MISSING": unavailable(
+        "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver", **{"runtime.device_nodes.nvidiactl": False,
+                                 "runtime.device_nodes.proc_driver_nvidia": False}),
+    "DRIVER_TOO_OLD": unavailable(
+        "The NVIDIA driver on your system is too old (found version 12020). Please update your "
+        "GPU driver"),
+    "ARCH_NOT_IN_BUILD": report(**{"pytorch.devices.0.capability": "12.0",
+                                   "pytorch.devices.0.name": "NVIDIA GeForce RTX 5090",
+                                   "pytorch.arch_list": ["sm_50", "sm_80", "sm_90"]}),
+    "ARCH_PTX_ONLY": report(**{"pytorch.devices.0.capability": "12.0",
+                               "pytorch.arch_list": ["sm_80", "sm_90", "compute_90"]}),
+    "DEVICES_HIDDEN": unavailable("No CUDA GPUs are available",
+                                  **{"runtime.visibility.CUDA_VISIBLE_DEVICES": "hides_all"}),
+    "FABRIC_MANAGER_NOT_READY": unavailable(
+        "CUDA driver initialization failed: Error 802: system not yet initialized"),
+    "DRIVER_LIBRARY_MISMATCH": unavailable(
+        "Error 803: system has unsupported display driver / cuda driver combination"),
+    "FORWARD_COMPAT_UNSUPPORTED": unavailable(
+        "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+        "calling NumCudaDevices() that might have already set an error? Error 804: forward "
+        "compatibility was attempted on non supported HW"),
+    "CUDA_UNKNOWN_ERROR": unavailable(
+        "CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing "
+        "env variable CUDA_VISIBLE_DEVICES after program start. Error 999: unknown error"),
+    "MIG_SLICE": report(**{"pytorch.devices.0.name": "NVIDIA H200 MIG 1g.18gb"}),
+    "NUMPY_MISSING": report(**{"pytorch.numpy_present": False, "pytorch.numpy_version": None,
+                               "warnings": [{"stage": "import", "category": "UserWarning",
+                                             "message": "Failed to initialize NumPy: No module "
+                                                        "named 'numpy' (Triggered internally)"}]}),
+    "NUMPY_ABI_MISMATCH": report(**{"warnings": [{
+        "stage": "import", "category": "UserWarning",
+        "message": "Failed to initialize NumPy: _ARRAY_API not found (Triggered internally)"}]}),
+    "TORCH_SHADOWED": report(**{"pytorch.origin": "current-folder"}),
+    "TORCH_DUPLICATE_INSTALL": report(**{"pytorch.distributions_on_path": 2,
+                                         "pytorch.distribution_version": "2.9.1"}),
+    "SHARED_LIBRARY_MISSING": import_failed(
+        "ImportError", "libcudnn.so.9: cannot open shared object file: No such file or directory"),
+    "UNDEFINED_SYMBOL": import_failed(
+        "ImportError", "<path>/libtorch_cuda.so: undefined symbol: ncclCommRegister"),
+    "WINDOWS_DLL_LOAD_FAILED": import_failed(
+        "OSError", '[WinError 126] The specified module could not be found. Error loading '
+                   '"<path>\\c10.dll" or one of its dependencies.'),
+    "ROCM_KFD_ACCESS": unavailable("No HIP GPUs are available", **{
+        "pytorch.backend": "rocm", "pytorch.cuda_build": None, "pytorch.hip_build": "6.4.43482",
+        "runtime.device_nodes.kfd": "no_access"}),
+    "ROCM_GFX_UNSUPPORTED": report(**{
+        "code": "RUNTIME_ERROR", "pytorch.backend": "rocm", "pytorch.cuda_build": None,
+        "pytorch.hip_build": "6.4.43482", "pytorch.arch_list": ["gfx90a", "gfx942"],
+        "pytorch.devices.0.gcn_arch": "gfx1036:xnack-",
+        "error": {"stage": "compute", "kind": "runtime_error", "type": "RuntimeError",
+                  "message": "HIP error: hipErrorNoBinaryForGpu: Unable to find code object"}}),
+    "SLOW_FIRST_CALL": report(**{"execution.duration_ms": 21000.0}),
+}
+
+
+def test_every_rule_has_a_case_that_fires_it() -> None:
+    fired: set[str] = set()
+    for rule in RULES:
+        names = {name for name, case in FIRES.items()
+                 if (finding := rule(case)) is not None and finding.id == name}
+        assert names, f"no case fires {rule.__name__}"
+        fired |= names
+    assert fired == set(FIRES)
+
+
+@pytest.mark.parametrize("finding_id", sorted(FIRES))
+def test_rule_fires_on_its_signal(finding_id: str) -> None:
+    found = {f["id"]: f for f in derive(FIRES[finding_id])}
+    assert finding_id in found
+    finding = found[finding_id]
+    assert finding["evidence"], "a finding states what it stands on"
+    assert finding["next_action"]
+    assert finding["severity"] in ("error", "warning", "info")
+
+
+def test_a_healthy_report_has_no_finding() -> None:
+    assert derive(BASE) == []
+
+
+def test_cpu_mode_never_complains_about_the_gpu() -> None:
+    cpu = report(**{"request.device": "cpu", "pytorch.backend": "cpu", "pytorch.cuda_build": None,
+                    "code": "CPU_CHECK_PASSED", "runtime.visibility.CUDA_VISIBLE_DEVICES": "empty",
+                    "runtime.device_nodes.nvidiactl": False,
+                    "runtime.device_nodes.proc_driver_nvidia": False})
+    assert ids(cpu) == []
+
+
+def test_native_code_for_an_older_minor_of_the_same_major_runs() -> None:
+    # sm_86 runs code built for sm_80 (same major, lower minor): nothing to say.
+    assert ids(report(**{"pytorch.devices.0.capability": "8.6",
+                         "pytorch.arch_list": ["sm_80", "sm_90"]})) == []
+    # sm_80 does not run sm_86 code: a newer minor is not compatible downwards.
+    assert "ARCH_NOT_IN_BUILD" in ids(report(**{"pytorch.devices.0.capability": "8.0",
+                                                "pytorch.arch_list": ["sm_86", "sm_90"]}))
+
+
+def test_driver_too_old_from_nvidia_smi() -> None:
+    old = report(**{"code": "GPU_UNAVAILABLE", "pytorch.cuda_build": "13.0",
+                    "host": {"tool": "nvidia-smi", "status": "ok", "driver_version": "570.124.06",
+                             "gpus": [], "mig_devices": 0}})
+    found = {f["id"]: f for f in derive(old)}
+    assert "580.65.06" in " ".join(found["DRIVER_TOO_OLD"]["evidence"])
+    new = copy.deepcopy(old)
+    new["host"]["driver_version"] = "580.82.07"
+    assert "DRIVER_TOO_OLD" not in ids(new)
+
+
+def test_driver_version_from_the_init_message_names_the_cuda_it_supports() -> None:
+    found = {f["id"]: f for f in derive(FIRES["DRIVER_TOO_OLD"])}
+    assert "CUDA up to 12.2 (found version 12020)" in " ".join(found["DRIVER_TOO_OLD"]["evidence"])
+
+
+def test_mig_from_nvidia_smi_listing() -> None:
+    sliced = report(**{"host": {"tool": "nvidia-smi", "status": "ok", "driver_version": "570",
+                                "gpus": [], "mig_devices": 7}})
+    assert ids(sliced) == ["MIG_SLICE"]
+
+
+def test_shared_library_finding_names_the_library() -> None:
+    found = {f["id"]: f for f in derive(FIRES["SHARED_LIBRARY_MISSING"])}
+    assert "libcudnn.so.9" in found["SHARED_LIBRARY_MISSING"]["summary"]
+    assert "nvidia-*" in found["SHARED_LIBRARY_MISSING"]["next_action"]
+
+
+def test_windows_dll_finding_names_the_dll() -> None:
+    found = {f["id"]: f for f in derive(FIRES["WINDOWS_DLL_LOAD_FAILED"])}
+    assert "c10.dll" in found["WINDOWS_DLL_LOAD_FAILED"]["summary"]
+
+
+def test_errors_come_before_warnings() -> None:
+    both = copy.deepcopy(FIRES["SLOW_FIRST_CALL"])
+    both["pytorch"]["origin"] = "current-folder"
+    assert ids(both) == ["TORCH_SHADOWED", "SLOW_FIRST_CALL"]
+
+
+def test_findings_doc_lists_every_finding() -> None:
+    doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([A-Z_0-9]+)` \|", doc, re.MULTILINE))
+    assert documented == set(FIRES)
