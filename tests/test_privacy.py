@@ -61,7 +61,7 @@ def test_a_passing_real_check_carries_nothing_private(cpu_torch_python: Path, py
     for text in (written, result.stdout, result.stderr):
         assert leaks(text, planted) == []
         assert str(cpu_torch_python.parent.parent) not in text
-        assert "site-packages" not in text
+        assert "site-packages/" not in text  # the origin category may say site-packages
 
 
 @pytest.mark.parametrize(("raw", "kept", "gone"), [

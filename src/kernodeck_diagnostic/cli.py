@@ -4,26 +4,37 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn
 
 from . import __version__
+from .api import (
+    TIMEOUT_DEFAULT_S,
+    TIMEOUT_MAX_S,
+    TIMEOUT_MIN_S,
+    Options,
+    run,
+    validate,
+    validate_device,
+    validate_device_index,
+    validate_timeout,
+)
 from .codes import CODES, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_USAGE
-from .host import HostProbe
+from .i18n import ENGLISH, LANGUAGES, Translate, language_from, translator
 from .output import OutputError, preflight, write_new
+from .process import kill_all
 from .redact import Redactor
-from .render import text, use_colour
-from .report import TOOL_NAME, Request, build, to_json
-from .supervisor import Interrupted, run_worker, user_path0
+from .render import markdown, text, use_colour
+from .report import STAGES as STAGE_NAMES
+from .report import TOOL_NAME, to_json
+from .supervisor import Interrupted
 
-TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
-_LIVE_LABELS = {"interpreter": "starting Python", "import": "importing torch",
-                "backend": "reading the build", "device": "querying the GPU",
-                "compute": "computing"}
+FORMATS = ("text", "json", "markdown")
 
 
 class UsageError(Exception):
@@ -35,36 +46,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _timeout(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
-    if not TIMEOUT_MIN_S <= seconds <= TIMEOUT_MAX_S:
-        raise argparse.ArgumentTypeError(
-            f"must be between {TIMEOUT_MIN_S} and {TIMEOUT_MAX_S} seconds, got {value}")
-    return seconds
-
-
-def _device_index(value: str) -> int:
-    try:
-        index = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if index < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return index
-
-
-def _device(value: str) -> str:
-    name = value.strip().lower()
-    if name in ("rocm", "hip", "cuda"):
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' "
-            "device name, so use --device gpu (the default)")
-    if name not in ("gpu", "cpu"):
-        raise argparse.ArgumentTypeError(f"must be gpu or cpu, got {value!r}")
-    return name
+def _argument_type(validate: Callable[[str, Translate], Any], t: Translate) -> Callable[[str], Any]:
+    """An argparse type from one of the API's validators: the same rules, the same messages."""
+    def convert(value: str) -> Any:
+        try:
+            return validate(value, t)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return convert
 
 
 def _codes_epilog() -> str:
@@ -72,29 +61,57 @@ def _codes_epilog() -> str:
     return "result codes (name, exit code, meaning):\n" + "\n".join(rows)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(t: Translate = ENGLISH) -> argparse.ArgumentParser:
     p = _Parser(
         prog=TOOL_NAME,
         description="Find the first layer of a PyTorch GPU setup that fails: interpreter and "
-                    "import, build backend, device, a tiny verified computation.",
+                    "import, build backend, device, a tiny verified computation. Also: "
+                    f"'{TOOL_NAME} compare A.json B.json', '{TOOL_NAME} summarize PATH...'.",
         epilog=_codes_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("--device", type=_device, default="gpu", metavar="{gpu,cpu}",
+    p.add_argument("--device", type=_argument_type(validate_device, t), default="gpu",
+                   metavar="{gpu,cpu}",
                    help="where to run the check (default gpu; cpu only when asked)")
-    p.add_argument("--device-index", type=_device_index, default=0, metavar="N",
-                   help="index of the GPU among the visible devices (default 0)")
-    p.add_argument("--timeout", type=_timeout, default=float(TIMEOUT_DEFAULT_S), metavar="S",
+    p.add_argument("--device-index", type=_argument_type(validate_device_index, t), default=0,
+                   metavar="N", help="index of the GPU among the visible devices (default 0)")
+    p.add_argument("--timeout", type=_argument_type(validate_timeout, t),
+                   default=float(TIMEOUT_DEFAULT_S), metavar="S",
                    help=f"limit for the whole check, {TIMEOUT_MIN_S}-{TIMEOUT_MAX_S} seconds "
                         f"(default {TIMEOUT_DEFAULT_S})")
     p.add_argument("--output", metavar="FILE",
                    help="also write the JSON report to FILE, which must not exist yet")
     p.add_argument("--host-check", action="store_true",
-                   help="also ask nvidia-smi for the driver version and memory (3 s at most)")
+                   help="also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, "
+                        "3 s at most")
+    p.add_argument("--python", metavar="PATH",
+                   help="diagnose another interpreter (a notebook kernel's, a service's, a "
+                        "venv's) without installing anything into it")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="what goes to stdout (default text); --output is always JSON")
+    p.add_argument("--lang", choices=LANGUAGES, default=None,
+                   help="language of the text (default from LC_ALL, LC_MESSAGES, LANG); "
+                        "JSON keeps English")
+    p.add_argument("--show-paths", action="store_true",
+                   help="also print where the interpreter and torch are, on this terminal only "
+                        "(never in a report)")
     p.add_argument("--debug", action="store_true", help="show a traceback if the tool itself fails")
     p.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
     return p
+
+
+def _language(arguments: Sequence[str]) -> str:
+    """--lang if given (read before parsing, so that parsing errors speak it too), else locale."""
+    for index, argument in enumerate(arguments):
+        value = None
+        if argument == "--lang" and index + 1 < len(arguments):
+            value = arguments[index + 1]
+        elif argument.startswith("--lang="):
+            value = argument.split("=", 1)[1]
+        if value in LANGUAGES:
+            return value
+    return language_from(os.environ)
 
 
 def entry() -> NoReturn:
@@ -103,90 +120,134 @@ def entry() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # SIGINT and SIGTERM stop the check cleanly from the first argument read to the last byte of
+    # the report written: the worker's tree is killed, a partial report file removed.
+    guard = _InterruptOnSignals()
+    with guard:
+        try:
+            return _main(argv, guard)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            guard.disarm()
+            kill_all()  # what else the front started (the host probe's tool) goes too
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            t = translator(_language(sys.argv[1:] if argv is None else argv))
+            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.interrupted",
+                                                   signal=signal.Signals(signum).name))
+            return _SIGNAL_EXIT.get(signal.Signals(signum), 128 + signum)
+        finally:
+            guard.disarm()
+
+
+# Commands other than the check, each a module with ``main(argv) -> int`` (imported on use).
+SUBCOMMANDS = {"compare": "compare", "summarize": "summarize"}
+
+
+def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in SUBCOMMANDS:
+        import importlib
+
+        command = importlib.import_module(f"{__package__}.{SUBCOMMANDS[arguments[0]]}")
+        return int(command.main(arguments[1:]))
+    t = translator(_language(arguments))
     try:
-        args = parser().parse_args(argv)
-    except UsageError as exc:
-        _line(sys.stderr, f"{TOOL_NAME}: error: {exc} (see --help)")
+        args = parser(t).parse_args(arguments)
+        options = validate(device=args.device, device_index=args.device_index,
+                           timeout=args.timeout, host_check=args.host_check, python=args.python,
+                           translate=t)
+    except (UsageError, ValueError) as exc:
+        _line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {exc} "
+                          f"({t('cli.error.see_help')})")
         return EXIT_USAGE
     try:
-        return _check(args)
-    except (Interrupted, KeyboardInterrupt) as exc:
-        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-        name = signal.Signals(signum).name
-        _line(sys.stderr, f"{TOOL_NAME}: interrupted by {name}; the check was stopped and "
-                          "no report was written.")
-        return _SIGNAL_EXIT.get(signal.Signals(signum), 128 + signum)
+        return _check(args, options, guard, t)
     except Exception as exc:  # a bug of ours: one line, never a raw traceback unless asked
         if args.debug:
             traceback.print_exc()
         detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
-        _line(sys.stderr, f"{TOOL_NAME}: internal error ({detail}); please report it "
-                          "with the command you ran.")
+        _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.internal", detail=detail))
         return EXIT_INTERNAL
 
 
-def _check(args: argparse.Namespace) -> int:
+def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignals,
+           t: Translate) -> int:
     if args.output is not None:
         try:
             preflight(args.output)
         except OutputError as exc:
-            _line(sys.stderr, f"{TOOL_NAME}: cannot write the report to the file asked for: "
-                              f"{exc.reason}. Nothing was run (exit {EXIT_OUTPUT}).")
+            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.preflight", reason=exc.reason,
+                                                   exit=EXIT_OUTPUT))
             return EXIT_OUTPUT
-    request = Request(args.device, args.device_index, args.timeout, args.host_check)
-    host = HostProbe().start() if args.host_check else None
-    live = _LiveLine(sys.stderr, args.timeout)
-    with _InterruptOnSignals():
-        try:
-            run = run_worker(sys.executable, device=args.device, device_index=args.device_index,
-                             timeout_s=args.timeout, on_progress=live.update,
-                             path0=user_path0())
-        finally:
-            live.clear()
-    report = build(request, run, host.result() if host else None, Redactor.for_this_machine())
-    _write(sys.stdout, text(report, colour=use_colour(sys.stdout)))
+    live = _LiveLine(sys.stderr, args.timeout, t)
+    try:
+        result = run(options, on_progress=live.update)
+    finally:
+        live.clear()
+    report = result.to_dict()
+    if args.format == "json":
+        _write(sys.stdout, to_json(report).decode("utf-8"))
+    elif args.format == "markdown":
+        _write(sys.stdout, markdown(report, t))
+    else:
+        paths = result.local_paths if args.show_paths else None
+        _write(sys.stdout, text(report, colour=use_colour(sys.stdout), translate=t, paths=paths))
     if args.output is not None:
         try:
             write_new(args.output, to_json(report))
+            guard.disarm()  # the report is complete on disk: a late signal no longer undoes it
         except OutputError as exc:
-            _line(sys.stderr, f"{TOOL_NAME}: the report was NOT saved: {exc.reason} "
-                              f"(exit {EXIT_OUTPUT}, OUTPUT_WRITE_FAILED).")
+            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=exc.reason,
+                                                   exit=EXIT_OUTPUT))
             return EXIT_OUTPUT
     return int(report["exit_code"])
 
 
 class _InterruptOnSignals:
-    """While the worker runs, SIGINT and SIGTERM stop the check instead of killing the front."""
+    """SIGINT and SIGTERM stop the check (raise Interrupted) instead of killing the front.
 
-    def __enter__(self) -> None:
+    Only the first signal raises: a second one (an impatient Ctrl-C) must not break the cleanup
+    the first started, so once disarmed the handler ignores signals until the old ones return.
+    """
+
+    def __init__(self) -> None:
         self._saved: dict[int, Any] = {}
+        self._armed = True
+
+    def __enter__(self) -> _InterruptOnSignals:
         for signum in _SIGNAL_EXIT:
             # Outside the main thread (an embedding host) signals cannot be caught: keep its own.
             with contextlib.suppress(ValueError):
                 self._saved[signum] = signal.signal(signum, self._raise)
+        return self
 
     def __exit__(self, kind: object, value: object, trace: object) -> None:
+        self._armed = False
         for signum, handler in self._saved.items():
             signal.signal(signum, handler)
 
-    @staticmethod
-    def _raise(signum: int, frame: object) -> None:
-        raise Interrupted(signum)
+    def disarm(self) -> None:
+        self._armed = False
+
+    def _raise(self, signum: int, frame: object) -> None:
+        if self._armed:
+            self._armed = False
+            raise Interrupted(signum)
 
 
 class _LiveLine:
     """One line on a terminal's stderr naming the current stage and the time used."""
 
-    def __init__(self, stream: IO[str], limit_s: float) -> None:
+    def __init__(self, stream: IO[str], limit_s: float, t: Translate = ENGLISH) -> None:
         isatty = getattr(stream, "isatty", None)
         self._stream = stream if isatty and isatty() else None
+        self._t = t
         self._limit = f"{limit_s:g} s"
         self._shown = False
 
     def update(self, stage: str, elapsed_s: float) -> None:
         if self._stream is None or elapsed_s < 0.5:
             return
-        label = _LIVE_LABELS.get(stage, stage)
+        label = self._t(f"ui.live.{stage}") if stage in STAGE_NAMES else stage
         _write(self._stream, f"\r\033[K{label}... {elapsed_s:.1f} s / {self._limit}")
         self._stream.flush()
         self._shown = True
@@ -198,7 +259,14 @@ class _LiveLine:
 
 
 def _line(stream: IO[str], message: str) -> None:
-    _write(stream, message + "\n")
+    """One line, whatever the message holds: controls and line separators are escaped."""
+    _write(stream, _one_line(message) + "\n")
+
+
+def _one_line(message: str) -> str:
+    return "".join(char if char.isprintable() else
+                   char.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for char in message)
 
 
 def _write(stream: IO[str], message: str) -> None:

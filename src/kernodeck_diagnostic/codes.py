@@ -6,70 +6,48 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .i18n import ENGLISH
+
 
 @dataclass(frozen=True)
 class Code:
-    """One stable result code: its name, process exit code, meaning and next action."""
+    """One stable result code: its name, process exit code and whether it is a pass.
+
+    Its meaning and next action are messages (``code.<NAME>.summary`` and ``.next_action`` in
+    ``i18n``): English here and in JSON, the user's language on the terminal.
+    """
 
     name: str
     exit_code: int
-    passed: bool
-    summary: str
-    next_action: str
+    passed: bool = False
+
+    @property
+    def summary(self) -> str:
+        return ENGLISH(f"code.{self.name}.summary")
+
+    @property
+    def next_action(self) -> str:
+        return ENGLISH(f"code.{self.name}.next_action")
 
 
 _TABLE = (
-    Code("GPU_CHECK_PASSED", 0, True,
-         "Product and gradient verified on the chosen GPU.",
-         "Move to a small input of your application."),
-    Code("CPU_CHECK_PASSED", 0, True,
-         "Product and gradient verified on the CPU only.",
-         "Conclude nothing about CUDA or ROCm: run without --device cpu to check the GPU."),
-    Code("INTERNAL_ERROR", 1, False,
-         "The diagnostic itself failed (a bug in the tool).",
-         "Report it with the command you ran."),
-    Code("USAGE_ERROR", 2, False,
-         "Invalid arguments.",
-         "Read the one-line message, then see --help."),
-    Code("TORCH_MISSING", 3, False,
-         "PyTorch is not installed in this Python.",
-         "Check which interpreter runs your project, then install PyTorch into it."),
-    Code("TORCH_IMPORT_FAILED", 4, False,
-         "import torch failed.",
-         "Check the interpreter, the PyTorch package and its dependencies."),
-    Code("GPU_BACKEND_ABSENT", 5, False,
-         "This PyTorch build declares neither CUDA nor HIP (a CPU-only build).",
-         "Install the PyTorch build that matches your GPU (CUDA or ROCm)."),
-    Code("GPU_UNAVAILABLE", 6, False,
-         "The GPU is not usable from this process.",
-         "Check the card's exposure to this process, the driver and permissions."),
-    Code("DEVICE_INDEX_INVALID", 7, False,
-         "The device index is outside the visible devices.",
-         "Ask for an index below the visible device count."),
-    Code("CHECK_FAILED", 8, False,
-         "The fixed computation gave a wrong result.",
-         "Read the flagged stage before running the full model."),
-    Code("OUT_OF_MEMORY", 9, False,
-         "Allocation on the device failed: out of memory.",
-         "Read the flagged stage; check what else holds memory on that device."),
-    Code("RUNTIME_ERROR", 9, False,
-         "A backend operation failed.",
-         "Read the flagged stage and the error before running the full model."),
-    Code("TIMEOUT", 10, False,
-         "The check was stopped by the time limit.",
-         "Treat the control as failed; examine the environment at the stage shown."),
-    Code("WORKER_FAILED", 11, False,
-         "The check ended without a usable report.",
-         "Treat the control as failed; examine the environment at the stage shown."),
-    Code("OUTPUT_WRITE_FAILED", 12, False,
-         "The report was not saved where asked.",
-         "Use a new file name in a folder you can write to."),
-    Code("COLLECTIVE_FAILED", 13, False,
-         "A distributed collective check failed.",
-         "See the ranks named in the report."),
-    Code("INTERRUPTED", 130, False,
-         "The check was interrupted.",
-         "Run it again when ready."),
+    Code("GPU_CHECK_PASSED", 0, passed=True),
+    Code("CPU_CHECK_PASSED", 0, passed=True),
+    Code("INTERNAL_ERROR", 1),
+    Code("USAGE_ERROR", 2),
+    Code("TORCH_MISSING", 3),
+    Code("TORCH_IMPORT_FAILED", 4),
+    Code("GPU_BACKEND_ABSENT", 5),
+    Code("GPU_UNAVAILABLE", 6),
+    Code("DEVICE_INDEX_INVALID", 7),
+    Code("CHECK_FAILED", 8),
+    Code("OUT_OF_MEMORY", 9),
+    Code("RUNTIME_ERROR", 9),
+    Code("TIMEOUT", 10),
+    Code("WORKER_FAILED", 11),
+    Code("OUTPUT_WRITE_FAILED", 12),
+    Code("COLLECTIVE_FAILED", 13),
+    Code("INTERRUPTED", 130),
 )
 
 CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}

@@ -8,9 +8,11 @@ evidence it stands on, so a user can check the reasoning.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from .i18n import ENGLISH, Translate
 
 Report = dict[str, Any]
 
@@ -19,34 +21,39 @@ Report = dict[str, Any]
 MINIMUM_DRIVER = {11: ("450.80.02", "452.39"), 12: ("525.60.13", "528.33"),
                   13: ("580.65.06", None)}
 SLOW_FIRST_CALL_MS = 5000.0
-INSTALL_CUDA_OR_ROCM = (
-    "python -m pip install --force-reinstall torch --index-url "
-    "https://download.pytorch.org/whl/cu128 (NVIDIA; pick the CUDA version your driver supports) "
-    "or --index-url https://download.pytorch.org/whl/rocm6.4 (AMD)")
 
 
 @dataclass(frozen=True)
 class Finding:
+    """A finding's facts; its sentences come from the message catalog (``finding.<id>.*``)."""
+
     id: str
     severity: str  # error | warning | info
-    summary: str
-    next_action: str
     evidence: tuple[str, ...]
+    values: Mapping[str, Any] = field(default_factory=dict)  # the sentences' placeholders
+    variant: str | None = None  # for a finding whose advice depends on the case
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "severity": self.severity, "summary": self.summary,
-                "next_action": self.next_action, "evidence": list(self.evidence)}
+    def as_dict(self, translate: Translate = ENGLISH) -> dict[str, Any]:
+        key = f"finding.{self.id}" + (f".{self.variant}" if self.variant else "")
+        return {"id": self.id, "severity": self.severity,
+                "summary": translate(f"{key}.summary", **self.values),
+                "next_action": translate(f"{key}.next_action", **self.values),
+                "evidence": list(self.evidence)}
 
 
 Rule = Callable[[Report], "Finding | None"]
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def derive(report: Report) -> list[dict[str, Any]]:
-    """Every finding the rules see in ``report``, the most severe first."""
+def derive(report: Report, translate: Translate = ENGLISH) -> list[dict[str, Any]]:
+    """Every finding the rules see in ``report``, the most severe first.
+
+    The report's JSON keeps English; a terminal in another language derives them again with its
+    own ``translate``: the rules are pure, so both lists hold the same findings.
+    """
     found = [finding for rule in RULES if (finding := rule(report)) is not None]
     found.sort(key=lambda finding: _SEVERITY_ORDER[finding.severity])
-    return [finding.as_dict() for finding in found]
+    return [finding.as_dict(translate) for finding in found]
 
 
 # -- what the rules read --------------------------------------------------------------------------
@@ -99,8 +106,6 @@ def cpu_only_build(report: Report) -> Finding | None:
         return None
     return Finding(
         "CPU_ONLY_BUILD", "error",
-        "The installed PyTorch is a CPU-only build: it cannot use any GPU.",
-        f"Install a GPU build into this interpreter: {INSTALL_CUDA_OR_ROCM}.",
         (f"torch {pytorch['version']}", "torch.version.cuda is None", "torch.version.hip is None"))
 
 
@@ -117,12 +122,7 @@ def nvidia_driver_missing(report: Report) -> Finding | None:
     if nodes_absent:
         evidence.append("/dev/nvidiactl and /proc/driver/nvidia are absent")
     return Finding(
-        "NVIDIA_DRIVER_MISSING", "error",
-        "No NVIDIA driver is reachable from this process (none installed, or a container started "
-        "without the GPU runtime).",
-        "On a host: install the NVIDIA driver (nvidia-smi must work). In a container: start it "
-        "with the GPU runtime, e.g. docker run --gpus all (NVIDIA Container Toolkit).",
-        tuple(evidence))
+        "NVIDIA_DRIVER_MISSING", "error", tuple(evidence))
 
 
 def driver_too_old(report: Report) -> Finding | None:
@@ -149,12 +149,8 @@ def driver_too_old(report: Report) -> Finding | None:
                     f"{build_major}.x")
     minimum_linux = MINIMUM_DRIVER.get(build_major, ("a newer version", None))[0]
     return Finding(
-        "DRIVER_TOO_OLD", "error",
-        f"The NVIDIA driver is too old for this PyTorch build (CUDA {build}).",
-        f"Update the driver (at least {minimum_linux} on Linux for CUDA {build_major}.x), or "
-        "install a torch build for the CUDA version the driver supports, e.g. --index-url "
-        "https://download.pytorch.org/whl/cu126.",
-        evidence)
+        "DRIVER_TOO_OLD", "error", evidence,
+        {"build": build, "minimum": minimum_linux, "major": build_major})
 
 
 def _sm(capability: str) -> tuple[int, int] | None:
@@ -195,12 +191,7 @@ def arch_not_in_build(report: Report) -> Finding | None:
     if said:
         evidence.append(_quote(said[0]))
     return Finding(
-        "ARCH_NOT_IN_BUILD", "error",
-        "This PyTorch build has no code for this GPU's architecture.",
-        "Install a build that lists this GPU's sm_XY in torch.cuda.get_arch_list() (newer GPUs "
-        "need newer CUDA builds, e.g. --index-url https://download.pytorch.org/whl/cu128 for "
-        "Blackwell), or build PyTorch with TORCH_CUDA_ARCH_LIST set for it.",
-        tuple(evidence))
+        "ARCH_NOT_IN_BUILD", "error", tuple(evidence))
 
 
 def arch_ptx_only(report: Report) -> Finding | None:
@@ -208,11 +199,7 @@ def arch_ptx_only(report: Report) -> Finding | None:
     if match is None or match[0] != "ptx_only":
         return None
     return Finding(
-        "ARCH_PTX_ONLY", "warning",
-        "This GPU runs PyTorch only through PTX compiled just in time: the first calls are slow.",
-        "Install a build with native code (sm_XY) for this GPU; meanwhile keep the JIT cache "
-        "(CUDA_CACHE_MAXSIZE, ~/.nv/ComputeCache) between runs.",
-        tuple(match[1]))
+        "ARCH_PTX_ONLY", "warning", tuple(match[1]))
 
 
 def devices_hidden(report: Report) -> Finding | None:
@@ -225,46 +212,28 @@ def devices_hidden(report: Report) -> Finding | None:
         return None
     return Finding(
         "DEVICES_HIDDEN", "error",
-        "A device-visibility variable hides every GPU from this process.",
-        f"Unset it (unset {hiding[0]}) or list the GPUs to use, e.g. {hiding[0]}=0.",
-        tuple(f"{name} {said[visibility[name]]}" for name in hiding))
+        tuple(f"{name} {said[visibility[name]]}" for name in hiding), {"variable": hiding[0]})
 
 
-def _cuda_error(code: int, pattern: str, finding_id: str, summary: str,
-                next_action: str) -> Rule:
+def _cuda_error(code: int, pattern: str, finding_id: str) -> Rule:
     def rule(report: Report) -> Finding | None:
         if not _gpu_failed(report):
             return None
         said = _search(rf"(?:error {code}\b|\b{code}:|{pattern})", _messages(report))
         if said is None:
             return None
-        return Finding(finding_id, "error", summary, next_action,
-                       (f"CUDA error {code}: {_quote(said[0])}",))
+        return Finding(finding_id, "error", (f"CUDA error {code}: {_quote(said[0])}",))
     rule.__name__ = finding_id.lower()
     return rule
 
 
-fabric_manager_not_ready = _cuda_error(
-    802, r"system not yet initialized", "FABRIC_MANAGER_NOT_READY",
-    "The GPUs are not ready: on NVSwitch systems the Fabric Manager is not running (CUDA 802).",
-    "Start it with the driver's exact version: sudo systemctl enable --now nvidia-fabricmanager; "
-    "then check systemctl status nvidia-fabricmanager.")
-driver_library_mismatch = _cuda_error(
-    803, r"unsupported display driver / cuda driver combination", "DRIVER_LIBRARY_MISMATCH",
-    "The kernel driver and the user-space driver library (libcuda) have different versions "
-    "(CUDA 803).",
-    "Reboot after a driver update, or reinstall the driver so both match; in a container, do not "
-    "ship libcuda in the image (let the GPU runtime mount the host's).")
+fabric_manager_not_ready = _cuda_error(802, r"system not yet initialized",
+                                       "FABRIC_MANAGER_NOT_READY")
+driver_library_mismatch = _cuda_error(803, r"unsupported display driver / cuda driver combination",
+                                      "DRIVER_LIBRARY_MISMATCH")
 forward_compat_unsupported = _cuda_error(
-    804, r"forward compatibility was attempted on non supported hw", "FORWARD_COMPAT_UNSUPPORTED",
-    "A CUDA forward-compatibility library is in use on a GPU that does not support it (CUDA 804).",
-    "Remove the cuda-compat libraries from LD_LIBRARY_PATH (or the image), or update the driver "
-    "so that it supports this build's CUDA directly.")
-cuda_unknown_error = _cuda_error(
-    999, r"unknown error", "CUDA_UNKNOWN_ERROR",
-    "The CUDA driver reports an unknown error (999), often after a suspend and resume.",
-    "Reload the unified memory module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or "
-    "reboot; then run the check again.")
+    804, r"forward compatibility was attempted on non supported hw", "FORWARD_COMPAT_UNSUPPORTED")
+cuda_unknown_error = _cuda_error(999, r"unknown error", "CUDA_UNKNOWN_ERROR")
 
 
 def mig_slice(report: Report) -> Finding | None:
@@ -276,11 +245,7 @@ def mig_slice(report: Report) -> Finding | None:
     evidence = ([f"nvidia-smi -L lists {slices} MIG device(s)"] if slices else []) + \
         [f"device name: {name}" for name in named]
     return Finding(
-        "MIG_SLICE", "info",
-        "A MIG slice is in use: it has a fraction of the GPU's memory and compute.",
-        "Size your work for the slice, not the whole card; address a slice by its UUID from "
-        "nvidia-smi -L in CUDA_VISIBLE_DEVICES.",
-        tuple(evidence))
+        "MIG_SLICE", "info", tuple(evidence))
 
 
 def numpy_missing(report: Report) -> Finding | None:
@@ -291,8 +256,6 @@ def numpy_missing(report: Report) -> Finding | None:
         return None
     return Finding(
         "NUMPY_MISSING", "warning",
-        "NumPy is not installed next to torch: tensor.numpy() and most data loading will fail.",
-        "python -m pip install numpy (with the same interpreter).",
         (_quote(said[0]),) if said else ("numpy is not importable",))
 
 
@@ -304,9 +267,6 @@ def numpy_abi_mismatch(report: Report) -> Finding | None:
     numpy = report["pytorch"].get("numpy_version")
     return Finding(
         "NUMPY_ABI_MISMATCH", "warning",
-        "NumPy's version does not match the one this torch (or an extension) was compiled with.",
-        'python -m pip install "numpy<2" for a build compiled against NumPy 1.x, or upgrade torch '
-        "and the extension to builds made for NumPy 2.",
         tuple(x for x in (_quote(said[0]), f"numpy {numpy}" if numpy else None) if x))
 
 
@@ -314,11 +274,7 @@ def torch_shadowed(report: Report) -> Finding | None:
     if report["pytorch"].get("origin") != "current-folder":
         return None
     return Finding(
-        "TORCH_SHADOWED", "error",
-        "'import torch' loads a torch.py file or torch folder from the working folder, not the "
-        "installed package.",
-        "Rename or remove the local torch.py (or torch/ folder) and any __pycache__ beside it.",
-        ("torch was imported from the working folder",))
+        "TORCH_SHADOWED", "error", ("torch was imported from the working folder",))
 
 
 def torch_duplicate_install(report: Report) -> Finding | None:
@@ -338,12 +294,7 @@ def torch_duplicate_install(report: Report) -> Finding | None:
     if not evidence:
         return None
     return Finding(
-        "TORCH_DUPLICATE_INSTALL", "warning",
-        "More than one PyTorch install is visible to this interpreter; the one imported may not "
-        "be the one you installed.",
-        "python -m pip uninstall torch (repeat until none is left, also with --user), then "
-        "install one build; python -m pip list -v shows where each lives.",
-        tuple(evidence))
+        "TORCH_DUPLICATE_INSTALL", "warning", tuple(evidence))
 
 
 def shared_library_missing(report: Report) -> Finding | None:
@@ -353,15 +304,8 @@ def shared_library_missing(report: Report) -> Finding | None:
         return None
     library = said[1].group(1)
     cuda_library = re.match(r"lib(cu|nv|nccl|cudnn|cublas|cusparse|cufft|curand|cusolver)", library)
-    where = ("it comes with the nvidia-* wheels torch depends on: python -m pip install "
-             "--force-reinstall torch" if cuda_library else
-             "reinstall torch (python -m pip install --force-reinstall torch); if the library "
-             "belongs to the system, install it with the system's package manager")
-    return Finding(
-        "SHARED_LIBRARY_MISSING", "error",
-        f"import torch needs {library}, which cannot be found.",
-        f"Restore {library}: {where}. Also check that LD_LIBRARY_PATH does not point elsewhere.",
-        (_quote(said[0]),))
+    return Finding("SHARED_LIBRARY_MISSING", "error", (_quote(said[0]),), {"library": library},
+                   variant="cuda" if cuda_library else "system")
 
 
 def undefined_symbol(report: Report) -> Finding | None:
@@ -370,13 +314,8 @@ def undefined_symbol(report: Report) -> Finding | None:
         return None
     library = re.search(r"([\w.+-]+\.so(?:\.[\d.]+)?)", said[0])
     named = library.group(1) if library else "a library"
-    return Finding(
-        "UNDEFINED_SYMBOL", "error",
-        f"{named} does not match the code that loads it (undefined symbol {said[1].group(1)}): "
-        "two builds are mixed.",
-        "Unset LD_LIBRARY_PATH (it often points at another CUDA or cuDNN), then reinstall torch "
-        "and its extensions from one index.",
-        (_quote(said[0]),))
+    return Finding("UNDEFINED_SYMBOL", "error", (_quote(said[0]),),
+                   {"library": named, "symbol": said[1].group(1)})
 
 
 def windows_dll_load_failed(report: Report) -> Finding | None:
@@ -385,12 +324,7 @@ def windows_dll_load_failed(report: Report) -> Finding | None:
         return None
     dll = re.search(r"([\w.+-]+\.dll)", said[0], re.IGNORECASE)
     named = dll.group(1) if dll else "a DLL"
-    return Finding(
-        "WINDOWS_DLL_LOAD_FAILED", "error",
-        f"Windows could not load {named} or one of its dependencies.",
-        "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch "
-        "(python -m pip install --force-reinstall torch).",
-        (_quote(said[0]),))
+    return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (_quote(said[0]),), {"dll": named})
 
 
 def rocm_kfd_access(report: Report) -> Finding | None:
@@ -400,19 +334,9 @@ def rocm_kfd_access(report: Report) -> Finding | None:
     state = nodes.get("kfd")
     if state not in ("absent", "no_access"):
         return None
-    if state == "absent":
-        return Finding(
-            "ROCM_KFD_ACCESS", "error",
-            "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
-            "Load the driver (sudo modprobe amdgpu) or, in a container, pass --device=/dev/kfd "
-            "--device=/dev/dri.",
-            ("/dev/kfd is absent",))
-    return Finding(
-        "ROCM_KFD_ACCESS", "error",
-        "/dev/kfd exists but this user cannot open it.",
-        "Add the user to the render and video groups (sudo usermod -aG render,video $USER), then "
-        "log in again; in a container, also pass --group-add video.",
-        ("/dev/kfd is not readable and writable by this user",))
+    evidence = ("/dev/kfd is absent" if state == "absent" else
+                "/dev/kfd is not readable and writable by this user")
+    return Finding("ROCM_KFD_ACCESS", "error", (evidence,), variant=state)
 
 
 def rocm_gfx_unsupported(report: Report) -> Finding | None:
@@ -435,11 +359,7 @@ def rocm_gfx_unsupported(report: Report) -> Finding | None:
     if not evidence:
         return None
     return Finding(
-        "ROCM_GFX_UNSUPPORTED", "error",
-        "This ROCm build has no code for this GPU's gfx architecture.",
-        "Install a ROCm build that supports this GPU; for a close consumer card, "
-        "HSA_OVERRIDE_GFX_VERSION (e.g. 11.0.0 for gfx110x) is the known workaround.",
-        tuple(evidence))
+        "ROCM_GFX_UNSUPPORTED", "error", tuple(evidence))
 
 
 def slow_first_call(report: Report) -> Finding | None:
@@ -447,12 +367,8 @@ def slow_first_call(report: Report) -> Finding | None:
     if not isinstance(duration, (int, float)) or duration <= SLOW_FIRST_CALL_MS:
         return None
     return Finding(
-        "SLOW_FIRST_CALL", "warning",
-        f"The first computation took {duration / 1000:.1f} s: kernels were probably compiled just "
-        "in time (PTX) or the device woke slowly.",
-        "Run the check again: if it is fast the second time, it was the JIT cache; install a build "
-        "with native code for this GPU to avoid it.",
-        (f"execution.duration_ms = {duration:.0f}",))
+        "SLOW_FIRST_CALL", "warning", (f"execution.duration_ms = {duration:.0f}",),
+        {"seconds": f"{duration / 1000:.1f}"})
 
 
 RULES: tuple[Rule, ...] = (

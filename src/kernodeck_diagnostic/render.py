@@ -1,9 +1,17 @@
-"""Terminal text of a report: the verdict first, then the facts, the next action last."""
+"""What a person reads: terminal text and markdown, in the user's language.
+
+The verdict comes first, then the facts, the findings, and the next action last. Codes, stage
+names, ids and versions stay as they are in every language; the sentences are translated.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import IO, Any
+
+from .findings import derive
+from .i18n import ENGLISH, Translate
 
 _GREEN, _RED, _BOLD, _RESET = "\033[32m", "\033[31m", "\033[1m", "\033[0m"
 
@@ -16,122 +24,173 @@ def use_colour(stream: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
-def text(report: dict[str, Any], colour: bool = False) -> str:
-    lines = [_headline(report, colour), "  " + report["summary"], ""]
-    rows = [
-        ("runtime", _runtime(report["runtime"])),
-        ("pytorch", _pytorch(report["pytorch"])),
-        *_devices(report),
-        ("execution", _execution(report)),
-        *_host(report["host"]),
-        *_error(report["error"]),
-        *(("warning", f"{w['category']} during {w['stage']}: {w['message']}")
-          for w in report["warnings"][:3]),
-    ]
+def text(report: dict[str, Any], colour: bool = False, translate: Translate = ENGLISH,
+         paths: Mapping[str, str | None] | None = None) -> str:
+    """The terminal report. ``paths`` (``--show-paths``) are local locations, shown only here."""
+    t = translate
+    rows = [*_rows(report, t), *_paths(paths, t)]
     width = max(len(label) for label, _ in rows)
+    lines = [_headline(report, t, colour), "  " + t(f"code.{report['code']}.summary"), ""]
     lines += [f"{label.ljust(width)}  {value}" for label, value in rows if value]
-    lines += _findings(report["findings"])
-    lines += ["", f"next: {report['next_action']}"]
+    found = _findings(report, t)
+    if found:
+        lines += ["", t("ui.label.findings")]
+        for finding in found:
+            lines.append(f"  {finding['severity']:<7}  {finding['id']}: {finding['summary']}")
+            lines.append(f"  {'':<7}  {t('ui.label.do')}: {finding['next_action']}")
+    lines += ["", f"{t('ui.label.next')}: {_next_action(report, t)}"]
     return "\n".join(lines) + "\n"
 
 
-def _headline(report: dict[str, Any], colour: bool) -> str:
-    status = report["status"].upper()
+def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
+    """The report as markdown, ready to paste into a support ticket or a GitHub issue."""
+    t = translate
+    rows = _rows(report, t)
+    status = t(f"ui.status.{report['status']}")
+    lines = [f"### {t('ui.markdown.title')}", "",
+             f"**{status}** `{report['code']}` (exit {report['exit_code']}), stage "
+             f"`{report['stage']}`: {t('code.' + report['code'] + '.summary')}",
+             "", f"| {t('ui.markdown.field')} | {t('ui.markdown.value')} |", "|---|---|"]
+    lines += [f"| {label.strip()} | {_cell(value)} |" for label, value in rows if value]
+    found = _findings(report, t)
+    if found:
+        lines += ["", f"**{t('ui.label.findings')}**", ""]
+        for finding in found:
+            lines.append(f"- **{finding['severity']}** `{finding['id']}`: {finding['summary']}  ")
+            lines.append(f"  {t('ui.label.do')}: {finding['next_action']}")
+    lines += ["", f"**{t('ui.label.next')}:** {_next_action(report, t)}", "",
+              f"<sub>{report['tool']['name']} {report['tool']['version']}, "
+              f"{report['created_at']}</sub>"]
+    return "\n".join(lines) + "\n"
+
+
+def _rows(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+    """The facts, one labelled row each, in reading order."""
+    return [(t("ui.label.runtime"), _runtime(report["runtime"], t)),
+            (t("ui.label.pytorch"), _pytorch(report["pytorch"], t)),
+            *_devices(report, t),
+            (t("ui.label.execution"), _execution(report, t)),
+            *_host(report["host"], t),
+            *_error(report["error"], t),
+            *((t("ui.label.warning"), t("ui.warning.during", category=w["category"],
+                                        stage=w["stage"], message=w["message"]))
+              for w in report["warnings"][:3])]
+
+
+def _next_action(report: dict[str, Any], t: Translate) -> str:
+    return t("code." + report["code"] + ".next_action")
+
+
+def _findings(report: dict[str, Any], t: Translate) -> list[dict[str, Any]]:
+    # The report holds English; in another language the pure rules give the same findings again.
+    return list(report["findings"]) if t is ENGLISH else derive(report, t)
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|")
+
+
+def _headline(report: dict[str, Any], t: Translate, colour: bool) -> str:
+    status = t(f"ui.status.{report['status']}")
     if colour:
         status = (_GREEN if report["status"] == "passed" else _RED) + _BOLD + status + _RESET
-    return f"{status} {report['code']} (exit {report['exit_code']}) at stage {report['stage']}"
+    return t("ui.headline", status=status, code=report["code"], exit_code=report["exit_code"],
+             stage=report["stage"])
 
 
 def _join(*parts: str | None) -> str:
     return " | ".join(part for part in parts if part)
 
 
-def _runtime(runtime: dict[str, Any]) -> str:
+def _runtime(runtime: dict[str, Any], t: Translate) -> str:
     if runtime["python_version"] is None:
-        return "unknown (the worker did not start)"
+        return t("ui.runtime.unknown")
     return _join(f"Python {runtime['python_version']} ({runtime['python_implementation']})",
                  f"{runtime['os_family']} {runtime['machine'] or ''}".strip(),
-                 f"environment {runtime['environment_kind']}")
+                 t("ui.runtime.environment", kind=runtime["environment_kind"]))
 
 
-def _pytorch(pytorch: dict[str, Any]) -> str:
+def _pytorch(pytorch: dict[str, Any], t: Translate) -> str:
     if not pytorch["imported"]:
-        return "not imported"
-    version = pytorch["version"] or "unknown version"
-    if pytorch["distribution_version"] and pytorch["distribution_version"] not in version:
-        version += f" (installed distribution {pytorch['distribution_version']})"
+        return t("ui.pytorch.not_imported")
+    version = pytorch["version"] or t("ui.pytorch.unknown_version")
+    installed = pytorch["distribution_version"]
+    if installed and installed not in version:
+        version += f" ({t('ui.pytorch.distribution', version=installed)})"
     return _join(version,
                  f"CUDA build {pytorch['cuda_build']}" if pytorch["cuda_build"] else None,
                  f"HIP build {pytorch['hip_build']}" if pytorch["hip_build"] else None,
                  f"backend {pytorch['backend']}" if pytorch["backend"] else None)
 
 
-def _devices(report: dict[str, Any]) -> list[tuple[str, str]]:
+def _devices(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
     pytorch = report["pytorch"]
+    label = t("ui.label.gpu")
     if pytorch["gpu_available"] is None:
         if report["request"]["device"] == "cpu" and pytorch["imported"]:
-            return [("gpu", "not queried in CPU mode")]
+            return [(label, t("ui.gpu.not_queried"))]
         return []
-    rows = [("gpu", _join("available" if pytorch["gpu_available"] else "not available",
-                          f"{pytorch['visible_device_count']} visible"))]
+    available = t("ui.gpu.available" if pytorch["gpu_available"] else "ui.gpu.not_available")
+    rows = [(label, _join(available, t("ui.gpu.visible",
+                                       count=pytorch["visible_device_count"])))]
     for device in pytorch["devices"]:
         memory = device.get("total_memory_bytes")
         rows.append((f"  cuda:{device['index']}", _join(
             device.get("name"),
             f"capability {device['capability']}" if device.get("capability") else None,
+            device.get("gcn_arch"),
             f"{memory / 2**30:.1f} GiB" if isinstance(memory, int) else None,
             device.get("error"))))
     return rows
 
 
-def _execution(report: dict[str, Any]) -> str:
+def _execution(report: dict[str, Any], t: Translate) -> str:
     execution = report["execution"]
     if execution["device"] is None:
-        return "not reached"
+        return t("ui.execution.not_reached")
 
     def mark(ok: bool) -> str:
-        return "ok" if ok else "NOT verified"
+        return t("ui.execution.verified" if ok else "ui.execution.not_verified")
 
     loss = execution["loss"]
-    return _join(f"on {execution['device']}",
-                 f"product {mark(execution['product_verified'])}",
-                 f"gradient {mark(execution['gradient_verified'])}",
+    duration = execution["duration_ms"]
+    return _join(t("ui.execution.on", device=execution["device"]),
+                 t("ui.execution.product", state=mark(execution["product_verified"])),
+                 t("ui.execution.gradient", state=mark(execution["gradient_verified"])),
                  f"loss {loss:g}" if isinstance(loss, (int, float)) else None,
-                 "synchronized" if execution["synchronized"] else None,
-                 f"{execution['duration_ms']:.0f} ms" if execution["duration_ms"] is not None
-                 else None)
+                 t("ui.execution.synchronized") if execution["synchronized"] else None,
+                 f"{duration:.0f} ms" if duration is not None else None)
 
 
-def _host(host: dict[str, Any] | None) -> list[tuple[str, str]]:
+def _host(host: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     if host is None:
         return []
+    label = t("ui.label.host")
     if host["status"] != "ok":
-        words = {"not_found": "not found", "timeout": "timed out (3 s)", "failed": "failed"}
-        return [("host", f"{host['tool']} {words.get(host['status'], host['status'])}")]
+        return [(label, t(f"ui.host.{host['status']}", tool=host["tool"]))]
     slices = host.get("mig_devices")
-    rows = [("host", _join(host["tool"], f"driver {host['driver_version']}",
-                           f"{slices} MIG device(s)" if slices else None))]
+    rows = [(label, _join(host["tool"],
+                          t("ui.host.driver", version=host["driver_version"]),
+                          t("ui.host.mig", count=slices) if slices else None))]
     for gpu in host["gpus"]:
         memory = gpu.get("memory_total_mib")
-        rows.append(("  gpu", _join(gpu.get("name") or "unnamed",
+        rows.append(("  gpu", _join(gpu.get("name") or "-",
                                     f"{memory} MiB" if memory is not None else None)))
     return rows
 
 
-def _findings(findings: list[dict[str, Any]]) -> list[str]:
-    """Each finding: its severity, id and summary, then what to do, indented under it."""
-    if not findings:
-        return []
-    lines = ["", "findings"]
-    for finding in findings:
-        lines.append(f"  {finding['severity']:<7}  {finding['id']}: {finding['summary']}")
-        lines.append(f"  {'':<7}  do: {finding['next_action']}")
-    return lines
-
-
-def _error(error: dict[str, Any] | None) -> list[tuple[str, str]]:
+def _error(error: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     if error is None:
         return []
     where = error["stage"] + (f" ({error['step']})" if error.get("step") else "")
     what = f"{error['type']}: {error['message']}" if error.get("type") else error["message"]
-    return [("error", f"at {where}: {what}")]
+    return [(t("ui.label.error"), t("ui.error.at", where=where, what=what))]
+
+
+def _paths(paths: Mapping[str, str | None] | None, t: Translate) -> list[tuple[str, str]]:
+    if not paths:
+        return []
+    label = t("ui.label.paths")
+    rows = [(label, t("ui.paths.note"))]
+    rows += [("", t(f"ui.paths.{name}", path=value)) for name, value in paths.items() if value]
+    return rows

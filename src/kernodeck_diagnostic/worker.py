@@ -139,6 +139,8 @@ class Worker:
             visibility={name: visibility(os.environ.get(name)) for name in VISIBILITY_VARIABLES},
             device_nodes=device_nodes(),
         )
+        # For --show-paths only: the supervisor keeps these out of every report.
+        self.events.emit("local_paths", interpreter=sys.executable, torch=None)
 
     def stage_import(self) -> None:
         self.facts("pytorch", imported=False)
@@ -153,6 +155,8 @@ class Worker:
                 raise
             raise StageError("import_failed", exc) from None
         self.torch = torch
+        self.events.emit("local_paths", interpreter=sys.executable,
+                         torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)
         self.facts("pytorch", imported=True, origin=origin_category(torch),
                    distributions_on_path=count_distributions("torch"),
                    numpy_present=module_present("numpy"),
@@ -413,4 +417,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # Every event is written and flushed: skip the interpreter's teardown (unloading torch takes
+    # 0.3-0.5 s), which the front would otherwise wait for with nothing left to learn.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -1,0 +1,328 @@
+"""English messages: the reference catalog. JSON reports always carry these texts.
+
+Keys: ``code.<CODE>.summary|next_action``, ``finding.<ID>[.<variant>].summary|next_action``,
+``ui.*`` for the terminal and markdown, ``cli.*`` for the command line's own messages. Values are
+``str.format`` templates; every language must have the same keys and the same placeholders.
+"""
+
+from __future__ import annotations
+
+INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+           "https://download.pytorch.org/whl/cu128 (NVIDIA; pick the CUDA version your driver "
+           "supports) or --index-url https://download.pytorch.org/whl/rocm6.4 (AMD)")
+
+MESSAGES = {
+    # -- result codes ----------------------------------------------------------------------------
+    "code.GPU_CHECK_PASSED.summary": "Product and gradient verified on the chosen GPU.",
+    "code.GPU_CHECK_PASSED.next_action": "Move to a small input of your application.",
+    "code.CPU_CHECK_PASSED.summary": "Product and gradient verified on the CPU only.",
+    "code.CPU_CHECK_PASSED.next_action":
+        "Conclude nothing about CUDA or ROCm: run without --device cpu to check the GPU.",
+    "code.INTERNAL_ERROR.summary": "The diagnostic itself failed (a bug in the tool).",
+    "code.INTERNAL_ERROR.next_action": "Report it with the command you ran.",
+    "code.USAGE_ERROR.summary": "Invalid arguments.",
+    "code.USAGE_ERROR.next_action": "Read the one-line message, then see --help.",
+    "code.TORCH_MISSING.summary": "PyTorch is not installed in this Python.",
+    "code.TORCH_MISSING.next_action":
+        "Check which interpreter runs your project, then install PyTorch into it.",
+    "code.TORCH_IMPORT_FAILED.summary": "import torch failed.",
+    "code.TORCH_IMPORT_FAILED.next_action":
+        "Check the interpreter, the PyTorch package and its dependencies.",
+    "code.GPU_BACKEND_ABSENT.summary":
+        "This PyTorch build declares neither CUDA nor HIP (a CPU-only build).",
+    "code.GPU_BACKEND_ABSENT.next_action":
+        "Install the PyTorch build that matches your GPU (CUDA or ROCm).",
+    "code.GPU_UNAVAILABLE.summary": "The GPU is not usable from this process.",
+    "code.GPU_UNAVAILABLE.next_action":
+        "Check the card's exposure to this process, the driver and permissions.",
+    "code.DEVICE_INDEX_INVALID.summary": "The device index is outside the visible devices.",
+    "code.DEVICE_INDEX_INVALID.next_action": "Ask for an index below the visible device count.",
+    "code.CHECK_FAILED.summary": "The fixed computation gave a wrong result.",
+    "code.CHECK_FAILED.next_action": "Read the flagged stage before running the full model.",
+    "code.OUT_OF_MEMORY.summary": "Allocation on the device failed: out of memory.",
+    "code.OUT_OF_MEMORY.next_action":
+        "Read the flagged stage; check what else holds memory on that device.",
+    "code.RUNTIME_ERROR.summary": "A backend operation failed.",
+    "code.RUNTIME_ERROR.next_action":
+        "Read the flagged stage and the error before running the full model.",
+    "code.TIMEOUT.summary": "The check was stopped by the time limit.",
+    "code.TIMEOUT.next_action":
+        "Treat the control as failed; examine the environment at the stage shown.",
+    "code.WORKER_FAILED.summary": "The check ended without a usable report.",
+    "code.WORKER_FAILED.next_action":
+        "Treat the control as failed; examine the environment at the stage shown.",
+    "code.OUTPUT_WRITE_FAILED.summary": "The report was not saved where asked.",
+    "code.OUTPUT_WRITE_FAILED.next_action": "Use a new file name in a folder you can write to.",
+    "code.COLLECTIVE_FAILED.summary": "A distributed collective check failed.",
+    "code.COLLECTIVE_FAILED.next_action": "See the ranks named in the report.",
+    "code.INTERRUPTED.summary": "The check was interrupted.",
+    "code.INTERRUPTED.next_action": "Run it again when ready.",
+
+    # -- findings ---------------------------------------------------------------------------------
+    "finding.CPU_ONLY_BUILD.summary":
+        "The installed PyTorch is a CPU-only build: it cannot use any GPU.",
+    "finding.CPU_ONLY_BUILD.next_action":
+        "Install a GPU build into this interpreter: " + INSTALL + ".",
+    "finding.NVIDIA_DRIVER_MISSING.summary":
+        "No NVIDIA driver is reachable from this process (none installed, or a container started "
+        "without the GPU runtime).",
+    "finding.NVIDIA_DRIVER_MISSING.next_action":
+        "On a host: install the NVIDIA driver (nvidia-smi must work). In a container: start it "
+        "with the GPU runtime, e.g. docker run --gpus all (NVIDIA Container Toolkit).",
+    "finding.DRIVER_TOO_OLD.summary":
+        "The NVIDIA driver is too old for this PyTorch build (CUDA {build}).",
+    "finding.DRIVER_TOO_OLD.next_action":
+        "Update the driver (at least {minimum} on Linux for CUDA {major}.x), or install a torch "
+        "build for the CUDA version the driver supports, e.g. --index-url "
+        "https://download.pytorch.org/whl/cu126.",
+    "finding.ARCH_NOT_IN_BUILD.summary":
+        "This PyTorch build has no code for this GPU's architecture.",
+    "finding.ARCH_NOT_IN_BUILD.next_action":
+        "Install a build that lists this GPU's sm_XY in torch.cuda.get_arch_list() (newer GPUs "
+        "need newer CUDA builds, e.g. --index-url https://download.pytorch.org/whl/cu128 for "
+        "Blackwell), or build PyTorch with TORCH_CUDA_ARCH_LIST set for it.",
+    "finding.ARCH_PTX_ONLY.summary":
+        "This GPU runs PyTorch only through PTX compiled just in time: the first calls are slow.",
+    "finding.ARCH_PTX_ONLY.next_action":
+        "Install a build with native code (sm_XY) for this GPU; meanwhile keep the JIT cache "
+        "(CUDA_CACHE_MAXSIZE, ~/.nv/ComputeCache) between runs.",
+    "finding.DEVICES_HIDDEN.summary":
+        "A device-visibility variable hides every GPU from this process.",
+    "finding.DEVICES_HIDDEN.next_action":
+        "Unset it (unset {variable}) or list the GPUs to use, e.g. {variable}=0.",
+    "finding.FABRIC_MANAGER_NOT_READY.summary":
+        "The GPUs are not ready: on NVSwitch systems the Fabric Manager is not running "
+        "(CUDA 802).",
+    "finding.FABRIC_MANAGER_NOT_READY.next_action":
+        "Install nvidia-fabricmanager of exactly the driver's version, then start it: sudo "
+        "systemctl enable --now nvidia-fabricmanager; check systemctl status "
+        "nvidia-fabricmanager.",
+    "finding.DRIVER_LIBRARY_MISMATCH.summary":
+        "The kernel driver and the user-space driver library (libcuda) have different versions "
+        "(CUDA 803).",
+    "finding.DRIVER_LIBRARY_MISMATCH.next_action":
+        "Reboot after a driver update, or reinstall the driver so both match; in a container, do "
+        "not ship libcuda in the image (let the GPU runtime mount the host's).",
+    "finding.FORWARD_COMPAT_UNSUPPORTED.summary":
+        "A CUDA forward-compatibility library is in use on a GPU that does not support it "
+        "(CUDA 804).",
+    "finding.FORWARD_COMPAT_UNSUPPORTED.next_action":
+        "Remove the cuda-compat libraries from LD_LIBRARY_PATH (or the image), or update the "
+        "driver so that it supports this build's CUDA directly.",
+    "finding.CUDA_UNKNOWN_ERROR.summary":
+        "The CUDA driver reports an unknown error (999), often after a suspend and resume.",
+    "finding.CUDA_UNKNOWN_ERROR.next_action":
+        "Reload the unified memory module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or "
+        "reboot; then run the check again.",
+    "finding.MIG_SLICE.summary":
+        "A MIG slice is in use: it has a fraction of the GPU's memory and compute.",
+    "finding.MIG_SLICE.next_action":
+        "Size your work for the slice, not the whole card; address a slice by its UUID from "
+        "nvidia-smi -L in CUDA_VISIBLE_DEVICES.",
+    "finding.NUMPY_MISSING.summary":
+        "NumPy is not installed next to torch: tensor.numpy() and most data loading will fail.",
+    "finding.NUMPY_MISSING.next_action": "python -m pip install numpy (with the same interpreter).",
+    "finding.NUMPY_ABI_MISMATCH.summary":
+        "NumPy's version does not match the one this torch (or an extension) was compiled with.",
+    "finding.NUMPY_ABI_MISMATCH.next_action":
+        'python -m pip install "numpy<2" for a build compiled against NumPy 1.x, or upgrade '
+        "torch and the extension to builds made for NumPy 2.",
+    "finding.TORCH_SHADOWED.summary":
+        "'import torch' loads a torch.py file or torch folder from the working folder, not the "
+        "installed package.",
+    "finding.TORCH_SHADOWED.next_action":
+        "Rename or remove the local torch.py (or torch/ folder) and any __pycache__ beside it.",
+    "finding.TORCH_DUPLICATE_INSTALL.summary":
+        "More than one PyTorch install is visible to this interpreter; the one imported may not "
+        "be the one you installed.",
+    "finding.TORCH_DUPLICATE_INSTALL.next_action":
+        "python -m pip uninstall torch (repeat until none is left, also with --user), then "
+        "install one build; python -m pip list -v shows where each lives.",
+    "finding.SHARED_LIBRARY_MISSING.cuda.summary":
+        "import torch needs {library}, which cannot be found.",
+    "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
+        "Restore {library}: it comes with the nvidia-* wheels torch depends on: python -m pip "
+        "install --force-reinstall torch. Also check that LD_LIBRARY_PATH does not point "
+        "elsewhere.",
+    "finding.SHARED_LIBRARY_MISSING.system.summary":
+        "import torch needs {library}, which cannot be found.",
+    "finding.SHARED_LIBRARY_MISSING.system.next_action":
+        "Restore {library}: reinstall torch (python -m pip install --force-reinstall torch); if "
+        "the library belongs to the system, install it with the system's package manager. Also "
+        "check that LD_LIBRARY_PATH does not point elsewhere.",
+    "finding.UNDEFINED_SYMBOL.summary":
+        "{library} does not match the code that loads it (undefined symbol {symbol}): two builds "
+        "are mixed.",
+    "finding.UNDEFINED_SYMBOL.next_action":
+        "Unset LD_LIBRARY_PATH (it often points at another CUDA or cuDNN), then reinstall torch "
+        "and its extensions from one index.",
+    "finding.WINDOWS_DLL_LOAD_FAILED.summary":
+        "Windows could not load {dll} or one of its dependencies.",
+    "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
+        "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch "
+        "(python -m pip install --force-reinstall torch).",
+    "finding.ROCM_KFD_ACCESS.absent.summary":
+        "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
+    "finding.ROCM_KFD_ACCESS.absent.next_action":
+        "Load the driver (sudo modprobe amdgpu) or, in a container, pass --device=/dev/kfd "
+        "--device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.no_access.summary": "/dev/kfd exists but this user cannot open it.",
+    "finding.ROCM_KFD_ACCESS.no_access.next_action":
+        "Add the user to the render and video groups (sudo usermod -aG render,video $USER), then "
+        "log in again; in a container, also pass --group-add video.",
+    "finding.ROCM_GFX_UNSUPPORTED.summary":
+        "This ROCm build has no code for this GPU's gfx architecture.",
+    "finding.ROCM_GFX_UNSUPPORTED.next_action":
+        "Install a ROCm build that supports this GPU; for a consumer card whose architecture is "
+        "close to a supported one, HSA_OVERRIDE_GFX_VERSION (e.g. 11.0.0 for gfx110x) is the "
+        "known workaround.",
+    "finding.SLOW_FIRST_CALL.summary":
+        "The first computation took {seconds} s: kernels were probably compiled just in time "
+        "(PTX) or the device woke slowly.",
+    "finding.SLOW_FIRST_CALL.next_action":
+        "Run the check again: if it is fast the second time, the delay was JIT compilation (now "
+        "cached); install a build with native code for this GPU to avoid it.",
+
+    # -- terminal and markdown -------------------------------------------------------------------
+    "ui.status.passed": "PASSED",
+    "ui.status.failed": "FAILED",
+    "ui.headline": "{status} {code} (exit {exit_code}) at stage {stage}",
+    "ui.label.runtime": "runtime",
+    "ui.label.pytorch": "pytorch",
+    "ui.label.gpu": "gpu",
+    "ui.label.execution": "execution",
+    "ui.label.host": "host",
+    "ui.label.error": "error",
+    "ui.label.warning": "warning",
+    "ui.label.findings": "findings",
+    "ui.label.next": "next",
+    "ui.label.do": "do",
+    "ui.label.paths": "paths",
+    "ui.runtime.unknown": "unknown (the worker did not start)",
+    "ui.runtime.environment": "environment {kind}",
+    "ui.pytorch.not_imported": "not imported",
+    "ui.pytorch.unknown_version": "unknown version",
+    "ui.pytorch.distribution": "installed distribution {version}",
+    "ui.gpu.not_queried": "not queried in CPU mode",
+    "ui.gpu.available": "available",
+    "ui.gpu.not_available": "not available",
+    "ui.gpu.visible": "{count} visible",
+    "ui.execution.not_reached": "not reached",
+    "ui.execution.on": "on {device}",
+    "ui.execution.product": "product {state}",
+    "ui.execution.gradient": "gradient {state}",
+    "ui.execution.verified": "ok",
+    "ui.execution.not_verified": "NOT verified",
+    "ui.execution.synchronized": "synchronized",
+    "ui.host.not_found": "{tool} not found",
+    "ui.host.timeout": "{tool} timed out (3 s)",
+    "ui.host.failed": "{tool} failed",
+    "ui.host.driver": "driver {version}",
+    "ui.host.mig": "{count} MIG device(s)",
+    "ui.error.at": "at {where}: {what}",
+    "ui.warning.during": "{category} during {stage}: {message}",
+    "ui.paths.interpreter": "interpreter {path}",
+    "ui.paths.torch": "torch {path}",
+    "ui.paths.note": "(shown on this terminal only, never saved in a report)",
+    "ui.live.interpreter": "starting Python",
+    "ui.live.import": "importing torch",
+    "ui.live.backend": "reading the build",
+    "ui.live.device": "querying the GPU",
+    "ui.live.compute": "computing",
+    "ui.markdown.title": "kernodeck-diagnostic report",
+    "ui.markdown.result": "Result",
+    "ui.markdown.field": "Field",
+    "ui.markdown.value": "Value",
+
+    # -- the command line's own messages ---------------------------------------------------------
+    "cli.error.prefix": "error",
+    "cli.error.see_help": "see --help",
+    "cli.timeout.not_a_number": "not a number of seconds: {value}",
+    "cli.timeout.range": "must be between {low} and {high} seconds, got {value}",
+    "cli.index.not_a_number": "not a whole number: {value}",
+    "cli.index.negative": "must be 0 or more, got {value}",
+    "cli.device.rocm":
+        "{value} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' device "
+        "name, so use --device gpu (the default)",
+    "cli.device.unknown": "must be gpu or cpu, got {value}",
+    "cli.python.not_runnable": "--python: that path is not a runnable Python interpreter",
+    "cli.python.too_old":
+        "--python: that interpreter is Python {version}; the minimum is {minimum}",
+    "cli.output.preflight":
+        "cannot write the report to the file asked for: {reason}. Nothing was run (exit {exit}).",
+    "cli.output.not_saved":
+        "the report was NOT saved: {reason} (exit {exit}, OUTPUT_WRITE_FAILED).",
+    "output.reason.empty": "the file name is empty",
+    "output.reason.exists_file": "a file of that name already exists; it is never overwritten",
+    "output.reason.exists_link":
+        "a symbolic link of that name already exists; it is never overwritten",
+    "output.reason.exists_folder": "a folder of that name already exists",
+    "output.reason.no_folder": "its folder does not exist",
+    "output.reason.not_a_folder": "the path of its folder is not a folder",
+    "output.reason.not_writable": "its folder is not writable",
+    "output.reason.name_too_long": "the file name is too long",
+    "output.reason.permission": "permission denied",
+    "output.reason.no_space": "no space left on the device",
+    "output.reason.too_large": "the file is larger than allowed (file size limit)",
+    "output.reason.quota": "disk quota exceeded",
+    "output.reason.read_only": "the file system is read-only",
+    "output.reason.loop": "too many levels of symbolic links",
+    "output.reason.other": "the system refused the write ({detail})",
+    "cli.interrupted":
+        "interrupted by {signal}; the check was stopped and no report was written.",
+    "cli.internal": "internal error ({detail}); please report it with the command you ran.",
+
+    # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
+    "reports.reason.not_found": "not found",
+    "reports.reason.not_a_file": "not a file",
+    "reports.reason.permission": "permission denied",
+    "reports.reason.unreadable": "cannot be read",
+    "reports.reason.not_json": "not JSON",
+    "reports.reason.schema_version":
+        "schema version {version} (this version of the tool reads version 1)",
+    "reports.reason.not_a_report": "not a report",
+    "reports.usage_error": "{prog}: error: {message} (see --help)",
+    "reports.internal_error":
+        "{prog}: internal error ({detail}); please report it with the command you ran.",
+    "reports.help.format": "output format: text (default), json or markdown (to paste in an issue)",
+    "reports.help.lang": "language of the text and markdown output (default here: {default})",
+    "compare.help.description":
+        "Show what changed between two reports of the check: code, stage, versions, devices, "
+        "findings and stage timings (a timing counts when it moved by 100 ms and 20 percent or "
+        "more). Exit 0 when both have the same code, 1 when the code changed, 2 when a file is "
+        "not a readable report.",
+    "compare.help.a": "the earlier report (JSON written with --output)",
+    "compare.help.b": "the later report",
+    "compare.argument": "{which} ({name}): {reason}",
+    "compare.cannot_read": "cannot compare: {what}",
+    "compare.same_code": "same code: {code}",
+    "compare.code_changed": "code changed: {a} -> {b}",
+    "compare.nothing_else": "nothing else changed",
+    "compare.header.field": "field",
+    "compare.findings_added": "findings added in B: {ids}",
+    "compare.findings_removed": "findings gone in B: {ids}",
+    "summarize.help.description":
+        "Summarize many reports of the check, e.g. collected from many machines: one line per "
+        "report, then the count of each code, worst first, then the files that are not readable "
+        "reports and why.",
+    "summarize.help.paths": "a report file, or a folder searched recursively for *.json",
+    "summarize.help.epilog":
+        "Order of the codes, worst first: {order}. Exit 0 when every report passed and every "
+        "file was readable, 1 when a report failed or a file was unreadable, 2 on a usage error "
+        "or when no readable report was found.",
+    "summarize.header.report": "report",
+    "summarize.header.code": "code",
+    "summarize.header.exit": "exit",
+    "summarize.header.stage": "stage",
+    "summarize.header.python": "python",
+    "summarize.header.torch": "torch",
+    "summarize.header.backend": "backend",
+    "summarize.header.devices": "devices",
+    "summarize.header.count": "count",
+    "summarize.counts": "counts per code, worst first",
+    "summarize.unreadable": "unreadable ({count})",
+    "summarize.total":
+        "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
+        "{unreadable} unreadable",
+    "summarize.nothing_found": "no file to read in the paths given",
+}

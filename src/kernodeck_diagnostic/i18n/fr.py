@@ -1,0 +1,351 @@
+"""French messages: the same keys and placeholders as the English catalog (en.py)."""
+
+from __future__ import annotations
+
+INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+           "https://download.pytorch.org/whl/cu128 (NVIDIA ; choisissez la version CUDA prise en "
+           "charge par votre pilote) ou --index-url https://download.pytorch.org/whl/rocm6.4 "
+           "(AMD)")
+
+MESSAGES = {
+    # -- result codes ----------------------------------------------------------------------------
+    "code.GPU_CHECK_PASSED.summary": "Produit et gradient vérifiés sur le GPU choisi.",
+    "code.GPU_CHECK_PASSED.next_action": "Passez à une petite entrée de votre application.",
+    "code.CPU_CHECK_PASSED.summary": "Produit et gradient vérifiés sur le CPU uniquement.",
+    "code.CPU_CHECK_PASSED.next_action":
+        "Ne concluez rien sur CUDA ou ROCm : lancez sans --device cpu pour vérifier le GPU.",
+    "code.INTERNAL_ERROR.summary": "Le diagnostic lui-même a échoué (un bogue de l'outil).",
+    "code.INTERNAL_ERROR.next_action": "Signalez-le en indiquant la commande exécutée.",
+    "code.USAGE_ERROR.summary": "Arguments invalides.",
+    "code.USAGE_ERROR.next_action": "Lisez le message d'une ligne, puis consultez --help.",
+    "code.TORCH_MISSING.summary": "PyTorch n'est pas installé dans ce Python.",
+    "code.TORCH_MISSING.next_action":
+        "Vérifiez quel interpréteur exécute votre projet, puis installez-y PyTorch.",
+    "code.TORCH_IMPORT_FAILED.summary": "import torch a échoué.",
+    "code.TORCH_IMPORT_FAILED.next_action":
+        "Vérifiez l'interpréteur, le paquet PyTorch et ses dépendances.",
+    "code.GPU_BACKEND_ABSENT.summary":
+        "Ce paquet PyTorch ne déclare ni CUDA ni HIP (un paquet CPU uniquement).",
+    "code.GPU_BACKEND_ABSENT.next_action":
+        "Installez le paquet PyTorch adapté à votre GPU (CUDA ou ROCm).",
+    "code.GPU_UNAVAILABLE.summary": "Le GPU n'est pas utilisable depuis ce processus.",
+    "code.GPU_UNAVAILABLE.next_action":
+        "Vérifiez l'exposition de la carte à ce processus, le pilote et les permissions.",
+    "code.DEVICE_INDEX_INVALID.summary":
+        "L'index de périphérique est en dehors des périphériques visibles.",
+    "code.DEVICE_INDEX_INVALID.next_action":
+        "Demandez un index inférieur au nombre de périphériques visibles.",
+    "code.CHECK_FAILED.summary": "Le calcul fixe a donné un résultat faux.",
+    "code.CHECK_FAILED.next_action": "Lisez l'étape signalée avant de lancer le modèle complet.",
+    "code.OUT_OF_MEMORY.summary":
+        "L'allocation sur le périphérique a échoué : mémoire insuffisante.",
+    "code.OUT_OF_MEMORY.next_action":
+        "Lisez l'étape signalée ; vérifiez ce qui occupe d'autre de la mémoire sur ce "
+        "périphérique.",
+    "code.RUNTIME_ERROR.summary": "Une opération du backend a échoué.",
+    "code.RUNTIME_ERROR.next_action":
+        "Lisez l'étape signalée et l'erreur avant de lancer le modèle complet.",
+    "code.TIMEOUT.summary": "La vérification a été arrêtée par la limite de temps.",
+    "code.TIMEOUT.next_action":
+        "Traitez le contrôle comme un échec ; examinez l'environnement à l'étape indiquée.",
+    "code.WORKER_FAILED.summary": "La vérification s'est terminée sans rapport exploitable.",
+    "code.WORKER_FAILED.next_action":
+        "Traitez le contrôle comme un échec ; examinez l'environnement à l'étape indiquée.",
+    "code.OUTPUT_WRITE_FAILED.summary": "Le rapport n'a pas été enregistré à l'endroit demandé.",
+    "code.OUTPUT_WRITE_FAILED.next_action":
+        "Utilisez un nouveau nom de fichier dans un dossier où vous pouvez écrire.",
+    "code.COLLECTIVE_FAILED.summary": "Une vérification collective distribuée a échoué.",
+    "code.COLLECTIVE_FAILED.next_action": "Consultez les rangs indiqués dans le rapport.",
+    "code.INTERRUPTED.summary": "La vérification a été interrompue.",
+    "code.INTERRUPTED.next_action": "Relancez-la le moment venu.",
+
+    # -- findings ---------------------------------------------------------------------------------
+    "finding.CPU_ONLY_BUILD.summary":
+        "Le PyTorch installé est un paquet CPU uniquement : il ne peut utiliser aucun GPU.",
+    "finding.CPU_ONLY_BUILD.next_action":
+        "Installez un paquet GPU dans cet interpréteur : " + INSTALL + ".",
+    "finding.NVIDIA_DRIVER_MISSING.summary":
+        "Aucun pilote NVIDIA n'est accessible depuis ce processus (aucun n'est installé, ou le "
+        "conteneur a été démarré sans le runtime GPU).",
+    "finding.NVIDIA_DRIVER_MISSING.next_action":
+        "Sur un hôte : installez le pilote NVIDIA (nvidia-smi doit fonctionner). Dans un "
+        "conteneur : démarrez-le avec le runtime GPU, par exemple docker run --gpus all (NVIDIA "
+        "Container Toolkit).",
+    "finding.DRIVER_TOO_OLD.summary":
+        "Le pilote NVIDIA est trop ancien pour ce paquet PyTorch (CUDA {build}).",
+    "finding.DRIVER_TOO_OLD.next_action":
+        "Mettez à jour le pilote (au moins {minimum} sous Linux pour CUDA {major}.x), ou "
+        "installez un paquet torch pour la version de CUDA que le pilote prend en charge, par "
+        "exemple --index-url https://download.pytorch.org/whl/cu126.",
+    "finding.ARCH_NOT_IN_BUILD.summary":
+        "Ce paquet PyTorch ne contient pas de code pour l'architecture de ce GPU.",
+    "finding.ARCH_NOT_IN_BUILD.next_action":
+        "Installez un paquet dont torch.cuda.get_arch_list() contient le sm_XY de ce GPU (les GPU "
+        "récents exigent des paquets CUDA récents, par exemple --index-url "
+        "https://download.pytorch.org/whl/cu128 pour Blackwell), ou compilez PyTorch avec "
+        "TORCH_CUDA_ARCH_LIST défini pour ce GPU.",
+    "finding.ARCH_PTX_ONLY.summary":
+        "Ce GPU n'exécute PyTorch que par du PTX compilé à la volée : les premiers appels sont "
+        "lents.",
+    "finding.ARCH_PTX_ONLY.next_action":
+        "Installez un paquet avec du code natif (sm_XY) pour ce GPU ; en attendant, conservez le "
+        "cache JIT (CUDA_CACHE_MAXSIZE, ~/.nv/ComputeCache) entre les exécutions.",
+    "finding.DEVICES_HIDDEN.summary":
+        "Une variable de visibilité des périphériques masque tous les GPU à ce processus.",
+    "finding.DEVICES_HIDDEN.next_action":
+        "Supprimez-la (unset {variable}) ou listez les GPU à utiliser, par exemple {variable}=0.",
+    "finding.FABRIC_MANAGER_NOT_READY.summary":
+        "Les GPU ne sont pas prêts : sur les systèmes NVSwitch, le Fabric Manager n'est pas en "
+        "cours d'exécution (CUDA 802).",
+    "finding.FABRIC_MANAGER_NOT_READY.next_action":
+        "Démarrez-le, dans la version exacte du pilote : sudo systemctl enable --now "
+        "nvidia-fabricmanager ; puis vérifiez systemctl status nvidia-fabricmanager.",
+    "finding.DRIVER_LIBRARY_MISMATCH.summary":
+        "Le pilote du noyau et la bibliothèque du pilote en espace utilisateur (libcuda) ont des "
+        "versions différentes (CUDA 803).",
+    "finding.DRIVER_LIBRARY_MISMATCH.next_action":
+        "Redémarrez après une mise à jour du pilote, ou réinstallez le pilote pour que les deux "
+        "correspondent ; dans un conteneur, n'incluez pas libcuda dans l'image (laissez le "
+        "runtime GPU monter celle de l'hôte).",
+    "finding.FORWARD_COMPAT_UNSUPPORTED.summary":
+        "Une bibliothèque CUDA de compatibilité future (forward compatibility) est utilisée sur "
+        "un GPU qui ne la prend pas en charge (CUDA 804).",
+    "finding.FORWARD_COMPAT_UNSUPPORTED.next_action":
+        "Retirez les bibliothèques cuda-compat de LD_LIBRARY_PATH (ou de l'image), ou mettez à "
+        "jour le pilote pour qu'il prenne directement en charge le CUDA de ce paquet.",
+    "finding.CUDA_UNKNOWN_ERROR.summary":
+        "Le pilote CUDA signale une erreur inconnue (999), souvent après une mise en veille "
+        "suivie d'une reprise.",
+    "finding.CUDA_UNKNOWN_ERROR.next_action":
+        "Rechargez le module de mémoire unifiée (sudo rmmod nvidia_uvm && sudo modprobe "
+        "nvidia_uvm) ou redémarrez ; puis relancez la vérification.",
+    "finding.MIG_SLICE.summary":
+        "Une partition MIG est utilisée : elle dispose d'une fraction de la mémoire et de la "
+        "puissance de calcul du GPU.",
+    "finding.MIG_SLICE.next_action":
+        "Dimensionnez votre travail pour la partition, pas pour la carte entière ; pour cibler "
+        "une partition, mettez dans CUDA_VISIBLE_DEVICES son UUID donné par nvidia-smi -L.",
+    "finding.NUMPY_MISSING.summary":
+        "NumPy n'est pas installé à côté de torch : tensor.numpy() et la plupart des chargements "
+        "de données échoueront.",
+    "finding.NUMPY_MISSING.next_action": "python -m pip install numpy (avec le même interpréteur).",
+    "finding.NUMPY_ABI_MISMATCH.summary":
+        "La version de NumPy ne correspond pas à celle avec laquelle ce torch (ou une extension) "
+        "a été compilé.",
+    "finding.NUMPY_ABI_MISMATCH.next_action":
+        'python -m pip install "numpy<2" pour un paquet compilé avec NumPy 1.x, ou mettez à '
+        "jour torch et l'extension vers des paquets conçus pour NumPy 2.",
+    "finding.TORCH_SHADOWED.summary":
+        "'import torch' charge un fichier torch.py ou un dossier torch du dossier de travail, et "
+        "non le paquet installé.",
+    "finding.TORCH_SHADOWED.next_action":
+        "Renommez ou supprimez le torch.py local (ou le dossier torch/) et tout __pycache__ à "
+        "côté.",
+    "finding.TORCH_DUPLICATE_INSTALL.summary":
+        "Plusieurs installations de PyTorch sont visibles pour cet interpréteur ; celle qui est "
+        "importée n'est peut-être pas celle que vous avez installée.",
+    "finding.TORCH_DUPLICATE_INSTALL.next_action":
+        "python -m pip uninstall torch (répétez jusqu'à ce qu'il n'en reste aucune, aussi avec "
+        "--user), puis installez un seul paquet ; python -m pip list -v montre où se trouve "
+        "chacune.",
+    "finding.SHARED_LIBRARY_MISSING.cuda.summary":
+        "import torch a besoin de {library}, qui est introuvable.",
+    "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
+        "Restaurez {library} : elle est fournie par les wheels nvidia-* dont dépend torch : "
+        "python -m pip install --force-reinstall torch. Vérifiez aussi que LD_LIBRARY_PATH ne "
+        "pointe pas ailleurs.",
+    "finding.SHARED_LIBRARY_MISSING.system.summary":
+        "import torch a besoin de {library}, qui est introuvable.",
+    "finding.SHARED_LIBRARY_MISSING.system.next_action":
+        "Restaurez {library} : réinstallez torch (python -m pip install --force-reinstall "
+        "torch) ; si la bibliothèque appartient au système, installez-la avec le gestionnaire "
+        "de paquets du système. Vérifiez aussi que LD_LIBRARY_PATH ne pointe pas ailleurs.",
+    "finding.UNDEFINED_SYMBOL.summary":
+        "{library} ne correspond pas au code qui la charge (symbole non défini {symbol}) : deux "
+        "paquets différents sont mélangés.",
+    "finding.UNDEFINED_SYMBOL.next_action":
+        "Retirez la variable LD_LIBRARY_PATH (elle pointe souvent vers un autre CUDA ou cuDNN), "
+        "puis réinstallez torch et ses extensions depuis un seul index.",
+    "finding.WINDOWS_DLL_LOAD_FAILED.summary":
+        "Windows n'a pas pu charger {dll} ou l'une de ses dépendances.",
+    "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
+        "Installez la dernière version de Microsoft Visual C++ Redistributable (x64), puis "
+        "réinstallez torch (python -m pip install --force-reinstall torch).",
+    "finding.ROCM_KFD_ACCESS.absent.summary":
+        "/dev/kfd est absent : le pilote GPU AMD (amdgpu) n'est pas chargé ou n'est pas exposé "
+        "ici.",
+    "finding.ROCM_KFD_ACCESS.absent.next_action":
+        "Chargez le pilote (sudo modprobe amdgpu) ou, dans un conteneur, passez "
+        "--device=/dev/kfd --device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.no_access.summary":
+        "/dev/kfd existe, mais cet utilisateur ne peut pas l'ouvrir.",
+    "finding.ROCM_KFD_ACCESS.no_access.next_action":
+        "Ajoutez l'utilisateur aux groupes render et video (sudo usermod -aG render,video "
+        "$USER), puis reconnectez-vous ; dans un conteneur, passez aussi --group-add video.",
+    "finding.ROCM_GFX_UNSUPPORTED.summary":
+        "Ce paquet ROCm ne contient pas de code pour l'architecture gfx de ce GPU.",
+    "finding.ROCM_GFX_UNSUPPORTED.next_action":
+        "Installez un paquet ROCm qui prend en charge ce GPU ; pour une carte grand public "
+        "d'architecture proche, HSA_OVERRIDE_GFX_VERSION (par exemple 11.0.0 pour gfx110x) est "
+        "le contournement connu.",
+    "finding.SLOW_FIRST_CALL.summary":
+        "Le premier calcul a pris {seconds} s : les kernels ont probablement été compilés à la "
+        "volée (PTX) ou le périphérique a mis du temps à se réveiller.",
+    "finding.SLOW_FIRST_CALL.next_action":
+        "Relancez la vérification : si elle est rapide la deuxième fois, c'était le cache JIT ; "
+        "installez un paquet avec du code natif pour ce GPU pour l'éviter.",
+
+    # -- terminal and markdown -------------------------------------------------------------------
+    "ui.status.passed": "RÉUSSI",
+    "ui.status.failed": "ÉCHEC",
+    "ui.headline": "{status} {code} (code de sortie {exit_code}) à l'étape {stage}",
+    "ui.label.runtime": "plateforme",
+    "ui.label.pytorch": "pytorch",
+    "ui.label.gpu": "gpu",
+    "ui.label.execution": "exécution",
+    "ui.label.host": "système",
+    "ui.label.error": "erreur",
+    "ui.label.warning": "avertissement",
+    "ui.label.findings": "constats",
+    "ui.label.next": "prochaine action",
+    "ui.label.do": "à faire",
+    "ui.label.paths": "chemins",
+    "ui.runtime.unknown": "inconnue (le processus de vérification n'a pas démarré)",
+    "ui.runtime.environment": "environnement {kind}",
+    "ui.pytorch.not_imported": "non importé",
+    "ui.pytorch.unknown_version": "version inconnue",
+    "ui.pytorch.distribution": "distribution installée {version}",
+    "ui.gpu.not_queried": "non interrogé en mode CPU",
+    "ui.gpu.available": "disponible",
+    "ui.gpu.not_available": "indisponible",
+    "ui.gpu.visible": "visibles : {count}",
+    "ui.execution.not_reached": "non atteinte",
+    "ui.execution.on": "sur {device}",
+    "ui.execution.product": "produit {state}",
+    "ui.execution.gradient": "gradient {state}",
+    "ui.execution.verified": "ok",
+    "ui.execution.not_verified": "NON vérifié",
+    "ui.execution.synchronized": "synchronisé",
+    "ui.host.not_found": "{tool} introuvable",
+    "ui.host.timeout": "{tool} a dépassé le délai (3 s)",
+    "ui.host.failed": "{tool} a échoué",
+    "ui.host.driver": "pilote {version}",
+    "ui.host.mig": "{count} périphérique(s) MIG",
+    "ui.error.at": "à l'étape {where} : {what}",
+    "ui.warning.during": "{category} pendant {stage} : {message}",
+    "ui.paths.interpreter": "interpréteur {path}",
+    "ui.paths.torch": "torch {path}",
+    "ui.paths.note": "(affiché sur ce terminal uniquement, jamais enregistré dans un rapport)",
+    "ui.live.interpreter": "démarrage de Python",
+    "ui.live.import": "import de torch",
+    "ui.live.backend": "lecture du paquet",
+    "ui.live.device": "interrogation du GPU",
+    "ui.live.compute": "calcul",
+    "ui.markdown.title": "Rapport kernodeck-diagnostic",
+    "ui.markdown.result": "Résultat",
+    "ui.markdown.field": "Champ",
+    "ui.markdown.value": "Valeur",
+
+    # -- the command line's own messages ---------------------------------------------------------
+    "cli.error.prefix": "erreur",
+    "cli.error.see_help": "voir --help",
+    "cli.timeout.not_a_number": "n'est pas un nombre de secondes : {value}",
+    "cli.timeout.range":
+        "doit être compris entre {low} et {high} secondes, valeur reçue : {value}",
+    "cli.index.not_a_number": "n'est pas un nombre entier : {value}",
+    "cli.index.negative": "doit être supérieur ou égal à 0, valeur reçue : {value}",
+    "cli.device.rocm":
+        "{value} n'est pas un mode de périphérique : les paquets ROCm et CUDA de PyTorch "
+        "utilisent tous deux le nom de périphérique 'cuda', utilisez donc --device gpu (la "
+        "valeur par défaut)",
+    "cli.device.unknown": "doit être gpu ou cpu, valeur reçue : {value}",
+    "cli.python.not_runnable":
+        "--python : ce chemin n'est pas un interpréteur Python exécutable",
+    "cli.python.too_old":
+        "--python : cet interpréteur est Python {version} ; le minimum est {minimum}",
+    "cli.output.preflight":
+        "impossible d'écrire le rapport dans le fichier demandé : {reason}. Rien n'a été "
+        "exécuté (code de sortie {exit}).",
+    "cli.output.not_saved":
+        "le rapport n'a PAS été enregistré : {reason} (code de sortie {exit}, "
+        "OUTPUT_WRITE_FAILED).",
+    "output.reason.empty": "le nom du fichier est vide",
+    "output.reason.exists_file": "un fichier de ce nom existe déjà ; il n'est jamais écrasé",
+    "output.reason.exists_link":
+        "un lien symbolique de ce nom existe déjà ; il n'est jamais écrasé",
+    "output.reason.exists_folder": "un dossier de ce nom existe déjà",
+    "output.reason.no_folder": "son dossier n'existe pas",
+    "output.reason.not_a_folder": "son dossier n'est pas un dossier",
+    "output.reason.not_writable": "son dossier n'est pas accessible en écriture",
+    "output.reason.name_too_long": "le nom du fichier est trop long",
+    "output.reason.permission": "permission refusée",
+    "output.reason.no_space": "plus d'espace disponible sur le périphérique",
+    "output.reason.too_large":
+        "le fichier dépasse la taille autorisée (limite de taille de fichier)",
+    "output.reason.quota": "quota de disque dépassé",
+    "output.reason.read_only": "le système de fichiers est en lecture seule",
+    "output.reason.loop": "trop de niveaux de liens symboliques",
+    "output.reason.other": "le système a refusé l'écriture ({detail})",
+    "cli.interrupted":
+        "interrompu par {signal} ; la vérification a été arrêtée et aucun rapport n'a été écrit.",
+    "cli.internal":
+        "erreur interne ({detail}) ; merci de la signaler en indiquant la commande exécutée.",
+
+    # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
+    "reports.reason.not_found": "introuvable",
+    "reports.reason.not_a_file": "pas un fichier",
+    "reports.reason.permission": "permission refusée",
+    "reports.reason.unreadable": "illisible",
+    "reports.reason.not_json": "pas du JSON",
+    "reports.reason.schema_version":
+        "version de schéma {version} (cette version de l'outil lit la version 1)",
+    "reports.reason.not_a_report": "pas un rapport",
+    "reports.usage_error": "{prog} : erreur : {message} (voir --help)",
+    "reports.internal_error":
+        "{prog} : erreur interne ({detail}) ; merci de la signaler en indiquant la commande "
+        "exécutée.",
+    "reports.help.format":
+        "format de sortie : text (par défaut), json ou markdown (à coller dans un ticket)",
+    "reports.help.lang": "langue de la sortie texte et markdown (par défaut ici : {default})",
+    "compare.help.description":
+        "Montre ce qui a changé entre deux rapports de la vérification : code, étape, versions, "
+        "périphériques, constats et durées par étape (une durée compte quand elle a varié d'au "
+        "moins 100 ms et 20 pour cent). Sortie 0 quand les deux ont le même code, 1 quand le code "
+        "a changé, 2 quand un fichier n'est pas un rapport lisible.",
+    "compare.help.a": "le rapport précédent (le JSON écrit avec --output)",
+    "compare.help.b": "le rapport suivant",
+    "compare.argument": "{which} ({name}) : {reason}",
+    "compare.cannot_read": "comparaison impossible : {what}",
+    "compare.same_code": "même code : {code}",
+    "compare.code_changed": "le code a changé : {a} -> {b}",
+    "compare.nothing_else": "rien d'autre n'a changé",
+    "compare.header.field": "champ",
+    "compare.findings_added": "constats apparus dans B : {ids}",
+    "compare.findings_removed": "constats disparus dans B : {ids}",
+    "summarize.help.description":
+        "Résume de nombreux rapports de la vérification, par exemple collectés sur plusieurs "
+        "machines : une ligne par rapport, puis le nombre de chaque code, du pire au meilleur, "
+        "puis les fichiers qui ne sont pas des rapports lisibles, avec la raison.",
+    "summarize.help.paths":
+        "un fichier de rapport, ou un dossier parcouru récursivement à la recherche de *.json",
+    "summarize.help.epilog":
+        "Ordre des codes, du pire au meilleur : {order}. Sortie 0 quand tous les rapports ont "
+        "réussi et que tous les fichiers étaient lisibles, 1 quand un rapport a échoué ou qu'un "
+        "fichier était illisible, 2 en cas d'erreur d'utilisation ou quand aucun rapport lisible "
+        "n'a été trouvé.",
+    "summarize.header.report": "rapport",
+    "summarize.header.code": "code",
+    "summarize.header.exit": "sortie",
+    "summarize.header.stage": "étape",
+    "summarize.header.python": "python",
+    "summarize.header.torch": "torch",
+    "summarize.header.backend": "backend",
+    "summarize.header.devices": "périphériques",
+    "summarize.header.count": "nombre",
+    "summarize.counts": "nombre par code, du pire au meilleur",
+    "summarize.unreadable": "illisibles ({count})",
+    "summarize.total":
+        "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
+        "{unreadable} illisible(s)",
+    "summarize.nothing_found": "aucun fichier à lire dans les chemins donnés",
+}
