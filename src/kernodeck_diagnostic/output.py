@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
@@ -19,14 +20,22 @@ class OutputError(Exception):
 
 def preflight(path: str) -> None:
     """Fail fast, before the check runs, when ``path`` cannot become a new file."""
-    if path == "":
-        raise OutputError("the file name is empty")
-    if os.path.lexists(path):
-        kind = ("a symbolic link" if os.path.islink(path) else
-                "a folder" if os.path.isdir(path) else "a file")
+    _check_name(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a parent that is a file, a name too long, a loop of links...
+        raise OutputError(_reason(exc)) from None
+    else:
+        kind = ("a symbolic link" if stat.S_ISLNK(mode) else
+                "a folder" if stat.S_ISDIR(mode) else "a file")
         raise OutputError(f"{kind} of that name already exists; it is never overwritten")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.exists(parent):
+        if path.startswith("~"):  # quoted, or after '=': the shell left the tilde as it was
+            raise OutputError("its folder does not exist (a leading ~ is not your home folder "
+                              "here: the shell did not expand it; write the path in full)")
         raise OutputError("its folder does not exist")
     if not os.path.isdir(parent):
         raise OutputError("its folder is not a folder")
@@ -37,8 +46,21 @@ def preflight(path: str) -> None:
         raise OutputError("the file name is too long")
 
 
+def _check_name(path: str) -> None:
+    """A name no file system takes: empty, with a NUL, or not encodable for this system."""
+    if path == "":
+        raise OutputError("the file name is empty")
+    if "\0" in path:
+        raise OutputError("the file name contains a NUL character")
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        raise OutputError("the file name cannot be encoded for this file system") from None
+
+
 def write_new(path: str, data: bytes) -> None:
     """Create ``path`` exclusively and write ``data``; on any failure no file is left behind."""
+    _check_name(path)
     try:
         descriptor = os.open(path, _NEW_FILE_FLAGS, 0o644)
     except OSError as exc:

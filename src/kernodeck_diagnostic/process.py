@@ -7,23 +7,40 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
 MAX_TOOL_OUTPUT = 256 * 1024
 _REAP_TIMEOUT_S = 2.0
+# Every child started here and not yet killed and reaped: on an interrupt, kill_all() ends them
+# (the host probe's tool runs in a thread the interrupt does not reach).
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LIVE_LOCK = threading.Lock()
 
 
 def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
           env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Start ``argv`` as the leader of a new process group, so its whole tree can be killed."""
     if sys.platform == "win32":
-        return subprocess.Popen(
+        process = subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
             creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
-    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                            env=env, start_new_session=True)
+    else:
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=stdout,
+                                   stderr=stderr, env=env, start_new_session=True)
+    with _LIVE_LOCK:
+        _LIVE.add(process)
+    return process
+
+
+def kill_all() -> None:
+    """Kill the tree of every child still running that ``spawn`` started."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        kill_tree(process)
 
 
 def kill_tree(process: subprocess.Popen[bytes]) -> None:
@@ -45,6 +62,8 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
     # A process stuck in uninterruptible sleep inside a driver cannot be reaped: give up on it.
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(_REAP_TIMEOUT_S)
+    with _LIVE_LOCK:
+        _LIVE.discard(process)
 
 
 @dataclass

@@ -29,12 +29,21 @@ _WINDOWS_PATH = re.compile(
 class Redactor:
     """Removes secrets, names and paths from text that may reach a report or a terminal."""
 
-    def __init__(self, secrets: Iterable[str] = (), names: Mapping[str, str] | None = None) -> None:
+    def __init__(self, secrets: Iterable[str] = (), names: Mapping[str, str] | None = None,
+                 folders: Mapping[str, str] | None = None) -> None:
         # Longest first, so a value that contains another is replaced whole.
         self._secrets = sorted({s for s in secrets if len(s) >= _MIN_SECRET_LEN}, key=len,
                                reverse=True)
         self._names = sorted(((k, v) for k, v in (names or {}).items() if len(k) >= 2),
                              key=lambda item: len(item[0]), reverse=True)
+        # A known folder named by itself (not as the start of a longer path) becomes its label:
+        # reduced to its last component, the working folder would still give its own name.
+        self._folders = [
+            (re.compile(re.escape(folder) + r"[\\/]?(?=$|[\s:;,'\"()\[\]{}<>|]|\.(?:\s|$))"), label)
+            for folder, label in sorted(
+                ((f.rstrip("/\\"), v) for f, v in (folders or {}).items()),
+                key=lambda item: len(item[0]), reverse=True)
+            if folder.count("/") + folder.count("\\") >= 2 or ":" in folder]
 
     @classmethod
     def for_this_machine(cls, environ: Mapping[str, str] | None = None) -> Redactor:
@@ -46,13 +55,15 @@ class Redactor:
                              ("<user>", os.path.basename(_safe(_home).rstrip("/\\")))):
             if value and value.lower() not in {"root", "user", "localhost"}:
                 names[value] = label
-        return cls(secrets, names)
+        return cls(secrets, names, {_safe(_home): "<home>", _safe(os.getcwd): "<cwd>"})
 
     def text(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "<redacted>")
         text = _URL_CREDENTIALS.sub(r"\g<scheme><redacted>@", text)
         text = _TOKEN_SHAPES.sub("<token>", text)
+        for folder, label in self._folders:
+            text = folder.sub(label, text)
         text = _FILE_URL.sub(lambda m: "file://" + _keep_last_component(m, prefix=7), text)
         text = _WINDOWS_PATH.sub(_keep_last_component, text)
         text = _POSIX_PATH.sub(_keep_last_component, text)

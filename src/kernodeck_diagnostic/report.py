@@ -40,7 +40,14 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     state = run.state
     facts = redactor.value(state.facts)
     error = _error(request, run)
-    if error is None and not _verified(facts.get("execution", {})):
+    if error is None and not _verified(facts.get("execution", {})) and state.unreadable_lines:
+        # Lines of the event log could not be read: what they said (maybe the error) is unknown,
+        # so nothing is claimed about the computation.
+        error = {"stage": state.stage or "interpreter", "step": state.step,
+                 "kind": "worker_failed", "type": None,
+                 "message": f"the worker's event log held {state.unreadable_lines} unreadable "
+                            "line(s) and no verified result"}
+    elif error is None and not _verified(facts.get("execution", {})):
         error = {"stage": "compute", "kind": "check_failed", "type": None,
                  "message": "the worker reported no verified result"}
     code = classify(request.device, error)

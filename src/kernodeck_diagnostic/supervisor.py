@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,8 +22,14 @@ POLL_INTERVAL_S = 0.05
 # and a grandchild holding them cannot keep the front waiting. Past this size a file is emptied.
 CAPTURE_LIMIT_BYTES = 8 * 1024 * 1024
 MAX_EVENT_LINE_BYTES = 64 * 1024
+MAX_EVENT_BYTES_TOTAL = 4 * 1024 * 1024  # all accepted events together: the front stays small
+MAX_TEXT_CHARS = 2000  # any string from the worker; the worker bounds messages alike
 MAX_WARNINGS = 50
 MAX_EVENTS = 10_000
+# After its final event the worker has this long to exit; then its tree is killed and the result
+# stands (a library's non-daemon thread must not turn a finished check into a timeout).
+FINAL_GRACE_S = 1.0
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 # Variables the front adds to the worker's environment, with why. The worker otherwise inherits
 # the environment unchanged: it must see what the user's application sees (CUDA_VISIBLE_DEVICES,
@@ -51,6 +58,9 @@ class WorkerState:
     error: dict[str, Any] | None = None
     warnings: list[dict[str, Any]] = field(default_factory=list)
     final: bool = False
+    # Where the interpreter and torch live: for --show-paths on the terminal only. Kept apart
+    # from the facts so that no path can reach a report.
+    local_paths: dict[str, str | None] = field(default_factory=dict)
     events: int = 0
     unreadable_lines: int = 0
 
@@ -74,12 +84,15 @@ class WorkerState:
         elif kind == "warning" and len(self.warnings) < MAX_WARNINGS:
             self.warnings.append({"stage": _text(event.get("stage")),
                                   "category": _text(event.get("category")),
-                                  "message": _text(event.get("message"))})
+                                  "message": _one_line(event.get("message"))})
         elif kind == "error" and self.error is None:
             self.error = {key: event.get(key) for key in
                           ("stage", "kind", "type", "message", "missing_module")}
+            self.error["message"] = _one_line(event.get("message"))
             if self.step is not None:
                 self.error["step"] = self.step
+        elif kind == "local_paths":
+            self.local_paths = {name: _text(event.get(name)) for name in ("interpreter", "torch")}
         elif kind == "final":
             self.final = True
 
@@ -120,7 +133,9 @@ class EventReader:
         self._file = file
         self.state = WorkerState()
         self._partial = b""
-        self._skipping = False  # inside an over-long line, dropped until its end
+        # The head of an over-long line, kept while the rest of it is dropped until its end.
+        self._long_head: bytes | None = None
+        self._accepted_bytes = 0
 
     def poll(self) -> None:
         while True:
@@ -129,32 +144,43 @@ class EventReader:
                 return
             self._feed(chunk)
 
+    def close(self) -> None:
+        """The worker is gone: a last line it never ended (killed mid-write) is unreadable."""
+        if self._partial.strip() or self._long_head is not None:
+            self.state.unreadable_lines += 1
+        self._partial, self._long_head = b"", None
+
     def _feed(self, chunk: bytes) -> None:
         lines = (self._partial + chunk).split(b"\n")
         self._partial = lines.pop()
         for line in lines:
-            if self._skipping:
-                self._skipping = False
-                self.state.unreadable_lines += 1
-                continue
+            if self._long_head is not None:
+                line, self._long_head = self._long_head, None
             self._line(line)
-        if len(self._partial) > MAX_EVENT_LINE_BYTES:
+        if self._long_head is not None:
             self._partial = b""
-            self._skipping = True
+        elif len(self._partial) > MAX_EVENT_LINE_BYTES:
+            self._long_head, self._partial = self._partial[:MAX_EVENT_LINE_BYTES], b""
 
     def _line(self, line: bytes) -> None:
         if not line.strip():
             return
-        if self.state.events >= MAX_EVENTS:
+        if (self.state.events >= MAX_EVENTS
+                or self._accepted_bytes + min(len(line), MAX_EVENT_LINE_BYTES)
+                > MAX_EVENT_BYTES_TOTAL):
             self.state.unreadable_lines += 1
             return
-        try:
-            event = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            self.state.unreadable_lines += 1
-            return
+        if len(line) >= MAX_EVENT_LINE_BYTES:  # the kept head of an over-long line, or one
+            event = _salvage(line[:MAX_EVENT_LINE_BYTES])
+        else:
+            try:
+                # A byte that is not UTF-8 spoils one character, not the whole event.
+                event = json.loads(line.decode("utf-8", "replace"))
+            except ValueError:
+                event = None
         if isinstance(event, dict):
-            self.state.apply(event)
+            self._accepted_bytes += min(len(line), MAX_EVENT_LINE_BYTES)
+            self.state.apply(_clean(event))
         else:
             self.state.unreadable_lines += 1
 
@@ -240,6 +266,9 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
             if process.returncode is not None:
                 outcome = "finished" if state.final else "crashed"
                 break
+            if state.final and outcome != "finished":
+                outcome = "finished"  # the result is in; what runs now is the worker's exit
+                deadline = min(deadline, time.monotonic() + FINAL_GRACE_S)
             for capture in captures:
                 _bound_capture(capture)
             if on_progress is not None:
@@ -247,6 +276,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     finally:
         kill_tree(process)
     reader.poll()
+    reader.close()
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start)
@@ -267,3 +297,46 @@ def _reason(exc: OSError) -> str:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _one_line(value: Any) -> str | None:
+    """A message as one line, whatever the worker wrote (the worker's own bound is not trusted)."""
+    return " ".join(value.split()) if isinstance(value, str) else None
+
+
+def _clean(value: Any) -> Any:
+    """Every string of an event made safe to keep and to encode.
+
+    A lone surrogate (a non-UTF-8 byte the worker decoded with surrogateescape and JSON carried as
+    ``\\udcXX``) becomes U+FFFD, so the report can always be written as UTF-8; a string longer
+    than MAX_TEXT_CHARS is cut there, with an ellipsis.
+    """
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT_CHARS:
+            value = value[:MAX_TEXT_CHARS - 1] + "\u2026"
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_clean(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
+
+
+def _salvage(head: bytes) -> Any:
+    """The event at the start of an over-long line, when what made it long was one string.
+
+    A worker that does not bound its messages writes an error event whose message is megabytes
+    long; its small fields (event, stage, kind, type) come first. Closing the string and the
+    object after the kept head gives that event back, its message cut. Anything else: None.
+    """
+    text = head.decode("utf-8", "replace")
+    with contextlib.suppress(ValueError):
+        event = json.loads(text)  # a line exactly at the limit may be whole
+        return event if isinstance(event, dict) else None
+    for cut in range(len(text), max(len(text) - 8, 0), -1):  # never inside an escape sequence
+        try:
+            event = json.loads(text[:cut] + '\u2026"}')
+        except ValueError:
+            continue
+        return event if isinstance(event, dict) else None
+    return None

@@ -15,6 +15,9 @@ scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure
     arch_not_in_build       a Blackwell GPU (sm_120) with a build made only up to sm_90: the
                             first kernel fails with "no kernel image is available"
 
+Hostile workers (signals, exits, native hangs, floods, escaping processes, a corrupt event log,
+huge or non-UTF-8 messages, private data) are listed in ``_hostile.py``, next to this file.
+
 ``KD_FAKE_DEVICES`` sets the number of visible devices (default 1). ``KD_FAKE_TORCH_MARKER``
 names a file written at import (proof the worker ran); ``KD_FAKE_TORCH_PIDS`` a file where the
 hang scenario records the pids it leaves behind. The arithmetic is real: a tiny autograd over
@@ -38,6 +41,10 @@ if os.environ.get("KD_FAKE_TORCH_MARKER"):
 _delay = float(os.environ.get("KD_FAKE_TORCH_IMPORT_DELAY", "0"))
 if _delay:
     time.sleep(_delay)
+
+from . import _hostile  # noqa: E402 - the hostile scenarios act at their points
+
+_hostile.at("import")
 
 if SCENARIO == "import_error_with_secrets":
     home = os.path.expanduser("~")
@@ -116,6 +123,8 @@ class Tensor:
 
 def tensor(values: list[list[float]], dtype: Any = None, device: str = "cpu",
            requires_grad: bool = False) -> Tensor:
+    if device.startswith("cuda"):
+        _hostile.at("allocate")
     if SCENARIO == "oom_at_allocation" and device.startswith("cuda"):
         raise cuda.OutOfMemoryError(
             "CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of "
@@ -144,6 +153,7 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
 
     @staticmethod
     def is_available() -> bool:
+        _hostile.at("device")
         return True
 
     @staticmethod
@@ -172,6 +182,7 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
 
     @staticmethod
     def synchronize(index: int | None = None) -> None:
+        _hostile.at("synchronize")
         if SCENARIO == "error_at_synchronize":
             raise RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel "
                                "errors might be asynchronously reported at some other API call")
