@@ -36,7 +36,8 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     if found:
         lines += ["", t("ui.label.findings")]
         for finding in found:
-            lines.append(f"  {finding['severity']:<7}  {finding['id']}: {finding['summary']}")
+            severity = t(f"ui.severity.{finding['severity']}")
+            lines.append(f"  {severity:<7}  {finding['id']}: {finding['summary']}")
             lines.append(f"  {'':<7}  {t('ui.label.do')}: {finding['next_action']}")
     lines += ["", f"{t('ui.label.next')}: {_next_action(report, t)}"]
     return "\n".join(lines) + "\n"
@@ -48,15 +49,17 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
     rows = _rows(report, t)
     status = t(f"ui.status.{report['status']}")
     lines = [f"### {t('ui.markdown.title')}", "",
-             f"**{status}** `{report['code']}` (exit {report['exit_code']}), stage "
-             f"`{report['stage']}`: {t('code.' + report['code'] + '.summary')}",
+             t("ui.markdown.headline", status=status, code=report["code"],
+               exit_code=report["exit_code"], stage=report["stage"],
+               summary=t("code." + report["code"] + ".summary")),
              "", f"| {t('ui.markdown.field')} | {t('ui.markdown.value')} |", "|---|---|"]
     lines += [f"| {label.strip()} | {_cell(value)} |" for label, value in rows if value]
     found = _findings(report, t)
     if found:
         lines += ["", f"**{t('ui.label.findings')}**", ""]
         for finding in found:
-            lines.append(f"- **{finding['severity']}** `{finding['id']}`: {finding['summary']}  ")
+            severity = t(f"ui.severity.{finding['severity']}")
+            lines.append(f"- **{severity}** `{finding['id']}`: {finding['summary']}  ")
             lines.append(f"  {t('ui.label.do')}: {finding['next_action']}")
     lines += ["", f"**{t('ui.label.next')}:** {_next_action(report, t)}", "",
               f"<sub>{report['tool']['name']} {report['tool']['version']}, "

@@ -241,6 +241,11 @@ MESSAGES = {
     "ui.live.backend": "lecture du paquet",
     "ui.live.device": "interrogation du GPU",
     "ui.live.compute": "calcul",
+    "ui.severity.error": "erreur",
+    "ui.severity.warning": "alerte",
+    "ui.severity.info": "info",
+    "ui.markdown.headline":
+        "**{status}** `{code}` (code de sortie {exit_code}), étape `{stage}` : {summary}",
     "ui.markdown.title": "Rapport kernodeck-diagnostic",
     "ui.markdown.result": "Résultat",
     "ui.markdown.field": "Champ",

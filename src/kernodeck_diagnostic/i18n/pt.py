@@ -239,6 +239,11 @@ MESSAGES = {
     "ui.live.backend": "lendo o pacote",
     "ui.live.device": "consultando a GPU",
     "ui.live.compute": "calculando",
+    "ui.severity.error": "erro",
+    "ui.severity.warning": "alerta",
+    "ui.severity.info": "info",
+    "ui.markdown.headline":
+        "**{status}** `{code}` (código de saída {exit_code}), etapa `{stage}`: {summary}",
     "ui.markdown.title": "Relatório do kernodeck-diagnostic",
     "ui.markdown.result": "Resultado",
     "ui.markdown.field": "Campo",

@@ -1,0 +1,225 @@
+"""The ways people run and share the check: formats, languages, other interpreters, the API."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kernodeck_diagnostic
+from conftest import ROOT, assert_valid_report, clean_env, fake_gpu_env, run_tool
+from test_zipapp import pyenv_python
+
+# -- formats ------------------------------------------------------------------------------------
+
+def test_json_format_is_the_report(pyz: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = run_tool(sys.executable, pyz, ["--format", "json", "--output", str(out)],
+                      env=fake_gpu_env("cuda_pass"))
+    printed = json.loads(result.stdout)
+    assert_valid_report(printed)
+    assert printed == result.report
+
+
+def test_markdown_format_is_ready_to_paste(pyz: Path) -> None:
+    result = run_tool(sys.executable, pyz, ["--format", "markdown"],
+                      env=fake_gpu_env("oom_at_allocation"))
+    assert result.returncode == 9
+    lines = result.stdout.splitlines()
+    assert lines[0] == "### kernodeck-diagnostic report"
+    assert "**FAILED** `OUT_OF_MEMORY` (exit 9), stage `compute`" in lines[2]
+    assert "| Field | Value |" in lines
+    assert "\033[" not in result.stdout
+
+
+# -- languages ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("env", "args", "headline"), [
+    ({"LANG": "pt_BR.UTF-8"}, [], "APROVADO GPU_CHECK_PASSED (código de saída 0) na etapa compute"),
+    ({"LANG": "fr_FR.UTF-8"}, [], "RÉUSSI GPU_CHECK_PASSED (code de sortie 0) à l'étape compute"),
+    ({"LC_ALL": "fr_FR.UTF-8", "LANG": "pt_BR.UTF-8"}, [], "RÉUSSI GPU_CHECK_PASSED"),
+    ({"LANG": "pt_BR.UTF-8"}, ["--lang", "en"], "PASSED GPU_CHECK_PASSED (exit 0)"),
+    ({"LANG": "de_DE.UTF-8"}, [], "PASSED GPU_CHECK_PASSED (exit 0)"),
+])
+def test_language_from_locale_and_flag(pyz: Path, env: dict[str, str], args: list[str],
+                                       headline: str) -> None:
+    result = run_tool(sys.executable, pyz, args, env=fake_gpu_env("cuda_pass", **env))
+    assert result.headline.startswith(headline)
+
+
+def test_json_keeps_english_whatever_the_language(pyz: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = run_tool(sys.executable, pyz, ["--lang", "pt", "--output", str(out)],
+                      env=fake_gpu_env("oom_at_allocation"))
+    assert result.headline.startswith("FALHOU")
+    assert result.report is not None
+    assert result.report["summary"] == "Allocation on the device failed: out of memory."
+
+
+@pytest.mark.parametrize(("language", "prefix", "words"), [
+    ("pt", "kernodeck-diagnostic: erro: ", "entre 5 e 120"),
+    ("fr", "kernodeck-diagnostic: erreur: ", "entre 5 et 120"),
+])
+def test_usage_errors_in_the_users_language(pyz: Path, language: str, prefix: str,
+                                            words: str) -> None:
+    result = run_tool(sys.executable, pyz, ["--lang", language, "--timeout", "2"])
+    assert result.returncode == 2
+    assert result.stderr.startswith(prefix)
+    assert words in result.stderr
+
+
+# -- another interpreter ------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_python_flag_diagnoses_the_cpu_venv_from_another_interpreter(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    front = pyenv_python("3.12") or Path(sys.executable)
+    out = tmp_path / "report.json"
+    result = run_tool(front, pyz, ["--python", str(cpu_torch_python), "--device", "cpu",
+                                   "--output", str(out)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.report is not None
+    assert result.report["code"] == "CPU_CHECK_PASSED"
+    assert result.report["runtime"]["python_version"].startswith("3.11.")
+    assert result.report["runtime"]["environment_kind"] == "venv"
+    assert str(cpu_torch_python) not in json.dumps(result.report) + result.stdout
+
+
+@pytest.mark.slow
+def test_python_flag_diagnoses_the_cuda_venv(cuda_torch_python: Path, pyz: Path,
+                                             tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = run_tool(sys.executable, pyz, ["--python", str(cuda_torch_python), "--output",
+                                            str(out)])
+    assert result.returncode == 6
+    assert result.report is not None
+    assert result.report["pytorch"]["cuda_build"] == "13.0"
+
+
+@pytest.mark.slow
+def test_python_flag_with_a_bare_pyenv_python(pyz: Path, tmp_path: Path) -> None:
+    python = pyenv_python("3.9")
+    if python is None:
+        pytest.skip("no pyenv Python 3.9 here")
+    out = tmp_path / "report.json"
+    result = run_tool(sys.executable, pyz, ["--python", str(python), "--output", str(out)])
+    assert result.returncode == 3
+    assert result.report is not None
+    assert result.report["runtime"]["python_version"].startswith("3.9.")
+
+
+@pytest.mark.parametrize("target", ["/nonexistent/python", "README.md", "LICENSE"])
+def test_python_flag_refuses_what_is_not_a_python(pyz: Path, target: str) -> None:
+    result = run_tool(sys.executable, pyz, ["--python", str(ROOT / target)
+                                            if not target.startswith("/") else target])
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "kernodeck-diagnostic: error: --python: that path is not a runnable Python interpreter "
+        "(see --help)"]
+
+
+@pytest.mark.parametrize("minor", ["2.7", "3.6", "3.8"])
+def test_python_flag_names_the_minimum_version(pyz: Path, minor: str) -> None:
+    python = pyenv_python(minor)
+    if python is None:
+        pytest.skip(f"no pyenv Python {minor} here")
+    result = run_tool(sys.executable, pyz, ["--python", str(python)])
+    assert result.returncode == 2
+    assert f"Python {minor}; the minimum is 3.9" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+# -- paths, for the user's eyes only ------------------------------------------------------------
+
+def test_show_paths_only_on_the_terminal(pyz: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    env = fake_gpu_env("cuda_pass")
+    shown = run_tool(sys.executable, pyz, ["--show-paths", "--output", str(out)], env=env)
+    fakes = str(ROOT / "tests" / "fakes" / "torch")
+    assert f"torch {fakes}" in shown.stdout
+    assert f"interpreter {sys.executable}" in shown.stdout
+    assert fakes not in out.read_text()
+    for fmt in ("json", "markdown"):
+        other = run_tool(sys.executable, pyz, ["--show-paths", "--format", fmt], env=env)
+        assert fakes not in other.stdout
+
+
+# -- the live line ------------------------------------------------------------------------------
+
+def test_live_stage_line_on_a_terminal_only(pyz: Path) -> None:
+    env = fake_gpu_env("cuda_pass", KD_FAKE_TORCH_IMPORT_DELAY="1.5")
+    leader, follower = pty.openpty()
+    with subprocess.Popen([sys.executable, str(pyz)], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=follower, env=env) as process:
+        stdout, _ = process.communicate(timeout=60)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert b"importing torch... " in seen
+    assert b" s / 30 s" in seen
+    assert seen.endswith(b"\r\033[K")  # the line is cleared before the report
+    assert b"importing torch" not in stdout
+    piped = run_tool(sys.executable, pyz, [], env=env)
+    assert "importing torch" not in piped.stderr  # not a terminal: nothing live
+
+
+# -- the Python API -----------------------------------------------------------------------------
+
+def test_api_returns_a_report_for_a_diagnosed_failure() -> None:
+    report = kernodeck_diagnostic.check(device="cpu", python=str(_notorch()))
+    assert (report.code, report.exit_code, report.passed) == ("TORCH_MISSING", 3, False)
+    data = report.to_dict()
+    assert_valid_report(data)
+    assert json.loads(report.to_json()) == data
+    assert report._repr_markdown_().startswith("### kernodeck-diagnostic report")
+    assert repr(report) == "<Report TORCH_MISSING exit=3 stage=import>"
+
+
+def _notorch() -> Path:
+    import envs
+
+    return envs.python_of(envs.notorch())
+
+
+@pytest.mark.parametrize("arguments", [
+    {"device": "rocm"}, {"device": "tpu"}, {"device_index": -1}, {"device_index": 1.5},
+    {"timeout": 4}, {"timeout": 121}, {"timeout": float("nan")}, {"timeout": "soon"},
+    {"python": "/nonexistent/python"},
+])
+def test_api_refuses_invalid_arguments(arguments: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match=r"."):
+        kernodeck_diagnostic.check(**arguments)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_api_from_a_notebook_like_script(cpu_torch_python: Path, tmp_path: Path) -> None:
+    """A notebook kernel runs its own interpreter: check() diagnoses exactly that one."""
+    script = tmp_path / "notebook_cell.py"
+    script.write_text(
+        "import sys, kernodeck_diagnostic\n"
+        "report = kernodeck_diagnostic.check(device='cpu', timeout=60)\n"
+        "assert report.passed, report.code\n"
+        "assert report.to_dict()['runtime']['environment_kind'] == 'venv'\n"
+        "assert 'torch' not in sys.modules  # the kernel itself did not import torch\n"
+        "print(report._repr_markdown_().splitlines()[2])\n"
+        "print(report.local_paths['interpreter'] == sys.executable)\n")
+    completed = subprocess.run([str(cpu_torch_python), str(script)], capture_output=True,
+                               text=True, timeout=180, check=False,
+                               env=clean_env({"PYTHONPATH": str(ROOT / "src")}))
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == [
+        "**PASSED** `CPU_CHECK_PASSED` (exit 0), stage `compute`: Product and gradient verified "
+        "on the CPU only.", "True"]
