@@ -1,0 +1,223 @@
+"""``kernodeck-diagnostic summarize PATH...``: many reports (say, one per machine) at a glance.
+
+    $ kernodeck-diagnostic summarize reports/
+    report        code              exit  stage    python  torch        backend  devices
+    node-1.json   GPU_CHECK_PASSED  0     compute  3.11.7  2.7.0+cu128  cuda     1
+    node-2.json   OUT_OF_MEMORY     9     compute  3.11.7  2.7.0+cu128  cuda     1
+
+    counts per code, worst first
+      OUT_OF_MEMORY     1
+      GPU_CHECK_PASSED  1
+
+    unreadable (1)
+      notes.json  not a report
+
+    3 file(s): 2 report(s), 1 passed, 1 failed, 1 unreadable
+
+A PATH is a report file or a folder, searched recursively for ``*.json`` (in sorted order). A file
+is shown by its path relative to the folder given, or by its name alone when given directly: never
+by the machine's folders. Files that are not readable reports (not JSON, another schema version,
+not a report at all, missing) are listed with the reason, and the others are still summarized.
+
+Exit codes: 0 when every report passed and no file was unreadable; 1 when a report failed or a
+file was unreadable; 2 on a usage error, or when no readable report was found at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from .codes import CODES
+from .i18n import Translate
+from .reading import (
+    Loaded,
+    Parser,
+    add_common_options,
+    cell,
+    exit_code_of,
+    field,
+    file_name,
+    line,
+    load,
+    markdown_table,
+    md,
+    md_code,
+    reason_of,
+    run_command,
+    table,
+    write,
+)
+
+PROG = "kernodeck-diagnostic summarize"
+EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = 0, 1, 2
+
+# Worst first: the order of the counts per code. The one place this order is defined.
+SEVERITY = (
+    # A wrong result is the most dangerous: the device computes, silently, the wrong numbers.
+    "CHECK_FAILED",
+    # No verdict at all: the tool or the check crashed or hung, nothing is known of the layers.
+    "INTERNAL_ERROR", "WORKER_FAILED", "TIMEOUT",
+    # A layer failed: the lower the layer, the less of the stack works.
+    "TORCH_MISSING", "TORCH_IMPORT_FAILED", "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE",
+    "DEVICE_INDEX_INVALID", "RUNTIME_ERROR", "OUT_OF_MEMORY", "COLLECTIVE_FAILED",
+    # Not a verdict on the machine: the run itself was cut short or misused.
+    "INTERRUPTED", "OUTPUT_WRITE_FAILED", "USAGE_ERROR",
+    # Passes last; a CPU pass says nothing about the GPU, so it comes before a GPU pass.
+    "CPU_CHECK_PASSED", "GPU_CHECK_PASSED",
+)
+RANK = {name: rank for rank, name in enumerate(SEVERITY)}
+COLUMNS = ("report", "code", "exit", "stage", "python", "torch", "backend", "devices")
+
+
+def main(argv: Sequence[str]) -> int:
+    return run_command(PROG, argv, _parser, _act)
+
+
+def collect(paths: Sequence[str]) -> list[Loaded]:
+    """Every file the arguments name, loaded and judged, in the order given (folders sorted)."""
+    loaded: list[Loaded] = []
+    for path in paths:
+        if os.path.isdir(path):
+            loaded += _folder(path)
+        else:
+            loaded.append(load(path))
+    return loaded
+
+
+def row(loaded: Loaded) -> dict[str, Any]:
+    """One report's line: the fields shown for it, as JSON output carries them."""
+    report = loaded.report or {}
+    return {"file": loaded.name, "code": report.get("code"), "exit_code": exit_code_of(report),
+            "stage": report.get("stage"), "python_version": field(report, "runtime.python_version"),
+            "torch_version": field(report, "pytorch.version"),
+            "backend": field(report, "pytorch.backend"),
+            "devices": field(report, "pytorch.visible_device_count")}
+
+
+def counts(reports: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
+    """How many reports have each code, worst first (``SEVERITY``)."""
+    counter = Counter(str(report["code"]) for report in reports)
+    return sorted(counter.items(), key=lambda item: (RANK.get(item[0], -1), item[0]))
+
+
+def exit_code(loaded: Sequence[Loaded]) -> int:
+    reports = [item.report for item in loaded if item.report is not None]
+    if not reports:
+        return EXIT_NOTHING_READ
+    if len(reports) < len(loaded) or not all(CODES[r["code"]].passed for r in reports):
+        return EXIT_SOME_FAILED
+    return EXIT_ALL_PASSED
+
+
+def render_text(loaded: Sequence[Loaded], t: Translate) -> str:
+    reports = [item for item in loaded if item.report is not None]
+    unreadable = [item for item in loaded if item.report is None]
+    lines: list[str] = []
+    if reports:
+        header = tuple(t(f"summarize.header.{column}") for column in COLUMNS)
+        lines += table([header, *(_cells(item) for item in reports)])
+        lines += ["", t("summarize.counts")]
+        lines += table([(code, str(count)) for code, count in
+                        counts([item.report for item in reports if item.report])], indent="  ")
+    if unreadable:
+        lines += ["", t("summarize.unreadable", count=len(unreadable))]
+        lines += table([(item.name, item.why(t)) for item in unreadable], indent="  ")
+    lines += ["", _total(loaded, t)]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def render_markdown(loaded: Sequence[Loaded], t: Translate) -> str:
+    reports = [item for item in loaded if item.report is not None]
+    unreadable = [item for item in loaded if item.report is None]
+    lines = [f"**{md(_total(loaded, t))}**", ""]
+    if reports:
+        header = tuple(md(t(f"summarize.header.{column}")) for column in COLUMNS)
+        body = [(md_code(item.name), md_code(cells[1]), *(md(value) for value in cells[2:]))
+                for item, cells in ((item, _cells(item)) for item in reports)]
+        lines += [*markdown_table([header, *body]), ""]
+        lines += [md(t("summarize.counts")), ""]
+        lines += markdown_table([(md(t("summarize.header.code")), md(t("summarize.header.count"))),
+                                 *((md_code(code), str(count)) for code, count in
+                                   counts([item.report for item in reports if item.report]))])
+        lines.append("")
+    if unreadable:
+        lines += [md(t("summarize.unreadable", count=len(unreadable))), ""]
+        lines += [f"- {md_code(item.name)}: {md(item.why(t))}" for item in unreadable]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_json(loaded: Sequence[Loaded]) -> dict[str, Any]:
+    reports = [item.report for item in loaded if item.report is not None]
+    return {"reports": [row(item) for item in loaded if item.report is not None],
+            "counts": [{"code": code, "count": count} for code, count in counts(reports)],
+            "unreadable": [{"file": item.name, "reason": item.reason, "detail": item.detail}
+                           for item in loaded if item.report is None]}
+
+
+def _parser(t: Translate) -> argparse.ArgumentParser:
+    parser = Parser(prog=PROG, description=t("summarize.help.description"),
+                    epilog=t("summarize.help.epilog", order=", ".join(SEVERITY)),
+                    allow_abbrev=False)
+    parser.add_argument("paths", nargs="+", metavar="PATH", help=t("summarize.help.paths"))
+    add_common_options(parser, t)
+    return parser
+
+
+def _act(args: argparse.Namespace, t: Translate) -> int:
+    loaded = collect(args.paths)
+    if not loaded:
+        line(sys.stderr, f"{PROG}: " + t("summarize.nothing_found"))
+        return EXIT_NOTHING_READ
+    if args.format == "json":
+        write(sys.stdout, json.dumps(render_json(loaded), indent=2, ensure_ascii=False) + "\n")
+    elif args.format == "markdown":
+        write(sys.stdout, render_markdown(loaded, t))
+    else:
+        write(sys.stdout, render_text(loaded, t))
+    return exit_code(loaded)
+
+
+def _folder(top: str) -> list[Loaded]:
+    """Every *.json under a folder, by path relative to it, sorted; subfolders that cannot be
+    listed are reported as unreadable rather than skipped in silence."""
+    found: list[tuple[str, str]] = []
+    failed: list[Loaded] = []
+
+    def shown(path: str) -> str:
+        relative = os.path.relpath(path, top)
+        return file_name(top) if relative == "." else cell(relative.replace(os.sep, "/"))
+
+    def on_error(error: OSError) -> None:
+        failed.append(Loaded(shown(str(error.filename or top)), reason=reason_of(error)))
+
+    for folder, subfolders, files in os.walk(top, onerror=on_error):
+        subfolders.sort()
+        found += [(os.path.join(folder, name), shown(os.path.join(folder, name)))
+                  for name in files if name.lower().endswith(".json")]
+    return [load(path, name) for path, name in sorted(found, key=lambda item: item[1])] + failed
+
+
+def _cells(item: Loaded) -> tuple[str, ...]:
+    values = row(item)
+    devices = values["devices"]
+    return (item.name, cell(values["code"]), cell(values["exit_code"]),
+            *(_dash(values[key]) for key in ("stage", "python_version", "torch_version",
+                                             "backend")),
+            _dash(devices))
+
+
+def _dash(value: Any) -> str:
+    return "-" if value is None or value == "" else cell(value, 40)
+
+
+def _total(loaded: Sequence[Loaded], t: Translate) -> str:
+    reports = [item.report for item in loaded if item.report is not None]
+    passed = sum(1 for report in reports if CODES[report["code"]].passed)
+    return t("summarize.total", files=len(loaded), reports=len(reports), passed=passed,
+             failed=len(reports) - passed, unreadable=len(loaded) - len(reports))
