@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,9 +95,26 @@ def run_tool(python: Path | str, tool: Path | Sequence[str], args: Sequence[str]
         path = Path(args[list(args).index("--output") + 1])
         if cwd is not None and not path.is_absolute():
             path = cwd / path
-        if path.is_file():
-            result.report = json.loads(path.read_text(encoding="utf-8"))
+        with contextlib.suppress(OSError):  # a name too long for the file system, say
+            if path.is_file():
+                result.report = json.loads(path.read_text(encoding="utf-8"))
     return result
+
+
+@pytest.fixture
+def nearly_full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real file system with one 4 KiB page free: a tmpfs of two pages, one of them taken."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k,mode=0700", "tmpfs",
+                              str(mount_point)], capture_output=True, timeout=30, check=False)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs root: " + mounted.stderr.decode().strip())
+    try:
+        (mount_point / "filler").write_bytes(b"x" * 4096)
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], timeout=30, check=False)
 
 
 def fake_gpu_env(scenario: str, **extra: str) -> dict[str, str]:

@@ -67,7 +67,9 @@ def test_terminal_text_reads_top_down(pyz: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "FAILED OUT_OF_MEMORY (exit 9) at stage compute"
     assert lines[-1].startswith("next: ")
-    labels = [line.split()[0] for line in lines[2:-2] if line and not line.startswith(" ")]
+    # The facts block: from the summary to the first blank line (findings, if any, follow).
+    facts = lines[3:lines.index("", 3)]
+    labels = [line.split()[0] for line in facts if not line.startswith(" ")]
     assert labels == ["runtime", "pytorch", "gpu", "execution", "host", "error"]
     assert "\033[" not in result.stdout  # not a terminal: no colour
 

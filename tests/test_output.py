@@ -7,10 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from conftest import assert_valid_report, clean_env, fake_gpu_env, run_tool
 
@@ -79,22 +76,6 @@ def test_file_appearing_during_the_check_is_not_overwritten(pyz: Path, tmp_path:
     assert "next:" in stdout
     assert "NOT saved" in stderr
     assert "already exists" in stderr
-
-
-@pytest.fixture
-def nearly_full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real file system with one 4 KiB page free: a tmpfs of two pages, one of them taken."""
-    mount_point = tmp_path / "small-disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k,mode=0700", "tmpfs",
-                              str(mount_point)], capture_output=True, timeout=30, check=False)
-    if mounted.returncode != 0:
-        pytest.skip("mounting a tmpfs needs root: " + mounted.stderr.decode().strip())
-    try:
-        (mount_point / "filler").write_bytes(b"x" * 4096)
-        yield mount_point
-    finally:
-        subprocess.run(["umount", str(mount_point)], timeout=30, check=False)
 
 
 def test_disk_full_midway_leaves_no_partial_file(pyz: Path, nearly_full_disk: Path) -> None:

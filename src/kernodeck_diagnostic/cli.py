@@ -7,7 +7,6 @@ import contextlib
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn
 
@@ -116,6 +115,7 @@ def _language(arguments: Sequence[str]) -> str:
 
 def entry() -> NoReturn:
     """The console script's and the zipapp's entry point: exit with the check's code."""
+    _InterruptOnSignals.process_ends_after = True
     sys.exit(main())
 
 
@@ -156,13 +156,19 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
                            timeout=args.timeout, host_check=args.host_check, python=args.python,
                            translate=t)
     except (UsageError, ValueError) as exc:
-        _line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {exc} "
+        # The message repeats what was typed: a secret or a path pasted by mistake is not echoed.
+        said = Redactor.for_this_machine().text(str(exc))
+        _line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {said} "
                           f"({t('cli.error.see_help')})")
         return EXIT_USAGE
     try:
         return _check(args, options, guard, t)
+    except Interrupted:
+        raise  # not a bug: main() says so in one line
     except Exception as exc:  # a bug of ours: one line, never a raw traceback unless asked
         if args.debug:
+            import traceback  # only for --debug: the front imports no module it can do without
+
             traceback.print_exc()
         detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
         _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.internal", detail=detail))
@@ -209,6 +215,8 @@ class _InterruptOnSignals:
     the first started, so once disarmed the handler ignores signals until the old ones return.
     """
 
+    process_ends_after = False  # set by entry(): nothing of the front runs after main()
+
     def __init__(self) -> None:
         self._saved: dict[int, Any] = {}
         self._armed = True
@@ -223,7 +231,9 @@ class _InterruptOnSignals:
     def __exit__(self, kind: object, value: object, trace: object) -> None:
         self._armed = False
         for signum, handler in self._saved.items():
-            signal.signal(signum, handler)
+            # When the process ends right after, a late signal must not turn the clean exit
+            # into a death by signal (or a KeyboardInterrupt traceback) on the way out.
+            signal.signal(signum, signal.SIG_IGN if self.process_ends_after else handler)
 
     def disarm(self) -> None:
         self._armed = False
@@ -272,8 +282,20 @@ def _one_line(message: str) -> str:
 def _write(stream: IO[str], message: str) -> None:
     """Write, degrading characters the console cannot encode instead of failing."""
     try:
-        stream.write(message)
-    except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        stream.write(message.encode(encoding, "replace").decode(encoding, "replace"))
-    stream.flush()
+        try:
+            stream.write(message)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(message.encode(encoding, "replace").decode(encoding, "replace"))
+        stream.flush()
+    except BrokenPipeError:
+        # The reader left (`| head -1`): the check still ends with its own code and still saves
+        # its report; what is left for that stream goes nowhere, now and at exit.
+        _discard(stream)
+
+
+def _discard(stream: IO[str]) -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)

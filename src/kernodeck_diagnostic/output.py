@@ -52,6 +52,8 @@ def _check_name(path: str) -> None:
         raise OutputError("the file name is empty")
     if "\0" in path:
         raise OutputError("the file name contains a NUL character")
+    if path.endswith(("/", os.sep)):
+        raise OutputError("the name ends with a folder separator: give a file name")
     try:
         os.fsencode(path)
     except UnicodeError:

@@ -154,9 +154,11 @@ class EventReader:
         lines = (self._partial + chunk).split(b"\n")
         self._partial = lines.pop()
         for line in lines:
-            if self._long_head is not None:
-                line, self._long_head = self._long_head, None
-            self._line(line)
+            if self._long_head is not None:  # this line ends an over-long one: read its head
+                self._line(self._long_head)
+                self._long_head = None
+            else:
+                self._line(line)
         if self._long_head is not None:
             self._partial = b""
         elif len(self._partial) > MAX_EVENT_LINE_BYTES:

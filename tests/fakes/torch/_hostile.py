@@ -204,7 +204,7 @@ def _lingering_thread() -> None:
 
 def _helper_process() -> None:
     # Started like a library's helper: inherits stdout and stderr, not waited for.
-    helper = subprocess.Popen(  # noqa: S603 - a fixed argument list
+    helper = subprocess.Popen(
         [sys.executable, "-c",
          "import os, time\n"
          "while True:\n"
