@@ -223,3 +223,13 @@ def test_api_from_a_notebook_like_script(cpu_torch_python: Path, tmp_path: Path)
     assert completed.stdout.splitlines() == [
         "**PASSED** `CPU_CHECK_PASSED` (exit 0), stage `compute`: Product and gradient verified "
         "on the CPU only.", "True"]
+
+
+def test_output_refusal_in_the_users_language(pyz: Path, tmp_path: Path) -> None:
+    out = tmp_path / "taken.json"
+    out.write_text("{}")
+    result = run_tool(sys.executable, pyz, ["--lang", "pt", "--output", str(out)],
+                      env=fake_gpu_env("cuda_pass"))
+    assert result.returncode == 12
+    assert "nunca é sobrescrito" in result.stderr
+    assert out.read_text() == "{}"

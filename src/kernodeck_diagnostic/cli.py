@@ -181,7 +181,7 @@ def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignal
         try:
             preflight(args.output)
         except OutputError as exc:
-            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.preflight", reason=exc.reason,
+            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.preflight", reason=exc.explain(t),
                                                    exit=EXIT_OUTPUT))
             return EXIT_OUTPUT
     live = _LiveLine(sys.stderr, args.timeout, t)
@@ -202,7 +202,7 @@ def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignal
             write_new(args.output, to_json(report))
             guard.disarm()  # the report is complete on disk: a late signal no longer undoes it
         except OutputError as exc:
-            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=exc.reason,
+            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=exc.explain(t),
                                                    exit=EXIT_OUTPUT))
             return EXIT_OUTPUT
     return int(report["exit_code"])

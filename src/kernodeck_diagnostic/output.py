@@ -7,15 +7,26 @@ import errno
 import os
 import stat
 
+from .i18n import ENGLISH, Translate
+
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
 class OutputError(Exception):
-    """The report cannot be written where asked; ``reason`` is safe to show (no path)."""
+    """The report cannot be written where asked. The reason is a message key (``output.reason.*``)
+    and never holds a path; ``reason`` is its English text, ``explain`` any language's."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, key: str, **values: object) -> None:
+        self.key = key
+        self.values = values
+        super().__init__(self.reason)
+
+    @property
+    def reason(self) -> str:
+        return self.explain(ENGLISH)
+
+    def explain(self, translate: Translate) -> str:
+        return translate(f"output.reason.{self.key}", **self.values)
 
 
 def preflight(path: str) -> None:
@@ -26,38 +37,36 @@ def preflight(path: str) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:  # a parent that is a file, a name too long, a loop of links...
-        raise OutputError(_reason(exc)) from None
+        raise _reason(exc) from None
     else:
-        kind = ("a symbolic link" if stat.S_ISLNK(mode) else
-                "a folder" if stat.S_ISDIR(mode) else "a file")
-        raise OutputError(f"{kind} of that name already exists; it is never overwritten")
+        raise OutputError("exists_link" if stat.S_ISLNK(mode) else
+                          "exists_folder" if stat.S_ISDIR(mode) else "exists_file")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.exists(parent):
         if path.startswith("~"):  # quoted, or after '=': the shell left the tilde as it was
-            raise OutputError("its folder does not exist (a leading ~ is not your home folder "
-                              "here: the shell did not expand it; write the path in full)")
-        raise OutputError("its folder does not exist")
+            raise OutputError("no_folder_tilde")
+        raise OutputError("no_folder")
     if not os.path.isdir(parent):
-        raise OutputError("its folder is not a folder")
+        raise OutputError("not_a_folder")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError("its folder is not writable")
+        raise OutputError("not_writable")
     name_max = _name_max(parent)
     if name_max is not None and len(os.fsencode(os.path.basename(path))) > name_max:
-        raise OutputError("the file name is too long")
+        raise OutputError("name_too_long")
 
 
 def _check_name(path: str) -> None:
     """A name no file system takes: empty, with a NUL, or not encodable for this system."""
     if path == "":
-        raise OutputError("the file name is empty")
+        raise OutputError("empty")
     if "\0" in path:
-        raise OutputError("the file name contains a NUL character")
+        raise OutputError("nul")
     if path.endswith(("/", os.sep)):
-        raise OutputError("the name ends with a folder separator: give a file name")
+        raise OutputError("trailing_separator")
     try:
         os.fsencode(path)
     except UnicodeError:
-        raise OutputError("the file name cannot be encoded for this file system") from None
+        raise OutputError("unencodable") from None
 
 
 def write_new(path: str, data: bytes) -> None:
@@ -66,7 +75,7 @@ def write_new(path: str, data: bytes) -> None:
     try:
         descriptor = os.open(path, _NEW_FILE_FLAGS, 0o644)
     except OSError as exc:
-        raise OutputError(_reason(exc)) from None
+        raise _reason(exc) from None
     try:
         view = memoryview(data)
         while view:
@@ -76,7 +85,7 @@ def write_new(path: str, data: bytes) -> None:
     except OSError as exc:
         os.close(descriptor)
         _remove_quietly(path)
-        raise OutputError(_reason(exc)) from None
+        raise _reason(exc) from None
     except BaseException:
         os.close(descriptor)
         _remove_quietly(path)
@@ -85,7 +94,7 @@ def write_new(path: str, data: bytes) -> None:
         os.close(descriptor)
     except OSError as exc:  # NFS and full disks may report the failure only here
         _remove_quietly(path)
-        raise OutputError(_reason(exc)) from None
+        raise _reason(exc) from None
 
 
 def _remove_quietly(path: str) -> None:
@@ -104,20 +113,23 @@ def _name_max(folder: str) -> int | None:
 
 
 _REASONS = {
-    errno.EEXIST: "a file of that name already exists; it is never overwritten",
-    errno.ENOENT: "its folder does not exist",
-    errno.ENOTDIR: "its folder is not a folder",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-    errno.EISDIR: "a folder of that name already exists",
-    errno.ENOSPC: "no space left on the device",
-    errno.EFBIG: "the file is larger than allowed (file size limit)",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.ENAMETOOLONG: "the file name is too long",
-    errno.EROFS: "the file system is read-only",
-    errno.ELOOP: "too many levels of symbolic links",
+    errno.EEXIST: "exists_file",
+    errno.ENOENT: "no_folder",
+    errno.ENOTDIR: "not_a_folder",
+    errno.EACCES: "permission",
+    errno.EPERM: "permission",
+    errno.EISDIR: "exists_folder",
+    errno.ENOSPC: "no_space",
+    errno.EFBIG: "too_large",
+    errno.EDQUOT: "quota",
+    errno.ENAMETOOLONG: "name_too_long",
+    errno.EROFS: "read_only",
+    errno.ELOOP: "loop",
 }
 
 
-def _reason(exc: OSError) -> str:
-    return _REASONS.get(exc.errno or 0, (exc.strerror or type(exc).__name__).lower())
+def _reason(exc: OSError) -> OutputError:
+    key = _REASONS.get(exc.errno or 0)
+    if key is not None:
+        return OutputError(key)
+    return OutputError("other", detail=(exc.strerror or type(exc).__name__).lower())

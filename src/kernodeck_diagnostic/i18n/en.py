@@ -271,6 +271,15 @@ MESSAGES = {
     "output.reason.quota": "disk quota exceeded",
     "output.reason.read_only": "the file system is read-only",
     "output.reason.loop": "too many levels of symbolic links",
+    "output.reason.nul":
+        "the file name contains a NUL character",
+    "output.reason.trailing_separator":
+        "the name ends with a folder separator: give a file name",
+    "output.reason.unencodable":
+        "the file name cannot be encoded for this file system",
+    "output.reason.no_folder_tilde":
+        "its folder does not exist (a leading ~ is not your home folder here: the shell did not "
+        "expand it; write the path in full)",
     "output.reason.other": "the system refused the write ({detail})",
     "cli.interrupted":
         "interrupted by {signal}; the check was stopped and no report was written.",

@@ -290,6 +290,15 @@ MESSAGES = {
     "output.reason.quota": "quota de disque dépassé",
     "output.reason.read_only": "le système de fichiers est en lecture seule",
     "output.reason.loop": "trop de niveaux de liens symboliques",
+    "output.reason.nul":
+        "le nom du fichier contient un caractère NUL",
+    "output.reason.trailing_separator":
+        "le nom se termine par un séparateur de dossier : indiquez un nom de fichier",
+    "output.reason.unencodable":
+        "le nom du fichier ne peut pas être encodé pour ce système de fichiers",
+    "output.reason.no_folder_tilde":
+        "son dossier n'existe pas (un ~ initial n'est pas votre dossier personnel ici : le shell "
+        "ne l'a pas développé ; écrivez le chemin complet)",
     "output.reason.other": "le système a refusé l'écriture ({detail})",
     "cli.interrupted":
         "interrompu par {signal} ; la vérification a été arrêtée et aucun rapport n'a été écrit.",

@@ -284,6 +284,15 @@ MESSAGES = {
     "output.reason.quota": "cota de disco excedida",
     "output.reason.read_only": "o sistema de arquivos é somente leitura",
     "output.reason.loop": "níveis demais de links simbólicos",
+    "output.reason.nul":
+        "o nome do arquivo contém um caractere NUL",
+    "output.reason.trailing_separator":
+        "o nome termina com um separador de pasta: indique um nome de arquivo",
+    "output.reason.unencodable":
+        "o nome do arquivo não pode ser codificado para este sistema de arquivos",
+    "output.reason.no_folder_tilde":
+        "a pasta dele não existe (um ~ no início não é a sua pasta pessoal aqui: o shell não o "
+        "expandiu; escreva o caminho completo)",
     "output.reason.other": "o sistema recusou a gravação ({detail})",
     "cli.interrupted":
         "interrompido por {signal}; a verificação foi parada e nenhum relatório foi gravado.",
