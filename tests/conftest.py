@@ -137,15 +137,31 @@ def pids_gone(pids: Sequence[int], within_s: float = 3.0) -> list[int]:
     """The pids still alive (not zombies) after waiting up to ``within_s`` seconds."""
     deadline = time.monotonic() + within_s
     while True:
-        alive = [pid for pid in pids if _alive(pid)]
+        alive = [pid for pid in pids if is_running(pid)]
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.05)
 
 
-def _alive(pid: int) -> bool:
+def is_running(pid: int) -> bool:
+    """Alive and not a zombie (a killed process its parent has not reaped yet is gone)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def read_terminal(leader: int) -> bytes:
+    """Everything a pseudo-terminal's other side wrote, once that side is closed."""
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the other side is closed and everything was read
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return seen

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, clean_env, fake_gpu_env, run_tool
+from conftest import ROOT, clean_env, fake_gpu_env, read_terminal, run_tool
 from kernodeck_diagnostic import __version__
 from kernodeck_diagnostic.codes import CODES
 
@@ -82,17 +82,7 @@ def test_colour_only_on_a_terminal_without_no_color(pyz: Path) -> None:
                               stdin=subprocess.DEVNULL, env=env) as process:
             process.wait(60)
         os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(leader)
-        return b"".join(chunks).decode()
+        return read_terminal(leader).decode()
 
     assert "\033[32m" in on_terminal({"TERM": "xterm"})
     assert "\033[32m" not in on_terminal({"TERM": "xterm", "NO_COLOR": "1"})

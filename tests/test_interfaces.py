@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kernodeck_diagnostic
-from conftest import ROOT, assert_valid_report, clean_env, fake_gpu_env, run_tool
+from conftest import ROOT, assert_valid_report, clean_env, fake_gpu_env, read_terminal, run_tool
 from test_zipapp import pyenv_python
 
 # -- formats ------------------------------------------------------------------------------------
@@ -158,16 +158,7 @@ def test_live_stage_line_on_a_terminal_only(pyz: Path) -> None:
                           stdout=subprocess.PIPE, stderr=follower, env=env) as process:
         stdout, _ = process.communicate(timeout=60)
     os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(leader)
+    seen = read_terminal(leader)
     assert b"importing torch... " in seen
     assert b" s / 30 s" in seen
     assert seen.endswith(b"\r\033[K")  # the line is cleared before the report

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from .api import (
     validate_timeout,
 )
 from .codes import CODES, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_USAGE
-from .i18n import ENGLISH, LANGUAGES, Translate, language_from, translator
+from .i18n import ENGLISH, LANGUAGES, Translate, translator
 from .output import OutputError, preflight, write_new
 from .process import kill_all
 from .redact import Redactor
@@ -31,6 +30,7 @@ from .render import markdown, text, use_colour
 from .report import STAGES as STAGE_NAMES
 from .report import TOOL_NAME, to_json
 from .supervisor import Interrupted
+from .terminal import language_asked, line, write
 
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 FORMATS = ("text", "json", "markdown")
@@ -100,19 +100,6 @@ def parser(t: Translate = ENGLISH) -> argparse.ArgumentParser:
     return p
 
 
-def _language(arguments: Sequence[str]) -> str:
-    """--lang if given (read before parsing, so that parsing errors speak it too), else locale."""
-    for index, argument in enumerate(arguments):
-        value = None
-        if argument == "--lang" and index + 1 < len(arguments):
-            value = arguments[index + 1]
-        elif argument.startswith("--lang="):
-            value = argument.split("=", 1)[1]
-        if value in LANGUAGES:
-            return value
-    return language_from(os.environ)
-
-
 def entry() -> NoReturn:
     """The console script's and the zipapp's entry point: exit with the check's code."""
     _InterruptOnSignals.process_ends_after = True
@@ -130,8 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             guard.disarm()
             kill_all()  # what else the front started (the host probe's tool) goes too
             signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-            t = translator(_language(sys.argv[1:] if argv is None else argv))
-            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.interrupted",
+            t = translator(language_asked(sys.argv[1:] if argv is None else argv))
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.interrupted",
                                                    signal=signal.Signals(signum).name))
             return _SIGNAL_EXIT.get(signal.Signals(signum), 128 + signum)
         finally:
@@ -149,7 +136,7 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
 
         command = importlib.import_module(f"{__package__}.{SUBCOMMANDS[arguments[0]]}")
         return int(command.main(arguments[1:]))
-    t = translator(_language(arguments))
+    t = translator(language_asked(arguments))
     try:
         args = parser(t).parse_args(arguments)
         options = validate(device=args.device, device_index=args.device_index,
@@ -158,7 +145,7 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
     except (UsageError, ValueError) as exc:
         # The message repeats what was typed: a secret or a path pasted by mistake is not echoed.
         said = Redactor.for_this_machine().text(str(exc))
-        _line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {said} "
+        line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {said} "
                           f"({t('cli.error.see_help')})")
         return EXIT_USAGE
     try:
@@ -171,7 +158,7 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
 
             traceback.print_exc()
         detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
-        _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.internal", detail=detail))
+        line(sys.stderr, f"{TOOL_NAME}: " + t("cli.internal", detail=detail))
         return EXIT_INTERNAL
 
 
@@ -181,7 +168,7 @@ def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignal
         try:
             preflight(args.output)
         except OutputError as exc:
-            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.preflight", reason=exc.explain(t),
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.preflight", reason=exc.explain(t),
                                                    exit=EXIT_OUTPUT))
             return EXIT_OUTPUT
     live = _LiveLine(sys.stderr, args.timeout, t)
@@ -191,18 +178,18 @@ def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignal
         live.clear()
     report = result.to_dict()
     if args.format == "json":
-        _write(sys.stdout, to_json(report).decode("utf-8"))
+        write(sys.stdout, to_json(report).decode("utf-8"))
     elif args.format == "markdown":
-        _write(sys.stdout, markdown(report, t))
+        write(sys.stdout, markdown(report, t))
     else:
         paths = result.local_paths if args.show_paths else None
-        _write(sys.stdout, text(report, colour=use_colour(sys.stdout), translate=t, paths=paths))
+        write(sys.stdout, text(report, colour=use_colour(sys.stdout), translate=t, paths=paths))
     if args.output is not None:
         try:
             write_new(args.output, to_json(report))
             guard.disarm()  # the report is complete on disk: a late signal no longer undoes it
         except OutputError as exc:
-            _line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=exc.explain(t),
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=exc.explain(t),
                                                    exit=EXIT_OUTPUT))
             return EXIT_OUTPUT
     return int(report["exit_code"])
@@ -258,44 +245,12 @@ class _LiveLine:
         if self._stream is None or elapsed_s < 0.5:
             return
         label = self._t(f"ui.live.{stage}") if stage in STAGE_NAMES else stage
-        _write(self._stream, f"\r\033[K{label}... {elapsed_s:.1f} s / {self._limit}")
+        write(self._stream, f"\r\033[K{label}... {elapsed_s:.1f} s / {self._limit}")
         self._stream.flush()
         self._shown = True
 
     def clear(self) -> None:
         if self._stream is not None and self._shown:
-            _write(self._stream, "\r\033[K")
+            write(self._stream, "\r\033[K")
             self._stream.flush()
 
-
-def _line(stream: IO[str], message: str) -> None:
-    """One line, whatever the message holds: controls and line separators are escaped."""
-    _write(stream, _one_line(message) + "\n")
-
-
-def _one_line(message: str) -> str:
-    return "".join(char if char.isprintable() else
-                   char.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   for char in message)
-
-
-def _write(stream: IO[str], message: str) -> None:
-    """Write, degrading characters the console cannot encode instead of failing."""
-    try:
-        try:
-            stream.write(message)
-        except UnicodeEncodeError:
-            encoding = getattr(stream, "encoding", None) or "ascii"
-            stream.write(message.encode(encoding, "replace").decode(encoding, "replace"))
-        stream.flush()
-    except BrokenPipeError:
-        # The reader left (`| head -1`): the check still ends with its own code and still saves
-        # its report; what is left for that stream goes nowhere, now and at exit.
-        _discard(stream)
-
-
-def _discard(stream: IO[str]) -> None:
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)

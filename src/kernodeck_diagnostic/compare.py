@@ -33,15 +33,14 @@ from .reading import (
     add_common_options,
     cell,
     field,
-    line,
     load,
     markdown_table,
     md,
     md_code,
     run_command,
     table,
-    write,
 )
+from .terminal import line, write
 
 PROG = "kernodeck-diagnostic compare"
 EXIT_SAME, EXIT_CHANGED, EXIT_UNREADABLE = 0, 1, 2

@@ -18,10 +18,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from .codes import CODES, EXIT_INTERNAL, EXIT_USAGE
 from .i18n import LANGUAGES, Translate, language_from, translator
+from .terminal import language_asked, line
 
 SCHEMA_VERSION = 1  # the version this tool writes and reads (report.SCHEMA_VERSION)
 # A report is a few kilobytes; a bigger file is not one, and is not read whole into memory.
@@ -168,21 +169,6 @@ def add_common_options(parser: argparse.ArgumentParser, t: Translate) -> None:
                         help=_help(t("reports.help.lang", default=default)))
 
 
-def language_asked(argv: Sequence[str]) -> str:
-    """The ``--lang`` asked for, read before parsing so that usage errors speak it too."""
-    language = language_from(os.environ)
-    for index, argument in enumerate(argv):
-        if argument == "--lang" and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif argument.startswith("--lang="):
-            value = argument.split("=", 1)[1]
-        else:
-            continue
-        if value in LANGUAGES:
-            language = value
-    return language
-
-
 def run_command(prog: str, argv: Sequence[str],
                 build: Callable[[Translate], argparse.ArgumentParser],
                 act: Callable[[argparse.Namespace, Translate], int]) -> int:
@@ -198,32 +184,12 @@ def run_command(prog: str, argv: Sequence[str],
     t = translator(args.lang)
     try:
         return act(args, t)
-    except BrokenPipeError:
-        # The reader went away (| head): stop quietly, and keep Python from complaining at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_INTERNAL
     except Exception as exc:  # a bug of ours: one line, never a traceback
         from .redact import Redactor
 
         detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
         line(sys.stderr, t("reports.internal_error", prog=prog, detail=detail))
         return EXIT_INTERNAL
-
-
-def line(stream: IO[str], message: str) -> None:
-    """One line, whatever the message holds: controls and line separators are escaped."""
-    write(stream, cell(message, limit=10_000) + "\n")
-
-
-def write(stream: IO[str], message: str) -> None:
-    """Write, degrading characters the console cannot encode instead of failing."""
-    try:
-        stream.write(message)
-    except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        stream.write(message.encode(encoding, "replace").decode(encoding, "replace"))
-    stream.flush()
 
 
 def _help(text: str) -> str:

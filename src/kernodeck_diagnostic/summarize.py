@@ -43,7 +43,6 @@ from .reading import (
     exit_code_of,
     field,
     file_name,
-    line,
     load,
     markdown_table,
     md,
@@ -51,8 +50,8 @@ from .reading import (
     reason_of,
     run_command,
     table,
-    write,
 )
+from .terminal import line, write
 
 PROG = "kernodeck-diagnostic summarize"
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = 0, 1, 2

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import FAKES, SRC, fake_gpu_env
+from conftest import FAKES, SRC, fake_gpu_env, is_running
 from kernodeck_diagnostic.supervisor import EventReader, WorkerRun
 
 # The front, in-process in a small wrapper: the pyz runs as __main__ exactly as `python TOOL.pyz`
@@ -111,7 +111,7 @@ def survivors(tag: str, within_s: float = 2.0) -> list[str]:
     needle = f"KD_RUN_TAG={tag}".encode()
     deadline = time.monotonic() + within_s
     while True:
-        alive = [_describe(pid) for pid in _pids() if _carries(pid, needle) and _running(pid)]
+        alive = [_describe(pid) for pid in _pids() if _carries(pid, needle) and is_running(pid)]
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.05)
@@ -142,14 +142,6 @@ def _carries(pid: int, needle: bytes) -> bool:
         return needle in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
         return False
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def _describe(pid: int) -> str:
