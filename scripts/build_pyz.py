@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "kernodeck_diagnostic"
 TARGET = ROOT / "dist" / "kernodeck-diagnostic-v1.pyz"
-MAIN = "kernodeck_diagnostic.cli:entry"  # zipapp ignores a return value: entry exits
+MAIN = "kernodeck_diagnostic._zipapp:main"  # zipapp ignores a return value: main exits
 INCLUDED_SUFFIXES = {".py", ".json", ".typed"}
 FIXED_DATE = (1980, 1, 2, 0, 0, 0)  # the earliest ZIP date, plus a day for any time zone
 

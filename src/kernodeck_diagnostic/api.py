@@ -177,12 +177,16 @@ def interpreter_version(path: str) -> tuple[int, int] | None:
 
 def run(options: Options, on_progress: Callable[[str, float], None] | None = None) -> Report:
     """Run a validated check: host probe and worker side by side, then the report."""
-    from .host import HostProbe
     from .redact import Redactor
     from .report import Request, build
     from .supervisor import run_worker, user_path0
 
-    host = HostProbe().start() if options.host_check else None
+    if options.host_check:
+        from .host import HostProbe  # only when asked: a check without it never loads the module
+
+        host: HostProbe | None = HostProbe().start()
+    else:
+        host = None
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, path0=user_path0())

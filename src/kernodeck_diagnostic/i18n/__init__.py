@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import importlib
-import string
 from collections.abc import Callable, Mapping
 from functools import cache
 
@@ -38,6 +37,8 @@ def messages(language: str) -> Mapping[str, str]:
 
 
 def placeholders(template: str) -> set[str]:
+    import string  # only the catalog tests need it: the command line does not pay for it
+
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 

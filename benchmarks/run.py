@@ -1,0 +1,650 @@
+"""Side-by-side timings of the check against its floor, in one run on one torch environment.
+
+    $ python3 benchmarks/run.py
+    [bench] torch environment: tests/envs.py torch-cpu (built on first use)
+    [bench] installing the tool into a hard-linked copy, building the zipapp
+    ...
+    [bench] round 16/16: tool 1.78s, bare 1.91s, collect_env 2.50s, zipapp 1.53s, host_none
+    1.57s, host_slow 2.59s, tool_fake 0.22s, bare_fake 0.06s
+    [bench] timeout latency
+    [bench] front memory
+    [bench] import times
+    ## Results (full: 15 alternated runs per command after 1 warm-up round(s); medians)
+
+    - date: 2026-11-29 18:55 UTC
+    - CPU: AMD EPYC, 2 logical cores
+    ...
+    | # | measurement | median | compared with | ratio / growth | target | |
+    |---|---|---|---|---|---|---|
+    | 1 | `kernodeck-diagnostic --device cpu` | 1.839 s | `python -c "import torch; <the
+    computation>"` 2.121 s | ratio 0.867 | <= 1.10 | met |
+    ...
+    | 4 | front peak RSS, installed | 16.2 MB | bare interpreter 10.5 MB | +5.7 MB | <= 30 MB |
+    met |
+    ...
+    | 6 | `kernodeck-diagnostic --timeout 5 (worker hangs in synchronize)` | 5.091 s | --timeout 5
+    s | +0.091 s | <= 6.0 s | met |
+    ...
+    Targets missed: #5 `kernodeck-diagnostic --device cpu --host-check (nvidia-smi answers in
+    2.5 s)`
+
+(long table rows folded here); docs/performance.md holds a whole run and reads it.
+
+The floor of the check is: start the interpreter, ``import torch``, run the tiny computation. Every
+compared command runs with the same interpreter and the same torch build, alternated round by
+round (A B C ... then B C ... A), after warm-up runs, and the table reports medians. The torch
+environment is the ``torch-cpu`` one of ``tests/envs.py`` (built once and cached); the tool is
+installed into a throwaway hard-linked copy of it with pip, exactly as a user installs it, and
+the zipapp is built from the same sources with ``scripts/build_pyz.py``. Nothing is left behind.
+
+What is measured (issue 4), with its target:
+
+1. ``kernodeck-diagnostic --device cpu`` vs ``python -c "import torch; <the same computation>"``;
+2. the same vs ``python -m torch.utils.collect_env``;
+3. the zipapp vs the installed package;
+4. peak resident memory of the front process alone (run in-process, the worker not counted);
+5. ``--host-check`` with no ``nvidia-smi``, and with a fake one that answers after 2.5 s;
+6. the TIMEOUT verdict's latency with a worker that hangs (``--timeout 5``);
+7. ``python -X importtime`` of the front: what it imports and what that costs.
+
+``--quick`` (about a minute) and ``--smoke`` (one run each, no collect_env: a check that the
+script works, not a measurement) trade precision for time; the numbers in docs/performance.md come
+from a full run. Linux only: tests/envs.py locks with fcntl, the memory probe reads /proc and the
+fake nvidia-smi stamps its start with GNU date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKES = ROOT / "tests" / "fakes"
+TOOL = "kernodeck-diagnostic"
+
+# The fixed computation of the check (DESIGN section 4), written as a user would, verified the same
+# way: this is the floor the tool is compared with.
+BARE_CHECK = (
+    "import torch\n"
+    "a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float32, requires_grad=True)\n"
+    "b = torch.tensor([[2.0, 0.0], [1.0, 2.0]], dtype=torch.float32)\n"
+    "product = a @ b\n"
+    "loss = (product ** 2).sum()\n"
+    "loss.backward()\n"
+    "assert product.detach().cpu().tolist() == [[4.0, 4.0], [10.0, 8.0]]\n"
+    "assert float(loss.detach().cpu().item()) == 196.0\n"
+    "assert a.grad.detach().cpu().tolist() == [[16.0, 24.0], [40.0, 52.0]]\n"
+)
+
+# Runs the front in this very process (so only the front's memory counts: the worker is a child
+# with its own), then prints the peak resident set size on stderr. On Linux it reads VmHWM, the
+# peak of this process image: ru_maxrss survives exec, so a probe spawned by a larger process
+# (this script) would report that process's peak instead of its own.
+MEMORY_PROBE = """
+import json, resource, runpy, sys
+where, mode = sys.argv[1], sys.argv[2]
+if where != "-":
+    sys.path.insert(0, where)
+code = None
+if mode == "front":
+    sys.argv = ["kernodeck-diagnostic", "--device", "cpu"]
+    try:
+        runpy.run_module("kernodeck_diagnostic", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code
+peak = None
+try:  # this process image's own peak (Linux)
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                peak = int(line.split()[1])
+except OSError:
+    pass
+if peak is None:  # elsewhere; it may include the spawning process's peak
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak // 1024 if sys.platform == "darwin" else peak
+sys.stderr.write("KD-BENCH-RSS " + json.dumps({"peak_kib": peak, "exit": code}) + "\\n")
+"""
+
+FAKE_SMI_DELAY_S = 2.5
+# A slow nvidia-smi: answers the host probe's query after FAKE_SMI_DELAY_S. It first writes the
+# time it started (GNU date) to {stamp}: when the front started the probe, and so how long the
+# front ran before it and after its answer.
+FAKE_SMI = """#!/bin/sh
+date +%s.%N > '{stamp}'
+sleep {delay}
+echo "NVIDIA H200, 570.124.06, 143771"
+"""
+HANG_TIMEOUT_S = 5
+RUN_LIMIT_S = 120  # no single benchmarked command may take longer: a hang is a failure here
+TARGETS = {"tool_vs_bare": 1.10, "tool_vs_collect_env": 0.80, "zipapp_vs_installed": 1.05,
+           "front_rss_mb": 30.0, "host_margin_s": 0.1, "timeout_margin_s": 1.0}
+
+
+class BenchmarkError(Exception):
+    """A command did not behave as expected: the numbers would mean nothing."""
+
+
+@dataclass
+class Command:
+    """One benchmarked command: how to run it and what a correct run prints and exits with."""
+
+    key: str
+    label: str
+    argv: list[str]
+    env: dict[str, str]
+    expect_exit: int = 0
+    expect_text: str | None = None
+    stamp_file: Path | None = None  # where the fake nvidia-smi writes when it started
+    times: list[float] = field(default_factory=list)
+    # Per measured run, with stamp_file: (probe start - command start, end - probe answer), in s.
+    probe_gaps: list[tuple[float, float]] = field(default_factory=list)
+    last_gap: tuple[float, float] | None = None
+    last_s: float = 0.0
+
+    def run(self) -> float:
+        if self.stamp_file is not None:
+            self.stamp_file.unlink(missing_ok=True)
+        wall_start, start = time.time(), time.perf_counter()
+        completed = subprocess.run(self.argv, env=self.env, stdin=subprocess.DEVNULL,
+                                   capture_output=True, text=True, errors="replace",
+                                   timeout=RUN_LIMIT_S, check=False)
+        elapsed = self.last_s = time.perf_counter() - start
+        if self.stamp_file is not None and self.stamp_file.exists():
+            probe_start = float(self.stamp_file.read_text())
+            self.last_gap = (probe_start - wall_start,
+                             wall_start + elapsed - probe_start - FAKE_SMI_DELAY_S)
+        output = completed.stdout + completed.stderr
+        if completed.returncode != self.expect_exit or (
+                self.expect_text is not None and self.expect_text not in output):
+            raise BenchmarkError(
+                f"{self.label}: exit {completed.returncode} (expected {self.expect_exit}"
+                f"{', and ' + repr(self.expect_text) if self.expect_text else ''}); "
+                f"output ends with:\n{output[-2000:]}")
+        return elapsed
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    def spread(self) -> str:
+        return f"{min(self.times):.3f}-{max(self.times):.3f}"
+
+
+@dataclass
+class Settings:
+    runs: int
+    warmups: int
+    hang_runs: int
+    memory_runs: int
+    importtime_runs: int
+    collect_env: bool
+    mode: str
+
+
+@dataclass
+class Setup:
+    """The compared installations, all on the same torch environment."""
+
+    python: Path  # the torch environment's interpreter (the hard-linked copy)
+    installed: Path  # the console script pip installed into that copy
+    pyz: Path
+    fake_smi_dir: Path
+    work: Path
+
+
+# -- set-up ---------------------------------------------------------------------------------------
+
+def load_envs() -> ModuleType:
+    """``tests/envs.py``, imported by path: it builds and caches the real torch environments."""
+    spec = importlib.util.spec_from_file_location("kd_test_envs", ROOT / "tests" / "envs.py")
+    if spec is None or spec.loader is None:
+        raise BenchmarkError("tests/envs.py cannot be loaded")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def prepare(work: Path, torch_env: Path, project: Path) -> Setup:
+    """A throwaway copy of the torch environment with the tool pip-installed, and the zipapp."""
+    # Hard links: the copy costs no disk space and pip only adds files, so the cached environment
+    # is never modified. It must live on the cache's file system for the links to be possible.
+    env = work / "torch-env"
+    shutil.copytree(torch_env, env, symlinks=True, copy_function=_link_or_copy)
+    (env / ".complete").unlink(missing_ok=True)
+    python = env / "bin" / "python"
+    # pip builds from a copy of the sources, so nothing is written into the working tree.
+    source = work / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(project / name, source / name)
+    shutil.copytree(project / "src", source / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    _quiet([str(python), "-m", "pip", "install", "--quiet", "--no-input", "--no-deps",
+            "--no-build-isolation", "--no-index", "--disable-pip-version-check", str(source)],
+           "pip install of the tool (offline: it needs the setuptools of the torch environment)")
+    pyz = work / "kernodeck-diagnostic-v1.pyz"
+    _quiet([sys.executable, str(project / "scripts" / "build_pyz.py"), "--output", str(pyz)],
+           "zipapp build")
+    fake_smi_dir = work / "fake-nvidia-smi"
+    fake_smi_dir.mkdir()
+    (fake_smi_dir / "nvidia-smi").write_text(
+        FAKE_SMI.format(stamp=work / "nvidia-smi-started", delay=FAKE_SMI_DELAY_S))
+    (fake_smi_dir / "nvidia-smi").chmod(0o755)
+    return Setup(python, env / "bin" / TOOL, pyz, fake_smi_dir, work)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system: a real copy (slower, same result)
+        shutil.copy2(source, target)
+
+
+def _quiet(argv: list[str], what: str) -> str:
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=600,
+                               stdin=subprocess.DEVNULL, check=False)
+    if completed.returncode != 0:
+        raise BenchmarkError(f"{what} failed:\n{(completed.stdout + completed.stderr)[-2000:]}")
+    return completed.stdout
+
+
+def base_env(path: str | None = None, **extra: str) -> dict[str, str]:
+    """This environment without anything that changes how Python starts, and no nvidia-smi."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTHON", "KD_", "PYTEST_")) and key != "NO_COLOR"}
+    folders = (path or os.environ.get("PATH", os.defpath)).split(os.pathsep)
+    # No real nvidia-smi either: the "no tool" case must really have none.
+    env["PATH"] = os.pathsep.join(f for f in folders
+                                  if f and not os.path.exists(os.path.join(f, "nvidia-smi")))
+    env.update(extra)
+    return env
+
+
+def commands(setup: Setup, settings: Settings) -> list[Command]:
+    python, tool = str(setup.python), str(setup.installed)
+    plain = base_env()
+    passed = "CPU_CHECK_PASSED"
+    fake = base_env(PYTHONPATH=str(FAKES), KD_FAKE_TORCH="cuda_pass")
+    smi_path = str(setup.fake_smi_dir) + os.pathsep + plain["PATH"]
+    found = [
+        Command("tool", f"{TOOL} --device cpu", [tool, "--device", "cpu"], plain,
+                expect_text=passed),
+        Command("bare", 'python -c "import torch; <the computation>"',
+                [python, "-c", BARE_CHECK], plain),
+        Command("zipapp", "python kernodeck-diagnostic-v1.pyz --device cpu",
+                [python, str(setup.pyz), "--device", "cpu"], plain, expect_text=passed),
+        Command("host_none", f"{TOOL} --device cpu --host-check (no nvidia-smi)",
+                [tool, "--device", "cpu", "--host-check"], plain,
+                expect_text="nvidia-smi not found"),
+        Command("host_slow", f"{TOOL} --device cpu --host-check (nvidia-smi answers in "
+                             f"{FAKE_SMI_DELAY_S} s)",
+                [tool, "--device", "cpu", "--host-check"], {**plain, "PATH": smi_path},
+                expect_text="NVIDIA H200", stamp_file=setup.work / "nvidia-smi-started"),
+        # The same pair with a fake torch that imports instantly: what is left is the tool's own
+        # overhead (front, worker launch, events, rendering), without the import's noise.
+        Command("tool_fake", f"{TOOL} --device cpu (fake instant torch)",
+                [tool, "--device", "cpu"], fake, expect_text=passed),
+        Command("bare_fake", 'python -c "import torch; ..." (fake instant torch)',
+                [python, "-c", BARE_CHECK], fake),
+    ]
+    if settings.collect_env:
+        # collect_env runs pip: without its weekly self-check it cannot wait on the network,
+        # which only makes it faster, so the comparison stays on the strict side.
+        quiet_pip = {**plain, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+        found.insert(2, Command("collect_env", "python -m torch.utils.collect_env",
+                                [python, "-m", "torch.utils.collect_env"], quiet_pip,
+                                expect_text="PyTorch version"))
+    return found
+
+
+# -- measurements ---------------------------------------------------------------------------------
+
+def alternate(found: list[Command], settings: Settings) -> None:
+    """Warm-ups, then rounds that run every command once, rotating the order each round."""
+    total = settings.warmups + settings.runs
+    for round_index in range(total):
+        shift = round_index % len(found)
+        for command in found[shift:] + found[:shift]:
+            elapsed = command.run()
+            if round_index >= settings.warmups:
+                command.times.append(elapsed)
+                if command.last_gap is not None:
+                    command.probe_gaps.append(command.last_gap)
+        kind = "warm-up" if round_index < settings.warmups else "round"
+        _log(f"{kind} {round_index + 1}/{total}: "
+             + ", ".join(f"{c.key} {c.last_s:.2f}s" for c in found))
+
+
+def timeout_latency(setup: Setup, runs: int) -> Command:
+    """The TIMEOUT verdict with a worker stuck in synchronisation (fake torch, GPU mode)."""
+    env = base_env(PYTHONPATH=str(FAKES), KD_FAKE_TORCH="hang_in_synchronize")
+    command = Command("hang", f"{TOOL} --timeout {HANG_TIMEOUT_S} (worker hangs in synchronize)",
+                      [str(setup.installed), "--timeout", str(HANG_TIMEOUT_S)], env,
+                      expect_exit=10, expect_text="TIMEOUT")
+    for _ in range(runs):
+        command.times.append(command.run())
+    return command
+
+
+def front_memory(setup: Setup, runs: int) -> dict[str, float]:
+    """Median peak RSS in MB: the bare probe interpreter, the front installed, the zipapp."""
+    peaks: dict[str, list[float]] = {"bare": [], "installed": [], "zipapp": []}
+    for _ in range(runs):
+        for key, where, mode in (("bare", "-", "bare"), ("installed", "-", "front"),
+                                 ("zipapp", str(setup.pyz), "front")):
+            peaks[key].append(_peak_rss_mb(setup.python, where, mode))
+    return {key: statistics.median(values) for key, values in peaks.items()}
+
+
+def _peak_rss_mb(python: Path, where: str, mode: str) -> float:
+    completed = subprocess.run([str(python), "-c", MEMORY_PROBE, where, mode], env=base_env(),
+                               capture_output=True, text=True, timeout=RUN_LIMIT_S,
+                               stdin=subprocess.DEVNULL, check=False)
+    match = re.search(r"^KD-BENCH-RSS (\{.*\})$", completed.stderr, re.MULTILINE)
+    if match is None:
+        raise BenchmarkError(f"memory probe ({mode}) failed:\n{completed.stderr[-2000:]}")
+    result = json.loads(match.group(1))
+    if mode == "front" and result["exit"] != 0:
+        raise BenchmarkError(f"memory probe: the front exited {result['exit']}:\n"
+                             f"{completed.stdout[-1000:]}")
+    return float(result["peak_kib"]) * 1024 / 1e6
+
+
+@dataclass
+class ImportCost:
+    """One import the front makes itself, with what it pulled in."""
+
+    name: str
+    cumulative_ms: float
+    nested: int
+
+
+@dataclass
+class Imports:
+    costs: list[ImportCost]
+    modules: int
+    total_ms: float
+
+
+def import_times(setup: Setup, runs: int) -> Imports:
+    """The front's own imports during a check (not the bare interpreter's), fastest of ``runs``."""
+    baseline = {name for name, _, _ in _importtime([str(setup.python), "-X", "importtime", "-c",
+                                                    "pass"])}
+    best: Imports | None = None
+    for _ in range(runs):
+        rows = [row for row in _importtime([str(setup.python), "-X", "importtime",
+                                            str(setup.installed), "--device", "cpu"])
+                if row[0] not in baseline]
+        costs: list[ImportCost] = []
+        nested = 0
+        # importtime prints a module when its import ends: the rows it nested come before it.
+        for name, level, cumulative_us in rows:
+            if level == 0:
+                costs.append(ImportCost(name, cumulative_us / 1000, nested))
+                nested = 0
+            else:
+                nested += 1
+        found = Imports(sorted(costs, key=lambda cost: -cost.cumulative_ms), len(rows),
+                        sum(cost.cumulative_ms for cost in costs))
+        if best is None or found.total_ms < best.total_ms:
+            best = found
+    if best is None:
+        raise BenchmarkError("no import-time run")
+    return best
+
+
+def _importtime(argv: list[str]) -> list[tuple[str, int, int]]:
+    """(module, nesting level, cumulative microseconds) for each import ``-X importtime`` lists."""
+    completed = subprocess.run(argv, env=base_env(), capture_output=True, text=True,
+                               timeout=RUN_LIMIT_S, stdin=subprocess.DEVNULL, check=False)
+    rows = []
+    for line in completed.stderr.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \|( +)(\S+)$", line)
+        if match:
+            rows.append((match.group(3), (len(match.group(2)) - 1) // 2, int(match.group(1))))
+    if not rows:
+        raise BenchmarkError(f"no import times from {argv[1:]}:\n{completed.stderr[-1000:]}")
+    return rows
+
+
+# -- the machine ----------------------------------------------------------------------------------
+
+def machine(setup: Setup, project: Path) -> list[tuple[str, str]]:
+    versions = _quiet([str(setup.python), "-c",
+                       "import platform; from importlib.metadata import version; "
+                       "print(platform.python_version(), platform.python_implementation(), "
+                       "version('torch'))"], "version query").split()
+    return [
+        ("date", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+        ("CPU", f"{_cpu_model()}, {os.cpu_count()} logical cores"),
+        ("memory", _memory()),
+        ("system", platform.platform()),
+        ("Python", f"{versions[0]} ({versions[1]}), in a venv"),
+        ("torch", f"{versions[2]} (the torch-cpu environment of tests/envs.py)"),
+        ("tool", _tool_revision(project)),
+    ]
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _memory() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return "unknown"
+
+
+def _tool_revision(project: Path) -> str:
+    from_init = re.search(r'__version__ = "([^"]+)"',
+                          (project / "src" / "kernodeck_diagnostic" / "__init__.py").read_text())
+    version = from_init.group(1) if from_init else "unknown"
+    git = shutil.which("git")
+    if git is None:
+        return version
+    try:
+        head = subprocess.run([git, "rev-parse", "--short", "HEAD"], cwd=project,
+                              capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+        dirty = subprocess.run([git, "status", "--porcelain", "--", "src"], cwd=project,
+                               capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return version
+    return f"{version}, commit {head}" + (" with uncommitted changes in src/" if dirty else "")
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    number: str
+    measurement: str
+    value: str
+    reference: str
+    result: str
+    target: str
+    met: bool | None  # None: no target (information) or not measured
+
+    @property
+    def verdict(self) -> str:
+        return {True: "met", False: "**missed**", None: "-"}[self.met]
+
+
+def rows(by_key: Mapping[str, Command], hang: Command, memory: Mapping[str, float],
+         imports: Imports) -> list[Row]:
+    tool, bare, zipapp = by_key["tool"], by_key["bare"], by_key["zipapp"]
+    found = [Row("1", f"`{tool.label}`", _s(tool.median),
+                 f"`{bare.label}` {_s(bare.median)}", f"ratio {tool.median / bare.median:.3f}",
+                 f"<= {TARGETS['tool_vs_bare']:.2f}",
+                 tool.median / bare.median <= TARGETS["tool_vs_bare"])]
+    collect_env = by_key.get("collect_env")
+    if collect_env is not None:
+        ratio = tool.median / collect_env.median
+        found.append(Row("2", f"`{tool.label}`", _s(tool.median),
+                         f"`{collect_env.label}` {_s(collect_env.median)}", f"ratio {ratio:.3f}",
+                         f"<= {TARGETS['tool_vs_collect_env']:.2f}",
+                         ratio <= TARGETS["tool_vs_collect_env"]))
+    else:
+        found.append(Row("2", f"`{tool.label}`", _s(tool.median), "collect_env not run (--smoke)",
+                         "-", f"<= {TARGETS['tool_vs_collect_env']:.2f}", None))
+    ratio = zipapp.median / tool.median
+    found.append(Row("3", f"`{zipapp.label}`", _s(zipapp.median),
+                     f"installed `{tool.label}` {_s(tool.median)}", f"ratio {ratio:.3f}",
+                     f"<= {TARGETS['zipapp_vs_installed']:.2f}",
+                     ratio <= TARGETS["zipapp_vs_installed"]))
+    for key, label in (("installed", "front peak RSS, installed"),
+                       ("zipapp", "front peak RSS, zipapp")):
+        found.append(Row("4", label, f"{memory[key]:.1f} MB",
+                         f"bare interpreter {memory['bare']:.1f} MB",
+                         f"+{memory[key] - memory['bare']:.1f} MB",
+                         f"<= {TARGETS['front_rss_mb']:.0f} MB",
+                         memory[key] <= TARGETS["front_rss_mb"]))
+    for key, delay in (("host_none", 0.0), ("host_slow", FAKE_SMI_DELAY_S)):
+        command = by_key[key]
+        # Paired: each round ran both, so the load of the moment cancels out.
+        growth = statistics.median(a - b for a, b in zip(command.times, tool.times))
+        allowed = max(0.0, delay - tool.median) + TARGETS["host_margin_s"]
+        found.append(Row("5", f"`{command.label}`", _s(command.median),
+                         f"without --host-check {_s(tool.median)}",
+                         f"{growth:+.3f} s (paired)",
+                         f"<= +{allowed:.3f} s", growth <= allowed))
+    gaps = by_key["host_slow"].probe_gaps
+    if gaps:
+        before = statistics.median(gap[0] for gap in gaps) * 1000
+        after = statistics.median(gap[1] for gap in gaps) * 1000
+        # With a probe slower than the check, the wall time is: the front until it starts the
+        # probe, the probe, the front after the answer. The row above allows 0.1 s for both.
+        found.append(Row("5", "front time around the slow probe (timestamped by the fake)",
+                         f"{before:.0f} ms + {after:.0f} ms",
+                         "launch to probe start + probe answer to exit",
+                         f"{before + after:.0f} ms",
+                         f"<= {TARGETS['host_margin_s'] * 1000:.0f} ms for the row above",
+                         None))
+    limit = HANG_TIMEOUT_S + TARGETS["timeout_margin_s"]
+    found.append(Row("6", f"`{hang.label}`", _s(hang.median), f"--timeout {HANG_TIMEOUT_S} s",
+                     f"+{hang.median - HANG_TIMEOUT_S:.3f} s", f"<= {limit:.1f} s",
+                     hang.median <= limit))
+    found.append(Row("7", "front imports (`-X importtime`, beyond the bare interpreter's)",
+                     f"{imports.modules} modules", "see the import list",
+                     f"{imports.total_ms:.1f} ms", "information", None))
+    fake, fake_bare = by_key["tool_fake"], by_key["bare_fake"]
+    found.append(Row("+", "tool overhead with a fake torch that imports instantly",
+                     _s(fake.median), f"bare {_s(fake_bare.median)}",
+                     f"+{(fake.median - fake_bare.median) * 1000:.0f} ms", "information", None))
+    return found
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:.3f} s"
+
+
+def render(facts: list[tuple[str, str]], settings: Settings, table: list[Row], *,
+           found: Sequence[Command], hang: Command, imports: Imports) -> str:
+    lines = [f"## Results ({settings.mode}: {settings.runs} alternated runs per command after "
+             f"{settings.warmups} warm-up round(s); medians)", ""]
+    lines += [f"- {name}: {value}" for name, value in facts]
+    lines += ["", "| # | measurement | median | compared with | ratio / growth | target | |",
+              "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.number} | {r.measurement} | {r.value} | {r.reference} | {r.result} | "
+              f"{r.target} | {r.verdict} |" for r in table]
+    lines += ["", "| command | median | min-max (s) | runs |", "|---|---|---|---|"]
+    lines += [f"| `{c.label}` | {_s(c.median)} | {c.spread()} | {len(c.times)} |"
+              for c in [*found, hang]]
+    lines += ["", f"Front imports during `{TOOL} --device cpu` (top level, cumulative, as "
+                  "`-X importtime` reports them; nested: modules each one pulled in):", "",
+              "| module | cumulative | nested |", "|---|---|---|"]
+    lines += [f"| `{c.name}` | {c.cumulative_ms:.1f} ms | {c.nested} |" for c in imports.costs]
+    missed = [r for r in table if r.met is False]
+    lines += ["", "All targets met." if not missed else
+              "Targets missed: " + ", ".join(f"#{r.number} {r.measurement}" for r in missed)]
+    return "\n".join(lines) + "\n"
+
+
+def _log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    if args.smoke:
+        return Settings(runs=1, warmups=0, hang_runs=1, memory_runs=1, importtime_runs=1,
+                        collect_env=False, mode="smoke")
+    if args.quick:
+        return Settings(runs=args.runs or 2, warmups=1, hang_runs=1, memory_runs=1,
+                        importtime_runs=1, collect_env=True, mode="quick")
+    return Settings(runs=args.runs or 15, warmups=1, hang_runs=3, memory_runs=3,
+                    importtime_runs=3, collect_env=True, mode="full")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=None,
+                        help="measured runs per command (default 15; 2 with --quick)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="fewer runs: about a minute")
+    group.add_argument("--smoke", action="store_true",
+                       help="one run each, no collect_env: proves the script works, measures "
+                            "nothing reliably")
+    parser.add_argument("--source", type=Path, default=ROOT, metavar="DIR",
+                        help="the project checkout to measure (default: this one), e.g. a copy "
+                             "before a change, to compare before and after")
+    args = parser.parse_args(argv)
+    settings = settings_from(args)
+    if settings.runs < 1:
+        parser.error("--runs must be at least 1")
+    envs = load_envs()
+    _log("torch environment: tests/envs.py torch-cpu (built on first use)")
+    torch_env = Path(envs.torch_cpu())
+    work = Path(tempfile.mkdtemp(prefix="bench-", dir=envs.cache_root()))
+    try:
+        _log("installing the tool into a hard-linked copy, building the zipapp")
+        setup = prepare(work, torch_env, args.source.resolve())
+        found = commands(setup, settings)
+        alternate(found, settings)
+        _log("timeout latency")
+        hang = timeout_latency(setup, settings.hang_runs)
+        _log("front memory")
+        memory = front_memory(setup, settings.memory_runs)
+        _log("import times")
+        imports = import_times(setup, settings.importtime_runs)
+        facts = machine(setup, args.source.resolve())
+    except BenchmarkError as exc:
+        print(f"benchmark failed: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    by_key = {command.key: command for command in found}
+    print(render(facts, settings, rows(by_key, hang, memory, imports), found=found, hang=hang,
+                 imports=imports), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The zipapp compiles each module of the front once per run, not twice (docs/performance.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import clean_env
+
+# Runs the archive as ``python ARCHIVE --version`` does, counting every compilation by file name,
+# and records where zipimport alone would have put the modules (``__file__`` must not change).
+PROBE = """
+import builtins, collections, json, runpy, sys, zipimport
+archive = sys.argv[1]
+counts = collections.Counter()
+compile_ = builtins.compile
+def counting(source, filename, *args, **kwargs):
+    counts[str(filename)] += 1
+    return compile_(source, filename, *args, **kwargs)
+builtins.compile = counting
+sys.argv = [archive, "--version"]
+try:
+    runpy.run_path(archive, run_name="__main__")
+except SystemExit:
+    pass
+builtins.compile = compile_  # what follows asks plain zipimport, which compiles: not counted
+from kernodeck_diagnostic import cli
+from kernodeck_diagnostic.i18n import en
+plain = zipimport.zipimporter(archive + "/kernodeck_diagnostic")
+files = {"cli": [cli.__file__, plain.get_filename("kernodeck_diagnostic.cli")],
+         "en": [en.__file__, zipimport.zipimporter(archive + "/kernodeck_diagnostic/i18n")
+                .get_filename("kernodeck_diagnostic.i18n.en")],
+         "package": [sys.modules["kernodeck_diagnostic"].__file__,
+                     zipimport.zipimporter(archive).get_filename("kernodeck_diagnostic")]}
+sys.stderr.write("KD-PROBE " + json.dumps({"counts": counts, "files": files}) + "\\n")
+"""
+# Compiled before the entry point can change anything: the bootstrap itself.
+BOOTSTRAP = ("__main__.py", "kernodeck_diagnostic/__init__.py", "kernodeck_diagnostic/_zipapp.py")
+
+
+def test_each_module_is_compiled_once(pyz: Path) -> None:
+    completed = subprocess.run([sys.executable, "-c", PROBE, str(pyz)], capture_output=True,
+                               text=True, timeout=60, env=clean_env(), check=False)
+    line = next(line for line in completed.stderr.splitlines() if line.startswith("KD-PROBE "))
+    probe = json.loads(line.split(" ", 1)[1])
+    counts = {name[len(str(pyz)) + 1:]: count for name, count in probe["counts"].items()
+              if name.startswith(str(pyz))}
+    assert "kernodeck_diagnostic/cli.py" in counts, counts
+    twice = {name: count for name, count in counts.items()
+             if count > 1 and name not in BOOTSTRAP}
+    assert twice == {}
+    for ours, zipimport_own in probe["files"].values():
+        assert ours == zipimport_own
