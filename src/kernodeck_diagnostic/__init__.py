@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "1.0.0"
+TOOL_NAME = "kernodeck-diagnostic"
 
 __all__ = ["Report", "__version__", "check"]
 

@@ -177,16 +177,17 @@ def interpreter_version(path: str) -> tuple[int, int] | None:
 
 def run(options: Options, on_progress: Callable[[str, float], None] | None = None) -> Report:
     """Run a validated check: host probe and worker side by side, then the report."""
-    from .redact import Redactor
-    from .report import Request, build
-    from .supervisor import run_worker, user_path0
-
     if options.host_check:
-        from .host import HostProbe  # only when asked: a check without it never loads the module
+        # First of all: the probe's few seconds overlap everything that follows. Only when asked:
+        # a check without it never loads the module.
+        from .host import HostProbe
 
         host: HostProbe | None = HostProbe().start()
     else:
         host = None
+    from .redact import Redactor
+    from .report import Request, build
+    from .supervisor import run_worker, user_path0
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, path0=user_path0())

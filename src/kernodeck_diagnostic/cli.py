@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn
 
-from . import __version__
+from . import TOOL_NAME, __version__
 from .api import (
     TIMEOUT_DEFAULT_S,
     TIMEOUT_MAX_S,
@@ -23,16 +23,14 @@ from .api import (
 )
 from .codes import CODES, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_USAGE
 from .i18n import ENGLISH, LANGUAGES, Translate, translator
-from .output import OutputError, preflight, write_new
-from .process import kill_all
-from .redact import Redactor
-from .render import markdown, text, use_colour
-from .report import STAGES as STAGE_NAMES
-from .report import TOOL_NAME, to_json
-from .supervisor import Interrupted
+from .process import Interrupted, kill_all
 from .terminal import language_asked, line, write
 
+# The modules that read, render and save a report are imported once the check is under way:
+# with --host-check the probe starts before them, and a usage error never pays for them.
+
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+_LIVE_STAGES = ("interpreter", "import", "backend", "device", "compute")
 FORMATS = ("text", "json", "markdown")
 
 
@@ -144,6 +142,8 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
                            translate=t)
     except (UsageError, ValueError) as exc:
         # The message repeats what was typed: a secret or a path pasted by mistake is not echoed.
+        from .redact import Redactor
+
         said = Redactor.for_this_machine().text(str(exc))
         line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {said} "
                           f"({t('cli.error.see_help')})")
@@ -157,6 +157,8 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
             import traceback  # only for --debug: the front imports no module it can do without
 
             traceback.print_exc()
+        from .redact import Redactor
+
         detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
         line(sys.stderr, f"{TOOL_NAME}: " + t("cli.internal", detail=detail))
         return EXIT_INTERNAL
@@ -164,6 +166,8 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
 
 def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignals,
            t: Translate) -> int:
+    from .output import OutputError, preflight, write_new
+
     if args.output is not None:
         try:
             preflight(args.output)
@@ -177,6 +181,9 @@ def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignal
     finally:
         live.clear()
     report = result.to_dict()
+    from .render import markdown, text, use_colour
+    from .report import to_json
+
     if args.format == "json":
         write(sys.stdout, to_json(report).decode("utf-8"))
     elif args.format == "markdown":
@@ -244,7 +251,7 @@ class _LiveLine:
     def update(self, stage: str, elapsed_s: float) -> None:
         if self._stream is None or elapsed_s < 0.5:
             return
-        label = self._t(f"ui.live.{stage}") if stage in STAGE_NAMES else stage
+        label = self._t(f"ui.live.{stage}") if stage in _LIVE_STAGES else stage
         write(self._stream, f"\r\033[K{label}... {elapsed_s:.1f} s / {self._limit}")
         self._stream.flush()
         self._shown = True

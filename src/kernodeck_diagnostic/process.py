@@ -66,6 +66,14 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
         _LIVE.discard(process)
 
 
+class Interrupted(Exception):
+    """The user stopped the check (SIGINT or SIGTERM): whatever runs is killed, nothing saved."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by signal {signum}")
+        self.signum = signum
+
+
 @dataclass
 class BoundedResult:
     returncode: int | None

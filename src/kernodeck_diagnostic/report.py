@@ -8,14 +8,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import __version__
+from . import TOOL_NAME, __version__
 from .codes import CODES, Code, classify
 from .findings import derive
 from .redact import Redactor
 from .supervisor import WorkerRun
 
 SCHEMA_VERSION = 1
-TOOL_NAME = "kernodeck-diagnostic"
 STAGES = ("interpreter", "import", "backend", "device", "compute")
 EXPECTED_LOSS = 196.0
 

@@ -39,14 +39,6 @@ WORKER_ENV_ADDITIONS: dict[str, str] = {}
 ProgressCallback = Callable[[str, float], None]
 
 
-class Interrupted(Exception):
-    """The user stopped the check (SIGINT or SIGTERM) while the worker ran."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"interrupted by signal {signum}")
-        self.signum = signum
-
-
 @dataclass
 class WorkerState:
     """Everything the worker said, folded as its events arrive (bounded in memory)."""

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import fake_gpu_env, run_tool
-from kernodeck_diagnostic import cli, supervisor
+from kernodeck_diagnostic import cli, output, supervisor
 from kernodeck_diagnostic.output import OutputError, write_new
 from reliability.harness import recorded_run
 
@@ -82,7 +82,7 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with scratch_folder() as folder, pytest.MonkeyPatch.context() as patch:
         patch.setattr(supervisor, "run_worker", _recorded_worker)
-        patch.setattr(cli, "write_new", _write_inside(folder))
+        patch.setattr(output, "write_new", _write_inside(folder))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = cli.main(argv)
