@@ -224,3 +224,26 @@ def test_output_refusal_in_the_users_language(pyz: Path, tmp_path: Path) -> None
     assert result.returncode == 12
     assert "nunca é sobrescrito" in result.stderr
     assert out.read_text() == "{}"
+
+
+TOOL_SENTENCES = {
+    # scenario: (language, on the terminal, in the report)
+    "wrong_product": ("fr", "résultat faux : product, loss, gradient",
+                      "wrong product, loss, gradient"),
+    "segfault_in_compute": (
+        "pt", "o worker foi encerrado pelo sinal SIGSEGV durante compute (product)",
+        "the worker was killed by signal SIGSEGV during compute (product), without a final "
+        "result"),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(TOOL_SENTENCES))
+def test_the_tools_own_error_sentences_are_translated(pyz: Path, tmp_path: Path,
+                                                      scenario: str) -> None:
+    language, says, english = TOOL_SENTENCES[scenario]
+    out = tmp_path / "report.json"
+    result = run_tool(sys.executable, pyz, ["--lang", language, "--output", str(out)],
+                      env=fake_gpu_env(scenario))
+    assert says in result.stdout
+    assert result.report is not None
+    assert result.report["error"]["message"] == english  # the report keeps English

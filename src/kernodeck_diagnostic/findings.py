@@ -59,15 +59,17 @@ def derive(report: Report, translate: Translate = ENGLISH) -> list[dict[str, Any
 # -- what the rules read --------------------------------------------------------------------------
 
 def _messages(report: Report, stages: Iterable[str] | None = None) -> list[str]:
-    """The error message, the backend's initialisation message and the warnings, in that order."""
+    """The backend's own initialisation message, the error and the warnings, in that order: the
+    first text that matches is the one a finding quotes."""
     wanted = set(stages) if stages is not None else None
     texts = []
-    error = report.get("error")
-    if error and (wanted is None or error.get("stage") in wanted):
-        texts.append(f"{error.get('type') or ''}: {error.get('message') or ''}")
     init_error = report["pytorch"].get("init_error")
     if init_error and (wanted is None or "device" in wanted):
         texts.append(init_error)
+    error = report.get("error")
+    if error and (wanted is None or error.get("stage") in wanted):
+        message = error.get("message") or ""
+        texts.append(f"{error['type']}: {message}" if error.get("type") else message)
     texts += [str(w.get("message") or "") for w in report.get("warnings", [])
               if wanted is None or w.get("stage") in wanted]
     return texts

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from .findings import derive
-from .i18n import ENGLISH, Translate
+from .i18n import ENGLISH, Translate, compose
 
 _GREEN, _RED, _BOLD, _RESET = "\033[32m", "\033[31m", "\033[1m", "\033[0m"
 
@@ -186,7 +186,10 @@ def _error(error: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     if error is None:
         return []
     where = error["stage"] + (f" ({error['step']})" if error.get("step") else "")
-    what = f"{error['type']}: {error['message']}" if error.get("type") else error["message"]
+    message = error["message"]
+    if error.get("message_key"):
+        message = compose(error["message_key"], error.get("message_values") or {}, t) or message
+    what = f"{error['type']}: {message}" if error.get("type") else message
     return [(t("ui.label.error"), t("ui.error.at", where=where, what=what))]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from . import TOOL_NAME, __version__
 from .codes import CODES, Code, classify
 from .findings import derive
+from .i18n import ENGLISH, compose
 from .redact import Redactor
 from .supervisor import WorkerRun
 
@@ -42,13 +43,10 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     if error is None and not _verified(facts.get("execution", {})) and state.unreadable_lines:
         # Lines of the event log could not be read: what they said (maybe the error) is unknown,
         # so nothing is claimed about the computation.
-        error = {"stage": state.stage or "interpreter", "step": state.step,
-                 "kind": "worker_failed", "type": None,
-                 "message": f"the worker's event log held {state.unreadable_lines} unreadable "
-                            "line(s) and no verified result"}
+        error = _said("worker_failed", state.stage or "interpreter", state.step,
+                      "error.unreadable_log", count=state.unreadable_lines)
     elif error is None and not _verified(facts.get("execution", {})):
-        error = {"stage": "compute", "kind": "check_failed", "type": None,
-                 "message": "the worker reported no verified result"}
+        error = _said("check_failed", "compute", None, "error.no_verified_result")
     code = classify(request.device, error)
     error_block = None
     if error is not None:
@@ -57,6 +55,10 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
                        "message": redactor.text(str(error.get("message") or ""))}
         if error.get("step"):
             error_block["step"] = error["step"]
+        key, values = error.get("message_key"), redactor.value(error.get("message_values") or {})
+        if key and (english := compose(key, values, ENGLISH)) is not None:
+            # One of the tool's own sentences: English here, any language on the terminal.
+            error_block.update(message=english, message_key=key, message_values=values)
     stage = error_block["stage"] if error_block else "compute"
     timings = {name: state.stage_ms[name] for name in STAGES if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
@@ -106,18 +108,23 @@ def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
         return state.error  # diagnosed by the worker, even if it died right after saying so
     where = state.stage or "interpreter"
     at = f"{where} ({state.step})" if state.step else where
-    if run.outcome == "not_started":
-        return {"stage": "interpreter", "kind": "worker_failed", "type": None,
-                "message": f"the worker could not be started: {run.start_error}"}
+    if run.outcome == "not_started" and run.start_error is not None:
+        key, detail = run.start_error
+        return _said("worker_failed", "interpreter", None, key, detail=detail)
     if run.outcome == "timeout":
-        return {"stage": where, "step": state.step, "kind": "timeout", "type": None,
-                "message": f"no result within {request.as_dict()['timeout_s']} s; "
-                           f"the worker was stopped during {at}"}
+        return _said("timeout", where, state.step, "error.timeout",
+                     seconds=request.as_dict()["timeout_s"], at=at)
     if run.outcome == "crashed" or not state.final:
-        return {"stage": where, "step": state.step, "kind": "worker_failed", "type": None,
-                "message": f"the worker {run.end_description()} during {at}, "
-                           f"without a final result"}
+        key, values = run.end_description()
+        return _said("worker_failed", where, state.step, key, at=at, **values)
     return None
+
+
+def _said(kind: str, stage: str, step: str | None, key: str, **values: Any) -> dict[str, Any]:
+    """An error in the tool's own words: a message key and its values (see ``compose``)."""
+    return {"stage": stage, "step": step, "kind": kind, "type": None, "message": "",
+            "message_key": key, "message_values": {name: str(v) for name, v in values.items()}}
+
 
 
 def _verified(execution: dict[str, Any]) -> bool:

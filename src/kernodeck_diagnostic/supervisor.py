@@ -30,6 +30,7 @@ MAX_EVENTS = 10_000
 # stands (a library's non-daemon thread must not turn a finished check into a timeout).
 FINAL_GRACE_S = 1.0
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_MESSAGE_KEY = re.compile(r"error\.[a-z_]+(?:\.[a-z_]+)?")  # the tool's own sentences (i18n)
 
 # Variables the front adds to the worker's environment, with why. The worker otherwise inherits
 # the environment unchanged: it must see what the user's application sees (CUDA_VISIBLE_DEVICES,
@@ -81,6 +82,12 @@ class WorkerState:
             self.error = {key: event.get(key) for key in
                           ("stage", "kind", "type", "message", "missing_module")}
             self.error["message"] = _one_line(event.get("message"))
+            key, values = event.get("message_key"), event.get("message_values")
+            if isinstance(key, str) and _MESSAGE_KEY.fullmatch(key):
+                self.error["message_key"] = key
+                self.error["message_values"] = {
+                    name: _one_line(str(value)) for name, value in
+                    (values.items() if isinstance(values, dict) else ()) if isinstance(name, str)}
             if self.step is not None:
                 self.error["step"] = self.step
         elif kind == "local_paths":
@@ -97,25 +104,28 @@ class WorkerRun:
     outcome: str  # finished | timeout | crashed | not_started
     returncode: int | None
     elapsed_s: float
-    start_error: str | None = None
+    # Why the worker could not start: a message key (``error.not_started.*``) and the system's
+    # reason, which names no path.
+    start_error: tuple[str, str] | None = None
 
     @classmethod
-    def not_started(cls, reason: str) -> WorkerRun:
-        return cls(WorkerState(), "not_started", None, 0.0, reason)
+    def not_started(cls, key: str, detail: str) -> WorkerRun:
+        return cls(WorkerState(), "not_started", None, 0.0, (key, detail))
 
-    def end_description(self) -> str:
-        """How the worker ended, in words: an exit code or a signal."""
+    def end_description(self) -> tuple[str, dict[str, str]]:
+        """How the worker ended: a message key (``error.worker_ended.*``) and its values."""
         code = self.returncode
         if code is None:
-            return "was still running when stopped"
+            return "error.worker_ended.running", {}
         if code < 0:
             try:
-                return f"was killed by signal {signal.Signals(-code).name}"
+                return "error.worker_ended.signal", {"signal": signal.Signals(-code).name}
             except ValueError:
-                return f"was killed by signal {-code}"
+                return "error.worker_ended.signal", {"signal": str(-code)}
         if sys.platform == "win32" and code >= 0xC0000000:
-            return f"ended with status 0x{code:08X}"  # an NTSTATUS such as an access violation
-        return f"exited with code {code}"
+            # An NTSTATUS such as an access violation.
+            return "error.worker_ended.status", {"status": f"0x{code:08X}"}
+        return "error.worker_ended.exit", {"code": str(code)}
 
 
 class EventReader:
@@ -215,7 +225,7 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
     try:
         folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
     except OSError as exc:
-        return WorkerRun.not_started(f"no private temporary folder ({_reason(exc)})")
+        return WorkerRun.not_started("error.not_started.temp_folder", _reason(exc))
     try:
         try:
             worker_path = os.path.join(folder, "worker.py")
@@ -224,7 +234,7 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
             events_path = os.path.join(folder, "events.jsonl")
             open(events_path, "wb").close()
         except OSError as exc:
-            return WorkerRun.not_started(f"the temporary folder is not writable ({_reason(exc)})")
+            return WorkerRun.not_started("error.not_started.temp_not_writable", _reason(exc))
         argv = [python, worker_path, "--events", events_path, "--device", device,
                 "--device-index", str(device_index)]
         if path0 is not None:
@@ -247,7 +257,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     try:
         process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env)
     except OSError as exc:
-        return WorkerRun.not_started(f"the interpreter could not be started ({_reason(exc)})")
+        return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
     outcome = "timeout"
     try:
         while True:

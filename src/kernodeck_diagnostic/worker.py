@@ -35,13 +35,20 @@ EXPECTED_GRADIENT = [[16.0, 24.0], [40.0, 52.0]]
 
 
 class StageError(Exception):
-    """A diagnosed failure: the stage ends and the worker stops after reporting it."""
+    """A diagnosed failure: the stage ends and the worker stops after reporting it.
 
-    def __init__(self, kind: str, exc: BaseException | None = None, message: str = "") -> None:
-        super().__init__(message)
+    Either an exception (its type and message are reported) or a sentence of the tool's own,
+    named by a key of the front's message catalog (``error.*``) and its values: the front writes
+    it in English in the report and in the user's language on the terminal.
+    """
+
+    def __init__(self, kind: str, exc: BaseException | None = None, key: str = "",
+                 **values: Any) -> None:
+        super().__init__(key)
         self.kind = kind
         self.exc = exc
-        self.message = message
+        self.key = key
+        self.values = values
 
 
 class Events:
@@ -115,7 +122,8 @@ class Worker:
             if failure.exc is not None:
                 error.update(describe_exception(failure.exc))
             else:
-                error.update(type=None, message=bounded(failure.message))
+                error.update(type=None, message_key=failure.key,
+                             message_values={k: bounded(str(v)) for k, v in failure.values.items()})
             self.events.emit("error", **error)
             self.events.emit("stage_failed", stage=name, duration_ms=duration)
             return False
@@ -177,7 +185,7 @@ class Worker:
             backend=backend,
         )
         if self.device == "gpu" and backend == "cpu":
-            raise StageError("backend_absent", message="the build declares neither CUDA nor HIP")
+            raise StageError("backend_absent", key="error.backend_absent")
 
     def stage_device(self) -> None:
         if self.device == "cpu":
@@ -192,8 +200,10 @@ class Worker:
         if not available or count == 0:
             reason = self.initialisation_error(cuda)
             self.facts("pytorch", init_error=reason)
-            said = "torch.cuda.is_available() is False" if not available else "no visible device"
-            raise StageError("gpu_unavailable", message=said + (": " + reason if reason else ""))
+            key = "error.gpu_unavailable" if not available else "error.no_visible_device"
+            if reason:
+                raise StageError("gpu_unavailable", key=key + ".reason", reason=reason)
+            raise StageError("gpu_unavailable", key=key)
         devices = [self.describe_device(cuda, index) for index in range(count)]
         self.facts("pytorch", devices=devices,
                    arch_list=guarded(lambda: cuda.get_arch_list()),  # noqa: PLW0108
@@ -201,8 +211,8 @@ class Worker:
                    cudnn_version=guarded(lambda: self.torch.backends.cudnn.version()),  # noqa: PLW0108
                    nccl_version=guarded(lambda: ".".join(map(str, cuda.nccl.version()))))
         if not 0 <= self.index < count:
-            raise StageError("device_index_invalid",
-                             message=f"device index {self.index} of {count} visible")
+            raise StageError("device_index_invalid", key="error.device_index_invalid",
+                             index=self.index, count=count)
 
     @staticmethod
     def initialisation_error(cuda: Any) -> str | None:
@@ -273,7 +283,7 @@ class Worker:
             checks = (("product", product_ok), ("loss", loss_value == EXPECTED_LOSS),
                       ("gradient", gradient_ok))
             wrong = [name for name, ok in checks if not ok]
-            raise StageError("check_failed", message="wrong " + ", ".join(wrong))
+            raise StageError("check_failed", key="error.check_failed", what=", ".join(wrong))
 
 
 VISIBILITY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")

@@ -58,3 +58,12 @@ def translator(language: str = DEFAULT) -> Translate:
 
 
 ENGLISH = translator(DEFAULT)
+
+
+def compose(key: str, values: Mapping[str, object], translate: Translate) -> str | None:
+    """A sentence from a key and values that came from elsewhere (a worker, a saved report):
+    None for a key or values the catalog does not know, rather than an error."""
+    try:
+        return translate(key, **values)
+    except (KeyError, IndexError, ValueError):
+        return None

@@ -183,6 +183,33 @@ MESSAGES = {
         "Run the check again: if it is fast the second time, the delay was JIT compilation (now "
         "cached); install a build with native code for this GPU to avoid it.",
 
+    # -- the tool's own sentences in error.message (error.message_key) -----------------------
+    "error.backend_absent": "the build declares neither CUDA nor HIP",
+    "error.gpu_unavailable": "torch.cuda.is_available() is False",
+    "error.gpu_unavailable.reason": "torch.cuda.is_available() is False: {reason}",
+    "error.no_visible_device": "no visible device",
+    "error.no_visible_device.reason": "no visible device: {reason}",
+    "error.device_index_invalid": "device index {index} of {count} visible",
+    "error.check_failed": "wrong {what}",
+    "error.no_verified_result": "the worker reported no verified result",
+    "error.unreadable_log":
+        "the worker's event log held {count} unreadable line(s) and no verified result",
+    "error.timeout": "no result within {seconds} s; the worker was stopped during {at}",
+    "error.worker_ended.signal":
+        "the worker was killed by signal {signal} during {at}, without a final result",
+    "error.worker_ended.exit":
+        "the worker exited with code {code} during {at}, without a final result",
+    "error.worker_ended.status":
+        "the worker ended with status {status} during {at}, without a final result",
+    "error.worker_ended.running":
+        "the worker was still running when stopped during {at}, without a final result",
+    "error.not_started.temp_folder":
+        "the worker could not be started: no private temporary folder ({detail})",
+    "error.not_started.temp_not_writable":
+        "the worker could not be started: the temporary folder is not writable ({detail})",
+    "error.not_started.interpreter":
+        "the worker could not be started: the interpreter could not be started ({detail})",
+
     # -- terminal and markdown -------------------------------------------------------------------
     "ui.status.passed": "PASSED",
     "ui.status.failed": "FAILED",

@@ -195,6 +195,35 @@ MESSAGES = {
         "Relancez la vérification : si elle est rapide la deuxième fois, c'était le cache JIT ; "
         "installez un paquet avec du code natif pour ce GPU pour l'éviter.",
 
+    # -- the tool's own sentences in error.message (error.message_key) -----------------------
+    "error.backend_absent": "le paquet ne déclare ni CUDA ni HIP",
+    "error.gpu_unavailable": "torch.cuda.is_available() vaut False",
+    "error.gpu_unavailable.reason": "torch.cuda.is_available() vaut False : {reason}",
+    "error.no_visible_device": "aucun périphérique visible",
+    "error.no_visible_device.reason": "aucun périphérique visible : {reason}",
+    "error.device_index_invalid": "index de périphérique {index} pour {count} visibles",
+    "error.check_failed": "résultat faux : {what}",
+    "error.no_verified_result": "le worker n'a rapporté aucun résultat vérifié",
+    "error.unreadable_log":
+        "le journal d'événements du worker contenait {count} ligne(s) illisible(s) et aucun "
+        "résultat vérifié",
+    "error.timeout": "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}",
+    "error.worker_ended.signal":
+        "le worker a été tué par le signal {signal} pendant {at}, sans résultat final",
+    "error.worker_ended.exit":
+        "le worker s'est terminé avec le code {code} pendant {at}, sans résultat final",
+    "error.worker_ended.status":
+        "le worker s'est terminé avec le statut {status} pendant {at}, sans résultat final",
+    "error.worker_ended.running":
+        "le worker tournait encore à son arrêt pendant {at}, sans résultat final",
+    "error.not_started.temp_folder":
+        "le worker n'a pas pu démarrer : aucun dossier temporaire privé ({detail})",
+    "error.not_started.temp_not_writable":
+        "le worker n'a pas pu démarrer : le dossier temporaire n'est pas accessible en écriture"
+        " ({detail})",
+    "error.not_started.interpreter":
+        "le worker n'a pas pu démarrer : l'interpréteur n'a pas pu démarrer ({detail})",
+
     # -- terminal and markdown -------------------------------------------------------------------
     "ui.status.passed": "RÉUSSI",
     "ui.status.failed": "ÉCHEC",

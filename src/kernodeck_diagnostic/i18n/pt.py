@@ -193,6 +193,34 @@ MESSAGES = {
         "Execute a verificação novamente: se for rápida na segunda vez, era o cache JIT; instale "
         "um pacote com código nativo para esta GPU para evitar isso.",
 
+    # -- the tool's own sentences in error.message (error.message_key) -----------------------
+    "error.backend_absent": "o pacote não declara nem CUDA nem HIP",
+    "error.gpu_unavailable": "torch.cuda.is_available() é False",
+    "error.gpu_unavailable.reason": "torch.cuda.is_available() é False: {reason}",
+    "error.no_visible_device": "nenhum dispositivo visível",
+    "error.no_visible_device.reason": "nenhum dispositivo visível: {reason}",
+    "error.device_index_invalid": "índice de dispositivo {index} para {count} visíveis",
+    "error.check_failed": "resultado errado: {what}",
+    "error.no_verified_result": "o worker não relatou nenhum resultado verificado",
+    "error.unreadable_log":
+        "o registro de eventos do worker tinha {count} linha(s) ilegível(is) e nenhum resultado"
+        " verificado",
+    "error.timeout": "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}",
+    "error.worker_ended.signal":
+        "o worker foi encerrado pelo sinal {signal} durante {at}, sem resultado final",
+    "error.worker_ended.exit":
+        "o worker terminou com o código {code} durante {at}, sem resultado final",
+    "error.worker_ended.status":
+        "o worker terminou com o status {status} durante {at}, sem resultado final",
+    "error.worker_ended.running":
+        "o worker ainda estava em execução ao ser parado durante {at}, sem resultado final",
+    "error.not_started.temp_folder":
+        "o worker não pôde ser iniciado: nenhuma pasta temporária privada ({detail})",
+    "error.not_started.temp_not_writable":
+        "o worker não pôde ser iniciado: a pasta temporária não é gravável ({detail})",
+    "error.not_started.interpreter":
+        "o worker não pôde ser iniciado: o interpretador não pôde ser iniciado ({detail})",
+
     # -- terminal and markdown -------------------------------------------------------------------
     "ui.status.passed": "APROVADO",
     "ui.status.failed": "FALHOU",
