@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from . import TOOL_NAME, __version__
-from .codes import CODES, Code, classify
+from .codes import classify
 from .findings import derive
 from .i18n import ENGLISH, compose
 from .redact import Redactor
@@ -90,16 +89,8 @@ def with_findings(report: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
-def code_of(report: dict[str, Any]) -> Code:
-    return CODES[report["code"]]
-
-
 def to_json(report: dict[str, Any]) -> bytes:
     return (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def schema_path() -> str:
-    return os.path.join(os.path.dirname(__file__), "schema", "report-v1.json")
 
 
 def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
