@@ -5,8 +5,8 @@
     $ python dist/kernodeck-diagnostic-v1.pyz --device cpu --output diagnostic-cpu.json
 
 The archive holds the package's sources and schema only (no bytecode), so it runs on any Python
-3.9+. Builds are reproducible: entries are sorted, with fixed dates and modes, so two builds of the
-same sources are byte-identical.
+3.9+; an older one gets one line saying so (exit 2). Builds are reproducible: entries are sorted,
+with fixed dates and modes, so two builds of the same sources are byte-identical.
 """
 
 from __future__ import annotations
@@ -23,6 +23,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "kernodeck_diagnostic"
 TARGET = ROOT / "dist" / "kernodeck-diagnostic-v1.pyz"
 MAIN = "kernodeck_diagnostic._zipapp:main"  # zipapp ignores a return value: main exits
+# The archive's __main__.py, in place of the one zipapp writes for MAIN. It runs first, in whatever
+# Python the user has, so it parses on Python 2.7 (no f-strings, no annotations) and checks the
+# version before anything of the package is imported: an older Python would otherwise stop at a
+# SyntaxError (2.7, 3.6) or an ImportError (3.7, 3.8) with a traceback.
+MAIN_SOURCE = """\
+# -*- coding: utf-8 -*-
+import sys
+
+if sys.version_info < (3, 9):
+    sys.stderr.write("kernodeck-diagnostic: Python 3.9 or newer is needed; this is Python "
+                     "%d.%d\\n" % sys.version_info[:2])
+    sys.exit(2)
+import kernodeck_diagnostic._zipapp
+
+kernodeck_diagnostic._zipapp.main()
+"""
 INCLUDED_SUFFIXES = {".py", ".json", ".typed"}
 FIXED_DATE = (1980, 1, 2, 0, 0, 0)  # the earliest ZIP date, plus a day for any time zone
 
@@ -55,7 +71,9 @@ def _normalise(archive: Path) -> None:
                 fixed.external_attr = (0o40755 << 16 | 0x10) if info.is_dir() else 0o100644 << 16
                 fixed.compress_type = zipfile.ZIP_DEFLATED
                 fixed.create_system = 3  # Unix, whatever machine builds it
-                out.writestr(fixed, source.read(info.filename))
+                data = MAIN_SOURCE.encode("utf-8") if info.filename == "__main__.py" \
+                    else source.read(info.filename)
+                out.writestr(fixed, data)
     os.chmod(rebuilt, 0o755)  # noqa: S103 - an executable archive, readable by all like any download
     os.replace(rebuilt, archive)
 

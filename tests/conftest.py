@@ -101,12 +101,14 @@ def run_tool(python: Path | str, tool: Path | Sequence[str], args: Sequence[str]
     return result
 
 
-@pytest.fixture
-def nearly_full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real file system with one 4 KiB page free: a tmpfs of two pages, one of them taken."""
-    mount_point = tmp_path / "small-disk"
+@contextlib.contextmanager
+def small_tmpfs(folder: Path, free_pages: int) -> Iterator[Path]:
+    """A real file system (tmpfs, root only) with ``free_pages`` 4 KiB pages left after one is
+    taken by a filler file: 0 for a full disk where a new file can still be created."""
+    mount_point = folder / f"tmpfs-{free_pages}-free"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k,mode=0700", "tmpfs",
+    size = 4 * (free_pages + 1)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}k,mode=0700", "tmpfs",
                               str(mount_point)], capture_output=True, timeout=30, check=False)
     if mounted.returncode != 0:
         pytest.skip("mounting a tmpfs needs root: " + mounted.stderr.decode().strip())
@@ -115,6 +117,13 @@ def nearly_full_disk(tmp_path: Path) -> Iterator[Path]:
         yield mount_point
     finally:
         subprocess.run(["umount", str(mount_point)], timeout=30, check=False)
+
+
+@pytest.fixture
+def nearly_full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real file system with one 4 KiB page free."""
+    with small_tmpfs(tmp_path, free_pages=1) as mount_point:
+        yield mount_point
 
 
 def fake_gpu_env(scenario: str, **extra: str) -> dict[str, str]:

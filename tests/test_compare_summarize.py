@@ -119,7 +119,7 @@ def test_compare_same_code_still_lists_what_changed(pyz: Path, made: Path) -> No
     assert _row(result.stdout, "pytorch.backend")[1:] == ["cuda", "rocm"]
     assert _row(result.stdout, "pytorch.cuda_build")[1:] == ["12.8", "null"]
     assert _row(result.stdout, "pytorch.hip_build")[1] == "null"
-    names = _row(result.stdout, "pytorch.devices[].name")
+    names = _row(result.stdout, "pytorch.devices[0].name")
     assert "NVIDIA" in names
     assert "AMD" in names
 
@@ -257,7 +257,7 @@ def test_summarize_in_portuguese_with_a_missing_file(pyz: Path, fleet: Path) -> 
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["relatório", "código", "saída"]
-    assert lines[1].split()[:2] == ["pass.json", "GPU_CHECK_PASSED"]
+    assert lines[1].split()[:2] == ["node-1/pass.json", "GPU_CHECK_PASSED"]
     assert "contagem por código, do pior ao melhor" in lines
     assert "ilegíveis (1)" in lines
     assert ["missing.json", "não", "encontrado"] in [line.split() for line in lines]
@@ -354,11 +354,13 @@ def test_compare_and_summarize_real_cpu_and_missing_torch_reports(
     summary = _tool(pyz, "summarize", tmp_path, made / "pass.json", "--lang", "pt")
     assert summary.returncode == 1
     lines = summary.stdout.splitlines()
-    assert lines[1].split()[:6] == ["cpu.json", "CPU_CHECK_PASSED", "0", "compute",
-                                    cpu.report["runtime"]["python_version"] if cpu.report else "",
-                                    "2.13.0+cpu"]
+    # Named relative to the folder both arguments share: the test's folder shows, never above.
+    assert lines[1].split()[:6] == [
+        f"{tmp_path.name}/cpu.json", "CPU_CHECK_PASSED", "0", "compute",
+        cpu.report["runtime"]["python_version"] if cpu.report else "", "2.13.0+cpu"]
     assert lines[1].split()[-1] == "-"  # devices: not queried in CPU mode
-    assert lines[2].split()[:4] == ["notorch.json", "TORCH_MISSING", "3", "import"]
+    assert lines[2].split()[:4] == [f"{tmp_path.name}/notorch.json", "TORCH_MISSING", "3",
+                                    "import"]
     counts = lines[lines.index("contagem por código, do pior ao melhor") + 1:]
     assert [line.split()[0] for line in counts[:3]] == [
         "TORCH_MISSING", "CPU_CHECK_PASSED", "GPU_CHECK_PASSED"]

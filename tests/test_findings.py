@@ -105,7 +105,16 @@ FIRES = {
     "NUMPY_ABI_MISMATCH": report(**{"warnings": [{
         "stage": "import", "category": "UserWarning",
         "message": "Failed to initialize NumPy: _ARRAY_API not found (Triggered internally)"}]}),
-    "TORCH_SHADOWED": report(**{"pytorch.origin": "current-folder"}),
+    "TORCH_SHADOWED": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.version": None, "pytorch.backend": None, "pytorch.origin": "working-folder",
+        "pytorch.module_kind": "file",
+        "error": {"stage": "import", "kind": "import_failed", "type": None,
+                  "message": "'import torch' would load torch.py (origin: working-folder), not "
+                             "an installed PyTorch package: it was not imported"}}),
+    "LOCAL_MODULE_SHADOWS": report(**{"runtime.local_modules": [
+        {"name": "typing", "file": "typing.py", "folder": "working-folder",
+         "hides": "standard-library"}]}),
     "TORCH_DUPLICATE_INSTALL": report(**{"pytorch.distributions_on_path": 2,
                                          "pytorch.distribution_version": "2.9.1"}),
     "SHARED_LIBRARY_MISSING": import_failed(
@@ -125,6 +134,29 @@ FIRES = {
         "error": {"stage": "compute", "kind": "runtime_error", "type": "RuntimeError",
                   "message": "HIP error: hipErrorNoBinaryForGpu: Unable to find code object"}}),
     "SLOW_FIRST_CALL": report(**{"execution.duration_ms": 21000.0}),
+    "LIBRARY_PATH_OVERRIDE": import_failed(
+        "ImportError", "<path>/libstdc++.so.6: version `GLIBCXX_3.4.21' not found (required by "
+                       "<path>/libtorch_python.so)") | {"runtime": {
+        **BASE["runtime"], "library_override": {"variable": "LD_LIBRARY_PATH",
+                                                "library": "libstdc++.so.6",
+                                                "conda_env_lib": False}}},
+    "HOST_MEMORY_EXHAUSTED": report(**{
+        "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
+        "error": {"stage": "import", "kind": "worker_failed", "type": None,
+                  "message": "the worker was killed by signal SIGABRT during import, without a "
+                             "final result; its last line on stderr: terminate called after "
+                             "throwing an instance of 'std::bad_alloc' what(): std::bad_alloc"}}),
+    "TOOL_ISOLATED_INSTALL": report(**{
+        "code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
+        "runtime.tool_environment": "pipx",
+        "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
+                  "message": "No module named 'torch'"}}),
+    "WARNING_AS_ERROR": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "runtime.warnings_as_errors": True,
+        "error": {"stage": "import", "kind": "import_failed", "type": "UserWarning",
+                  "message": "Failed to initialize NumPy: No module named 'numpy' (Triggered "
+                             "internally at <path>/tensor_numpy.cpp:84.)"}}),
 }
 
 
@@ -204,7 +236,7 @@ def test_windows_dll_finding_names_the_dll() -> None:
 
 def test_errors_come_before_warnings() -> None:
     both = copy.deepcopy(FIRES["SLOW_FIRST_CALL"])
-    both["pytorch"]["origin"] = "current-folder"
+    both["pytorch"].update(origin="working-folder", module_kind="package")
     assert ids(both) == ["TORCH_SHADOWED", "SLOW_FIRST_CALL"]
 
 

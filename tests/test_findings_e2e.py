@@ -83,7 +83,10 @@ def test_local_torch_py_shadows_the_install(cpu_torch_python: Path, tmp_path: Pa
     found = findings(result.report)
     assert "TORCH_SHADOWED" in found
     assert result.report is not None
-    assert result.report["pytorch"]["origin"] == "current-folder"
+    # Located, never run: the verdict is at the import stage (tests/test_verdicts_shadowing.py).
+    assert (result.report["code"], result.report["stage"]) == ("TORCH_IMPORT_FAILED", "import")
+    assert result.report["pytorch"]["origin"] == "working-folder"
+    assert "hello" not in result.stdout
 
 
 @pytest.mark.slow

@@ -68,7 +68,7 @@ def test_translator_unknown_language_is_english() -> None:
 
 
 def test_translator_fills_placeholders() -> None:
-    text = translator("pt")("cli.index.negative", value=-1)
+    text = translator("pt")("arg.index.negative", value=-1)
     assert "-1" in text
 
 

@@ -71,8 +71,10 @@ def test_file_appearing_during_the_check_is_not_overwritten(pyz: Path, tmp_path:
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 12
     assert out.read_text() == "someone else's\n"
-    # The check's full result is still shown, then the write failure.
-    assert stdout.startswith("PASSED GPU_CHECK_PASSED (exit 0) at stage compute")
+    # The check's full result is still shown, its first line with the exit status the process
+    # really ends with, then the write failure.
+    assert stdout.startswith("PASSED GPU_CHECK_PASSED (exit 12, OUTPUT_WRITE_FAILED) at stage "
+                             "compute")
     assert "next:" in stdout
     assert "NOT saved" in stderr
     assert "already exists" in stderr

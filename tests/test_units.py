@@ -20,7 +20,7 @@ def test_code_table_is_the_contract() -> None:
         "TORCH_MISSING": 3, "TORCH_IMPORT_FAILED": 4, "GPU_BACKEND_ABSENT": 5,
         "GPU_UNAVAILABLE": 6, "DEVICE_INDEX_INVALID": 7, "CHECK_FAILED": 8, "OUT_OF_MEMORY": 9,
         "RUNTIME_ERROR": 9, "TIMEOUT": 10, "WORKER_FAILED": 11, "OUTPUT_WRITE_FAILED": 12,
-        "COLLECTIVE_FAILED": 13, "INTERRUPTED": 130,
+        "COLLECTIVE_FAILED": 13, "STDOUT_WRITE_FAILED": 15, "INTERRUPTED": 130,
     }
     assert [name for name, code in CODES.items() if code.passed] == ["GPU_CHECK_PASSED",
                                                                      "CPU_CHECK_PASSED"]

@@ -7,7 +7,50 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+import sys
+
+
+def _started_by_python_m() -> bool:
+    """Whether ``python -m kernodeck_diagnostic`` is importing this package right now.
+
+    While ``python -m`` imports the package of the module it runs, ``sys.argv[0]`` is ``-m`` and
+    runpy's ``_run_module_as_main`` is on the stack with the module's name (CPython 3.9-3.13).
+    """
+    if sys.argv[:1] != ["-m"] or not hasattr(sys, "_getframe"):
+        return False
+    frame: FrameType | None = sys._getframe(1)  # annotations are never evaluated here
+    while frame is not None:
+        if frame.f_code.co_name == "_run_module_as_main":
+            return frame.f_locals.get("mod_name") in (__name__, __name__ + ".__main__")
+        frame = frame.f_back
+    return False
+
+
+def _leave_the_working_folder() -> str | None:
+    """Take the working folder off the front's import path; return it.
+
+    ``python -m`` puts the working folder first: a typing.py, re.py or argparse.py of the user's
+    there would replace the standard library's for the tool's own imports, and end the run in a
+    traceback. The user's program does see that folder, so the worker is given it back
+    (``supervisor.user_path0``). Nothing else is touched: under -P (PYTHONSAFEPATH) or -I, or
+    when another program imports this package, the import path stays as it is.
+    """
+    if not (_started_by_python_m() and sys.path):
+        return None
+    try:
+        working = os.getcwd()
+    except OSError:
+        return None
+    if not sys.path[0] or os.path.realpath(sys.path[0]) != os.path.realpath(working):
+        return None
+    return sys.path.pop(0)
+
+
+# First of all, before any import of the package: see _leave_the_working_folder.
+PYTHON_M_PATH0 = _leave_the_working_folder()
+
+from typing import TYPE_CHECKING, Any  # noqa: E402 - after the working folder is left
 
 __version__ = "1.0.0"
 TOOL_NAME = "kernodeck-diagnostic"
@@ -15,6 +58,8 @@ TOOL_NAME = "kernodeck-diagnostic"
 __all__ = ["Report", "__version__", "check"]
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from .api import Report, check
 
 

@@ -7,28 +7,43 @@
 
 By default the worker runs in the caller's own interpreter (``sys.executable``): in a notebook,
 that is the kernel's Python, the one the notebook's code really uses. A diagnosed failure is a
-value (a ``Report`` whose ``passed`` is False), never an exception; only invalid arguments raise
-``ValueError``.
+value (a ``Report`` whose ``passed`` is False), never an exception; only invalid arguments raise:
+``TypeError`` for a wrong type (``timeout="30"``), ``ValueError`` for a wrong value
+(``timeout=500``), each naming the parameter.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import operator
 import os
+import re
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .i18n import ENGLISH, Translate
-from .process import run_bounded
+from .process import kill_all, kill_tree, spawn
+
+if TYPE_CHECKING:
+    from .supervisor import WorkerRun
 
 DEVICES = ("gpu", "cpu")
+_T = TypeVar("_T")
 TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
 MINIMUM_PYTHON = (3, 9)
 _PROBE_TIMEOUT_S = 20.0
-_VERSION_PROBE = "import sys; sys.stdout.write('%d.%d' % sys.version_info[:2])"
+# At least this long to tell why a worker never ran, even when it ended at the limit.
+_PROBE_MIN_S = 0.5
+_PROBE_TAIL_BYTES = 4096
+# A line of its own, after anything a wrapper printed; Python 2.7 parses it too.
+_VERSION_PROBE = ("import sys; sys.stdout.write('\\nkernodeck-python-version %d.%d\\n'"
+                  " % sys.version_info[:2])")
+_VERSION_LINE = re.compile(rb"^kernodeck-python-version (\d+)\.(\d+)\r?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -94,7 +109,10 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float = TIMEOUT_D
     """Run the check (controls 1-3) and return its report.
 
     ``python`` names another interpreter to diagnose (a venv's, a service's); by default, this
-    one. Raises ``ValueError`` for invalid arguments only.
+    one. Raises for invalid arguments only: ``TypeError`` for a wrong type (``timeout`` is an int
+    or a float, ``device_index`` an int, ``host_check`` a bool, ``device`` a str, ``python`` a
+    str, an ``os.PathLike`` or None), ``ValueError`` for a wrong value (``device`` is exactly
+    "gpu" or "cpu", ``device_index`` 0 or more, ``timeout`` 5 to 120 seconds).
     """
     options = validate(device=device, device_index=device_index, timeout=timeout,
                        host_check=host_check, python=python)
@@ -103,76 +121,186 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float = TIMEOUT_D
 
 def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = False,
              python: Any = None, translate: Translate = ENGLISH) -> Options:
-    """Check every argument; the ``ValueError`` message is one line, ready for a user."""
+    """Check every argument of ``check()``: ``TypeError`` for a wrong type, ``ValueError`` for a
+    wrong value, each one line naming the parameter (``check(timeout=...)``).
+
+    The command line converts its text first and uses the same rules (``known_device``,
+    ``index_in_range``, ``timeout_in_range``) in its own words.
+    """
+    if python is not None and not isinstance(python, (str, os.PathLike)):
+        raise TypeError(translate("api.type.python", type=type(python).__name__))
     return Options(device=validate_device(device, translate),
                    device_index=validate_device_index(device_index, translate),
                    timeout_s=validate_timeout(timeout, translate),
-                   host_check=bool(host_check),
+                   host_check=validate_host_check(host_check, translate),
                    python=validate_python(python, translate))
 
 
 def validate_device(value: Any, translate: Translate = ENGLISH) -> str:
-    name = str(value).strip().lower()
-    if name in ("rocm", "hip", "cuda"):
-        raise ValueError(translate("cli.device.rocm", value=repr(value)))
-    if name not in DEVICES:
-        raise ValueError(translate("cli.device.unknown", value=repr(value)))
-    return name
+    """``check(device=...)``: exactly "gpu" or "cpu"."""
+    if not isinstance(value, str):
+        raise TypeError(translate("api.type.device", type=type(value).__name__))
+    return _as_parameter("device", lambda: known_device(value, translate, "api"), translate)
 
 
 def validate_device_index(value: Any, translate: Translate = ENGLISH) -> int:
-    if isinstance(value, bool):
-        raise ValueError(translate("cli.index.not_a_number", value=repr(value)))
-    try:
-        index = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(translate("cli.index.not_a_number", value=repr(value))) from None
-    if index != value and not isinstance(value, str):
-        raise ValueError(translate("cli.index.not_a_number", value=repr(value)))
-    if index < 0:
-        raise ValueError(translate("cli.index.negative", value=value))
-    return index
+    """``check(device_index=...)``: an int (or another integer type, like NumPy's), not a bool."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(translate("api.type.device_index", type=type(value).__name__))
+    index = operator.index(value)
+    return _as_parameter("device_index", lambda: index_in_range(index, translate), translate)
 
 
 def validate_timeout(value: Any, translate: Translate = ENGLISH) -> float:
-    if isinstance(value, bool):
-        raise ValueError(translate("cli.timeout.not_a_number", value=repr(value)))
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(translate("cli.timeout.not_a_number", value=repr(value))) from None
+    """``check(timeout=...)``: seconds as an int or a float, not a bool or a str."""
+    if isinstance(value, bool) or not (isinstance(value, (int, float))
+                                       or hasattr(type(value), "__index__")):
+        raise TypeError(translate("api.type.timeout", type=type(value).__name__))
+    seconds = float(value)
+    return _as_parameter("timeout", lambda: timeout_in_range(seconds, translate), translate)
+
+
+def validate_host_check(value: Any, translate: Translate = ENGLISH) -> bool:
+    """``check(host_check=...)``: True or False."""
+    if not isinstance(value, bool):
+        raise TypeError(translate("api.type.host_check", type=type(value).__name__))
+    return value
+
+
+# -- the rules, one place each: the API and the command line both use them ---------------------
+
+def known_device(name: str, translate: Translate = ENGLISH,
+                 surface: Literal["api", "cli"] = "api") -> str:
+    """The device mode: "gpu" or "cpu". ROCm and CUDA are not modes (both use the GPU mode); the
+    hint says how to ask for it in the caller's own terms."""
+    if name in DEVICES:
+        return name
+    if name.strip().lower() in ("rocm", "hip", "cuda"):
+        raise ValueError(translate(f"{surface}.device.rocm", value=repr(name)))
+    raise ValueError(translate("arg.device.unknown", value=repr(name)))
+
+
+def index_in_range(index: int, translate: Translate = ENGLISH) -> int:
+    """A device index: 0 or more (whether that device exists is the check's to find out)."""
+    if index < 0:
+        raise ValueError(translate("arg.index.negative", value=index))
+    return index
+
+
+def timeout_in_range(seconds: float, translate: Translate = ENGLISH) -> float:
+    """The limit for the whole check: finite, from TIMEOUT_MIN_S to TIMEOUT_MAX_S seconds."""
     if not (math.isfinite(seconds) and TIMEOUT_MIN_S <= seconds <= TIMEOUT_MAX_S):
-        raise ValueError(translate("cli.timeout.range", low=TIMEOUT_MIN_S, high=TIMEOUT_MAX_S,
-                                   value=value))
+        raise ValueError(translate("arg.timeout.range", low=TIMEOUT_MIN_S, high=TIMEOUT_MAX_S,
+                                   value=f"{seconds:g}"))
     return seconds
 
 
+def _as_parameter(parameter: str, rule: Callable[[], _T], translate: Translate) -> _T:
+    """``rule()``, its refusal prefixed with ``check(parameter=...)``: an API caller reads the
+    parameter's name where the command line reads its --flag."""
+    try:
+        return rule()
+    except ValueError as exc:
+        raise ValueError(translate("api.argument", parameter=parameter, reason=exc)) from None
+
+
 def validate_python(value: Any, translate: Translate = ENGLISH) -> str:
-    """The interpreter to diagnose: this one by default, or a runnable Python 3.9+."""
+    """The interpreter to diagnose: this one by default, or a file that can be started.
+
+    Only what can be told without running anything is checked here, at once: a missing path, a
+    folder, a link whose target is gone, a file without the right to run. Whether the program is
+    a Python, and which, is learned within the check's time limit (``run``): an interpreter that
+    hangs at start is a ``TIMEOUT`` at stage ``interpreter``, not a usage error.
+    """
     if value is None:
         return sys.executable
     path = os.fspath(value)
-    version = interpreter_version(path)
-    if version is None:
-        raise ValueError(translate("cli.python.not_runnable"))
-    if version < MINIMUM_PYTHON:
-        raise ValueError(translate("cli.python.too_old", version="{}.{}".format(*version),
-                                   minimum="{}.{}".format(*MINIMUM_PYTHON)))
+    key = interpreter_problem(path)
+    if key is not None:
+        raise ValueError(translate("api.argument", parameter="python", reason=translate(key)))
     return str(path)
 
 
-def interpreter_version(path: str) -> tuple[int, int] | None:
-    """(major, minor) of the Python at ``path``, or None when it does not run as one."""
-    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
-        return None
-    result = run_bounded([path, "-c", _VERSION_PROBE], _PROBE_TIMEOUT_S)
-    if result.timed_out or result.returncode != 0:
-        return None
-    try:
-        major, minor = (int(part) for part in result.stdout.strip().split("."))
-    except ValueError:
-        return None
-    return major, minor
+def interpreter_problem(path: str) -> str | None:
+    """Why ``path`` cannot be an interpreter, without running it (a message key), or None."""
+    if not path or not os.path.lexists(path):
+        return "arg.python.missing"
+    if not os.path.exists(path):
+        # A virtual environment's python is a link to the Python it was made from: removed or
+        # upgraded since, the link leads nowhere.
+        return "arg.python.dangling"
+    if os.path.isdir(path):
+        return "arg.python.folder"
+    if not os.access(path, os.X_OK):
+        return "arg.python.not_executable"
+    return None
+
+
+class InterpreterRejected(ValueError):
+    """The program given as the interpreter is not a Python 3.9+: an invalid argument, found
+    by running it (within the time limit). ``key`` and ``values`` say why in any language."""
+
+    def __init__(self, key: str, **values: str) -> None:
+        super().__init__(ENGLISH("api.argument", parameter="python",
+                                 reason=ENGLISH(key, **values)))
+        self.key = key
+        self.values = values
+
+
+@dataclass(frozen=True)
+class InterpreterProbe:
+    """What running ``PATH -E -S -c <probe>`` showed: a Python and its version, or not."""
+
+    outcome: Literal["python", "not_python", "not_started", "timeout"]
+    version: tuple[int, int] | None = None
+
+
+def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> InterpreterProbe:
+    """Ask the program at ``path`` for its Python version, within ``timeout_s`` seconds.
+
+    -E and -S: only the interpreter itself answers, not a broken environment variable or site
+    hook (those the check reports on). The answer is a marked line found in the output's tail:
+    a wrapper script or a program that prints a banner first is still read right, and the front
+    never holds more than that tail. The probe itself parses on Python 2.7, so that an old
+    Python is named as one.
+    """
+    import tempfile
+
+    with tempfile.TemporaryFile() as output:
+        try:
+            process = spawn([path, "-E", "-S", "-c", _VERSION_PROBE], stdout=output,
+                            stderr=subprocess.DEVNULL)
+        except OSError:
+            return InterpreterProbe("not_started")
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return InterpreterProbe("timeout")
+        finally:
+            kill_tree(process)
+        size = output.seek(0, os.SEEK_END)
+        output.seek(max(0, size - _PROBE_TAIL_BYTES))
+        found = _VERSION_LINE.findall(output.read())
+    if not found:
+        return InterpreterProbe("not_python")
+    major, minor = found[-1]
+    return InterpreterProbe("python", (int(major), int(minor)))
+
+
+def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float) -> None:
+    """Raise ``InterpreterRejected`` when the worker never ran because ``python`` is not a
+    Python 3.9+ (it wrote no event at all); a Python that ran it, or hung, has its report."""
+    if worker.state.events or worker.outcome == "timeout":
+        return
+    probe = interpreter_version(python, max(deadline - time.monotonic(), _PROBE_MIN_S))
+    if probe.outcome == "not_started":
+        raise InterpreterRejected("arg.python.not_runnable")
+    if probe.outcome == "not_python":
+        raise InterpreterRejected("arg.python.not_python")
+    if probe.version is not None and probe.version < MINIMUM_PYTHON:
+        raise InterpreterRejected("arg.python.too_old", version="{}.{}".format(*probe.version),
+                                  minimum="{}.{}".format(*MINIMUM_PYTHON))
+    # A Python 3.9+ that ended before the worker's first event: the report says how.
 
 
 def run(options: Options, on_progress: Callable[[str, float], None] | None = None) -> Report:
@@ -188,10 +316,27 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     from .redact import Redactor
     from .report import Request, build
     from .supervisor import run_worker, user_path0
+    deadline = time.monotonic() + options.timeout_s
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, path0=user_path0())
+    if options.python != sys.executable:
+        try:
+            refuse_what_is_not_a_python(options.python, worker, deadline)
+        except InterpreterRejected:
+            if host is not None:
+                kill_all()  # the host probe's tool, if it still runs
+            raise
     request = Request(options.device, options.device_index, options.timeout_s,
                       options.host_check)
-    data = build(request, worker, host.result() if host else None, Redactor.for_this_machine())
+    from .environment import library_override, tool_environment
+    state = worker.state
+    # The worker inherited this process's environment: the raw messages (not yet redacted) name
+    # the library the loader rejected, and the variables here say which folder supplied it.
+    texts = [(state.error or {}).get("message"), state.facts.get("pytorch", {}).get("init_error"),
+             worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
+    front = {"library_override": library_override(texts),
+             "tool_environment": tool_environment(options.python)}
+    data = build(request, worker, host.result() if host else None, Redactor.for_this_machine(),
+                 front)
     return Report(data, worker.state.local_paths)

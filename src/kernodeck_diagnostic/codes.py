@@ -47,6 +47,10 @@ _TABLE = (
     Code("WORKER_FAILED", 11),
     Code("OUTPUT_WRITE_FAILED", 12),
     Code("COLLECTIVE_FAILED", 13),
+    # Not a verdict: the check ran (and its report file, if asked for, was saved) but what it
+    # printed could not reach stdout (closed, a full device). Never inside a saved report, which
+    # is written before stdout.
+    Code("STDOUT_WRITE_FAILED", 15),
     Code("INTERRUPTED", 130),
 )
 
@@ -55,6 +59,7 @@ CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}
 EXIT_USAGE = CODES["USAGE_ERROR"].exit_code
 EXIT_INTERNAL = CODES["INTERNAL_ERROR"].exit_code
 EXIT_OUTPUT = CODES["OUTPUT_WRITE_FAILED"].exit_code
+EXIT_STDOUT = CODES["STDOUT_WRITE_FAILED"].exit_code
 
 # Error kinds the worker reports, mapped to codes. The worker names what went wrong; this table
 # (with the few rules in ``classify``) decides what that means for the user.

@@ -3,18 +3,22 @@
     $ kernodeck-diagnostic compare before.json after.json
     code changed: GPU_CHECK_PASSED -> OUT_OF_MEMORY
     field                        A (before.json)  B (after.json)
-    exit_code                    0                9
     status                       passed           failed
-    execution.product_verified   true             false
-    execution.gradient_verified  true             false
+    exit_code                    0                9
     error.type                   null             OutOfMemoryError
     error.step                   null             allocate
+    execution.product_verified   true             false
+    execution.gradient_verified  true             false
 
-Only what differs is shown: the code, exit code, stage, status, versions, backend, devices, where
-the computation ran, whether it was verified, the error's type and step, the driver, findings added
-or removed (by id) and the stage timings that moved noticeably. Exit 0 when both reports have the
-same code, 1 when the code changed, 2 when an argument is not a readable report (one line says
-which and why; only file names are shown, never the folders they are in).
+Every fact of the two reports is compared, whatever block it is in, and only what differs is
+shown, most important first: the verdict (code, status, stage, exit code, the error), what was
+asked, then the layers in the order the check runs them (the runtime, the PyTorch build, the
+devices it sees, the computation, the host), the findings (by id: added, removed, or with other
+evidence), the warnings, and the tool's own version. Not compared: when a report was written, and
+the sentences that only restate the code. Stage timings come last, and only those that moved
+noticeably. Exit 0 when both reports have the same code, 1 when the code changed, 2 when an
+argument is not a readable report (one line says which and why; only file names are shown, never
+the folders they are in).
 """
 
 from __future__ import annotations
@@ -22,19 +26,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .i18n import Translate
+from .markup import table as markdown_table
 from .reading import (
+    CELL_LIMIT,
     Loaded,
     Parser,
     add_common_options,
     cell,
-    field,
     load,
-    markdown_table,
     md,
     md_code,
     run_command,
@@ -45,20 +49,20 @@ from .terminal import line, write
 PROG = "kernodeck-diagnostic compare"
 EXIT_SAME, EXIT_CHANGED, EXIT_UNREADABLE = 0, 1, 2
 
-# The fields compared, in the order shown. Paths name report fields (see docs/report.md).
-FIELDS = (
-    "code", "exit_code", "status", "stage",
-    "request.device", "request.device_index",
-    "runtime.python_version", "runtime.environment_kind",
-    "pytorch.version", "pytorch.cuda_build", "pytorch.hip_build", "pytorch.backend",
-    "pytorch.gpu_available", "pytorch.visible_device_count",
-)
-DEVICE_NAMES = "pytorch.devices[].name"
-LATER_FIELDS = (
-    "host.driver_version",
-    "execution.device", "execution.product_verified", "execution.gradient_verified",
-    "error.type", "error.step",
-)
+# The order of importance of the report's blocks: the verdict, what was asked, the layers in the
+# order the check runs them, then what the tool itself said. Blocks not named here (a newer
+# report's) follow, in the report's own order.
+ORDER = ("code", "status", "stage", "exit_code", "error", "request", "runtime", "pytorch",
+         "execution", "host", "findings", "warnings", "tool", "schema_version")
+# Within ``pytorch``: the build's facts first, then what it sees of the devices.
+DEVICE_FACTS = ("gpu_available", "visible_device_count", "init_error", "devices")
+# Not facts to compare: when the report was written; the code's own sentences (they change with
+# the code, which heads the comparison); the error message's key and values (the message itself
+# is compared). Durations are compared apart, with a noise rule (TIMINGS).
+SKIPPED = frozenset({"created_at", "summary", "next_action", "error.message_key",
+                     "error.message_values", "timings_ms", "execution.duration_ms"})
+TIMINGS = "timings_ms"
+DURATIONS = ("execution.duration_ms",)  # other durations, compared like the stage timings
 # Stage timings in the order the stages run; any other key follows, sorted, then the total.
 STAGE_ORDER = ("interpreter", "import", "backend", "device", "compute", "collective", "output")
 TOTAL = "worker_total"
@@ -74,7 +78,7 @@ class Comparison:
 
     code_a: str
     code_b: str
-    changes: list[dict[str, Any]]  # {"field", "a", "b"}, in the order of FIELDS, then timings
+    changes: list[dict[str, Any]]  # {"field", "a", "b"}: field is the path, most important first
     findings_added: list[str]      # ids in B, not in A
     findings_removed: list[str]    # ids in A, not in B
 
@@ -92,23 +96,22 @@ def main(argv: Sequence[str]) -> int:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
-    """The differences between two readable reports (see ``reading.load``)."""
-    changes = [_change(path, field(a, path), field(b, path)) for path in FIELDS]
-    changes.append(_change(DEVICE_NAMES, _device_names(a), _device_names(b)))
-    changes += [_change(path, field(a, path), field(b, path)) for path in LATER_FIELDS]
-    timings_a, timings_b = _timings(a), _timings(b)
-    for stage in _timing_keys(timings_a, timings_b):
-        before, after = timings_a.get(stage), timings_b.get(stage)
-        if _timing_moved(before, after):
-            changes.append({"field": f"timings_ms.{stage}", "a": before, "b": after})
+    """The differences between two readable reports (see ``reading.load``).
+
+    A change's ``field`` is the path of the fact: ``pytorch.cudnn_version``,
+    ``pytorch.devices[0].capability``, ``findings[NUMPY_MISSING].evidence``, ``timings_ms.import``.
+    A value missing on one side is null there.
+    """
+    changes = list(_differences("", a, b))
+    changes += _timing_changes(a, b)
     ids_a, ids_b = _finding_ids(a), _finding_ids(b)
-    return Comparison(a["code"], b["code"], [change for change in changes if change],
+    return Comparison(a["code"], b["code"], changes,
                       [i for i in ids_b if i not in ids_a], [i for i in ids_a if i not in ids_b])
 
 
 def render_text(result: Comparison, name_a: str, name_b: str, t: Translate) -> str:
     lines = [_headline(result, t)]
-    rows = [(change["field"], _shown(change, "a"), _shown(change, "b"))
+    rows = [(cell(change["field"]), _shown(change, "a"), _shown(change, "b"))
             for change in result.changes if change["field"] != "code"]
     if rows:
         lines += table([(t("compare.header.field"), f"A ({name_a})", f"B ({name_b})"), *rows])
@@ -122,7 +125,7 @@ def render_text(result: Comparison, name_a: str, name_b: str, t: Translate) -> s
 
 
 def render_markdown(result: Comparison, name_a: str, name_b: str, t: Translate) -> str:
-    lines = [f"**{md(_headline(result, t))}**", ""]
+    lines = [f"**{_headline(result, t, md)}**", ""]
     rows = [(md_code(change["field"]), md(_shown(change, "a")), md(_shown(change, "b")))
             for change in result.changes if change["field"] != "code"]
     if rows:
@@ -167,49 +170,130 @@ def _render(form: str, result: Comparison, a: Loaded, b: Loaded, t: Translate) -
     return render_text(result, a.name, b.name, t)
 
 
-def _headline(result: Comparison, t: Translate) -> str:
+def _headline(result: Comparison, t: Translate, shown: Callable[[Any], str] = str) -> str:
+    """The first line; ``shown`` prepares the codes (markdown escapes them, the text does not)."""
     if result.same_code:
-        return t("compare.same_code", code=result.code_a)
-    return t("compare.code_changed", a=result.code_a, b=result.code_b)
+        return t("compare.same_code", code=shown(result.code_a))
+    return t("compare.code_changed", a=shown(result.code_a), b=shown(result.code_b))
 
 
-def _change(path: str, a: Any, b: Any) -> dict[str, Any]:
-    """A change (``{"field", "a", "b"}``), or an empty dict when both are equal."""
-    if a == b and type(a) is type(b):  # true and 1 differ in a report
-        return {}
-    return {"field": path, "a": a, "b": b}
+# -- the walk over every fact ---------------------------------------------------------------------
+
+def _differences(path: str, a: Any, b: Any) -> Iterator[dict[str, Any]]:
+    """Every fact that differs under ``path``, walking objects by key and lists of objects by
+    position (findings by id), most important first."""
+    if path in SKIPPED:
+        return
+    if path == "findings" and _listish(a) and _listish(b):
+        yield from _finding_differences(a or [], b or [])
+    elif _objectish(a) and _objectish(b) and (isinstance(a, dict) or isinstance(b, dict)):
+        a, b = a or {}, b or {}
+        for key in _keys(path, a, b):
+            yield from _differences(f"{path}.{key}" if path else str(key), a.get(key), b.get(key))
+    elif _listish(a) and _listish(b) and _has_objects(a, b):
+        a, b = a or [], b or []
+        for index in range(max(len(a), len(b))):
+            yield from _differences(f"{path}[{index}]", a[index] if index < len(a) else None,
+                                    b[index] if index < len(b) else None)
+    elif not (a == b and _same_types(a, b)):
+        yield {"field": path, "a": a, "b": b}
 
 
-def _device_names(report: dict[str, Any]) -> list[Any]:
-    devices = field(report, "pytorch.devices")
-    if not isinstance(devices, list):
-        return []
-    return [device.get("name") if isinstance(device, dict) else None for device in devices]
+def _keys(path: str, a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The keys of both objects in the order of importance: A's order, then B's new keys."""
+    keys = [*a, *(key for key in b if key not in a)]
+    if path == "":
+        first = [key for key in ORDER if key in keys]
+        return first + [key for key in keys if key not in ORDER]
+    if path == "pytorch":
+        return ([key for key in keys if key not in DEVICE_FACTS]
+                + [key for key in DEVICE_FACTS if key in keys])
+    return keys
+
+
+def _finding_differences(a: list[Any], b: list[Any]) -> Iterator[dict[str, Any]]:
+    """Findings by id, in B's order then A's: a finding added or removed whole (the other side
+    null), or the facts of one found in both that differ (its evidence, its severity)."""
+    by_id_a, by_id_b = _findings_by_id(a), _findings_by_id(b)
+    for identifier in [*by_id_b, *(i for i in by_id_a if i not in by_id_b)]:
+        before, after = by_id_a.get(identifier), by_id_b.get(identifier)
+        path = f"findings[{identifier}]"
+        if before is None or after is None:
+            yield {"field": path, "a": before, "b": after}
+        else:
+            yield from _differences(path, before, after)
+
+
+def _findings_by_id(findings: list[Any]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for finding in findings:
+        identifier = finding.get("id") if isinstance(finding, dict) else None
+        if isinstance(identifier, str) and identifier not in found:
+            found[identifier] = finding
+    return found
 
 
 def _finding_ids(report: dict[str, Any]) -> list[str]:
     findings = report.get("findings")
-    ids: list[str] = []
-    for finding in findings if isinstance(findings, list) else []:
-        identifier = finding.get("id") if isinstance(finding, dict) else None
-        if isinstance(identifier, str) and identifier not in ids:
-            ids.append(identifier)
-    return ids
+    return list(_findings_by_id(findings if isinstance(findings, list) else []))
+
+
+def _objectish(value: Any) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+def _listish(value: Any) -> bool:
+    return value is None or isinstance(value, list)
+
+
+def _has_objects(*lists: list[Any] | None) -> bool:
+    return any(isinstance(item, dict) for items in lists for item in items or ())
+
+
+def _same_types(a: Any, b: Any) -> bool:
+    """True and 1, or 1 and 1.0, differ in a report; inside lists and objects too."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return all(_same_types(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return all(_same_types(a[key], b[key]) for key in a)
+    return True
+
+
+# -- timings ---------------------------------------------------------------------------------------
+
+def _timing_changes(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    timings_a, timings_b = _timings(a), _timings(b)
+    changes = []
+    for key in _timing_keys(timings_a, timings_b):
+        before, after = timings_a.get(key), timings_b.get(key)
+        if _timing_moved(before, after):
+            changes.append({"field": key, "a": before, "b": after})
+    return changes
 
 
 def _timings(report: dict[str, Any]) -> dict[str, float]:
-    timings = report.get("timings_ms")
-    if not isinstance(timings, dict):
-        return {}
-    return {str(stage): float(ms) for stage, ms in timings.items()
+    """The stage timings (``timings_ms.<stage>``) and the other durations, by path."""
+    timings = report.get(TIMINGS)
+    pairs: list[tuple[str, Any]] = [(f"{TIMINGS}.{stage}", ms) for stage, ms in
+                                    (timings.items() if isinstance(timings, dict) else ())]
+    for path in DURATIONS:
+        block, key = path.split(".")
+        holder = report.get(block)
+        pairs.append((path, holder.get(key) if isinstance(holder, dict) else None))
+    return {str(path): float(ms) for path, ms in pairs
             if isinstance(ms, (int, float)) and not isinstance(ms, bool)}
 
 
 def _timing_keys(a: dict[str, float], b: dict[str, float]) -> list[str]:
     present = set(a) | set(b)
-    known = [stage for stage in STAGE_ORDER if stage in present]
-    others = sorted(present - set(STAGE_ORDER) - {TOTAL})
-    return known + others + ([TOTAL] if TOTAL in present else [])
+    stages = [f"{TIMINGS}.{stage}" for stage in STAGE_ORDER]
+    total = f"{TIMINGS}.{TOTAL}"
+    known = [key for key in stages if key in present]
+    others = sorted(key for key in present - set(stages) - {total} - set(DURATIONS))
+    return (known + others + ([total] if total in present else [])
+            + [key for key in DURATIONS if key in present])
 
 
 def _timing_moved(a: float | None, b: float | None) -> bool:
@@ -219,14 +303,40 @@ def _timing_moved(a: float | None, b: float | None) -> bool:
     return delta >= TIMING_MIN_DELTA_MS and delta >= TIMING_MIN_RATIO * min(a, b)
 
 
+# -- showing a value -------------------------------------------------------------------------------
+
 def _shown(change: dict[str, Any], side: str) -> str:
-    value = change[side]
-    if not change["field"].startswith("timings_ms."):
-        return cell(value)
+    value, other = change[side], change["b" if side == "a" else "a"]
+    if change["field"].startswith(f"{TIMINGS}.") or change["field"] in DURATIONS:
+        return _duration(value, change["a"] if side == "b" else None)
+    if change["field"].startswith("findings[") and isinstance(value, dict):
+        return cell(f"{value.get('severity')}: {value.get('summary')}")
+    return _differing_part(_flat(value), _flat(other))
+
+
+def _duration(value: float | None, before: float | None) -> str:
     if value is None:
         return cell(None)
     text = f"{value:.1f} ms"
-    other = change["a"]
-    if side == "b" and other is not None:
-        text += f" ({value - other:+.1f} ms)"
+    if before is not None:
+        text += f" ({value - before:+.1f} ms)"
     return text
+
+
+def _flat(value: Any) -> str:
+    return cell(value, limit=2**31)
+
+
+def _differing_part(text: str, other: str, limit: int = CELL_LIMIT) -> str:
+    """``text`` cut to ``limit``, starting a little before where it departs from ``other``: two
+    long messages that differ late must not look the same once cut."""
+    if len(text) <= limit:
+        return text
+    same = 0
+    for mine, theirs in zip(text, other):
+        if mine != theirs:
+            break
+        same += 1
+    start = max(0, same - 20) if same > limit - 20 else 0
+    shown = ("…" + text[start + 1:]) if start else text
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"

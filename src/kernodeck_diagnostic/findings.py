@@ -272,11 +272,72 @@ def numpy_abi_mismatch(report: Report) -> Finding | None:
         tuple(x for x in (_quote(said[0]), f"numpy {numpy}" if numpy else None) if x))
 
 
-def torch_shadowed(report: Report) -> Finding | None:
-    if report["pytorch"].get("origin") != "current-folder":
+def warning_as_error(report: Report) -> Finding | None:
+    """A warning the interpreter's filters turned into an error (-W error, PYTHONWARNINGS=error)
+    stopped the check: the failure is the filter, not what the warning says."""
+    error = report.get("error") or {}
+    category = str(error.get("type") or "")
+    if not (category.endswith("Warning") and report["runtime"].get("warnings_as_errors") is True):
         return None
+    message = " ".join(str(error.get("message") or "").split())
     return Finding(
-        "TORCH_SHADOWED", "error", ("torch was imported from the working folder",))
+        "WARNING_AS_ERROR", "error",
+        (f"{category} raised as an error at the {error.get('stage')} stage: "
+         f"\"{_quote(message)}\"",
+         "a warning filter turns warnings into errors (action 'error')"),
+        {"category": category})
+
+
+# What ``import torch`` found instead of the installed package (pytorch.module_kind): how the
+# evidence names it, and the name the sentences use.
+_SHADOWS = {"file": ("a file torch.py", "torch.py"),
+            "compiled": ("a compiled torch.pyc", "torch.pyc"),
+            "extension": ("a compiled extension module torch", "torch"),
+            "package": ("a package folder torch/", "torch/"),
+            "folder": ("a folder torch/ without __init__.py", "torch/"),
+            "source-checkout": ("a PyTorch source checkout (torch/ beside setup.py)", "torch/")}
+_LOCAL_FOLDERS = ("working-folder", "script-folder")
+
+
+def torch_shadowed(report: Report) -> Finding | None:
+    pytorch = report["pytorch"]
+    kind, origin = pytorch.get("module_kind"), pytorch.get("origin") or "elsewhere"
+    if kind not in _SHADOWS:
+        return None
+    described, module = _SHADOWS[kind]
+    installed = pytorch.get("distribution_version")
+    evidence = (f"import torch would load {described} (origin: {origin})",
+                f"the installed torch distribution is {installed}" if installed
+                else "no torch distribution is installed")
+    if kind == "source-checkout":
+        variant = "checkout"
+    elif origin == "pythonpath":
+        variant = "pythonpath"
+    elif origin in _LOCAL_FOLDERS:
+        variant = "local_folder" if module == "torch/" else "local_file"
+    else:
+        variant = "stray"
+    return Finding("TORCH_SHADOWED", "error", evidence, {"module": module}, variant=variant)
+
+
+def local_module_shadows(report: Report) -> Finding | None:
+    """Modules of the user's, where their program imports first, named like ones it needs."""
+    pytorch = report["pytorch"]
+    entries = [entry for entry in report["runtime"].get("local_modules") or []
+               # torch hidden where the check imports it from is TORCH_SHADOWED's to say
+               if not (entry.get("name") == "torch" and pytorch.get("module_kind") in _SHADOWS
+                       and entry.get("folder") == pytorch.get("origin"))]
+    if not entries:
+        return None
+    evidence = []
+    for entry in entries:
+        name, hides = entry.get("name"), entry.get("hides")
+        what = ("the installed torch" if hides == "torch" else
+                f"{name}, which torch needs" if hides == "torch-dependency" else
+                f"the standard library's {name}")
+        evidence.append(f"{entry.get('file')} in the {entry.get('folder')} hides {what}")
+    names = ", ".join(dict.fromkeys(str(entry.get("name")) for entry in entries))
+    return Finding("LOCAL_MODULE_SHADOWS", "warning", tuple(evidence), {"names": names})
 
 
 def torch_duplicate_install(report: Report) -> Finding | None:
@@ -300,11 +361,14 @@ def torch_duplicate_install(report: Report) -> Finding | None:
 
 
 def shared_library_missing(report: Report) -> Finding | None:
-    said = _search(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file",
+    # Intel oneMKL's own loader aborts the process with the second form: the message is then the
+    # last line of the worker's stderr, in a WORKER_FAILED report.
+    said = _search(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file|"
+                   r"FATAL ERROR: Cannot load (?:\S*/)?([\w.+-]+\.so(?:\.[\d.]+)?)",
                    _messages(report, ["import"]))
     if said is None:
         return None
-    library = said[1].group(1)
+    library = said[1].group(1) or said[1].group(2)
     cuda_library = re.match(r"lib(cu|nv|nccl|cudnn|cublas|cusparse|cufft|curand|cusolver)", library)
     return Finding("SHARED_LIBRARY_MISSING", "error", (_quote(said[0]),), {"library": library},
                    variant="cuda" if cuda_library else "system")
@@ -373,10 +437,59 @@ def slow_first_call(report: Report) -> Finding | None:
         {"seconds": f"{duration / 1000:.1f}"})
 
 
+def library_path_override(report: Report) -> Finding | None:
+    """A folder on a library-path variable (or the conda environment's lib) supplied a library
+    the loader rejected: a wrong version, an empty file, the wrong ELF class."""
+    override = report["runtime"].get("library_override")
+    if not override:
+        return None
+    library, variable = str(override.get("library")), override.get("variable")
+    if variable:
+        where = f"a folder on {variable}" + (
+            " (a conda environment's lib)" if override.get("conda_env_lib") else "")
+    else:
+        where = "the active conda environment's lib folder"
+    evidence = [f"{where} holds {library}"]
+    said = _search(re.escape(library), _messages(report))
+    if said:
+        evidence.append(_quote(said[0]))
+    passed = str(report["code"]).endswith("_PASSED")
+    return Finding("LIBRARY_PATH_OVERRIDE", "warning" if passed else "error", tuple(evidence),
+                   {"variable": variable or "", "library": library},
+                   variant="variable" if variable else "conda")
+
+
+def host_memory_exhausted(report: Report) -> Finding | None:
+    """The process ran out of host memory: C++'s std::bad_alloc (the worker then aborts) or
+    Python's MemoryError."""
+    error = report.get("error") or {}
+    said = _search(r"std::bad_alloc", _messages(report))
+    if said is None and error.get("type") != "MemoryError":
+        return None
+    evidence = _quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"
+    return Finding("HOST_MEMORY_EXHAUSTED", "error", (evidence,))
+
+
+def tool_isolated_install(report: Report) -> Finding | None:
+    """TORCH_MISSING for the tool's own isolated install: true of that interpreter, and useless
+    for the project the user meant to check."""
+    kind = report["runtime"].get("tool_environment")
+    if not (kind and report["code"] == "TORCH_MISSING"):
+        return None
+    said = {"pipx": "the check ran in the tool's own pipx environment",
+            "uv_tool": "the check ran in the tool's own uv tool environment",
+            "venv": "the check ran in the virtual environment holding the kernodeck-diagnostic "
+                    "command"}
+    return Finding("TOOL_ISOLATED_INSTALL", "info" if kind == "venv" else "warning",
+                   (said.get(kind, str(kind)), "torch is not installed in it"), variant=kind)
+
+
 RULES: tuple[Rule, ...] = (
     cpu_only_build, nvidia_driver_missing, driver_too_old, arch_not_in_build, arch_ptx_only,
     devices_hidden, fabric_manager_not_ready, driver_library_mismatch, forward_compat_unsupported,
     cuda_unknown_error, mig_slice, numpy_missing, numpy_abi_mismatch, torch_shadowed,
+    local_module_shadows,
     torch_duplicate_install, shared_library_missing, undefined_symbol, windows_dll_load_failed,
-    rocm_kfd_access, rocm_gfx_unsupported, slow_first_call,
+    rocm_kfd_access, rocm_gfx_unsupported, slow_first_call, warning_as_error,
+    library_path_override, host_memory_exhausted, tool_isolated_install,
 )

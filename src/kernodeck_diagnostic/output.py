@@ -1,4 +1,4 @@
-"""The never-overwrite writer: a report goes to a new file or nowhere, and never half-written."""
+"""Where a report goes: a new file or nowhere, never half-written; stdout, its failure said."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import contextlib
 import errno
 import os
 import stat
+from typing import IO
 
 from .i18n import ENGLISH, Translate
+from .terminal import discard, write
 
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
@@ -39,8 +41,7 @@ def preflight(path: str) -> None:
     except OSError as exc:  # a parent that is a file, a name too long, a loop of links...
         raise _reason(exc) from None
     else:
-        raise OutputError("exists_link" if stat.S_ISLNK(mode) else
-                          "exists_folder" if stat.S_ISDIR(mode) else "exists_file")
+        raise _taken(mode)
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.exists(parent):
         if path.startswith("~"):  # quoted, or after '=': the shell left the tilde as it was
@@ -53,6 +54,21 @@ def preflight(path: str) -> None:
     name_max = _name_max(parent)
     if name_max is not None and len(os.fsencode(os.path.basename(path))) > name_max:
         raise OutputError("name_too_long")
+
+
+def _taken(mode: int) -> OutputError:
+    """What already holds the name, said as what it is: a device or a FIFO is not a file."""
+    if stat.S_ISLNK(mode):
+        return OutputError("exists_link")
+    if stat.S_ISDIR(mode):
+        return OutputError("exists_folder")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/full, /dev/null, a disk
+        return OutputError("exists_device")
+    if stat.S_ISFIFO(mode):
+        return OutputError("exists_fifo")
+    if stat.S_ISSOCK(mode):
+        return OutputError("exists_socket")
+    return OutputError("exists_file")
 
 
 def _check_name(path: str) -> None:
@@ -74,6 +90,13 @@ def write_new(path: str, data: bytes) -> None:
     _check_name(path)
     try:
         descriptor = os.open(path, _NEW_FILE_FLAGS, 0o644)
+    except FileExistsError:
+        # Taken since the pre-flight, or never checked: say what took it (a device, a FIFO...).
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            raise OutputError("exists_file") from None
+        raise _taken(mode) from None
     except OSError as exc:
         raise _reason(exc) from None
     try:
@@ -95,6 +118,28 @@ def write_new(path: str, data: bytes) -> None:
     except OSError as exc:  # NFS and full disks may report the failure only here
         _remove_quietly(path)
         raise _reason(exc) from None
+
+
+def show(stream: IO[str] | None, message: str) -> OutputError | None:
+    """Print what the command shows on stdout; a failure is returned, not raised.
+
+    A reader that left (``| head -1``) is no failure (see ``terminal.write``). A stdout closed
+    before the start (``>&-``: Python then has no ``sys.stdout`` at all) or refusing the bytes
+    (``>/dev/full``) is one: the caller says so in one line and exits with its own code. What is
+    left for that stream goes nowhere, so the interpreter's own flush at exit cannot fail again
+    ("Exception ignored", exit 120) after the tool has said what happened.
+    """
+    if stream is None:
+        return OutputError("closed")
+    try:
+        write(stream, message)
+    except ValueError:  # the stream object was closed: "I/O operation on closed file"
+        return OutputError("closed")
+    except OSError as exc:
+        discard(stream)
+        return _reason(exc)
+    return None
+
 
 
 def _remove_quietly(path: str) -> None:
@@ -125,6 +170,7 @@ _REASONS = {
     errno.ENAMETOOLONG: "name_too_long",
     errno.EROFS: "read_only",
     errno.ELOOP: "loop",
+    errno.EBADF: "closed",  # stdout closed by the caller (`>&-`)
 }
 
 

@@ -21,14 +21,20 @@ _LIVE_LOCK = threading.Lock()
 
 
 def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
-          env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """Start ``argv`` as the leader of a new process group, so its whole tree can be killed."""
+          env: dict[str, str] | None = None,
+          stdin: IO[Any] | int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    """Start ``argv`` as the leader of a new process group, so its whole tree can be killed.
+
+    ``stdin=subprocess.PIPE`` gives the child a lifeline: the write end stays here only (it is
+    not inheritable, and ``close_fds`` keeps it from every other child), so the child reads
+    end-of-file once this process is gone, whatever ended it.
+    """
     if sys.platform == "win32":
         process = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+            list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=env,
             creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
     else:
-        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=stdout,
+        process = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout,
                                    stderr=stderr, env=env, start_new_session=True)
     with _LIVE_LOCK:
         _LIVE.add(process)
@@ -67,7 +73,8 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
 
 
 class Interrupted(Exception):
-    """The user stopped the check (SIGINT or SIGTERM): whatever runs is killed, nothing saved."""
+    """The user stopped the check (SIGINT, SIGTERM, or SIGHUP from a closed terminal): whatever
+    runs is killed, nothing saved."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"interrupted by signal {signum}")

@@ -10,8 +10,12 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any
 
+from .codes import CODES
 from .findings import derive
 from .i18n import ENGLISH, Translate, compose
+from .markup import code, escape
+from .markup import table as markup_table
+from .terminal import one_line
 
 _GREEN, _RED, _BOLD, _RESET = "\033[32m", "\033[31m", "\033[1m", "\033[0m"
 
@@ -25,12 +29,18 @@ def use_colour(stream: IO[str]) -> bool:
 
 
 def text(report: dict[str, Any], colour: bool = False, translate: Translate = ENGLISH,
-         paths: Mapping[str, str | None] | None = None) -> str:
-    """The terminal report. ``paths`` (``--show-paths``) are local locations, shown only here."""
+         paths: Mapping[str, str | None] | None = None, exit_as: str | None = None) -> str:
+    """The terminal report. ``paths`` (``--show-paths``) are local locations, shown only here.
+
+    ``exit_as`` names the code whose exit status the process ends with instead of the check's
+    (``OUTPUT_WRITE_FAILED``: the report file was not saved), so that the first line never
+    says "exit 0" for a process that exits 12.
+    """
     t = translate
     rows = [*_rows(report, t), *_paths(paths, t)]
     width = max(len(label) for label, _ in rows)
-    lines = [_headline(report, t, colour), "  " + t(f"code.{report['code']}.summary"), ""]
+    lines = [_headline(report, t, colour, exit_as), "  " + t(f"code.{report['code']}.summary"),
+             ""]
     lines += [f"{label.ljust(width)}  {value}" for label, value in rows if value]
     found = _findings(report, t)
     if found:
@@ -44,26 +54,32 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
 
 
 def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
-    """The report as markdown, ready to paste into a support ticket or a GitHub issue."""
+    """The report as markdown, ready to paste into a support ticket or a GitHub issue.
+
+    Every value is escaped (``markup``): what a report holds (``<path>``, a device name, an error
+    message) is shown as the text it is, never taken for HTML or markdown syntax.
+    """
     t = translate
     rows = _rows(report, t)
     status = t(f"ui.status.{report['status']}")
-    lines = [f"### {t('ui.markdown.title')}", "",
-             t("ui.markdown.headline", status=status, code=report["code"],
-               exit_code=report["exit_code"], stage=report["stage"],
-               summary=t("code." + report["code"] + ".summary")),
-             "", f"| {t('ui.markdown.field')} | {t('ui.markdown.value')} |", "|---|---|"]
-    lines += [f"| {label.strip()} | {_cell(value)} |" for label, value in rows if value]
+    lines = [f"### {escape(t('ui.markdown.title'))}", "",
+             t("ui.markdown.headline", status=escape(status), code=_in_code(report["code"]),
+               exit_code=escape(report["exit_code"]), stage=_in_code(report["stage"]),
+               summary=escape(t("code." + report["code"] + ".summary"))),
+             "", *markup_table([(escape(t("ui.markdown.field")), escape(t("ui.markdown.value"))),
+                                *((escape(label.strip()), escape(value))
+                                  for label, value in rows if value)])]
     found = _findings(report, t)
     if found:
-        lines += ["", f"**{t('ui.label.findings')}**", ""]
+        lines += ["", f"**{escape(t('ui.label.findings'))}**", ""]
         for finding in found:
             severity = t(f"ui.severity.{finding['severity']}")
-            lines.append(f"- **{severity}** `{finding['id']}`: {finding['summary']}  ")
-            lines.append(f"  {t('ui.label.do')}: {finding['next_action']}")
-    lines += ["", f"**{t('ui.label.next')}:** {_next_action(report, t)}", "",
-              f"<sub>{report['tool']['name']} {report['tool']['version']}, "
-              f"{report['created_at']}</sub>"]
+            lines.append(f"- **{escape(severity)}** {code(finding['id'])}: "
+                         f"{escape(finding['summary'])}  ")
+            lines.append(f"  {escape(t('ui.label.do'))}: {escape(finding['next_action'])}")
+    lines += ["", f"**{escape(t('ui.label.next'))}:** {escape(_next_action(report, t))}", "",
+              f"<sub>{escape(report['tool']['name'])} {escape(report['tool']['version'])}, "
+              f"{escape(report['created_at'])}</sub>"]
     return "\n".join(lines) + "\n"
 
 
@@ -89,14 +105,18 @@ def _findings(report: dict[str, Any], t: Translate) -> list[dict[str, Any]]:
     return list(report["findings"]) if t is ENGLISH else derive(report, t)
 
 
-def _cell(value: str) -> str:
-    return value.replace("|", "\\|")
+def _in_code(value: object) -> str:
+    """A value the template shows as inline code: one line, and no backtick to end it early."""
+    return one_line(str(value)).replace("`", "'")
 
 
-def _headline(report: dict[str, Any], t: Translate, colour: bool) -> str:
+def _headline(report: dict[str, Any], t: Translate, colour: bool, exit_as: str | None) -> str:
     status = t(f"ui.status.{report['status']}")
     if colour:
         status = (_GREEN if report["status"] == "passed" else _RED) + _BOLD + status + _RESET
+    if exit_as is not None:
+        return t("ui.headline.exit_as", status=status, code=report["code"],
+                 exit_code=CODES[exit_as].exit_code, exit_as=exit_as, stage=report["stage"])
     return t("ui.headline", status=status, code=report["code"], exit_code=report["exit_code"],
              stage=report["stage"])
 

@@ -34,8 +34,12 @@ class Request:
 
 
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
-          redactor: Redactor) -> dict[str, Any]:
-    """The full report of one check, every string that came from the machine redacted."""
+          redactor: Redactor, front: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The full report of one check, every string that came from the machine redacted.
+
+    ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
+    ``library_override`` and ``tool_environment``, see ``environment``).
+    """
     state = run.state
     facts = redactor.value(state.facts)
     error = _error(request, run)
@@ -73,7 +77,9 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "summary": code.summary,
         "next_action": code.next_action,
         "request": request.as_dict(),
-        "runtime": _runtime(facts.get("runtime", {})),
+        "runtime": {**_runtime(facts.get("runtime", {})),
+                    **_pick(redactor.value(front or {}),
+                            {"library_override": None, "tool_environment": None})},
         "pytorch": _pytorch(facts.get("pytorch", {})),
         "execution": _execution(facts.get("execution", {})),
         "host": host,
@@ -102,6 +108,10 @@ def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
     if run.outcome == "not_started" and run.start_error is not None:
         key, detail = run.start_error
         return _said("worker_failed", "interpreter", None, key, detail=detail)
+    if run.outcome == "timeout" and not state.events:
+        # Not one event: the interpreter itself never got as far as running the worker.
+        return _said("timeout", "interpreter", None, "error.timeout_at_start",
+                     seconds=request.as_dict()["timeout_s"])
     if run.outcome == "timeout":
         return _said("timeout", where, state.step, "error.timeout",
                      seconds=request.as_dict()["timeout_s"], at=at)
@@ -132,7 +142,8 @@ def _pick(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
 def _runtime(values: dict[str, Any]) -> dict[str, Any]:
     return _pick(values, {"python_version": None, "python_implementation": None,
                           "os_family": None, "machine": None, "environment_kind": None,
-                          "visibility": None, "device_nodes": None})
+                          "visibility": None, "device_nodes": None, "local_modules": None,
+                          "warnings_as_errors": None})
 
 
 def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +151,8 @@ def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
                           "cuda_build": None, "hip_build": None, "backend": None,
                           "gpu_available": None, "visible_device_count": None, "devices": [],
                           "init_error": None, "arch_list": None, "cudnn_version": None,
-                          "nccl_version": None, "origin": None, "distributions_on_path": None,
+                          "nccl_version": None, "build_fact_errors": None, "origin": None,
+                          "module_kind": None, "distributions_on_path": None,
                           "numpy_present": None, "numpy_version": None})
 
 

@@ -15,9 +15,12 @@
     3 file(s): 2 report(s), 1 passed, 1 failed, 1 unreadable
 
 A PATH is a report file or a folder, searched recursively for ``*.json`` (in sorted order). A file
-is shown by its path relative to the folder given, or by its name alone when given directly: never
-by the machine's folders. Files that are not readable reports (not JSON, another schema version,
-not a report at all, missing) are listed with the reason, and the others are still summarized.
+is shown by its path relative to the folder the arguments have in common (``node-1/report.json``,
+``node-2/report.json``): never by the machine's folders above it, never absolute. A file named twice
+(directly and through its folder, or through a link) is read and counted once. Only regular files
+are read, up to 8 MiB each: a FIFO, a device or a bigger file is not waited for. Files that are not
+readable reports (not JSON, another schema version, not a report at all, too large, not a regular
+file, missing) are listed with the reason, and the others are still summarized.
 
 Exit codes: 0 when every report passed and no file was unreadable; 1 when a report failed or a
 file was unreadable; 2 on a usage error, or when no readable report was found at all.
@@ -35,6 +38,8 @@ from typing import Any
 
 from .codes import CODES
 from .i18n import Translate
+from .markup import escape
+from .markup import table as markdown_table
 from .reading import (
     Loaded,
     Parser,
@@ -44,7 +49,6 @@ from .reading import (
     field,
     file_name,
     load,
-    markdown_table,
     md,
     md_code,
     reason_of,
@@ -66,7 +70,7 @@ SEVERITY = (
     "TORCH_MISSING", "TORCH_IMPORT_FAILED", "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE",
     "DEVICE_INDEX_INVALID", "RUNTIME_ERROR", "OUT_OF_MEMORY", "COLLECTIVE_FAILED",
     # Not a verdict on the machine: the run itself was cut short or misused.
-    "INTERRUPTED", "OUTPUT_WRITE_FAILED", "USAGE_ERROR",
+    "INTERRUPTED", "OUTPUT_WRITE_FAILED", "STDOUT_WRITE_FAILED", "USAGE_ERROR",
     # Passes last; a CPU pass says nothing about the GPU, so it comes before a GPU pass.
     "CPU_CHECK_PASSED", "GPU_CHECK_PASSED",
 )
@@ -79,13 +83,22 @@ def main(argv: Sequence[str]) -> int:
 
 
 def collect(paths: Sequence[str]) -> list[Loaded]:
-    """Every file the arguments name, loaded and judged, in the order given (folders sorted)."""
+    """Every file the arguments name, loaded and judged, in the order given (folders sorted),
+    each real file once, named by its path relative to the arguments' common folder."""
+    root = _common_root(paths)
     loaded: list[Loaded] = []
+    seen: set[tuple[Any, ...]] = set()
     for path in paths:
         if os.path.isdir(path):
-            loaded += _folder(path)
+            files, failed = _folder(path, root)
         else:
-            loaded.append(load(path))
+            files, failed = [(path, _shown(path, root))], []
+        for file, name in files:
+            identity = _identity(file)
+            if identity not in seen:
+                seen.add(identity)
+                loaded.append(load(file, name))
+        loaded += failed
     return loaded
 
 
@@ -137,7 +150,7 @@ def render_markdown(loaded: Sequence[Loaded], t: Translate) -> str:
     lines = [f"**{md(_total(loaded, t))}**", ""]
     if reports:
         header = tuple(md(t(f"summarize.header.{column}")) for column in COLUMNS)
-        body = [(md_code(item.name), md_code(cells[1]), *(md(value) for value in cells[2:]))
+        body = [(_md_name(item.name), md_code(cells[1]), *(md(value) for value in cells[2:]))
                 for item, cells in ((item, _cells(item)) for item in reports)]
         lines += [*markdown_table([header, *body]), ""]
         lines += [md(t("summarize.counts")), ""]
@@ -147,7 +160,8 @@ def render_markdown(loaded: Sequence[Loaded], t: Translate) -> str:
         lines.append("")
     if unreadable:
         lines += [md(t("summarize.unreadable", count=len(unreadable))), ""]
-        lines += [f"- {md_code(item.name)}: {md(item.why(t))}" for item in unreadable]
+        lines += [f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
+                  for item in unreadable]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -182,24 +196,59 @@ def _act(args: argparse.Namespace, t: Translate) -> int:
     return exit_code(loaded)
 
 
-def _folder(top: str) -> list[Loaded]:
-    """Every *.json under a folder, by path relative to it, sorted; subfolders that cannot be
-    listed are reported as unreadable rather than skipped in silence."""
+def _folder(top: str, root: str | None) -> tuple[list[tuple[str, str]], list[Loaded]]:
+    """Every *.json under a folder (path, shown name), sorted by name; and the subfolders that
+    cannot be listed, as unreadable rather than skipped in silence."""
     found: list[tuple[str, str]] = []
     failed: list[Loaded] = []
 
-    def shown(path: str) -> str:
-        relative = os.path.relpath(path, top)
-        return file_name(top) if relative == "." else cell(relative.replace(os.sep, "/"))
-
     def on_error(error: OSError) -> None:
-        failed.append(Loaded(shown(str(error.filename or top)), reason=reason_of(error)))
+        failed.append(Loaded(_shown(str(error.filename or top), root), reason=reason_of(error)))
 
     for folder, subfolders, files in os.walk(top, onerror=on_error):
         subfolders.sort()
-        found += [(os.path.join(folder, name), shown(os.path.join(folder, name)))
+        found += [(os.path.join(folder, name), _shown(os.path.join(folder, name), root))
                   for name in files if name.lower().endswith(".json")]
-    return [load(path, name) for path, name in sorted(found, key=lambda item: item[1])] + failed
+    return sorted(found, key=lambda item: item[1]), failed
+
+
+def _common_root(paths: Sequence[str]) -> str | None:
+    """The deepest folder holding every argument (a folder itself, or a file's folder); None
+    when there is none (Windows drives that differ)."""
+    folders = [absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+               for absolute in (os.path.abspath(path) for path in paths)]
+    try:
+        return os.path.commonpath(folders) if folders else None
+    except ValueError:
+        return None
+
+
+def _shown(path: str, root: str | None) -> str:
+    """A file's name: its path relative to the common root, with / whatever the system."""
+    if root is None:
+        return file_name(path)
+    relative = os.path.relpath(os.path.abspath(path), root)
+    if relative == "." or relative.startswith(".."):
+        return file_name(path)
+    return cell(relative.replace(os.sep, "/"))
+
+
+def _identity(path: str) -> tuple[Any, ...]:
+    """What makes a file the same file, however it was named: its device and inode (links,
+    a folder given twice), else its real path (a file that does not exist)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    if info.st_ino:
+        return ("file", info.st_dev, info.st_ino)
+    return ("path", os.path.realpath(path))
+
+
+def _md_name(name: str, line_start: bool = False) -> str:
+    """A file's name in markdown: as inline code when it can be, else as escaped text."""
+    shown = md_code(name)
+    return shown if shown.startswith("`") else escape(name, line_start=line_start)
 
 
 def _cells(item: Loaded) -> tuple[str, ...]:

@@ -107,13 +107,23 @@ class WorkerRun:
     # Why the worker could not start: a message key (``error.not_started.*``) and the system's
     # reason, which names no path.
     start_error: tuple[str, str] | None = None
+    # The last meaningful line the worker wrote to stderr (raw: the report redacts it); for a
+    # worker that died without saying why, it is often the only cause there is.
+    stderr_line: str | None = None
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
         return cls(WorkerState(), "not_started", None, 0.0, (key, detail))
 
     def end_description(self) -> tuple[str, dict[str, str]]:
-        """How the worker ended: a message key (``error.worker_ended.*``) and its values."""
+        """How the worker ended: a message key (``error.worker_ended.*``) and its values; with
+        the last line it wrote to stderr (``*_stderr`` keys) when it wrote one."""
+        key, values = self._ending()
+        if self.stderr_line:
+            return key + "_stderr", dict(values, stderr=self.stderr_line)
+        return key, values
+
+    def _ending(self) -> tuple[str, dict[str, str]]:
         code = self.returncode
         if code is None:
             return "error.worker_ended.running", {}
@@ -194,11 +204,53 @@ def user_path0() -> str:
 
     ``python -m`` and ``python -c`` search the working folder first; a script or the zipapp,
     the folder that holds it. The worker, run from a private folder, imports torch from there.
+    Under ``python -m kernodeck_diagnostic`` the package took the working folder off the front's
+    own import path (see ``PYTHON_M_PATH0``): it is still the user's.
     """
+    from . import PYTHON_M_PATH0
+
+    if PYTHON_M_PATH0 is not None:
+        return PYTHON_M_PATH0
     first = sys.path[0] if sys.path else ""
     if not first:
         return os.getcwd()
     return os.path.dirname(first) if os.path.isfile(first) else first
+
+
+def interpreter_options() -> list[str]:
+    """The options this interpreter was started with that change what an import does.
+
+    -I, -E, -s, -P (PYTHONSAFEPATH), -S, -O, -b, every -W filter (PYTHONWARNINGS and -X dev
+    included: given twice, a filter keeps its place) and every -X option. Nothing else: -u, -q
+    and the like change no import.
+    """
+    flags = sys.flags
+    options: list[str] = []
+    if flags.isolated:
+        options.append("-I")  # implies -E, -s and, on 3.11+, -P
+    else:
+        options += [flag for flag, on in (
+            ("-E", flags.ignore_environment), ("-s", flags.no_user_site),
+            ("-P", getattr(flags, "safe_path", False))) if on]
+    if flags.no_site:
+        options.append("-S")
+    if flags.optimize:
+        options.append("-" + "O" * flags.optimize)
+    if flags.bytes_warning:
+        options.append("-" + "b" * flags.bytes_warning)
+    for option in sys.warnoptions:
+        options += ["-W", option]
+    for name, value in getattr(sys, "_xoptions", {}).items():
+        options += ["-X", name if value is True else f"{name}={value}"]
+    return options
+
+
+def worker_options(python: str) -> list[str]:
+    """The interpreter options for the worker: the front's own when it runs in the front's
+    interpreter (the user's program starts as the front did); none for another interpreter,
+    which the front's options say nothing about."""
+    same = bool(sys.executable) and os.path.abspath(python) == os.path.abspath(sys.executable)
+    return interpreter_options() if same else []
 
 
 def worker_source() -> bytes:
@@ -235,15 +287,21 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
             open(events_path, "wb").close()
         except OSError as exc:
             return WorkerRun.not_started("error.not_started.temp_not_writable", _reason(exc))
-        argv = [python, worker_path, "--events", events_path, "--device", device,
-                "--device-index", str(device_index)]
-        if path0 is not None:
+        options = worker_options(python)
+        # --watch-front: the worker ends itself, its children and this folder once stdin (a
+        # pipe only this process holds) reads end-of-file, whatever ended the front.
+        argv = [python, *options, worker_path, "--events", events_path, "--device", device,
+                "--device-index", str(device_index), "--watch-front"]
+        # -I and -P keep a program's own folder off its search path: nothing is to be put back.
+        if path0 is not None and not {"-I", "-P"} & set(options):
             argv += ["--path0", path0]
         with open(os.path.join(folder, "stdout"), "ab") as out, \
                 open(os.path.join(folder, "stderr"), "ab") as err, \
                 open(events_path, "rb") as events:
-            return _supervise(argv, captures=(out, err), reader=EventReader(events),
-                              timeout_s=timeout_s, on_progress=on_progress)
+            run = _supervise(argv, captures=(out, err), reader=EventReader(events),
+                             timeout_s=timeout_s, on_progress=on_progress)
+        run.stderr_line = last_stderr_line(os.path.join(folder, "stderr"))
+        return run
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -255,7 +313,8 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     deadline = start + timeout_s
     env = dict(os.environ, **WORKER_ENV_ADDITIONS) if WORKER_ENV_ADDITIONS else None
     try:
-        process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env)
+        process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env,
+                        stdin=subprocess.PIPE)
     except OSError as exc:
         return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
     outcome = "timeout"
@@ -279,11 +338,68 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
                 on_progress(state.stage or "interpreter", time.monotonic() - start)
     finally:
         kill_tree(process)
+        # Only once the tree is dead: the worker's watch would otherwise read end-of-file first.
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
     reader.poll()
     reader.close()
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start)
+
+
+STDERR_TAIL_BYTES = 16 * 1024
+MAX_STDERR_LINE_CHARS = 500
+# Lines that say nothing about the cause: tracebacks' frames and headers (Python's, faulthandler's,
+# c10's C++ frames), the shell's and faulthandler's names for a signal, CUDA's boilerplate advice.
+_NOT_A_CAUSE = re.compile(
+    r"Traceback \(most recent call last\):|File \".*\", line \d+.*|\^+|~*\^[~^]*|"
+    r"frame #\d+:.*|Exception raised from .*\(most recent call first\):|"
+    r"(?:Current thread|Thread) 0x[0-9a-fA-F]+.*|Stack \(most recent call first\):|"
+    r"<no Python frame>|Extension modules:.*|Python runtime state:.*|"
+    r"(?:Fatal Python error: )?(?:Aborted|Segmentation fault|Killed|Bus error|Illegal instruction"
+    r"|Floating point exception|Trace/breakpoint trap)(?: \(core dumped\))?|"
+    r"CUDA kernel errors might be asynchronously reported.*|"
+    r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1.?|"
+    r"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.?")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of .*")
+
+
+def last_stderr_line(path: str) -> str | None:
+    """The last line of the worker's stderr that can say why it ended, from the file's tail.
+
+    Blank lines, traceback frames and the generic names of a signal are skipped; indented lines
+    are a traceback's source lines, except C++'s ``what():`` line, which is joined to the
+    ``terminate called after throwing...`` line before it. One line, at most
+    MAX_STDERR_LINE_CHARS characters; None when there is none (or the file cannot be read).
+    """
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            file.seek(max(0, size - STDERR_TAIL_BYTES))
+            tail = file.read(STDERR_TAIL_BYTES)
+    except OSError:
+        return None
+    lines = tail.decode("utf-8", "replace").splitlines()
+    if len(tail) == STDERR_TAIL_BYTES and size > STDERR_TAIL_BYTES:
+        lines = lines[1:]  # the first line may be cut anywhere: not a line of its own
+    for index in range(len(lines) - 1, -1, -1):
+        raw = lines[index]
+        line = " ".join(raw.split())
+        if not line or _NOT_A_CAUSE.fullmatch(line):
+            continue
+        if line.startswith("what():"):
+            before = " ".join(lines[index - 1].split()) if index else ""
+            if _TERMINATE.fullmatch(before):
+                line = f"{before} {line}"
+        elif raw[:1].isspace():
+            continue  # a source line of a Python traceback
+        line = _SURROGATES.sub("\ufffd", line)
+        if len(line) > MAX_STDERR_LINE_CHARS:
+            line = line[:MAX_STDERR_LINE_CHARS - 1] + "\u2026"
+        return line
+    return None
 
 
 def _bound_capture(file: IO[bytes]) -> None:

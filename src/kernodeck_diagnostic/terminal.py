@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Sequence
 from typing import IO
 
@@ -14,7 +16,8 @@ def write(stream: IO[str], message: str) -> None:
     """Write, degrading characters the console cannot encode instead of failing.
 
     A reader that left (`| head -1`, a closed pager) is not an error: the command still ends with
-    its own code (and still saves its report); what is left for that stream goes nowhere.
+    its own code (and still saves its report); what is left for that stream goes nowhere. A
+    terminal that is gone (closed window, dropped ssh session: EIO) is a reader that left.
     """
     try:
         try:
@@ -24,7 +27,11 @@ def write(stream: IO[str], message: str) -> None:
             stream.write(message.encode(encoding, "replace").decode(encoding, "replace"))
         stream.flush()
     except BrokenPipeError:
-        _discard(stream)
+        discard(stream)
+    except OSError as exc:
+        if not _terminal_gone(stream, exc):
+            raise
+        discard(stream)  # else the interpreter's own flush at exit fails again: exit 120
 
 
 def line(stream: IO[str], message: str) -> None:
@@ -54,7 +61,18 @@ def language_asked(argv: Sequence[str]) -> str:
     return language
 
 
-def _discard(stream: IO[str]) -> None:
+def _terminal_gone(stream: IO[str], exc: OSError) -> bool:
+    """EIO from a terminal (a character device): it was hung up. EIO from a file is a disk's."""
+    if exc.errno != errno.EIO:
+        return False
+    try:
+        return stat.S_ISCHR(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def discard(stream: IO[str]) -> None:
+    """Send what is left for ``stream`` to the null device: a reader that left, a full disk."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())

@@ -11,17 +11,28 @@ the worker only says what happened, so a crash or a hang still leaves the last s
 Messages are written raw but bounded; the supervisor redacts them.
 """
 
+# ruff: noqa: E402 - the worker's own imports come after the note of what was loaded before them
+
 from __future__ import annotations
 
+import sys
+
+# What the interpreter loads before a script's first line, as it does before the user's own
+# script: a module of the user's named like one of these hides nothing (see local_modules).
+STARTUP_MODULES = frozenset(sys.modules)
+
 import argparse
+import contextlib
 import json
 import math
 import os
 import platform
-import sys
+import shutil
+import signal
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Iterator
+from typing import Any, Callable, TextIO
 
 MAX_MESSAGE_CHARS = 2000
 MAX_WARNINGS_PER_STAGE = 20
@@ -90,6 +101,7 @@ class Worker:
         self.torch: Any = None
 
     def run(self) -> None:
+        self.facts("runtime", warnings_as_errors=warnings_as_errors())
         stages: list[Callable[[], None]] = [
             self.stage_interpreter, self.stage_import, self.stage_backend,
             self.stage_device, self.stage_compute,
@@ -103,19 +115,19 @@ class Worker:
     def _run_stage(self, name: str, body: Callable[[], None]) -> bool:
         self.events.emit("stage_started", stage=name)
         start = time.monotonic()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        caught: list[tuple[str, str]] = []
+        with recording_warnings(caught):
             try:
                 body()
                 failure: StageError | None = None
             except StageError as err:
                 failure = err
             except Exception as exc:  # a stage that fails in an unforeseen way is still reported
+                # (a warning that the user's filters turn into an error among them)
                 failure = StageError(
                     "import_failed" if name == "import" else "runtime_error", exc)
-        for item in caught[:MAX_WARNINGS_PER_STAGE]:
-            self.events.emit("warning", stage=name, category=item.category.__name__,
-                             message=bounded(str(item.message)))
+        for category, message in caught:
+            self.events.emit("warning", stage=name, category=category, message=message)
         duration = round((time.monotonic() - start) * 1000, 1)
         if failure is not None:
             error: dict[str, Any] = {"stage": name, "kind": failure.kind}
@@ -152,20 +164,58 @@ class Worker:
 
     def stage_import(self) -> None:
         self.facts("pytorch", imported=False)
+        # What locating torch reads is loaded first: once the user's first import path is in
+        # place, a module of theirs with the same name (csv.py, email/) would be loaded instead.
+        import importlib.machinery
+        import importlib.util
+        import site  # noqa: F401 - loaded now, read by place_of
+        from urllib.parse import unquote  # noqa: F401 - loaded now, for editable installs
+
+        # None when the installed distributions cannot be read: torch is then imported unchecked.
+        installs = torch_installs([self.path0, *sys.path[1:]] if self.path0 is not None
+                                  else sys.path)
         # Import torch from where the user's own code would: the worker runs from a private
         # folder, so the first search path is put back to the one the front was started with.
         if self.path0 is not None and sys.path:
             sys.path[0] = self.path0
+        self.facts("runtime", local_modules=local_modules(self.path0, installs or []))
+        # Locate torch without running it (finding a top-level module executes nothing): a
+        # module that is not the installed package is never imported, whatever it would do.
+        try:
+            spec = importlib.util.find_spec("torch")
+        except Exception:  # a broken finder or entry: the import below says what it is
+            spec = None
+        located = locate(spec, installs) if spec is not None and installs is not None else None
+        if located is not None:
+            kind, folder = located
+            origin = place_of(folder, self.path0) if folder else "elsewhere"
+            self.facts("pytorch", origin=origin, module_kind=kind)
+            if kind in SHADOW_KINDS:
+                # For --show-paths, on the terminal only: the very file or folder to rename.
+                self.events.emit("local_paths", interpreter=sys.executable,
+                                 torch=module_path(spec) or folder)
+                self.facts("pytorch", distributions_on_path=count_distributions("torch"),
+                           distribution_version=installs[0].version if installs else None)
+                raise StageError("import_failed", key="error.torch_shadowed",
+                                 module=SHADOW_MODULES[kind], origin=origin)
         try:
             import torch
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             raise StageError("import_failed", exc) from None
-        self.torch = torch
         self.events.emit("local_paths", interpreter=sys.executable,
                          torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)
-        self.facts("pytorch", imported=True, origin=origin_category(torch),
+        # A module without these is no PyTorch build, whatever it is: never a CPU-only one.
+        missing = [name for name in ("version", "__version__") if not hasattr(torch, name)]
+        if missing:
+            raise StageError("import_failed", key="error.torch_incomplete",
+                             missing=", ".join("torch." + name for name in missing))
+        self.torch = torch
+        if located is None:
+            folder = module_folder(getattr(torch, "__spec__", None))
+            self.facts("pytorch", origin=place_of(folder, self.path0) if folder else "elsewhere")
+        self.facts("pytorch", imported=True,
                    distributions_on_path=count_distributions("torch"),
                    numpy_present=module_present("numpy"),
                    numpy_version=distribution_version("numpy"))
@@ -184,6 +234,11 @@ class Worker:
             hip_build=str(hip_build) if hip_build else None,
             backend=backend,
         )
+        if self.device == "gpu":
+            # What the build was made with needs no driver: known even when no GPU is usable,
+            # which is when an architecture or library mismatch matters most.
+            values, raised = build_facts(torch)
+            self.facts("pytorch", build_fact_errors=raised, **values)
         if self.device == "gpu" and backend == "cpu":
             raise StageError("backend_absent", key="error.backend_absent")
 
@@ -205,11 +260,7 @@ class Worker:
                 raise StageError("gpu_unavailable", key=key + ".reason", reason=reason)
             raise StageError("gpu_unavailable", key=key)
         devices = [self.describe_device(cuda, index) for index in range(count)]
-        self.facts("pytorch", devices=devices,
-                   arch_list=guarded(lambda: cuda.get_arch_list()),  # noqa: PLW0108
-                   # The lambdas defer attribute lookups that themselves raise on some builds.
-                   cudnn_version=guarded(lambda: self.torch.backends.cudnn.version()),  # noqa: PLW0108
-                   nccl_version=guarded(lambda: ".".join(map(str, cuda.nccl.version()))))
+        self.facts("pytorch", devices=devices)
         if not 0 <= self.index < count:
             raise StageError("device_index_invalid", key="error.device_index_invalid",
                              index=self.index, count=count)
@@ -327,32 +378,297 @@ def device_nodes() -> dict[str, Any]:
     return nodes
 
 
-def origin_category(module: Any) -> str:
-    """Where the imported package lives: site-packages, user-site, current-folder or other."""
-    spec = getattr(module, "__spec__", None)
-    origin = getattr(spec, "origin", None)
-    locations = list(getattr(spec, "submodule_search_locations", None) or [])
-    if origin in ("namespace", "built-in"):
-        origin = None
-    if origin and os.path.basename(origin) == "__init__.py":
-        folder = os.path.dirname(os.path.dirname(origin))
-    elif origin:
-        folder = os.path.dirname(origin)  # a torch.py module
-    elif locations:
-        folder = os.path.dirname(locations[0])  # a bare torch/ folder, imported as a namespace
+# What ``import torch`` can find besides the installed package: a file torch.py, a compiled
+# torch.pyc, an extension module, a package folder torch/, a folder torch/ without __init__.py (a
+# namespace package), a PyTorch source checkout. Each is named in the sentence the user reads.
+SHADOW_MODULES = {"file": "torch.py", "compiled": "torch.pyc", "extension": "torch",
+                  "package": "torch/", "folder": "torch/", "source-checkout": "torch/"}
+SHADOW_KINDS = frozenset(SHADOW_MODULES)
+
+
+class TorchInstall:
+    """An installed torch distribution: its version and where its own package is."""
+
+    def __init__(self, version: str | None, init_file: str, editable_folder: str | None) -> None:
+        self.version = version
+        self.init_file = init_file  # torch/__init__.py as the distribution placed it
+        self.editable_folder = editable_folder  # pip install -e: the source folder it points to
+
+    def owns(self, path: str) -> bool:
+        if same_path(path, self.init_file):
+            return True
+        folder = self.editable_folder
+        return folder is not None and is_inside(path, folder)
+
+
+def torch_installs(path: list[str]) -> list[TorchInstall] | None:
+    """Every torch distribution on ``path``, in search order (the first is what pip shows).
+
+    None when the installed distributions cannot be read at all: nothing to compare with.
+    """
+    try:
+        from importlib import metadata
+
+        found = list(metadata.distributions(name="torch", path=path))
+    except Exception:
+        return None
+    return [install for install in map(torch_install, found) if install is not None]
+
+
+def torch_install(dist: Any) -> TorchInstall | None:
+    try:
+        init_file = str(dist.locate_file(os.path.join("torch", "__init__.py")))
+        return TorchInstall(dist.version, init_file, editable_folder(dist))
+    except Exception:  # a distribution whose metadata cannot be read is none to compare with
+        return None
+
+
+def editable_folder(dist: Any) -> str | None:
+    """The source folder of an editable install (PEP 610's direct_url.json), or None."""
+    from urllib.parse import unquote
+
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "null")
+    except Exception:
+        return None
+    if not (isinstance(direct, dict) and isinstance(direct.get("dir_info"), dict)
+            and direct["dir_info"].get("editable") and isinstance(direct.get("url"), str)
+            and direct["url"].startswith("file://")):
+        return None
+    path = unquote(str(direct["url"])[len("file://"):])
+    if path.startswith("localhost/"):
+        path = path[len("localhost"):]
+    if os.name == "nt" and len(path) > 2 and path[0] == "/" and path[2] == ":":
+        path = path[1:]  # file:///C:/src/pytorch
+    return path
+
+
+def locate(spec: Any, installs: list[TorchInstall]) -> tuple[str, str | None] | None:
+    """What ``import torch`` would load, as (kind, the folder holding it), without running it.
+
+    ``installed``: the installed distribution's own files (an editable install's source folder
+    included). ``unverified``: a built package (with its compiled ``_C``) and no distribution to
+    compare it with, or a module not in a file (a zip, a custom finder): imported as before.
+    Otherwise a kind of SHADOW_KINDS: never imported.
+    """
+    origin = file_origin(spec)
+    folder = module_folder(spec)
+    if origin is None:
+        # A folder torch/ without __init__.py, which imports as an empty namespace package.
+        return ("folder", folder) if folder is not None else None
+    if not os.path.isfile(origin):
+        return "unverified", None
+    if any(install.owns(origin) for install in installs):
+        kind = "installed"
+    elif getattr(spec, "submodule_search_locations", None) is not None:
+        kind = package_kind(os.path.dirname(origin), installs)
+    elif origin.endswith(tuple(extension_suffixes())):
+        kind = "extension"
     else:
-        return "other"
-    folder = os.path.realpath(folder)
-    if folder == os.path.realpath(os.getcwd()):
-        return "current-folder"
+        kind = "compiled" if origin.endswith(".pyc") else "file"
+    return kind, folder
+
+
+def file_origin(spec: Any) -> str | None:
+    origin = getattr(spec, "origin", None)
+    if not isinstance(origin, str) or origin in ("namespace", "built-in", "frozen"):
+        return None
+    return origin
+
+
+def package_kind(package: str, installs: list[TorchInstall]) -> str:
+    """source-checkout, unverified (a built package and no install to compare) or package."""
+    if (os.path.isfile(os.path.join(os.path.dirname(package), "setup.py"))
+            or os.path.isdir(os.path.join(package, "csrc"))):
+        return "source-checkout"
+    if not installs and any(os.path.isfile(os.path.join(package, "_C" + suffix))
+                            for suffix in extension_suffixes()):
+        return "unverified"
+    return "package"
+
+
+def module_path(spec: Any) -> str | None:
+    """The file of a module, or the folder of a package, found by ``spec``."""
+    origin = file_origin(spec)
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if locations:
+        return str(locations[0])
+    return origin
+
+
+def module_folder(spec: Any) -> str | None:
+    """The folder holding a module found by ``spec`` (for a package, its parent), or None."""
+    origin = file_origin(spec)
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if origin is not None:
+        if getattr(spec, "submodule_search_locations", None) is not None:
+            return os.path.dirname(os.path.dirname(origin))
+        return os.path.dirname(origin)
+    if locations:
+        return os.path.dirname(str(locations[0]))
+    return None
+
+
+def place_of(folder: str, path0: str | None) -> str:
+    """Where a folder is, as a category the report may carry (never the path).
+
+    working-folder, script-folder (the first import path of the user's code when it is not
+    the working folder: a script's or the zipapp's folder), pythonpath (an entry of
+    PYTHONPATH), user-site, site-packages or elsewhere.
+    """
     import site
-    site_folders = {os.path.realpath(p) for p in getattr(site, "getsitepackages", list)()}
-    if folder in site_folders or os.path.basename(folder) in ("site-packages", "dist-packages"):
-        user_site = getattr(site, "getusersitepackages", lambda: "")()
-        if user_site and folder == os.path.realpath(user_site):
-            return "user-site"
+
+    with contextlib.suppress(OSError):  # a working folder deleted under us is none of these
+        if same_path(folder, os.getcwd()):
+            return "working-folder"
+    if path0 and same_path(folder, path0):
+        return "script-folder"
+    if not sys.flags.ignore_environment:
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+            if entry and same_path(folder, entry):
+                return "pythonpath"
+    user_site = getattr(site, "getusersitepackages", lambda: "")()
+    if user_site and same_path(folder, user_site):
+        return "user-site"
+    site_folders: list[str] = getattr(site, "getsitepackages", list)()
+    if (any(same_path(folder, entry) for entry in site_folders)
+            or os.path.basename(folder) in ("site-packages", "dist-packages")):
         return "site-packages"
-    return "other"
+    return "elsewhere"
+
+
+def same_path(a: str, b: str) -> bool:
+    return real(a) == real(b)
+
+
+def is_inside(path: str, folder: str) -> bool:
+    inner, outer = real(path), real(folder)
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+def extension_suffixes() -> list[str]:
+    import importlib.machinery
+
+    return list(importlib.machinery.EXTENSION_SUFFIXES)
+
+
+# Modules torch imports beyond the standard library: its wheel's requirements, what they need,
+# and the other top-level packages its wheel installs. A user's module of one of these names
+# breaks ``import torch`` in the user's own program.
+TORCH_NEEDS = frozenset((
+    "torch", "torchgen", "functorch", "numpy", "typing_extensions", "sympy", "mpmath",
+    "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "setuptools", "pkg_resources",
+    "triton", "nvidia", "opt_einsum", "optree",
+))
+# Python 3.9 has no sys.stdlib_module_names: its public standard-library modules (3.10's list,
+# plus the three that 3.10 removed).
+_STDLIB_3_9_NAMES = """
+__future__ abc aifc argparse array ast asynchat asyncio asyncore atexit audioop base64 bdb
+binascii binhex bisect builtins bz2 cProfile calendar cgi cgitb chunk cmath cmd code codecs codeop
+collections colorsys compileall concurrent configparser contextlib contextvars copy copyreg crypt
+csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest email encodings
+ensurepip enum errno faulthandler fcntl filecmp fileinput fnmatch formatter fractions ftplib
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html http
+imaplib imghdr imp importlib inspect io ipaddress itertools json keyword lib2to3 linecache locale
+logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder msilib msvcrt
+multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode operator optparse os
+ossaudiodev parser pathlib pdb pickle pickletools pipes pkgutil platform plistlib poplib posix
+posixpath pprint profile pstats pty pwd py_compile pyclbr pydoc pydoc_data pyexpat queue quopri
+random re readline reprlib resource rlcompleter runpy sched secrets select selectors shelve shlex
+shutil signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3 sre_compile
+sre_constants sre_parse ssl stat statistics string stringprep struct subprocess sunau symbol
+symtable sys sysconfig syslog tabnanny tarfile telnetlib tempfile termios textwrap threading time
+timeit tkinter token tokenize trace traceback tracemalloc tty turtle types typing unicodedata
+unittest urllib uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml
+xmlrpc zipapp zipfile zipimport zlib zoneinfo
+"""
+STDLIB_3_9 = frozenset(_STDLIB_3_9_NAMES.split())
+# Standard-library modules no library imports: a user's module of that name breaks nothing.
+NEVER_IMPORTED = frozenset(("__main__", "antigravity", "this", "idlelib", "turtledemo"))
+MAX_LOCAL_MODULES = 20
+MAX_FOLDER_ENTRIES = 20_000  # a home folder can be huge: past this many entries, stop looking
+
+
+def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[str, str]]:
+    """The user's modules that hide one their program needs, in the folders it imports from first.
+
+    ``python app.py`` searches app.py's folder before anything installed, ``python -m`` the
+    working folder: a typing.py or numpy.py there replaces the real one for the user's program,
+    whichever way the check itself was started (the worker has loaded its own typing already, and
+    the installed command or the zipapp imports from elsewhere). Names and categories only, at
+    most MAX_LOCAL_MODULES. None searched when the interpreter's flags say the program's folder
+    is not searched (path0 is None).
+    """
+    if path0 is None:
+        return []
+    folders: list[tuple[str, str]] = []
+    with contextlib.suppress(OSError):
+        folders.append(("working-folder", os.getcwd()))
+    if not any(same_path(path0, folder) for _, folder in folders):
+        folders.append(("script-folder", path0))
+    stdlib = getattr(sys, "stdlib_module_names", STDLIB_3_9)
+    found: list[dict[str, str]] = []
+    for place, folder in folders:
+        for name, entry, path in modules_in(folder):
+            if name in TORCH_NEEDS:
+                hides = "torch" if name == "torch" else "torch-dependency"
+            elif name in stdlib and name not in NEVER_IMPORTED:
+                hides = "standard-library"
+            else:
+                continue
+            if preloaded(name) or (name == "torch" and any(i.owns(path) for i in installs)):
+                continue  # loaded before any script, or the installed torch itself
+            found.append({"name": name, "file": entry, "folder": place, "hides": hides})
+            if len(found) >= MAX_LOCAL_MODULES:
+                return found
+    return found
+
+
+def modules_in(folder: str) -> list[tuple[str, str, str]]:
+    """(module name, file name, module file) of each importable module in ``folder``, by name."""
+    import importlib.machinery
+
+    suffixes = sorted(importlib.machinery.all_suffixes(), key=len, reverse=True)
+    found: dict[str, tuple[str, str, str]] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_FOLDER_ENTRIES:
+                    break
+                name = entry.name
+                with contextlib.suppress(OSError):
+                    if entry.is_dir():
+                        init = next((os.path.join(entry.path, "__init__" + suffix)
+                                     for suffix in suffixes
+                                     if os.path.isfile(os.path.join(entry.path,
+                                                                    "__init__" + suffix))),
+                                    None) if name.isidentifier() else None
+                        if init is not None:  # a package comes first, as the import system finds
+                            found[name] = (name, name + "/", init)
+                        continue
+                suffix = next((s for s in suffixes if name.endswith(s)), None)
+                stem = name[:-len(suffix)] if suffix else ""
+                if stem.isidentifier() and stem not in found:
+                    found[stem] = (stem, name, entry.path)
+    except OSError:
+        return []
+    return [found[name] for name in sorted(found)]
+
+
+def preloaded(name: str) -> bool:
+    """Whether no file can hide ``name``: loaded before any script, built in, or frozen."""
+    import importlib.machinery
+
+    if name in STARTUP_MODULES or name in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.machinery.FrozenImporter.find_spec(name) is not None
+    except Exception:
+        return False
 
 
 def count_distributions(name: str) -> int:
@@ -379,15 +695,85 @@ def module_present(name: str) -> bool:
         return False
 
 
-def guarded(read: Callable[[], Any]) -> Any:
-    """A fact that some builds cannot give (they raise): None instead of a failed stage."""
-    try:
-        value = read()
-    except Exception:
+def build_facts(torch: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """The GPU build's own facts (architectures, cuDNN, NCCL), read without asking the driver.
+
+    Each is read on its own: one that raises is None, and its exception's type is kept apart
+    (the second mapping), so "this build has none" (None, not in the mapping) is never confused
+    with "this build could not say".
+    """
+    readers: dict[str, Callable[[], Any]] = {
+        "arch_list": lambda: build_arch_list(torch),
+        # The lambdas defer attribute lookups that themselves raise on some builds.
+        "cudnn_version": lambda: torch.backends.cudnn.version(),  # noqa: PLW0108 - None: no cuDNN
+        "nccl_version": lambda: nccl_version(torch),
+    }
+    values: dict[str, Any] = {}
+    raised: dict[str, str] = {}
+    for name, read in readers.items():
+        try:
+            value = read()
+        except Exception as exc:
+            values[name], raised[name] = None, type(exc).__name__
+            continue
+        if isinstance(value, (list, tuple)):
+            values[name] = [str(item) for item in value] or None  # an empty list says nothing
+        else:
+            values[name] = None if value is None else str(value)
+    return values, raised
+
+
+def build_arch_list(torch: Any) -> list[str] | None:
+    """The architectures the build has code for: sm_90, compute_120, gfx942...
+
+    Read from the build's own flags: ``torch.cuda.get_arch_list()`` returns [] without a usable
+    GPU in some releases. A torch without that binding is asked through the public function.
+    """
+    flags = getattr(getattr(torch, "_C", None), "_cuda_getArchFlags", None)
+    if flags is None:
+        return list(torch.cuda.get_arch_list())
+    text = flags()
+    return str(text).split() if text else None  # None: not a GPU build
+
+
+def nccl_version(torch: Any) -> str | None:
+    """NCCL's (or RCCL's) version, e.g. 2.26.2; None when the build has no NCCL (CPU, Windows)."""
+    if getattr(getattr(torch, "_C", None), "_nccl_version", None) is None:
         return None
-    if isinstance(value, (list, tuple)):
-        return [str(item) for item in value]
-    return None if value is None else str(value)
+    return ".".join(map(str, torch.cuda.nccl.version()))
+
+
+@contextlib.contextmanager
+def recording_warnings(into: list[tuple[str, str]]) -> Iterator[None]:
+    """Keep the warnings the user's own filters let through, without changing those filters.
+
+    The filters (``-W``, ``PYTHONWARNINGS``, ``-X dev``) act as they do in the user's program:
+    'ignore' drops a warning, 'error' raises it, 'default' shows it once per place. Only the
+    display is replaced: each warning shown is kept as (category, message), at most
+    MAX_WARNINGS_PER_STAGE, and not printed.
+    """
+    def keep(message: Warning | str, category: type[Warning], filename: str, lineno: int,  # noqa: PLR0917 - showwarning's own signature
+             file: TextIO | None = None, line: str | None = None) -> None:
+        if len(into) < MAX_WARNINGS_PER_STAGE:
+            name = getattr(category, "__name__", None) or type(message).__name__
+            into.append((str(name), bounded(str(message))))
+
+    previous = warnings.showwarning
+    warnings.showwarning = keep
+    try:
+        yield
+    finally:
+        # A library that installed its own display meanwhile (logging.captureWarnings) keeps it.
+        if warnings.showwarning is keep:
+            warnings.showwarning = previous
+
+
+def warnings_as_errors() -> bool:
+    """An active warning filter turns warnings into errors (-W error, PYTHONWARNINGS=error...).
+
+    Only the fact: a filter's text may name the user's modules.
+    """
+    return any(entry[0] == "error" for entry in warnings.filters)
 
 
 def is_out_of_memory(torch: Any, exc: BaseException) -> bool:
@@ -415,14 +801,120 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
+def search_path0(path0: str | None) -> str | None:
+    """The first import path to put back, or None when this interpreter's flags say none.
+
+    Under -P, PYTHONSAFEPATH (3.11+) or -I a program's own folder is not searched: the user's
+    code imports nothing from it, so neither does the worker.
+    """
+    if sys.flags.isolated or getattr(sys.flags, "safe_path", False):
+        return None
+    return path0
+
+
+# -- the front's lifeline ------------------------------------------------------------------------
+
+EXIT_FRONT_GONE = 129  # as a shell reports a process ended by a hang-up
+EXIT_PYTHON_TOO_OLD = 3
+MINIMUM_PYTHON = (3, 9)
+
+
+def watch_front(events_path: str) -> None:
+    """End this worker, its children and its private folder as soon as the front is gone.
+
+    The front gives the worker a pipe as stdin and keeps the only write end: reading it gives
+    end-of-file once the front has ended by any cause (SIGKILL, a closed terminal, a crash), on
+    every system. On POSIX the watch is a forked process, not a thread: a worker stuck in a native
+    call that holds the GIL (a driver hung in its initialisation) would never let a thread run.
+    The watch stays in the worker's process group, which the front kills at the end of every run.
+    On Windows (no fork) it is a thread, which ends the worker alone: see docs/reliability.md.
+    """
+    folder = _private_folder(events_path)
+    worker = os.getpid()
+    if sys.platform != "win32":
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # 3.12+ warns about forking a threaded process
+                child = os.fork()
+        except OSError:
+            child = -1  # no process to spare: the thread below watches instead
+        if child == 0:
+            try:
+                if _front_gone():
+                    _remove(folder)
+                    _kill_worker(worker)  # its group: this watch goes with it
+            finally:
+                os._exit(0)
+        if child > 0:
+            return
+    import threading
+
+    threading.Thread(target=_watch_in_thread, args=(folder, worker), daemon=True,
+                     name="front-watch").start()
+
+
+def _watch_in_thread(folder: str | None, worker: int) -> None:
+    if _front_gone():
+        _remove(folder)  # on Windows, files still open here stay: see docs/reliability.md
+        _kill_worker(worker)
+        os._exit(EXIT_FRONT_GONE)
+
+
+def _front_gone() -> bool:
+    """Block until stdin (the front's pipe) reads end-of-file; False when it cannot be read."""
+    while True:
+        try:
+            if not os.read(0, 4096):  # the front never writes: anything read is ignored
+                return True
+        except OSError:  # no pipe to watch (closed, not readable): nothing says the front died
+            return False
+
+
+def _kill_worker(worker: int) -> None:
+    """On POSIX, SIGKILL the worker's process group when the worker leads it (the front starts it
+    as the leader of a new session); never a group it merely belongs to, such as a shell's."""
+    if sys.platform == "win32":
+        return  # the caller exits: Windows has no group to kill (see docs/reliability.md)
+    if os.getpgid(0) == worker:
+        os.killpg(worker, signal.SIGKILL)
+    elif os.getpid() != worker and os.getppid() == worker:  # the forked watch, in a user's group
+        os.kill(worker, signal.SIGKILL)
+
+
+def _private_folder(events_path: str) -> str | None:
+    """The run's private folder, the one holding the events file and this worker, if it is a
+    ``kernodeck-`` folder: no other folder is ever removed."""
+    folder = os.path.dirname(os.path.abspath(events_path))
+    here = os.path.dirname(os.path.abspath(__file__))
+    if (os.path.basename(folder).startswith("kernodeck-")
+            and os.path.normcase(folder) == os.path.normcase(here)):
+        return folder
+    return None
+
+
+def _remove(folder: str | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if sys.version_info < MINIMUM_PYTHON:
+        # Before any event: the front, seeing none, asks the interpreter its version and says
+        # it is too old (a partial run on 3.7 or 3.8 would look like a diagnosis).
+        sys.stderr.write(f"worker: Python {MINIMUM_PYTHON[0]}.{MINIMUM_PYTHON[1]} or newer is "
+                         "needed\n")
+        return EXIT_PYTHON_TOO_OLD
     parser = argparse.ArgumentParser(prog="worker")
     parser.add_argument("--events", required=True)
     parser.add_argument("--device", choices=("gpu", "cpu"), required=True)
     parser.add_argument("--device-index", type=int, default=0)
     parser.add_argument("--path0", help="the first import path of the user's own code")
+    parser.add_argument("--watch-front", action="store_true",
+                        help="stdin is a pipe the front holds: its end means the front is gone")
     args = parser.parse_args(argv)
-    Worker(Events(args.events), args.device, args.device_index, args.path0).run()
+    if args.watch_front:
+        watch_front(args.events)
+    Worker(Events(args.events), args.device, args.device_index, search_path0(args.path0)).run()
     return 0
 
 

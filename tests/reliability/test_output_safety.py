@@ -152,7 +152,7 @@ def test_disk_full_during_the_write_on_a_real_tmpfs(pyz: Path, nearly_full_disk:
     result = run_tool(sys.executable, pyz, ["--output", str(out)],
                       env=fake_gpu_env("cuda_pass", KD_FAKE_DEVICES="40"))
     assert result.returncode == 12, result.stderr
-    assert result.stdout.startswith("PASSED GPU_CHECK_PASSED (exit 0)")
+    assert result.stdout.startswith("PASSED GPU_CHECK_PASSED (exit 12, OUTPUT_WRITE_FAILED)")
     assert result.stderr.count("\n") == 1
     assert "no space left" in result.stderr
     assert snapshot(nearly_full_disk) == before

@@ -55,6 +55,9 @@ MESSAGES = {
     "code.OUTPUT_WRITE_FAILED.next_action": "Use a new file name in a folder you can write to.",
     "code.COLLECTIVE_FAILED.summary": "A distributed collective check failed.",
     "code.COLLECTIVE_FAILED.next_action": "See the ranks named in the report.",
+    "code.STDOUT_WRITE_FAILED.summary": "The result could not be written to stdout.",
+    "code.STDOUT_WRITE_FAILED.next_action":
+        "Send stdout to a terminal, a pipe or a file with room; keep the report with --output.",
     "code.INTERRUPTED.summary": "The check was interrupted.",
     "code.INTERRUPTED.next_action": "Run it again when ready.",
 
@@ -127,11 +130,46 @@ MESSAGES = {
     "finding.NUMPY_ABI_MISMATCH.next_action":
         'python -m pip install "numpy<2" for a build compiled against NumPy 1.x, or upgrade '
         "torch and the extension to builds made for NumPy 2.",
-    "finding.TORCH_SHADOWED.summary":
-        "'import torch' loads a torch.py file or torch folder from the working folder, not the "
-        "installed package.",
-    "finding.TORCH_SHADOWED.next_action":
-        "Rename or remove the local torch.py (or torch/ folder) and any __pycache__ beside it.",
+    "finding.WARNING_AS_ERROR.summary":
+        "The interpreter's warning filters turn warnings into errors, and a {category} stopped "
+        "the check: your program fails the same way when started like this.",
+    "finding.WARNING_AS_ERROR.next_action":
+        "Drop -W error (or PYTHONWARNINGS=error) for this program, or let this warning through "
+        "with an ignore filter after it: -W error -W ignore::{category} "
+        "(PYTHONWARNINGS=error,ignore::{category}), naming its module if you can.",
+    "finding.TORCH_SHADOWED.local_file.summary":
+        "'import torch' would load {module} instead of an installed PyTorch package.",
+    "finding.TORCH_SHADOWED.local_file.next_action":
+        "Rename {module} (e.g. a script of yours to torch_demo.py) or move it out of that folder, "
+        "and delete the __pycache__ folder beside it; or run your program from another folder.",
+    "finding.TORCH_SHADOWED.local_folder.summary":
+        "'import torch' would load the folder {module} instead of an installed PyTorch package.",
+    "finding.TORCH_SHADOWED.local_folder.next_action":
+        "Rename the {module} folder (or move it away), or run your program from another folder.",
+    "finding.TORCH_SHADOWED.checkout.summary":
+        "'import torch' would load the torch/ folder of a PyTorch source checkout, which is not "
+        "built here, instead of an installed PyTorch package.",
+    "finding.TORCH_SHADOWED.checkout.next_action":
+        "Run your program from another folder (cd ..), or build and install the checkout into "
+        "this interpreter (python -m pip install -e . -v --no-build-isolation).",
+    "finding.TORCH_SHADOWED.pythonpath.summary":
+        "'import torch' would load {module} from a folder on PYTHONPATH instead of an installed "
+        "PyTorch package.",
+    "finding.TORCH_SHADOWED.pythonpath.next_action":
+        "Remove that folder from PYTHONPATH (or unset PYTHONPATH), or rename {module} there; "
+        "--show-paths prints where it is, on your terminal only.",
+    "finding.TORCH_SHADOWED.stray.summary":
+        "'import torch' would load {module}, a stray copy, instead of an installed PyTorch "
+        "package.",
+    "finding.TORCH_SHADOWED.stray.next_action":
+        "Remove the stray {module} (--show-paths prints where it is, on your terminal only), then "
+        "reinstall PyTorch: python -m pip install --force-reinstall torch.",
+    "finding.LOCAL_MODULE_SHADOWS.summary":
+        "Modules in the folder your program starts from hide ones it needs: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Rename them (and delete the __pycache__ folder beside them), or run your program from "
+        "another folder: python app.py there imports them instead of the standard library's or "
+        "torch's own.",
     "finding.TORCH_DUPLICATE_INSTALL.summary":
         "More than one PyTorch install is visible to this interpreter; the one imported may not "
         "be the one you installed.",
@@ -156,6 +194,18 @@ MESSAGES = {
     "finding.UNDEFINED_SYMBOL.next_action":
         "Unset LD_LIBRARY_PATH (it often points at another CUDA or cuDNN), then reinstall torch "
         "and its extensions from one index.",
+    "finding.LIBRARY_PATH_OVERRIDE.variable.summary":
+        "A folder on {variable} supplies a {library} that this torch cannot load (wrong version, "
+        "empty or damaged file, or built for another architecture).",
+    "finding.LIBRARY_PATH_OVERRIDE.variable.next_action":
+        "Unset {variable} for this program, or remove that folder from it; env -u {variable} "
+        "python app.py confirms it.",
+    "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
+        "The active conda environment's lib folder supplies a {library} that this torch cannot "
+        "load (often an older libstdc++ than torch needs).",
+    "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
+        "Update that library in the environment (for libstdc++: conda install -c conda-forge "
+        "libstdcxx-ng), or run the program from an environment whose libraries match torch.",
     "finding.WINDOWS_DLL_LOAD_FAILED.summary":
         "Windows could not load {dll} or one of its dependencies.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
@@ -182,9 +232,42 @@ MESSAGES = {
     "finding.SLOW_FIRST_CALL.next_action":
         "Run the check again: if it is fast the second time, the delay was JIT compilation (now "
         "cached); install a build with native code for this GPU to avoid it.",
+    "finding.HOST_MEMORY_EXHAUSTED.summary":
+        "The process ran out of host (CPU) memory: std::bad_alloc or MemoryError.",
+    "finding.HOST_MEMORY_EXHAUSTED.next_action":
+        "Free memory, or raise the process's limit: ulimit -v (address space), the container's "
+        "memory limit (docker run --memory), the job's memory request; importing torch alone "
+        "needs about 1 GB of address space.",
+    "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
+        "The check ran in the tool's own pipx environment, which has no torch: it says nothing "
+        "about your project's Python.",
+    "finding.TOOL_ISOLATED_INSTALL.pipx.next_action":
+        "Check your project's interpreter instead: kernodeck-diagnostic --python "
+        "/path/to/project/bin/python (nothing is installed into it), or run the single-file "
+        "download with it: /path/to/project/bin/python kernodeck-diagnostic-v1.pyz.",
+    "finding.TOOL_ISOLATED_INSTALL.uv_tool.summary":
+        "The check ran in the tool's own uv tool environment, which has no torch: it says nothing "
+        "about your project's Python.",
+    "finding.TOOL_ISOLATED_INSTALL.uv_tool.next_action":
+        "Check your project's interpreter instead: kernodeck-diagnostic --python "
+        "/path/to/project/bin/python (nothing is installed into it), or run the single-file "
+        "download with it: /path/to/project/bin/python kernodeck-diagnostic-v1.pyz.",
+    "finding.TOOL_ISOLATED_INSTALL.venv.summary":
+        "The check ran in the virtual environment that holds the kernodeck-diagnostic command, "
+        "and torch is not installed there.",
+    "finding.TOOL_ISOLATED_INSTALL.venv.next_action":
+        "If your project uses another environment, check that one: kernodeck-diagnostic --python "
+        "/path/to/project/bin/python, or /path/to/project/bin/python -m kernodeck_diagnostic "
+        "(with the package installed there), or that Python with the single-file download. If "
+        "this is your project's environment, install torch in it.",
 
     # -- the tool's own sentences in error.message (error.message_key) -----------------------
     "error.backend_absent": "the build declares neither CUDA nor HIP",
+    "error.torch_shadowed":
+        "'import torch' would load {module} (origin: {origin}), not an installed PyTorch "
+        "package: it was not imported",
+    "error.torch_incomplete":
+        "'import torch' gave a module without {missing}: not a PyTorch build",
     "error.gpu_unavailable": "torch.cuda.is_available() is False",
     "error.gpu_unavailable.reason": "torch.cuda.is_available() is False: {reason}",
     "error.no_visible_device": "no visible device",
@@ -195,6 +278,9 @@ MESSAGES = {
     "error.unreadable_log":
         "the worker's event log held {count} unreadable line(s) and no verified result",
     "error.timeout": "no result within {seconds} s; the worker was stopped during {at}",
+    "error.timeout_at_start":
+        "the interpreter had not started within {seconds} s: it hangs at start-up, or starts more "
+        "slowly than the time limit allows (a wrapper script, a slow file system, a site hook)",
     "error.worker_ended.signal":
         "the worker was killed by signal {signal} during {at}, without a final result",
     "error.worker_ended.exit":
@@ -203,6 +289,18 @@ MESSAGES = {
         "the worker ended with status {status} during {at}, without a final result",
     "error.worker_ended.running":
         "the worker was still running when stopped during {at}, without a final result",
+    "error.worker_ended.signal_stderr":
+        "the worker was killed by signal {signal} during {at}, without a final result; its last "
+        "line on stderr: {stderr}",
+    "error.worker_ended.exit_stderr":
+        "the worker exited with code {code} during {at}, without a final result; its last line "
+        "on stderr: {stderr}",
+    "error.worker_ended.status_stderr":
+        "the worker ended with status {status} during {at}, without a final result; its last "
+        "line on stderr: {stderr}",
+    "error.worker_ended.running_stderr":
+        "the worker was still running when stopped during {at}, without a final result; its last "
+        "line on stderr: {stderr}",
     "error.not_started.temp_folder":
         "the worker could not be started: no private temporary folder ({detail})",
     "error.not_started.temp_not_writable":
@@ -214,6 +312,7 @@ MESSAGES = {
     "ui.status.passed": "PASSED",
     "ui.status.failed": "FAILED",
     "ui.headline": "{status} {code} (exit {exit_code}) at stage {stage}",
+    "ui.headline.exit_as": "{status} {code} (exit {exit_code}, {exit_as}) at stage {stage}",
     "ui.label.runtime": "runtime",
     "ui.label.pytorch": "pytorch",
     "ui.label.gpu": "gpu",
@@ -269,25 +368,67 @@ MESSAGES = {
     "cli.error.prefix": "error",
     "cli.error.see_help": "see --help",
     "cli.timeout.not_a_number": "not a number of seconds: {value}",
-    "cli.timeout.range": "must be between {low} and {high} seconds, got {value}",
+    "arg.timeout.range": "must be between {low} and {high} seconds, got {value}",
     "cli.index.not_a_number": "not a whole number: {value}",
-    "cli.index.negative": "must be 0 or more, got {value}",
+    "arg.index.negative": "must be 0 or more, got {value}",
     "cli.device.rocm":
         "{value} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' device "
         "name, so use --device gpu (the default)",
-    "cli.device.unknown": "must be gpu or cpu, got {value}",
-    "cli.python.not_runnable": "--python: that path is not a runnable Python interpreter",
-    "cli.python.too_old":
-        "--python: that interpreter is Python {version}; the minimum is {minimum}",
+    "arg.device.unknown": "must be gpu or cpu, got {value}",
+    # -- the Python API's own words for the same rules (check(...), never a --flag) -------------
+    "api.argument": "check({parameter}=...): {reason}",
+    "api.device.rocm":
+        "{value} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' device "
+        "name, so use device='gpu' (the default)",
+    "api.type.device": "check(device=...) takes a str, 'gpu' or 'cpu'; not {type}",
+    "api.type.device_index": "check(device_index=...) takes an int; not {type}",
+    "api.type.timeout": "check(timeout=...) takes seconds as an int or a float; not {type}",
+    "api.type.host_check": "check(host_check=...) takes True or False; not {type}",
+    "api.type.python":
+        "check(python=...) takes the interpreter's path as a str or an os.PathLike, or None; "
+        "not {type}",
+    "arg.python.missing":
+        "no such file; give the interpreter's path (in a virtual environment, "
+        "bin/python, or Scripts\\python.exe on Windows)",
+    "arg.python.dangling":
+        "that is a link to an interpreter that no longer exists: the Python this "
+        "virtual environment was made from was removed or upgraded; make the environment again",
+    "arg.python.folder":
+        "that is a folder; give the interpreter inside it (in a virtual environment, "
+        "bin/python, or Scripts\\python.exe on Windows)",
+    "arg.python.not_executable":
+        "that file is not executable; give the interpreter itself (in a virtual "
+        "environment, bin/python)",
+    "arg.python.not_runnable":
+        "the system cannot start that file (a script whose own interpreter is missing, "
+        "or a program for another system or processor)",
+    "arg.python.not_python":
+        "that program is not a Python interpreter: it ran, but did not answer as one",
+    "arg.python.too_old":
+        "that interpreter is Python {version}; the minimum is {minimum}",
+    "cli.output.dash":
+        "--output - would create a file named '-': for the JSON report on stdout use "
+        "--format json; for a file really named '-' write ./-",
     "cli.output.preflight":
         "cannot write the report to the file asked for: {reason}. Nothing was run (exit {exit}).",
     "cli.output.not_saved":
         "the report was NOT saved: {reason} (exit {exit}, OUTPUT_WRITE_FAILED).",
+    "cli.stdout.saved":
+        "the report was saved to the file asked for, but could not be written to stdout: "
+        "{reason} (exit {exit}, {code}).",
+    "cli.stdout.lost": "the result could not be written to stdout: {reason} (exit {exit}, {code}).",
     "output.reason.empty": "the file name is empty",
     "output.reason.exists_file": "a file of that name already exists; it is never overwritten",
     "output.reason.exists_link":
         "a symbolic link of that name already exists; it is never overwritten",
     "output.reason.exists_folder": "a folder of that name already exists",
+    "output.reason.exists_device":
+        "that name is a device, not a regular file; the report is only written to a new file",
+    "output.reason.exists_fifo":
+        "that name is a named pipe (FIFO), not a regular file; the report is only written to a "
+        "new file",
+    "output.reason.exists_socket":
+        "that name is a socket, not a regular file; the report is only written to a new file",
     "output.reason.no_folder": "its folder does not exist",
     "output.reason.not_a_folder": "the path of its folder is not a folder",
     "output.reason.not_writable": "its folder is not writable",
@@ -307,6 +448,7 @@ MESSAGES = {
     "output.reason.no_folder_tilde":
         "its folder does not exist (a leading ~ is not your home folder here: the shell did not "
         "expand it; write the path in full)",
+    "output.reason.closed": "it is closed",
     "output.reason.other": "the system refused the write ({detail})",
     "cli.interrupted":
         "interrupted by {signal}; the check was stopped and no report was written.",
@@ -314,14 +456,16 @@ MESSAGES = {
 
     # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
     "reports.reason.not_found": "not found",
-    "reports.reason.not_a_file": "not a file",
+    "reports.reason.not_a_file": "not a regular file",
     "reports.reason.permission": "permission denied",
     "reports.reason.unreadable": "cannot be read",
     "reports.reason.not_json": "not JSON",
     "reports.reason.schema_version":
         "schema version {version} (this version of the tool reads version 1)",
     "reports.reason.not_a_report": "not a report",
+    "reports.reason.too_large": "too large to be a report (over {limit})",
     "reports.usage_error": "{prog}: error: {message} (see --help)",
+    "reports.interrupted": "{prog}: interrupted by {signal}.",
     "reports.internal_error":
         "{prog}: internal error ({detail}); please report it with the command you ran.",
     "reports.help.format": "output format: text (default), json or markdown (to paste in an issue)",

@@ -56,6 +56,11 @@ MESSAGES = {
         "Utilisez un nouveau nom de fichier dans un dossier où vous pouvez écrire.",
     "code.COLLECTIVE_FAILED.summary": "Une vérification collective distribuée a échoué.",
     "code.COLLECTIVE_FAILED.next_action": "Consultez les rangs indiqués dans le rapport.",
+    "code.STDOUT_WRITE_FAILED.summary":
+        "Le résultat n'a pas pu être écrit sur la sortie standard.",
+    "code.STDOUT_WRITE_FAILED.next_action":
+        "Envoyez la sortie standard vers un terminal, un tube ou un fichier qui a de la place ; "
+        "gardez le rapport avec --output.",
     "code.INTERRUPTED.summary": "La vérification a été interrompue.",
     "code.INTERRUPTED.next_action": "Relancez-la le moment venu.",
 
@@ -135,12 +140,50 @@ MESSAGES = {
     "finding.NUMPY_ABI_MISMATCH.next_action":
         'python -m pip install "numpy<2" pour un paquet compilé avec NumPy 1.x, ou mettez à '
         "jour torch et l'extension vers des paquets conçus pour NumPy 2.",
-    "finding.TORCH_SHADOWED.summary":
-        "'import torch' charge un fichier torch.py ou un dossier torch du dossier de travail, et "
-        "non le paquet installé.",
-    "finding.TORCH_SHADOWED.next_action":
-        "Renommez ou supprimez le torch.py local (ou le dossier torch/) et tout __pycache__ à "
-        "côté.",
+    "finding.WARNING_AS_ERROR.summary":
+        "Les filtres d'avertissements de l'interpréteur changent les avertissements en erreurs, "
+        "et un {category} a arrêté la vérification : votre programme échoue de la même façon "
+        "lancé ainsi.",
+    "finding.WARNING_AS_ERROR.next_action":
+        "Retirez -W error (ou PYTHONWARNINGS=error) pour ce programme, ou laissez passer cet "
+        "avertissement avec un filtre ignore placé après : -W error -W ignore::{category} "
+        "(PYTHONWARNINGS=error,ignore::{category}), en nommant son module si possible.",
+    "finding.TORCH_SHADOWED.local_file.summary":
+        "'import torch' chargerait {module} au lieu d'un paquet PyTorch installé.",
+    "finding.TORCH_SHADOWED.local_file.next_action":
+        "Renommez {module} (par exemple un script à vous en torch_demo.py) ou sortez-le de ce "
+        "dossier, et supprimez le dossier __pycache__ à côté ; ou lancez votre programme depuis "
+        "un autre dossier.",
+    "finding.TORCH_SHADOWED.local_folder.summary":
+        "'import torch' chargerait le dossier {module} au lieu d'un paquet PyTorch installé.",
+    "finding.TORCH_SHADOWED.local_folder.next_action":
+        "Renommez le dossier {module} (ou déplacez-le), ou lancez votre programme depuis un autre "
+        "dossier.",
+    "finding.TORCH_SHADOWED.checkout.summary":
+        "'import torch' chargerait le dossier torch/ d'une copie des sources de PyTorch, non "
+        "compilée ici, au lieu d'un paquet PyTorch installé.",
+    "finding.TORCH_SHADOWED.checkout.next_action":
+        "Lancez votre programme depuis un autre dossier (cd ..), ou compilez et installez ces "
+        "sources dans cet interpréteur (python -m pip install -e . -v --no-build-isolation).",
+    "finding.TORCH_SHADOWED.pythonpath.summary":
+        "'import torch' chargerait {module} depuis un dossier de PYTHONPATH au lieu d'un paquet "
+        "PyTorch installé.",
+    "finding.TORCH_SHADOWED.pythonpath.next_action":
+        "Retirez ce dossier de PYTHONPATH (ou supprimez PYTHONPATH), ou renommez-y {module} ; "
+        "--show-paths affiche où il se trouve, sur votre terminal seulement.",
+    "finding.TORCH_SHADOWED.stray.summary":
+        "'import torch' chargerait {module}, une copie égarée, au lieu d'un paquet PyTorch "
+        "installé.",
+    "finding.TORCH_SHADOWED.stray.next_action":
+        "Supprimez {module} égaré (--show-paths affiche où il se trouve, sur votre terminal "
+        "seulement), puis réinstallez PyTorch : python -m pip install --force-reinstall torch.",
+    "finding.LOCAL_MODULE_SHADOWS.summary":
+        "Des modules du dossier d'où part votre programme masquent des modules dont il a "
+        "besoin : {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Renommez-les (et supprimez le dossier __pycache__ à côté), ou lancez votre programme "
+        "depuis un autre dossier : python app.py y importe ceux-là au lieu de ceux de la "
+        "bibliothèque standard ou de torch.",
     "finding.TORCH_DUPLICATE_INSTALL.summary":
         "Plusieurs installations de PyTorch sont visibles pour cet interpréteur ; celle qui est "
         "importée n'est peut-être pas celle que vous avez installée.",
@@ -166,6 +209,19 @@ MESSAGES = {
     "finding.UNDEFINED_SYMBOL.next_action":
         "Retirez la variable LD_LIBRARY_PATH (elle pointe souvent vers un autre CUDA ou cuDNN), "
         "puis réinstallez torch et ses extensions depuis un seul index.",
+    "finding.LIBRARY_PATH_OVERRIDE.variable.summary":
+        "Un dossier de {variable} fournit une {library} que ce torch ne peut pas charger "
+        "(mauvaise version, fichier vide ou abîmé, ou fait pour une autre architecture).",
+    "finding.LIBRARY_PATH_OVERRIDE.variable.next_action":
+        "Retirez {variable} pour ce programme, ou ôtez-en ce dossier ; env -u {variable} "
+        "python app.py le confirme.",
+    "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
+        "Le dossier lib de l'environnement conda actif fournit une {library} que ce torch ne peut "
+        "pas charger (souvent une libstdc++ plus ancienne que celle dont torch a besoin).",
+    "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
+        "Mettez cette bibliothèque à jour dans l'environnement (pour libstdc++ : conda install -c "
+        "conda-forge libstdcxx-ng), ou lancez le programme depuis un environnement dont les "
+        "bibliothèques vont avec torch.",
     "finding.WINDOWS_DLL_LOAD_FAILED.summary":
         "Windows n'a pas pu charger {dll} ou l'une de ses dépendances.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
@@ -194,9 +250,42 @@ MESSAGES = {
     "finding.SLOW_FIRST_CALL.next_action":
         "Relancez la vérification : si elle est rapide la deuxième fois, c'était le cache JIT ; "
         "installez un paquet avec du code natif pour ce GPU pour l'éviter.",
+    "finding.HOST_MEMORY_EXHAUSTED.summary":
+        "Le processus a manqué de mémoire hôte (CPU) : std::bad_alloc ou MemoryError.",
+    "finding.HOST_MEMORY_EXHAUSTED.next_action":
+        "Libérez de la mémoire ou relevez la limite du processus : ulimit -v (espace d'adressage), "
+        "la limite mémoire du conteneur (docker run --memory), la mémoire demandée par le job ; "
+        "importer torch seul demande environ 1 Go d'espace d'adressage.",
+    "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
+        "La vérification a tourné dans l'environnement pipx propre à l'outil, qui n'a pas torch : "
+        "elle ne dit rien du Python de votre projet.",
+    "finding.TOOL_ISOLATED_INSTALL.pipx.next_action":
+        "Vérifiez plutôt l'interpréteur de votre projet : kernodeck-diagnostic --python "
+        "/chemin/du/projet/bin/python (rien n'y est installé), ou lancez le fichier unique avec "
+        "lui : /chemin/du/projet/bin/python kernodeck-diagnostic-v1.pyz.",
+    "finding.TOOL_ISOLATED_INSTALL.uv_tool.summary":
+        "La vérification a tourné dans l'environnement uv tool propre à l'outil, qui n'a pas "
+        "torch : elle ne dit rien du Python de votre projet.",
+    "finding.TOOL_ISOLATED_INSTALL.uv_tool.next_action":
+        "Vérifiez plutôt l'interpréteur de votre projet : kernodeck-diagnostic --python "
+        "/chemin/du/projet/bin/python (rien n'y est installé), ou lancez le fichier unique avec "
+        "lui : /chemin/du/projet/bin/python kernodeck-diagnostic-v1.pyz.",
+    "finding.TOOL_ISOLATED_INSTALL.venv.summary":
+        "La vérification a tourné dans l'environnement virtuel qui contient la commande "
+        "kernodeck-diagnostic, et torch n'y est pas installé.",
+    "finding.TOOL_ISOLATED_INSTALL.venv.next_action":
+        "Si votre projet utilise un autre environnement, vérifiez celui-là : kernodeck-diagnostic "
+        "--python /chemin/du/projet/bin/python, ou /chemin/du/projet/bin/python -m "
+        "kernodeck_diagnostic (avec le paquet installé là), ou ce Python avec le fichier unique. "
+        "Si c'est l'environnement de votre projet, installez-y torch.",
 
     # -- the tool's own sentences in error.message (error.message_key) -----------------------
     "error.backend_absent": "le paquet ne déclare ni CUDA ni HIP",
+    "error.torch_shadowed":
+        "'import torch' chargerait {module} (origine : {origin}), pas un paquet PyTorch "
+        "installé : il n'a pas été importé",
+    "error.torch_incomplete":
+        "'import torch' a donné un module sans {missing} : pas un PyTorch",
     "error.gpu_unavailable": "torch.cuda.is_available() vaut False",
     "error.gpu_unavailable.reason": "torch.cuda.is_available() vaut False : {reason}",
     "error.no_visible_device": "aucun périphérique visible",
@@ -208,6 +297,10 @@ MESSAGES = {
         "le journal d'événements du worker contenait {count} ligne(s) illisible(s) et aucun "
         "résultat vérifié",
     "error.timeout": "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}",
+    "error.timeout_at_start":
+        "l'interpréteur n'avait pas démarré en {seconds} s : il se bloque au démarrage, ou démarre "
+        "plus lentement que la limite de temps ne le permet (un script intermédiaire, un système "
+        "de fichiers lent, un hook de site)",
     "error.worker_ended.signal":
         "le worker a été tué par le signal {signal} pendant {at}, sans résultat final",
     "error.worker_ended.exit":
@@ -216,6 +309,18 @@ MESSAGES = {
         "le worker s'est terminé avec le statut {status} pendant {at}, sans résultat final",
     "error.worker_ended.running":
         "le worker tournait encore à son arrêt pendant {at}, sans résultat final",
+    "error.worker_ended.signal_stderr":
+        "le worker a été tué par le signal {signal} pendant {at}, sans résultat final ; sa "
+        "dernière ligne sur stderr : {stderr}",
+    "error.worker_ended.exit_stderr":
+        "le worker s'est terminé avec le code {code} pendant {at}, sans résultat final ; sa "
+        "dernière ligne sur stderr : {stderr}",
+    "error.worker_ended.status_stderr":
+        "le worker s'est terminé avec le statut {status} pendant {at}, sans résultat final ; sa "
+        "dernière ligne sur stderr : {stderr}",
+    "error.worker_ended.running_stderr":
+        "le worker tournait encore à son arrêt pendant {at}, sans résultat final ; sa dernière "
+        "ligne sur stderr : {stderr}",
     "error.not_started.temp_folder":
         "le worker n'a pas pu démarrer : aucun dossier temporaire privé ({detail})",
     "error.not_started.temp_not_writable":
@@ -228,6 +333,8 @@ MESSAGES = {
     "ui.status.passed": "RÉUSSI",
     "ui.status.failed": "ÉCHEC",
     "ui.headline": "{status} {code} (code de sortie {exit_code}) à l'étape {stage}",
+    "ui.headline.exit_as":
+        "{status} {code} (code de sortie {exit_code}, {exit_as}) à l'étape {stage}",
     "ui.label.runtime": "plateforme",
     "ui.label.pytorch": "pytorch",
     "ui.label.gpu": "gpu",
@@ -284,30 +391,78 @@ MESSAGES = {
     "cli.error.prefix": "erreur",
     "cli.error.see_help": "voir --help",
     "cli.timeout.not_a_number": "n'est pas un nombre de secondes : {value}",
-    "cli.timeout.range":
+    "arg.timeout.range":
         "doit être compris entre {low} et {high} secondes, valeur reçue : {value}",
     "cli.index.not_a_number": "n'est pas un nombre entier : {value}",
-    "cli.index.negative": "doit être supérieur ou égal à 0, valeur reçue : {value}",
+    "arg.index.negative": "doit être supérieur ou égal à 0, valeur reçue : {value}",
     "cli.device.rocm":
         "{value} n'est pas un mode de périphérique : les paquets ROCm et CUDA de PyTorch "
         "utilisent tous deux le nom de périphérique 'cuda', utilisez donc --device gpu (la "
         "valeur par défaut)",
-    "cli.device.unknown": "doit être gpu ou cpu, valeur reçue : {value}",
-    "cli.python.not_runnable":
-        "--python : ce chemin n'est pas un interpréteur Python exécutable",
-    "cli.python.too_old":
-        "--python : cet interpréteur est Python {version} ; le minimum est {minimum}",
+    "arg.device.unknown": "doit être gpu ou cpu, valeur reçue : {value}",
+    "api.argument": "check({parameter}=...) : {reason}",
+    "api.device.rocm":
+        "{value} n'est pas un mode de périphérique : les paquets ROCm et CUDA de PyTorch "
+        "utilisent tous deux le nom de périphérique 'cuda', utilisez donc device='gpu' (la "
+        "valeur par défaut)",
+    "api.type.device": "check(device=...) attend un str, 'gpu' ou 'cpu' ; pas {type}",
+    "api.type.device_index": "check(device_index=...) attend un int ; pas {type}",
+    "api.type.timeout":
+        "check(timeout=...) attend des secondes sous forme d'int ou de float ; pas {type}",
+    "api.type.host_check": "check(host_check=...) attend True ou False ; pas {type}",
+    "api.type.python":
+        "check(python=...) attend le chemin de l'interpréteur sous forme de str ou "
+        "d'os.PathLike, ou None ; pas {type}",
+    "arg.python.missing":
+        "ce fichier n'existe pas ; donnez le chemin de l'interpréteur (dans un "
+        "environnement virtuel, bin/python, ou Scripts\\python.exe sous Windows)",
+    "arg.python.dangling":
+        "c'est un lien vers un interpréteur qui n'existe plus : le Python à partir "
+        "duquel cet environnement virtuel a été créé a été supprimé ou mis à jour ; recréez "
+        "l'environnement",
+    "arg.python.folder":
+        "c'est un dossier ; donnez l'interpréteur qu'il contient (dans un "
+        "environnement virtuel, bin/python, ou Scripts\\python.exe sous Windows)",
+    "arg.python.not_executable":
+        "ce fichier n'est pas exécutable ; donnez l'interpréteur lui-même (dans un "
+        "environnement virtuel, bin/python)",
+    "arg.python.not_runnable":
+        "le système ne peut pas lancer ce fichier (un script dont l'interpréteur "
+        "manque, ou un programme pour un autre système ou processeur)",
+    "arg.python.not_python":
+        "ce programme n'est pas un interpréteur Python : il s'est exécuté, mais n'a "
+        "pas répondu comme tel",
+    "arg.python.too_old":
+        "cet interpréteur est Python {version} ; le minimum est {minimum}",
+    "cli.output.dash":
+        "--output - créerait un fichier nommé '-' : pour le rapport JSON sur la sortie standard "
+        "utilisez --format json ; pour un fichier vraiment nommé '-' écrivez ./-",
     "cli.output.preflight":
         "impossible d'écrire le rapport dans le fichier demandé : {reason}. Rien n'a été "
         "exécuté (code de sortie {exit}).",
     "cli.output.not_saved":
         "le rapport n'a PAS été enregistré : {reason} (code de sortie {exit}, "
         "OUTPUT_WRITE_FAILED).",
+    "cli.stdout.saved":
+        "le rapport a été enregistré dans le fichier demandé, mais n'a pas pu être écrit sur la "
+        "sortie standard : {reason} (code de sortie {exit}, {code}).",
+    "cli.stdout.lost":
+        "le résultat n'a pas pu être écrit sur la sortie standard : {reason} (code de sortie "
+        "{exit}, {code}).",
     "output.reason.empty": "le nom du fichier est vide",
     "output.reason.exists_file": "un fichier de ce nom existe déjà ; il n'est jamais écrasé",
     "output.reason.exists_link":
         "un lien symbolique de ce nom existe déjà ; il n'est jamais écrasé",
     "output.reason.exists_folder": "un dossier de ce nom existe déjà",
+    "output.reason.exists_device":
+        "ce nom est un périphérique, pas un fichier ordinaire ; le rapport n'est écrit que dans "
+        "un nouveau fichier",
+    "output.reason.exists_fifo":
+        "ce nom est un tube nommé (FIFO), pas un fichier ordinaire ; le rapport n'est écrit que "
+        "dans un nouveau fichier",
+    "output.reason.exists_socket":
+        "ce nom est une socket, pas un fichier ordinaire ; le rapport n'est écrit que dans un "
+        "nouveau fichier",
     "output.reason.no_folder": "son dossier n'existe pas",
     "output.reason.not_a_folder": "son dossier n'est pas un dossier",
     "output.reason.not_writable": "son dossier n'est pas accessible en écriture",
@@ -328,6 +483,7 @@ MESSAGES = {
     "output.reason.no_folder_tilde":
         "son dossier n'existe pas (un ~ initial n'est pas votre dossier personnel ici : le shell "
         "ne l'a pas développé ; écrivez le chemin complet)",
+    "output.reason.closed": "elle est fermée",
     "output.reason.other": "le système a refusé l'écriture ({detail})",
     "cli.interrupted":
         "interrompu par {signal} ; la vérification a été arrêtée et aucun rapport n'a été écrit.",
@@ -336,14 +492,16 @@ MESSAGES = {
 
     # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
     "reports.reason.not_found": "introuvable",
-    "reports.reason.not_a_file": "pas un fichier",
+    "reports.reason.not_a_file": "pas un fichier ordinaire",
     "reports.reason.permission": "permission refusée",
     "reports.reason.unreadable": "illisible",
     "reports.reason.not_json": "pas du JSON",
     "reports.reason.schema_version":
         "version de schéma {version} (cette version de l'outil lit la version 1)",
     "reports.reason.not_a_report": "pas un rapport",
+    "reports.reason.too_large": "trop grand pour être un rapport (plus de {limit})",
     "reports.usage_error": "{prog} : erreur : {message} (voir --help)",
+    "reports.interrupted": "{prog} : interrompu par {signal}.",
     "reports.internal_error":
         "{prog} : erreur interne ({detail}) ; merci de la signaler en indiquant la commande "
         "exécutée.",

@@ -54,6 +54,10 @@ MESSAGES = {
         "Use um novo nome de arquivo em uma pasta com permissão de escrita.",
     "code.COLLECTIVE_FAILED.summary": "Uma verificação coletiva distribuída falhou.",
     "code.COLLECTIVE_FAILED.next_action": "Veja os ranks indicados no relatório.",
+    "code.STDOUT_WRITE_FAILED.summary": "O resultado não pôde ser escrito na saída padrão.",
+    "code.STDOUT_WRITE_FAILED.next_action":
+        "Envie a saída padrão para um terminal, um pipe ou um arquivo com espaço; guarde o "
+        "relatório com --output.",
     "code.INTERRUPTED.summary": "A verificação foi interrompida.",
     "code.INTERRUPTED.next_action": "Execute-a novamente quando puder.",
 
@@ -134,12 +138,47 @@ MESSAGES = {
     "finding.NUMPY_ABI_MISMATCH.next_action":
         'python -m pip install "numpy<2" para um pacote compilado com NumPy 1.x, ou atualize o '
         "torch e a extensão para pacotes feitos para NumPy 2.",
-    "finding.TORCH_SHADOWED.summary":
-        "'import torch' carrega um arquivo torch.py ou uma pasta torch da pasta de trabalho, e "
-        "não o pacote instalado.",
-    "finding.TORCH_SHADOWED.next_action":
-        "Renomeie ou remova o torch.py local (ou a pasta torch/) e qualquer __pycache__ ao lado "
-        "dele.",
+    "finding.WARNING_AS_ERROR.summary":
+        "Os filtros de avisos do interpretador transformam avisos em erros, e um {category} "
+        "interrompeu a verificação: o seu programa falha da mesma forma quando iniciado assim.",
+    "finding.WARNING_AS_ERROR.next_action":
+        "Retire o -W error (ou PYTHONWARNINGS=error) deste programa, ou deixe passar este aviso "
+        "com um filtro ignore depois dele: -W error -W ignore::{category} "
+        "(PYTHONWARNINGS=error,ignore::{category}), indicando o módulo se puder.",
+    "finding.TORCH_SHADOWED.local_file.summary":
+        "'import torch' carregaria {module} em vez de um pacote PyTorch instalado.",
+    "finding.TORCH_SHADOWED.local_file.next_action":
+        "Renomeie {module} (por exemplo um script seu para torch_demo.py) ou tire-o dessa pasta, "
+        "e apague a pasta __pycache__ ao lado dele; ou rode seu programa de outra pasta.",
+    "finding.TORCH_SHADOWED.local_folder.summary":
+        "'import torch' carregaria a pasta {module} em vez de um pacote PyTorch instalado.",
+    "finding.TORCH_SHADOWED.local_folder.next_action":
+        "Renomeie a pasta {module} (ou tire-a dali), ou rode seu programa de outra pasta.",
+    "finding.TORCH_SHADOWED.checkout.summary":
+        "'import torch' carregaria a pasta torch/ de um checkout do código-fonte do PyTorch, não "
+        "compilado aqui, em vez de um pacote PyTorch instalado.",
+    "finding.TORCH_SHADOWED.checkout.next_action":
+        "Rode seu programa de outra pasta (cd ..), ou compile e instale o checkout neste "
+        "interpretador (python -m pip install -e . -v --no-build-isolation).",
+    "finding.TORCH_SHADOWED.pythonpath.summary":
+        "'import torch' carregaria {module} de uma pasta do PYTHONPATH em vez de um pacote "
+        "PyTorch instalado.",
+    "finding.TORCH_SHADOWED.pythonpath.next_action":
+        "Tire essa pasta do PYTHONPATH (ou apague o PYTHONPATH), ou renomeie {module} nela; "
+        "--show-paths mostra onde está, só no seu terminal.",
+    "finding.TORCH_SHADOWED.stray.summary":
+        "'import torch' carregaria {module}, uma cópia perdida, em vez de um pacote PyTorch "
+        "instalado.",
+    "finding.TORCH_SHADOWED.stray.next_action":
+        "Remova {module} perdido (--show-paths mostra onde está, só no seu terminal), depois "
+        "reinstale o PyTorch: python -m pip install --force-reinstall torch.",
+    "finding.LOCAL_MODULE_SHADOWS.summary":
+        "Módulos na pasta de onde seu programa parte escondem módulos de que ele precisa: "
+        "{names}.",
+    "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Renomeie-os (e apague a pasta __pycache__ ao lado deles), ou rode seu programa de outra "
+        "pasta: python app.py ali importa esses no lugar dos da biblioteca padrão ou dos do "
+        "próprio torch.",
     "finding.TORCH_DUPLICATE_INSTALL.summary":
         "Mais de uma instalação do PyTorch está visível para este interpretador; a que é "
         "importada pode não ser a que você instalou.",
@@ -164,6 +203,18 @@ MESSAGES = {
     "finding.UNDEFINED_SYMBOL.next_action":
         "Remova a variável LD_LIBRARY_PATH (ela costuma apontar para outro CUDA ou cuDNN), "
         "depois reinstale o torch e suas extensões a partir de um único índice.",
+    "finding.LIBRARY_PATH_OVERRIDE.variable.summary":
+        "Uma pasta em {variable} fornece uma {library} que este torch não consegue carregar "
+        "(versão errada, arquivo vazio ou danificado, ou feito para outra arquitetura).",
+    "finding.LIBRARY_PATH_OVERRIDE.variable.next_action":
+        "Remova {variable} para este programa, ou tire essa pasta dela; env -u {variable} "
+        "python app.py confirma.",
+    "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
+        "A pasta lib do ambiente conda ativo fornece uma {library} que este torch não consegue "
+        "carregar (muitas vezes uma libstdc++ mais antiga do que o torch precisa).",
+    "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
+        "Atualize essa biblioteca no ambiente (para a libstdc++: conda install -c conda-forge "
+        "libstdcxx-ng), ou execute o programa num ambiente cujas bibliotecas combinem com o torch.",
     "finding.WINDOWS_DLL_LOAD_FAILED.summary":
         "O Windows não conseguiu carregar {dll} ou uma de suas dependências.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
@@ -192,9 +243,42 @@ MESSAGES = {
     "finding.SLOW_FIRST_CALL.next_action":
         "Execute a verificação novamente: se for rápida na segunda vez, era o cache JIT; instale "
         "um pacote com código nativo para esta GPU para evitar isso.",
+    "finding.HOST_MEMORY_EXHAUSTED.summary":
+        "O processo ficou sem memória do host (CPU): std::bad_alloc ou MemoryError.",
+    "finding.HOST_MEMORY_EXHAUSTED.next_action":
+        "Libere memória ou aumente o limite do processo: ulimit -v (espaço de endereços), o "
+        "limite de memória do contêiner (docker run --memory), a memória pedida pelo job; só "
+        "importar o torch precisa de cerca de 1 GB de espaço de endereços.",
+    "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
+        "A verificação rodou no ambiente pipx da própria ferramenta, que não tem torch: ela não "
+        "diz nada sobre o Python do seu projeto.",
+    "finding.TOOL_ISOLATED_INSTALL.pipx.next_action":
+        "Verifique o interpretador do seu projeto: kernodeck-diagnostic --python "
+        "/caminho/do/projeto/bin/python (nada é instalado nele), ou rode o arquivo único com ele: "
+        "/caminho/do/projeto/bin/python kernodeck-diagnostic-v1.pyz.",
+    "finding.TOOL_ISOLATED_INSTALL.uv_tool.summary":
+        "A verificação rodou no ambiente uv tool da própria ferramenta, que não tem torch: ela "
+        "não diz nada sobre o Python do seu projeto.",
+    "finding.TOOL_ISOLATED_INSTALL.uv_tool.next_action":
+        "Verifique o interpretador do seu projeto: kernodeck-diagnostic --python "
+        "/caminho/do/projeto/bin/python (nada é instalado nele), ou rode o arquivo único com ele: "
+        "/caminho/do/projeto/bin/python kernodeck-diagnostic-v1.pyz.",
+    "finding.TOOL_ISOLATED_INSTALL.venv.summary":
+        "A verificação rodou no ambiente virtual que contém o comando kernodeck-diagnostic, e o "
+        "torch não está instalado nele.",
+    "finding.TOOL_ISOLATED_INSTALL.venv.next_action":
+        "Se o seu projeto usa outro ambiente, verifique esse: kernodeck-diagnostic --python "
+        "/caminho/do/projeto/bin/python, ou /caminho/do/projeto/bin/python -m "
+        "kernodeck_diagnostic (com o pacote instalado lá), ou esse Python com o arquivo único. Se "
+        "este é o ambiente do seu projeto, instale o torch nele.",
 
     # -- the tool's own sentences in error.message (error.message_key) -----------------------
     "error.backend_absent": "o pacote não declara nem CUDA nem HIP",
+    "error.torch_shadowed":
+        "'import torch' carregaria {module} (origem: {origin}), não um pacote PyTorch instalado: "
+        "não foi importado",
+    "error.torch_incomplete":
+        "'import torch' deu um módulo sem {missing}: não é um PyTorch",
     "error.gpu_unavailable": "torch.cuda.is_available() é False",
     "error.gpu_unavailable.reason": "torch.cuda.is_available() é False: {reason}",
     "error.no_visible_device": "nenhum dispositivo visível",
@@ -206,6 +290,10 @@ MESSAGES = {
         "o registro de eventos do worker tinha {count} linha(s) ilegível(is) e nenhum resultado"
         " verificado",
     "error.timeout": "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}",
+    "error.timeout_at_start":
+        "o interpretador não tinha iniciado em {seconds} s: ele trava na inicialização, ou inicia "
+        "mais devagar do que o limite de tempo permite (um script intermediário, um sistema de "
+        "arquivos lento, um hook de site)",
     "error.worker_ended.signal":
         "o worker foi encerrado pelo sinal {signal} durante {at}, sem resultado final",
     "error.worker_ended.exit":
@@ -214,6 +302,18 @@ MESSAGES = {
         "o worker terminou com o status {status} durante {at}, sem resultado final",
     "error.worker_ended.running":
         "o worker ainda estava em execução ao ser parado durante {at}, sem resultado final",
+    "error.worker_ended.signal_stderr":
+        "o worker foi encerrado pelo sinal {signal} durante {at}, sem resultado final; sua última "
+        "linha no stderr: {stderr}",
+    "error.worker_ended.exit_stderr":
+        "o worker terminou com o código {code} durante {at}, sem resultado final; sua última "
+        "linha no stderr: {stderr}",
+    "error.worker_ended.status_stderr":
+        "o worker terminou com o status {status} durante {at}, sem resultado final; sua última "
+        "linha no stderr: {stderr}",
+    "error.worker_ended.running_stderr":
+        "o worker ainda estava em execução ao ser parado durante {at}, sem resultado final; sua "
+        "última linha no stderr: {stderr}",
     "error.not_started.temp_folder":
         "o worker não pôde ser iniciado: nenhuma pasta temporária privada ({detail})",
     "error.not_started.temp_not_writable":
@@ -225,6 +325,8 @@ MESSAGES = {
     "ui.status.passed": "APROVADO",
     "ui.status.failed": "FALHOU",
     "ui.headline": "{status} {code} (código de saída {exit_code}) na etapa {stage}",
+    "ui.headline.exit_as":
+        "{status} {code} (código de saída {exit_code}, {exit_as}) na etapa {stage}",
     "ui.label.runtime": "plataforma",
     "ui.label.pytorch": "pytorch",
     "ui.label.gpu": "gpu",
@@ -281,26 +383,72 @@ MESSAGES = {
     "cli.error.prefix": "erro",
     "cli.error.see_help": "consulte --help",
     "cli.timeout.not_a_number": "não é um número de segundos: {value}",
-    "cli.timeout.range": "deve estar entre {low} e {high} segundos, valor recebido: {value}",
+    "arg.timeout.range": "deve estar entre {low} e {high} segundos, valor recebido: {value}",
     "cli.index.not_a_number": "não é um número inteiro: {value}",
-    "cli.index.negative": "deve ser maior ou igual a 0, valor recebido: {value}",
+    "arg.index.negative": "deve ser maior ou igual a 0, valor recebido: {value}",
     "cli.device.rocm":
         "{value} não é um modo de dispositivo: os pacotes ROCm e CUDA do PyTorch usam ambos o "
         "nome de dispositivo 'cuda', então use --device gpu (o padrão)",
-    "cli.device.unknown": "deve ser gpu ou cpu, valor recebido: {value}",
-    "cli.python.not_runnable": "--python: esse caminho não é um interpretador Python executável",
-    "cli.python.too_old":
-        "--python: esse interpretador é Python {version}; o mínimo é {minimum}",
+    "arg.device.unknown": "deve ser gpu ou cpu, valor recebido: {value}",
+    "api.argument": "check({parameter}=...): {reason}",
+    "api.device.rocm":
+        "{value} não é um modo de dispositivo: os pacotes ROCm e CUDA do PyTorch usam ambos o "
+        "nome de dispositivo 'cuda', então use device='gpu' (o padrão)",
+    "api.type.device": "check(device=...) recebe um str, 'gpu' ou 'cpu'; não {type}",
+    "api.type.device_index": "check(device_index=...) recebe um int; não {type}",
+    "api.type.timeout": "check(timeout=...) recebe segundos como int ou float; não {type}",
+    "api.type.host_check": "check(host_check=...) recebe True ou False; não {type}",
+    "api.type.python":
+        "check(python=...) recebe o caminho do interpretador como str ou os.PathLike, ou None; "
+        "não {type}",
+    "arg.python.missing":
+        "esse arquivo não existe; indique o caminho do interpretador (num ambiente "
+        "virtual, bin/python, ou Scripts\\python.exe no Windows)",
+    "arg.python.dangling":
+        "é um link para um interpretador que não existe mais: o Python a partir do "
+        "qual este ambiente virtual foi criado foi removido ou atualizado; crie o ambiente de "
+        "novo",
+    "arg.python.folder":
+        "é uma pasta; indique o interpretador que ela contém (num ambiente virtual, "
+        "bin/python, ou Scripts\\python.exe no Windows)",
+    "arg.python.not_executable":
+        "esse arquivo não é executável; indique o próprio interpretador (num ambiente "
+        "virtual, bin/python)",
+    "arg.python.not_runnable":
+        "o sistema não consegue iniciar esse arquivo (um script cujo interpretador "
+        "falta, ou um programa para outro sistema ou processador)",
+    "arg.python.not_python":
+        "esse programa não é um interpretador Python: ele rodou, mas não respondeu "
+        "como um",
+    "arg.python.too_old":
+        "esse interpretador é Python {version}; o mínimo é {minimum}",
+    "cli.output.dash":
+        "--output - criaria um arquivo chamado '-': para o relatório JSON na saída padrão use "
+        "--format json; para um arquivo chamado '-' de fato escreva ./-",
     "cli.output.preflight":
         "não é possível gravar o relatório no arquivo solicitado: {reason}. Nada foi executado "
         "(código de saída {exit}).",
     "cli.output.not_saved":
         "o relatório NÃO foi salvo: {reason} (código de saída {exit}, OUTPUT_WRITE_FAILED).",
+    "cli.stdout.saved":
+        "o relatório foi salvo no arquivo solicitado, mas não pôde ser escrito na saída padrão: "
+        "{reason} (código de saída {exit}, {code}).",
+    "cli.stdout.lost":
+        "o resultado não pôde ser escrito na saída padrão: {reason} (código de saída {exit}, "
+        "{code}).",
     "output.reason.empty": "o nome do arquivo está vazio",
     "output.reason.exists_file": "já existe um arquivo com esse nome; ele nunca é sobrescrito",
     "output.reason.exists_link":
         "já existe um link simbólico com esse nome; ele nunca é sobrescrito",
     "output.reason.exists_folder": "já existe uma pasta com esse nome",
+    "output.reason.exists_device":
+        "esse nome é um dispositivo, não um arquivo comum; o relatório só é gravado em um "
+        "arquivo novo",
+    "output.reason.exists_fifo":
+        "esse nome é um pipe nomeado (FIFO), não um arquivo comum; o relatório só é gravado em "
+        "um arquivo novo",
+    "output.reason.exists_socket":
+        "esse nome é um socket, não um arquivo comum; o relatório só é gravado em um arquivo novo",
     "output.reason.no_folder": "a pasta do arquivo não existe",
     "output.reason.not_a_folder": "a pasta do arquivo não é uma pasta",
     "output.reason.not_writable": "a pasta do arquivo não permite escrita",
@@ -321,6 +469,7 @@ MESSAGES = {
     "output.reason.no_folder_tilde":
         "a pasta dele não existe (um ~ no início não é a sua pasta pessoal aqui: o shell não o "
         "expandiu; escreva o caminho completo)",
+    "output.reason.closed": "ela está fechada",
     "output.reason.other": "o sistema recusou a gravação ({detail})",
     "cli.interrupted":
         "interrompido por {signal}; a verificação foi parada e nenhum relatório foi gravado.",
@@ -329,14 +478,16 @@ MESSAGES = {
 
     # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
     "reports.reason.not_found": "não encontrado",
-    "reports.reason.not_a_file": "não é um arquivo",
+    "reports.reason.not_a_file": "não é um arquivo comum",
     "reports.reason.permission": "permissão negada",
     "reports.reason.unreadable": "não pode ser lido",
     "reports.reason.not_json": "não é JSON",
     "reports.reason.schema_version":
         "versão de esquema {version} (esta versão da ferramenta lê a versão 1)",
     "reports.reason.not_a_report": "não é um relatório",
+    "reports.reason.too_large": "grande demais para ser um relatório (mais de {limit})",
     "reports.usage_error": "{prog}: erro: {message} (consulte --help)",
+    "reports.interrupted": "{prog}: interrompido por {signal}.",
     "reports.internal_error":
         "{prog}: erro interno ({detail}); relate o problema informando o comando executado.",
     "reports.help.format":

@@ -13,6 +13,11 @@ behaves like ``cuda_pass``.
     exit_zero_in_synchronize        a native library calls exit(0) in the middle of the
                                     computation: a clean exit, but no final result
     exit_nonzero_in_device_query    a native library calls exit(3) while the device is queried
+    cuda_error_terminate_in_synchronize
+                                    an asynchronous CUDA error thrown where nothing catches it
+                                    (a destructor, a CUDA callback): std::terminate writes the
+                                    c10::Error and its C++ frames to stderr, then aborts (a real
+                                    SIGABRT)
     hang_in_native_driver_call      stuck inside a native call (libc pause()) with SIGTERM and
                                     SIGINT ignored, and a forked child stuck the same way
     flooding_library                a library writing KD_FAKE_FLOOD_MB (default 100) MB to stdout
@@ -40,6 +45,11 @@ behaves like ``cuda_pass``.
     private_data_in_messages        import fails after warnings; messages full of private data:
                                     paths through the home and working folders, Windows paths,
                                     user@host, URL credentials, token shapes, secret values
+    settings_in_messages            a library that quotes its configuration, its host and its
+                                    installer in its warnings, then fails to load its shared
+                                    library quoting them again: the values of the plain variables
+                                    named in KD_PLANTED_VARIABLES, the home folder by itself, the
+                                    user who ran sudo (SUDO_USER) and that user's own folder
 
 ``KD_FAKE_TORCH_PIDS`` names a file where a scenario appends the pid of every process it makes
 (the worker included), one per line; ``KD_FAKE_TORCH_WHERE`` a file where the fake appends the
@@ -52,6 +62,7 @@ import ctypes
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -113,6 +124,30 @@ def _abort() -> None:
 
 def _oom_kill() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+# What libstdc++'s std::terminate and c10 write for an uncaught c10::Error (PyTorch's CUDA check
+# message, then its C++ frames), byte for byte but for the frames' addresses.
+_UNCAUGHT_CUDA_ERROR = (
+    "terminate called after throwing an instance of 'c10::Error'\n"
+    "  what():  CUDA error: an illegal memory access was encountered\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n\n"
+    "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43 "
+    "(most recent call first):\n"
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f3c5e1b0f78 in "
+    "/opt/venv/lib/python3.11/site-packages/torch/lib/libc10.so)\n"
+    "frame #1: c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool) "
+    "+ 0x3c2 (0x7f3c5e2a1b52 in /opt/venv/lib/python3.11/site-packages/torch/lib/libc10_cuda.so)\n"
+    "frame #2: <unknown function> + 0x1e8c0 (0x7f3c5e2628c0 in "
+    "/opt/venv/lib/python3.11/site-packages/torch/lib/libc10_cuda.so)\n\n")
+
+
+def _uncaught_cuda_error() -> None:
+    os.write(2, _UNCAUGHT_CUDA_ERROR.encode())
+    _abort()
 
 
 def _exit_zero() -> None:
@@ -295,11 +330,25 @@ def _private_data() -> None:
         f"environment {secrets}")
 
 
+def _settings_in_messages() -> None:
+    env = os.environ
+    settings = ", ".join(f"{name}={env.get(name, '')}"
+                         for name in env.get("KD_PLANTED_VARIABLES", "").split())
+    home, host = os.path.expanduser("~"), socket.gethostname()
+    user = env.get("SUDO_USER", "someone")
+    warnings.warn(f"plugin configured from {settings}; cache in {home}", UserWarning, stacklevel=2)
+    warnings.warn(f"plugin installed by {user} on {host} from /home/{user}", UserWarning,
+                  stacklevel=2)
+    raise ImportError(f"libnccl.so.2: cannot open shared object file: No such file or directory "
+                      f"(configured from {settings}; home {home}; installed by {user} on {host})")
+
+
 _ACTIONS = {
     ("abort_in_device_query", "device"): _abort,
     ("oom_killer_in_allocate", "allocate"): _oom_kill,
     ("exit_zero_in_synchronize", "synchronize"): _exit_zero,
     ("exit_nonzero_in_device_query", "device"): _exit_three,
+    ("cuda_error_terminate_in_synchronize", "synchronize"): _uncaught_cuda_error,
     ("hang_in_native_driver_call", "synchronize"): _hang_in_native_call,
     ("flooding_library", "import"): _flood_now_and_at_exit,
     ("flooding_library", "synchronize"): _flood_in_synchronize,
@@ -315,4 +364,5 @@ _ACTIONS = {
     ("non_utf8_messages", "synchronize"): _non_utf8_error,
     ("undecodable_error_event", "synchronize"): _undecodable_error_event,
     ("private_data_in_messages", "import"): _private_data,
+    ("settings_in_messages", "import"): _settings_in_messages,
 }

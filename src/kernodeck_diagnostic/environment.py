@@ -1,0 +1,106 @@
+"""Facts the front reads itself about the environment the check ran in, as categories.
+
+The worker inherits the front's environment unchanged, so once it has ended the front can tell
+which library-path variable supplied a library the loader rejected, and whether the check ran in
+the tool's own isolated install. Each fact is a category or a file name, never a path or a value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+# The variables whose folders the dynamic loader searches before the system's, per platform.
+LIBRARY_PATH_VARIABLES = {"darwin": ("DYLD_LIBRARY_PATH",)}
+DEFAULT_LIBRARY_PATH_VARIABLES = ("LD_LIBRARY_PATH",)
+
+# What the loader says when the file it found is not a library it can use: glibc's "version
+# `GLIBCXX_3.4.30' not found", "file too short", "wrong ELF class: ELFCLASS32", "invalid ELF
+# header"; dyld's "incompatible architecture", "not a mach-o file". A path before the name is
+# kept when the loader gives one (group "path"): it tells the folder the file came from.
+_LIBRARY = r"(?P<path>(?:[^\s'\"`(),:]*/)?)(?P<name>[\w.+-]+\.(?:so(?:\.\d+)*|dylib))"
+_REJECTED = re.compile(
+    _LIBRARY + r"'?:? ?(?:version `[^']+' not found|file too short|wrong ELF class|"
+    r"invalid ELF header|ELF load command|\(mach-o file, but is an incompatible architecture|"
+    r"\(not a mach-o file|\(file too short)")
+
+ToolEnvironment = Literal["pipx", "uv_tool", "venv"]
+
+
+def library_override(texts: Iterable[str | None], environ: Mapping[str, str] | None = None,
+                     platform: str | None = None) -> dict[str, Any] | None:
+    """Which variable's folder supplied a library the loader rejected, from the raw messages.
+
+    ``{"variable": "LD_LIBRARY_PATH", "library": "libstdc++.so.6", "conda_env_lib": False}``;
+    ``variable`` is None when the library came from the active conda environment's own ``lib``
+    (reached through the interpreter's run path, not a variable). None when no rejected library
+    came from such a folder: a damaged file inside torch's own folder is not an override.
+    """
+    env = os.environ if environ is None else environ
+    variables = LIBRARY_PATH_VARIABLES.get(platform or sys.platform,
+                                           DEFAULT_LIBRARY_PATH_VARIABLES)
+    conda_lib = _folder(os.path.join(env["CONDA_PREFIX"], "lib")) if env.get("CONDA_PREFIX") \
+        else None
+    for text in texts:
+        for match in _REJECTED.finditer(text or ""):
+            name, path = match.group("name"), match.group("path")
+            given = _folder(path) if path else None
+            for variable in variables:
+                for entry in _entries(env.get(variable)):
+                    if (given == entry if given else os.path.isfile(os.path.join(entry, name))):
+                        return {"variable": variable, "library": name,
+                                "conda_env_lib": entry == conda_lib}
+            if given is not None and given == conda_lib:
+                return {"variable": None, "library": name, "conda_env_lib": True}
+    return None
+
+
+def _entries(value: str | None) -> list[str]:
+    """The folders of a search-path variable, as the loader reads them: an empty entry is the
+    working folder (the worker's too: it runs where the front was started)."""
+    if value is None:
+        return []
+    return [_folder(entry or ".") for entry in value.split(os.pathsep)]
+
+
+def _folder(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def tool_environment(python: str, argv0: str | None = None,
+                     package_file: str | None = None) -> ToolEnvironment | None:
+    """Whether the check ran in the tool's own installed environment, and which kind.
+
+    ``pipx`` (a venv under pipx's ``venvs`` folder, or holding ``pipx_metadata.json``),
+    ``uv_tool`` (under uv's ``tools`` folder, or holding ``uv-receipt.toml``), ``venv`` (the
+    tool's console script, installed in a virtual environment). None in every other case: another
+    interpreter given with --python, the zipapp, ``python -m`` (the user chose that interpreter),
+    a source checkout, a system or conda interpreter.
+    """
+    if python != sys.executable:
+        return None
+    here = os.path.dirname(os.path.abspath(package_file or __file__))
+    prefix = _folder(sys.prefix)
+    if not _inside(_folder(here), prefix) or os.path.isfile(os.path.dirname(here)):
+        return None  # not installed in this interpreter's environment (or inside an archive)
+    parent = os.path.dirname(prefix)
+    if os.path.isfile(os.path.join(prefix, "pipx_metadata.json")) or (
+            os.path.basename(parent) == "venvs"
+            and "pipx" in os.path.basename(os.path.dirname(parent)).lower()):
+        return "pipx"
+    if os.path.isfile(os.path.join(prefix, "uv-receipt.toml")) or (
+            os.path.basename(parent) == "tools"
+            and os.path.basename(os.path.dirname(parent)).lower() == "uv"):
+        return "uv_tool"
+    script = os.path.basename(argv0 if argv0 is not None else (sys.argv[0] if sys.argv else ""))
+    is_script = re.fullmatch(r"kernodeck-diagnostic(?:-script\.pyw?|\.exe)?", script.lower())
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix) and is_script:
+        return "venv"
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -1,0 +1,241 @@
+"""The check's output file and terminal as people break them (issue 9, items 9 and 13).
+
+Every run is the single-file download under the real CPU build of torch, with the streams made
+for real: a stdout closed before the start (fd 1 closed, then exec, as `>&-` does), stdout on
+/dev/full, a report file on a real full file system, a real FIFO, a real pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from conftest import RUN_TIMEOUT_S, assert_valid_report, clean_env, read_terminal, small_tmpfs
+from kernodeck_diagnostic.output import OutputError, write_new
+
+# `>&-` without a shell: the launcher closes fd 1 and becomes the tool, which starts with no
+# stdout at all (Python then sets sys.stdout to None).
+CLOSE_STDOUT_THEN_EXEC = "import os, sys; os.close(1); os.execv(sys.argv[1], sys.argv[1:])"
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return self.stderr.splitlines()
+
+
+def _run(command: Sequence[str], *, stdout: IO[Any] | int, cwd: Path | None = None,
+         env: dict[str, str] | None = None) -> Run:
+    completed = subprocess.run(list(command), stdin=subprocess.DEVNULL, stdout=stdout,
+                               stderr=subprocess.PIPE, cwd=cwd, env=env or clean_env(),
+                               timeout=RUN_TIMEOUT_S, check=False)
+    out = completed.stdout.decode() if isinstance(completed.stdout, bytes) else ""
+    return Run(completed.returncode, out, completed.stderr.decode())
+
+
+def _tool(python: Path, pyz: Path, *args: str) -> list[str]:
+    return [str(python), str(pyz), "--device", "cpu", *args]
+
+
+def _saved(path: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    assert_valid_report(report)
+    return report
+
+
+def _no_crash(run: Run) -> None:
+    assert "Traceback" not in run.stderr
+    assert "Exception ignored" not in run.stderr  # the interpreter's own flush at exit
+    assert "internal error" not in run.stderr
+
+
+# -- item 9: a failing stdout never loses the report file ------------------------------------
+
+def test_closed_stdout_still_saves_the_report_and_exits_15(cpu_torch_python: Path, pyz: Path,
+                                                           tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    run = _run([sys.executable, "-c", CLOSE_STDOUT_THEN_EXEC,
+                *_tool(cpu_torch_python, pyz, "--output", str(out))], stdout=subprocess.DEVNULL)
+    _no_crash(run)
+    assert run.returncode == 15, run.stderr
+    assert _saved(out)["code"] == "CPU_CHECK_PASSED"  # the file holds the check's own verdict
+    assert run.stderr_lines == [
+        "kernodeck-diagnostic: the report was saved to the file asked for, but could not be "
+        "written to stdout: it is closed (exit 15, STDOUT_WRITE_FAILED)."]
+
+
+def test_closed_stdout_without_a_file_is_said_not_an_internal_error(
+        cpu_torch_python: Path, pyz: Path) -> None:
+    run = _run([sys.executable, "-c", CLOSE_STDOUT_THEN_EXEC,
+                *_tool(cpu_torch_python, pyz, "--format", "json")], stdout=subprocess.DEVNULL)
+    _no_crash(run)
+    assert run.returncode == 15, run.stderr
+    assert run.stderr_lines == [
+        "kernodeck-diagnostic: the result could not be written to stdout: it is closed "
+        "(exit 15, STDOUT_WRITE_FAILED)."]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_stdout_on_a_full_device_still_saves_the_report(cpu_torch_python: Path, pyz: Path,
+                                                        tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "r.json"
+    with open("/dev/full", "wb") as full:
+        run = _run(_tool(cpu_torch_python, pyz, "--format", fmt, "--output", str(out)),
+                   stdout=full)
+    _no_crash(run)
+    assert run.returncode == 15, run.stderr
+    assert _saved(out)["code"] == "CPU_CHECK_PASSED"
+    assert len(run.stderr_lines) == 1
+    assert "saved to the file asked for" in run.stderr
+    assert "no space left on the device (exit 15, STDOUT_WRITE_FAILED)" in run.stderr
+
+
+def test_stdout_on_a_full_device_in_portuguese(cpu_torch_python: Path, pyz: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        run = _run(_tool(cpu_torch_python, pyz, "--lang", "pt"), stdout=full)
+    _no_crash(run)
+    assert run.returncode == 15
+    assert run.stderr_lines == [
+        "kernodeck-diagnostic: o resultado não pôde ser escrito na saída padrão: não há espaço "
+        "disponível no dispositivo (código de saída 15, STDOUT_WRITE_FAILED)."]
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real file system with no page free: a new file can be created, not written."""
+    with small_tmpfs(tmp_path, free_pages=0) as mount_point:
+        yield mount_point
+
+
+# -- item 13 (c): the first line says the exit status the process ends with -------------------
+
+def test_a_report_not_saved_is_said_in_the_first_line(cpu_torch_python: Path, pyz: Path,
+                                                      full_disk: Path) -> None:
+    out = full_disk / "r.json"
+    run = _run(_tool(cpu_torch_python, pyz, "--output", str(out)), stdout=subprocess.PIPE)
+    _no_crash(run)
+    assert run.returncode == 12
+    # The check's verdict stays; the exit status and its reason are the process's.
+    assert run.stdout.splitlines()[0] == (
+        "PASSED CPU_CHECK_PASSED (exit 12, OUTPUT_WRITE_FAILED) at stage compute")
+    assert run.stderr_lines == ["kernodeck-diagnostic: the report was NOT saved: no space left "
+                                "on the device (exit 12, OUTPUT_WRITE_FAILED)."]
+    assert not out.exists()
+
+
+def test_file_and_stdout_both_failing_exit_12_and_say_both(cpu_torch_python: Path, pyz: Path,
+                                                           full_disk: Path) -> None:
+    out = full_disk / "r.json"
+    with open("/dev/full", "wb") as full:
+        run = _run(_tool(cpu_torch_python, pyz, "--output", str(out)), stdout=full)
+    _no_crash(run)
+    assert run.returncode == 12  # the report itself is lost: that outranks the terminal
+    assert run.stderr_lines == [
+        "kernodeck-diagnostic: the report was NOT saved: no space left on the device "
+        "(exit 12, OUTPUT_WRITE_FAILED).",
+        "kernodeck-diagnostic: the result could not be written to stdout: no space left on the "
+        "device (exit 12, OUTPUT_WRITE_FAILED)."]
+    assert not out.exists()
+
+
+# -- item 13 (a): --output - ----------------------------------------------------------------
+
+def test_output_dash_is_refused_and_points_to_format_json(cpu_torch_python: Path, pyz: Path,
+                                                          tmp_path: Path) -> None:
+    run = _run(_tool(cpu_torch_python, pyz, "--output", "-"), stdout=subprocess.PIPE,
+               cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr_lines == [
+        "kernodeck-diagnostic: error: --output - would create a file named '-': for the JSON "
+        "report on stdout use --format json; for a file really named '-' write ./- "
+        "(see --help)"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_really_named_dash_is_written_as_dot_slash(cpu_torch_python: Path, pyz: Path,
+                                                          tmp_path: Path) -> None:
+    run = _run(_tool(cpu_torch_python, pyz, "--output", "./-"), stdout=subprocess.PIPE,
+               cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert _saved(tmp_path / "-")["code"] == "CPU_CHECK_PASSED"
+
+
+def test_help_documents_the_output_rules(cpu_torch_python: Path, pyz: Path) -> None:
+    run = _run([str(cpu_torch_python), str(pyz), "--help"], stdout=subprocess.PIPE)
+    assert run.returncode == 0
+    flat = " ".join(run.stdout.split())
+    assert "STDOUT_WRITE_FAILED 15" in flat
+    assert "--output - is refused (exit 2): the JSON report on stdout is --format json" in flat
+    assert "--output FILE is written first, then stdout" in flat
+    assert "with TERM=dumb the progress line on stderr uses no escape sequences" in flat
+
+
+# -- item 13 (b): a device or a FIFO is named for what it is ---------------------------------
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_device_or_a_fifo_is_not_called_an_existing_file(cpu_torch_python: Path, pyz: Path,
+                                                           tmp_path: Path, kind: str) -> None:
+    if kind == "device":
+        target, said = "/dev/full", "that name is a device, not a regular file"
+    else:
+        fifo = tmp_path / "pipe"
+        os.mkfifo(fifo)
+        target, said = str(fifo), "that name is a named pipe (FIFO), not a regular file"
+    run = _run(_tool(cpu_torch_python, pyz, "--output", target), stdout=subprocess.PIPE)
+    assert run.returncode == 12
+    assert run.stdout == ""
+    assert len(run.stderr_lines) == 1
+    assert said in run.stderr
+    assert "already exists" not in run.stderr
+    assert str(tmp_path) not in run.stderr
+    if kind == "fifo":
+        assert stat.S_ISFIFO(os.lstat(target).st_mode)  # untouched, still a FIFO
+
+
+def test_at_write_time_too_a_device_or_a_fifo_is_named(tmp_path: Path) -> None:
+    """Appearing during the check: the exclusive create refuses it, without opening it (a FIFO
+    with no reader would block an open for writing forever)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target, key in ((str(fifo), "exists_fifo"), ("/dev/full", "exists_device"),
+                        ("/dev/null", "exists_device")):
+        with pytest.raises(OutputError) as raised:
+            write_new(target, b"{}\n")
+        assert raised.value.key == key
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+# -- item 13 (d): a dumb terminal receives no escape sequence --------------------------------
+
+def test_a_dumb_terminal_receives_no_escape_sequence(cpu_torch_python: Path, pyz: Path) -> None:
+    leader, follower = pty.openpty()
+    with subprocess.Popen(_tool(cpu_torch_python, pyz), stdin=subprocess.DEVNULL,
+                          stdout=follower, stderr=follower,
+                          env=clean_env({"TERM": "dumb"})) as process:
+        process.wait(RUN_TIMEOUT_S)
+    os.close(follower)
+    seen = read_terminal(leader)
+    assert process.returncode == 0, seen
+    assert b"\x1b" not in seen  # no colour, no erase-line: nothing a dumb terminal cannot show
+    # The progress line is still there, drawn with a carriage return and blanked with spaces.
+    assert re.search(rb"\r(starting Python|importing torch|reading the build|computing)"
+                     rb"\.\.\. \d+\.\d s / 30 s", seen), seen
+    assert re.search(rb"\r {20,}\r", seen), seen
+    assert b"PASSED CPU_CHECK_PASSED (exit 0) at stage compute" in seen

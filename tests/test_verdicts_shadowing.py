@@ -1,0 +1,354 @@
+"""Environments people break by shadowing: a module of theirs hides torch or what torch needs.
+
+Every case is made for real in a folder of the test and run the way a user does: the real torch
+builds (CPU 2.13.0, CUDA 2.14.1 with no driver here), ``python -m kernodeck_diagnostic`` from the
+user's folder, the zipapp, the installed console script and the API. The shadowing modules are the
+ones people really write: a script named ``torch.py`` (that may itself ``import torch``), its
+``torch.pyc`` left behind, a ``torch/`` package or plain folder, a PyTorch source checkout, a
+folder on ``PYTHONPATH``, a ``typing.py`` or ``numpy.py`` next to the user's script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FAKES, SRC, Result, assert_valid_report, clean_env, run_tool
+
+pytestmark = pytest.mark.slow
+
+PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+
+
+# -- how the cases are made and run -------------------------------------------------------------
+
+def project(tmp_path: Path, **files: str) -> Path:
+    """A user's project folder holding ``files`` (name -> text; a name ending in / is a folder)."""
+    folder = tmp_path / "project"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        path = folder / name
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
+
+
+def python_m(python: Path, cwd: Path, *args: str, pythonpath: str = "") -> Result:
+    """``python -m kernodeck_diagnostic ARGS`` in ``cwd``, the package found on PYTHONPATH."""
+    paths = os.pathsep.join(p for p in (str(SRC), pythonpath) if p)
+    return run_tool(python, ["-m", "kernodeck_diagnostic"],
+                    [*args, "--output", str(cwd.parent / "report.json")],
+                    env=clean_env({"PYTHONPATH": paths}), cwd=cwd)
+
+
+def zipapp(python: Path, pyz: Path, cwd: Path, *args: str, **env: str) -> Result:
+    return run_tool(python, pyz, [*args, "--output", str(cwd.parent / "report.json")],
+                    env=clean_env(env), cwd=cwd)
+
+
+def checked(result: Result, tmp_path: Path) -> dict[str, Any]:
+    """The report, valid, with no path of the test's folders in it nor on the terminal."""
+    assert result.report is not None, result.stdout + result.stderr
+    assert_valid_report(result.report)
+    assert "Traceback" not in result.stderr, result.stderr
+    for text in (json.dumps(result.report), result.stdout, result.stderr):
+        assert str(tmp_path) not in text
+    return result.report
+
+
+def findings(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {finding["id"]: finding for finding in report["findings"]}
+
+
+def assert_shadowed(report: dict[str, Any], origin: str, kind: str, said: str) -> dict[str, Any]:
+    """TORCH_IMPORT_FAILED at import, TORCH_SHADOWED with the place and the kind of module."""
+    assert (report["code"], report["stage"]) == ("TORCH_IMPORT_FAILED", "import"), report["error"]
+    assert report["error"]["message_key"] == "error.torch_shadowed"
+    assert report["pytorch"]["imported"] is False
+    assert report["pytorch"]["origin"] == origin
+    assert report["pytorch"]["module_kind"] == kind
+    found = findings(report)
+    assert {"GPU_BACKEND_ABSENT", "CPU_ONLY_BUILD"}.isdisjoint(found)
+    shadowed = found["TORCH_SHADOWED"]
+    assert shadowed["severity"] == "error"
+    evidence = " ".join(shadowed["evidence"])
+    assert origin in evidence
+    assert said in evidence
+    return shadowed
+
+
+# -- item 1: a module that shadows torch ----------------------------------------------------------
+
+def test_torch_py_beside_a_cuda_build_is_an_import_failure_not_a_cpu_build(
+        cuda_torch_python: Path, tmp_path: Path) -> None:
+    """Was GPU_BACKEND_ABSENT + CPU_ONLY_BUILD ("reinstall torch"): the wrong layer."""
+    work = project(tmp_path, **{"torch.py": "print('my first torch script')\n"})
+    result = python_m(cuda_torch_python, work)
+    report = checked(result, tmp_path)
+    assert result.returncode == 4
+    shadowed = assert_shadowed(report, "working-folder", "file", "a file torch.py")
+    assert "Rename" in shadowed["next_action"]
+    assert "torch.py" in shadowed["next_action"]
+    # The installed build is named: the user sees it is there, only hidden.
+    assert report["pytorch"]["distribution_version"].startswith("2.14.1")
+    assert any("2.14.1" in line for line in shadowed["evidence"])
+    assert "my first torch script" not in result.stdout  # the module was never run
+
+
+@pytest.mark.parametrize("body", [
+    "import torch\nprint(torch.__version__)\n",  # the classic: a tutorial saved as torch.py
+    "def broken(:\n",  # a syntax error
+])
+def test_a_torch_py_that_fails_is_still_named(cpu_torch_python: Path, tmp_path: Path,
+                                             body: str) -> None:
+    """Was a bare import error (or a circular import) with no finding at all."""
+    work = project(tmp_path, **{"torch.py": body})
+    report = checked(python_m(cpu_torch_python, work, "--device", "cpu"), tmp_path)
+    assert_shadowed(report, "working-folder", "file", "a file torch.py")
+
+
+def test_a_torch_pyc_left_behind(cpu_torch_python: Path, tmp_path: Path) -> None:
+    """A compiled torch.pyc without its source still hides the package."""
+    work = project(tmp_path, **{"old_torch.py": "x = 1\n"})
+    subprocess.run([str(cpu_torch_python), "-c",
+                    "import py_compile; py_compile.compile('old_torch.py', cfile='torch.pyc')"],
+                   cwd=work, check=True, timeout=60, env=clean_env())
+    (work / "old_torch.py").unlink()
+    report = checked(python_m(cpu_torch_python, work, "--device", "cpu"), tmp_path)
+    shadowed = assert_shadowed(report, "working-folder", "compiled", "a compiled torch.pyc")
+    assert "torch.pyc" in shadowed["next_action"]
+
+
+def test_a_torch_package_of_the_user(cuda_torch_python: Path, tmp_path: Path) -> None:
+    work = project(tmp_path, **{"torch/__init__.py": "from .helpers import *\n",
+                                "torch/helpers.py": "def train(): pass\n"})
+    report = checked(python_m(cuda_torch_python, work), tmp_path)
+    assert_shadowed(report, "working-folder", "package", "a package folder torch/")
+
+
+def test_a_plain_torch_folder_when_no_torch_is_installed(notorch_python: Path,
+                                                         tmp_path: Path) -> None:
+    """A torch/ folder of data imports as an empty namespace package: never a CPU build."""
+    work = project(tmp_path, **{"torch/": "", "torch/checkpoints/": ""})
+    report = checked(python_m(notorch_python, work), tmp_path)
+    shadowed = assert_shadowed(report, "working-folder", "folder", "a folder torch/")
+    assert any("no torch distribution is installed" in line for line in shadowed["evidence"])
+
+
+def test_running_from_a_pytorch_source_checkout(cpu_torch_python: Path, tmp_path: Path) -> None:
+    """The classic: python in the root of a clone of pytorch/pytorch, torch installed besides."""
+    work = project(tmp_path, **{
+        "setup.py": "from setuptools import setup\nsetup(name='torch')\n",
+        "torch/__init__.py": "from torch._C import *  # noqa\n__version__ = '2.14.0a0'\n",
+        "torch/csrc/": ""})
+    report = checked(python_m(cpu_torch_python, work, "--device", "cpu"), tmp_path)
+    shadowed = assert_shadowed(report, "working-folder", "source-checkout", "source checkout")
+    assert "another folder" in shadowed["next_action"]
+
+
+def test_torch_py_in_a_pythonpath_folder(cpu_torch_python: Path, pyz: Path,
+                                         tmp_path: Path) -> None:
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "torch.py").write_text("import torch\n")
+    work = project(tmp_path)
+    report = checked(zipapp(cpu_torch_python, pyz, work, "--device", "cpu",
+                            PYTHONPATH=str(libs)), tmp_path)
+    shadowed = assert_shadowed(report, "pythonpath", "file", "a file torch.py")
+    assert "PYTHONPATH" in shadowed["next_action"]
+
+
+def test_torch_py_beside_the_downloaded_zipapp(cuda_torch_python: Path, pyz: Path,
+                                               tmp_path: Path) -> None:
+    """python ~/tools/kd.pyz imports from ~/tools first, as python ~/tools/app.py would."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    shutil.copy(pyz, tools / pyz.name)
+    (tools / "torch.py").write_text("print('hello')\n")
+    work = project(tmp_path)
+    report = checked(zipapp(cuda_torch_python, tools / pyz.name, work), tmp_path)
+    assert_shadowed(report, "script-folder", "file", "a file torch.py")
+
+
+def test_an_installed_torch_without_torch_version_is_not_a_cpu_build(
+        notorch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """A truncated install (its __init__.py emptied by a full disk) imports, and is nothing."""
+    target = tmp_path / "target"  # as pip install --target makes it
+    (target / "torch").mkdir(parents=True)
+    (target / "torch" / "__init__.py").write_text("")
+    (target / "torch-2.13.0.dist-info").mkdir()
+    (target / "torch-2.13.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0\n")
+    work = project(tmp_path)
+    report = checked(zipapp(notorch_python, pyz, work, PYTHONPATH=str(target)), tmp_path)
+    assert (report["code"], report["stage"]) == ("TORCH_IMPORT_FAILED", "import")
+    assert report["error"]["message_key"] == "error.torch_incomplete"
+    assert report["pytorch"]["module_kind"] == "installed"
+    assert report["pytorch"]["backend"] is None
+    assert {"GPU_BACKEND_ABSENT", "CPU_ONLY_BUILD", "TORCH_SHADOWED"}.isdisjoint(
+        findings(report))
+
+
+def test_an_editable_install_run_from_its_own_checkout_is_not_shadowing(
+        pyz: Path, tmp_path: Path) -> None:
+    """pip install -e . in a source checkout, then the check from that checkout: legitimate.
+
+    The checkout holds a (fake, GPU-needing) torch; the environment's site folder holds what pip
+    writes for an editable install: the metadata with direct_url.json, and a .pth file.
+    """
+    checkout = project(tmp_path, **{"setup.py": "from setuptools import setup\nsetup()\n"})
+    shutil.copytree(FAKES / "torch", checkout / "torch",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    site = tmp_path / "site"
+    info = site / "torch-2.7.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.7.0\n")
+    (info / "direct_url.json").write_text(json.dumps(
+        {"url": checkout.as_uri(), "dir_info": {"editable": True}}))
+    shutil.copy(pyz, tmp_path / pyz.name)
+    result = zipapp(Path(sys.executable), tmp_path / pyz.name, checkout,
+                    PYTHONPATH=os.pathsep.join([str(site), str(checkout)]),
+                    KD_FAKE_TORCH="cuda_pass")
+    report = checked(result, tmp_path)
+    assert report["code"] == "GPU_CHECK_PASSED", report["error"]
+    assert report["pytorch"]["module_kind"] == "installed"
+    assert report["pytorch"]["origin"] == "working-folder"
+    assert "TORCH_SHADOWED" not in findings(report)
+
+
+def test_the_installed_torch_is_located_and_not_shadowed(cpu_torch_python: Path, pyz: Path,
+                                                         tmp_path: Path) -> None:
+    report = checked(zipapp(cpu_torch_python, pyz, project(tmp_path), "--device", "cpu"),
+                     tmp_path)
+    assert report["code"] == "CPU_CHECK_PASSED"
+    assert (report["pytorch"]["origin"], report["pytorch"]["module_kind"]) == (
+        "site-packages", "installed")
+    assert report["runtime"]["local_modules"] == []
+    assert {"TORCH_SHADOWED", "LOCAL_MODULE_SHADOWS"}.isdisjoint(findings(report))
+
+
+# -- item 2: what python app.py sees, whatever entry point ran the check -------------------------
+
+LOCAL = {
+    "typing.py": "raise RuntimeError('my typing helpers')\n",
+    "numpy.py": "raise RuntimeError('my numpy experiments')\n",
+    "torch.py": "print('hello')\n",
+    "app.py": "import torch\n",
+}
+
+
+def assert_local_shadows(report: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    found = findings(report)["LOCAL_MODULE_SHADOWS"]
+    assert found["severity"] == "warning"
+    listed = {entry["name"] for entry in report["runtime"]["local_modules"]}
+    assert names <= listed
+    for name in names:
+        assert name in found["summary"]
+    return found
+
+
+def test_zipapp_run_from_a_folder_that_hides_modules_warns(cpu_torch_python: Path, pyz: Path,
+                                                           tmp_path: Path) -> None:
+    """The zipapp imports torch from its own folder; python app.py here would fail: say so."""
+    work = project(tmp_path, **LOCAL)
+    report = checked(zipapp(cpu_torch_python, pyz, work, "--device", "cpu"), tmp_path)
+    assert report["code"] == "CPU_CHECK_PASSED"  # the install itself is fine
+    found = assert_local_shadows(report, {"typing", "numpy", "torch"})
+    evidence = " ".join(found["evidence"])
+    assert "typing.py in the working-folder hides the standard library's typing" in evidence
+    assert "numpy.py in the working-folder hides numpy, which torch needs" in evidence
+    assert "another folder" in found["next_action"]
+
+
+def test_console_script_run_from_such_a_folder_warns(cpu_torch_python: Path,
+                                                     tmp_path: Path) -> None:
+    """The console script pip installed (here, the test environment's own), with --python."""
+    script = Path(sys.executable).parent / "kernodeck-diagnostic"
+    if not script.is_file():
+        pytest.skip("the package's console script is not installed in this environment")
+    work = project(tmp_path, **LOCAL)
+    out = tmp_path / "report.json"
+    result = run_tool(script, [], ["--python", str(cpu_torch_python), "--device", "cpu",
+                                   "--output", str(out)], cwd=work,
+                      env=clean_env({"PYTHONPATH": str(SRC)}))  # these sources, not an old copy
+    # run_tool starts "python TOOL": here the "python" is the script itself, run by its shebang.
+    report = checked(result, tmp_path)
+    assert report["code"] == "CPU_CHECK_PASSED"
+    assert_local_shadows(report, {"typing", "numpy", "torch"})
+
+
+def test_api_from_a_script_in_such_a_folder_warns(cpu_torch_python: Path,
+                                                  tmp_path: Path) -> None:
+    work = project(tmp_path, **{"numpy.py": "raise RuntimeError('mine')\n", "check.py": (
+        "import json, kernodeck_diagnostic\n"
+        "report = kernodeck_diagnostic.check(device='cpu')\n"
+        "print(json.dumps(report.to_dict()))\n")})
+    result = run_tool(cpu_torch_python, [str(work / "check.py")], [], cwd=work,
+                      env=clean_env({"PYTHONPATH": str(SRC)}))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert_valid_report(report)
+    assert_local_shadows(report, {"numpy"})
+    assert str(tmp_path) not in result.stdout
+
+
+def pyenv_pythons() -> list[Any]:
+    found = []
+    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13"):
+        versions = sorted(PYENV_ROOT.glob(f"versions/{minor}.*/bin/python{minor}"))
+        found.append(pytest.param(versions[-1] if versions else None, id=minor))
+    return found
+
+
+@pytest.mark.parametrize("python", pyenv_pythons())
+def test_python_m_in_a_folder_hiding_the_standard_library_never_tracebacks(
+        python: Path | None, tmp_path: Path) -> None:
+    """python -m puts the working folder first: the tool's own imports must not go there."""
+    if python is None:
+        pytest.skip("no such pyenv Python here")
+    # On 3.9 and 3.10 runpy itself imports typing (and typing re) before the module it runs:
+    # there every python -m fails (python -m pip too) before a line of the package is read.
+    names = [name for name in ("argparse", "re", "json", "dataclasses", "enum", "signal", "typing")
+             if python_m_starts_beside(python, tmp_path, name)]
+    assert "argparse" in names
+    work = project(tmp_path, **{f"{name}.py": f"raise RuntimeError('my own {name}.py')\n"
+                                for name in names})
+    result = python_m(python, work, "--device", "cpu")
+    assert "my own" not in result.stderr, result.stderr
+    report = checked(result, tmp_path)
+    assert report["code"] == "TORCH_MISSING"  # pyenv's Pythons have no torch
+    # A module the interpreter loads before any script (a .pth file may load typing) is hidden by
+    # nothing: python app.py gets the loaded one.
+    assert_local_shadows(report, {"typing", "argparse", "re"} & set(names)
+                         - startup_modules(python, tmp_path))
+
+
+def python_m_starts_beside(python: Path, tmp_path: Path, name: str) -> bool:
+    """Whether ``python -m`` runs any module at all from a folder holding a broken NAME.py."""
+    folder = tmp_path / f"beside-{name}"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "lib" / "kd_probe.py").write_text("print('started')\n")
+    (folder / f"{name}.py").write_text("raise RuntimeError\n")
+    done = subprocess.run([str(python), "-m", "kd_probe"], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=folder,
+                          env=clean_env({"PYTHONPATH": str(folder / "lib")}))
+    return done.stdout.strip() == "started"
+
+
+def startup_modules(python: Path, tmp_path: Path) -> set[str]:
+    """The modules ``python`` has loaded when a script's first line runs."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys; print(' '.join(sys.modules))\n")
+    done = subprocess.run([str(python), str(probe)], capture_output=True, text=True, timeout=60,
+                          check=True, env=clean_env())
+    return set(done.stdout.split())
