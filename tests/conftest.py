@@ -132,7 +132,7 @@ def fake_gpu_env(scenario: str, **extra: str) -> dict[str, str]:
 
 
 def schema() -> dict[str, Any]:
-    path = SRC / "kernodeck_diagnostic" / "schema" / "report-v1.json"
+    path = SRC / "kernodeck_diagnostic" / "report" / "schema" / "report-v1.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT, clean_env, fake_gpu_env, read_terminal, run_tool
 from kernodeck_diagnostic import __version__
-from kernodeck_diagnostic.codes import CODES
+from kernodeck_diagnostic.report.codes import CODES
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -103,4 +103,5 @@ def test_console_script_and_package_install(tmp_path: Path) -> None:
                             check=True)
     installed = {line.split("==")[0].lower() for line in listed.stdout.split()}
     assert installed <= {"kernodeck-diagnostic", "pip", "setuptools"}  # no runtime dependencies
-    assert list((venv / "lib").glob("python3*/site-packages/kernodeck_diagnostic/schema/*.json"))
+    package = "python3*/site-packages/kernodeck_diagnostic"
+    assert list((venv / "lib").glob(package + "/report/schema/*.json"))

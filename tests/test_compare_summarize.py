@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from conftest import Result, fake_gpu_env, run_tool
-from kernodeck_diagnostic.codes import CODES
-from kernodeck_diagnostic.compare import compare
-from kernodeck_diagnostic.summarize import SEVERITY
+from kernodeck_diagnostic.commands.compare import compare
+from kernodeck_diagnostic.commands.summarize import SEVERITY
+from kernodeck_diagnostic.report.codes import CODES
 
 SCENARIOS = {"pass": "cuda_pass", "oom": "oom_at_allocation", "arch": "arch_not_in_build",
              "rocm": "rocm_pass"}

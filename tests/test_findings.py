@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
-from kernodeck_diagnostic.findings import RULES, derive
+from kernodeck_diagnostic.report.findings import RULES, derive
 
 # A GPU-mode report of a CUDA 12.8 build on one visible GPU, passing: the neutral ground each
 # case below changes in one place.

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import assert_valid_report, fake_gpu_env, pids_gone, run_tool
-from kernodeck_diagnostic.host import parse_nvidia_smi_csv
+from kernodeck_diagnostic.facts.host import parse_nvidia_smi_csv
 
 # Recorded from real nvidia-smi runs of the query the tool makes.
 H200_TWO_GPUS = "NVIDIA H200, 570.124.06, 143771\nNVIDIA H200, 570.124.06, 143771\n"

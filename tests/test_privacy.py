@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import clean_env, fake_gpu_env, run_tool
-from kernodeck_diagnostic.redact import Redactor
+from kernodeck_diagnostic.report.redact import Redactor
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import ROOT, assert_valid_report
 from kernodeck_diagnostic.i18n import LANGUAGES, translator
-from kernodeck_diagnostic.render import markdown, text
-from kernodeck_diagnostic.report import to_json
+from kernodeck_diagnostic.report.build import to_json
+from kernodeck_diagnostic.report.render import markdown, text
 
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 CASES = ("gpu_pass", "torch_missing", "gpu_unavailable", "out_of_memory")

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from kernodeck_diagnostic.codes import CODES, classify
-from kernodeck_diagnostic.redact import Redactor
-from kernodeck_diagnostic.report import Request, build
-from kernodeck_diagnostic.supervisor import EventReader, WorkerRun
+from kernodeck_diagnostic.report.build import Request, build
+from kernodeck_diagnostic.report.codes import CODES, classify
+from kernodeck_diagnostic.report.redact import Redactor
+from kernodeck_diagnostic.supervision.events import EventReader
+from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 
 
 def test_code_table_is_the_contract() -> None:

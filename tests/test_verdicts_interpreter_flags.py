@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, Result, assert_valid_report, clean_env, run_tool
-from kernodeck_diagnostic import worker
+from kernodeck_diagnostic.worker import stages as worker
 
 pytestmark = pytest.mark.slow
 
@@ -229,7 +229,8 @@ def test_the_worker_options_recreate_the_fronts_interpreter(tmp_path: Path, name
     options = OPTION_SETS[name]
     env = {"PYTHONWARNINGS": "ignore::FutureWarning"}
     ask = (f"import sys; sys.path.insert(0, {SRC!r})\n"
-           "from kernodeck_diagnostic.supervisor import worker_options, interpreter_options\n"
+           "from kernodeck_diagnostic.supervision.supervisor import (\n"
+           "    worker_options, interpreter_options)\n"
            "import json; print(json.dumps([interpreter_options(), worker_options(sys.executable),"
            " worker_options('/elsewhere/python3')]))\n")
     asked = user_program(Path(sys.executable), options, ask, env=env)
@@ -249,7 +250,7 @@ def test_the_worker_options_recreate_the_fronts_interpreter(tmp_path: Path, name
 def test_the_worker_puts_no_folder_back_under_safe_path(tmp_path: Path) -> None:
     """The worker's own -P/-I, whoever gave them (PYTHONSAFEPATH too), keep path0 out."""
     ask = (f"import sys; sys.path.insert(0, {SRC!r})\n"
-           "from kernodeck_diagnostic.worker import search_path0\n"
+           "from kernodeck_diagnostic.worker.stages import search_path0\n"
            "print(search_path0('/project'))\n")
     plain = user_program(Path(sys.executable), [], ask)
     assert plain.stdout.strip() == "/project"
@@ -340,13 +341,13 @@ def test_a_build_without_a_usable_gpu_still_lists_its_architectures() -> None:
 def test_the_fronts_own_options_pass_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker's argv: the front's options before the worker's path, only for its own
     interpreter; no --path0 under -P/-I."""
-    from kernodeck_diagnostic import supervisor
+    from kernodeck_diagnostic.supervision import events, supervisor
 
     seen: list[list[str]] = []
 
     def fake_supervise(argv: list[str], **_: Any) -> Any:
         seen.append(argv)
-        return supervisor.WorkerRun(supervisor.WorkerState(), "finished", 0, 0.0)
+        return supervisor.WorkerRun(events.WorkerState(), "finished", 0, 0.0)
 
     monkeypatch.setattr(supervisor, "_supervise", fake_supervise)
     monkeypatch.setattr(supervisor, "interpreter_options", lambda: ["-P", "-W", "error"])

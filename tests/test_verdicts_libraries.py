@@ -33,11 +33,12 @@ from conftest import (
     fake_gpu_env,
     run_tool,
 )
-from kernodeck_diagnostic.environment import library_override
-from kernodeck_diagnostic.findings import derive
-from kernodeck_diagnostic.redact import Redactor
-from kernodeck_diagnostic.report import Request, build
-from kernodeck_diagnostic.supervisor import WorkerRun, WorkerState, last_stderr_line
+from kernodeck_diagnostic.facts.environment import library_override
+from kernodeck_diagnostic.report.build import Request, build
+from kernodeck_diagnostic.report.findings import derive
+from kernodeck_diagnostic.report.redact import Redactor
+from kernodeck_diagnostic.supervision.events import WorkerState
+from kernodeck_diagnostic.supervision.supervisor import WorkerRun, last_stderr_line
 
 LIBSTDCXX = "libstdc++.so.6"
 

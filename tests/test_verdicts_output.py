@@ -22,7 +22,7 @@ from typing import IO, Any
 import pytest
 
 from conftest import RUN_TIMEOUT_S, assert_valid_report, clean_env, read_terminal, small_tmpfs
-from kernodeck_diagnostic.output import OutputError, write_new
+from kernodeck_diagnostic.report.writer import OutputError, write_new
 
 # `>&-` without a shell: the launcher closes fd 1 and becomes the tool, which starts with no
 # stdout at all (Python then sets sys.stdout to None).

@@ -33,7 +33,7 @@ import pytest
 
 import kernodeck_diagnostic
 from conftest import ROOT, Result, assert_valid_report, clean_env, fake_gpu_env, run_tool
-from kernodeck_diagnostic.redact import Redactor, is_exempt_value
+from kernodeck_diagnostic.report.redact import Redactor, is_exempt_value
 
 FORMATS = ["text", "json", "markdown"]
 # Plain variables, not named like secrets: before, their values went through untouched.

@@ -31,7 +31,7 @@ from conftest import ROOT, SRC, clean_env, pids_gone, run_tool
 from reliability.harness import recorded_pids, survivors, tagged_env, wait_for
 from test_zipapp import pyenv_python
 
-WORKER = SRC / "kernodeck_diagnostic" / "worker.py"
+WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
 GONE_WITHIN_S = 3.0  # the worker's tree, once its front is gone
 OLD_PYTHONS = ("2.7", "3.6", "3.7", "3.8")
 

@@ -42,8 +42,8 @@ def test_archive_holds_sources_only(pyz: Path) -> None:
     with zipfile.ZipFile(pyz) as archive:
         names = archive.namelist()
     assert "__main__.py" in names
-    assert "kernodeck_diagnostic/worker.py" in names
-    assert "kernodeck_diagnostic/schema/report-v1.json" in names
+    assert "kernodeck_diagnostic/worker/stages.py" in names
+    assert "kernodeck_diagnostic/report/schema/report-v1.json" in names
     assert not [name for name in names if name.endswith((".pyc", ".so")) or "__pycache__" in name]
     assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .i18n import ENGLISH, Translate
-from .process import kill_all, kill_tree, spawn
+from .supervision.process import kill_all, kill_tree, spawn
 
 if TYPE_CHECKING:
-    from .supervisor import WorkerRun
+    from .supervision.supervisor import WorkerRun
 
 DEVICES = ("gpu", "cpu")
 _T = TypeVar("_T")
@@ -96,7 +96,7 @@ class Report:
         return json.dumps(self._data, indent=2, ensure_ascii=False) + "\n"
 
     def _repr_markdown_(self) -> str:
-        from .render import markdown
+        from .report.render import markdown
 
         return markdown(self._data)
 
@@ -308,14 +308,14 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     if options.host_check:
         # First of all: the probe's few seconds overlap everything that follows. Only when asked:
         # a check without it never loads the module.
-        from .host import HostProbe
+        from .facts.host import HostProbe
 
         host: HostProbe | None = HostProbe().start()
     else:
         host = None
-    from .redact import Redactor
-    from .report import Request, build
-    from .supervisor import run_worker, user_path0
+    from .report.build import Request, build
+    from .report.redact import Redactor
+    from .supervision.supervisor import run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
@@ -329,7 +329,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
             raise
     request = Request(options.device, options.device_index, options.timeout_s,
                       options.host_check)
-    from .environment import library_override, tool_environment
+    from .facts.environment import library_override, tool_environment
     state = worker.state
     # The worker inherited this process's environment: the raw messages (not yet redacted) name
     # the library the loader rejected, and the variables here say which folder supplied it.

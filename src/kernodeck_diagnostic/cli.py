@@ -25,9 +25,9 @@ from .api import (
     timeout_in_range,
     validate,
 )
-from .codes import CODES, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_STDOUT, EXIT_USAGE
 from .i18n import ENGLISH, LANGUAGES, Translate, translator
-from .process import Interrupted, kill_all
+from .report.codes import CODES, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_STDOUT, EXIT_USAGE
+from .supervision.process import Interrupted, kill_all
 from .terminal import language_asked, line, write
 
 # The modules that read, render and save a report are imported once the check is under way:
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # Commands other than the check, each a module with ``main(argv) -> int`` (imported on use).
-SUBCOMMANDS = {"compare": "compare", "summarize": "summarize"}
+SUBCOMMANDS = {"compare": "commands.compare", "summarize": "commands.summarize"}
 
 
 def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
@@ -191,7 +191,7 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
                            translate=t)
     except (UsageError, ValueError) as exc:
         # The message repeats what was typed: a secret or a path pasted by mistake is not echoed.
-        from .redact import Redactor
+        from .report.redact import Redactor
 
         said = Redactor.for_this_machine().text(str(exc))
         line(sys.stderr, f"{TOOL_NAME}: {t('cli.error.prefix')}: {said} "
@@ -215,7 +215,7 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
             import traceback  # only for --debug: the front imports no module it can do without
 
             traceback.print_exc()
-        from .redact import Redactor
+        from .report.redact import Redactor
 
         detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
         line(sys.stderr, f"{TOOL_NAME}: " + t("cli.internal", detail=detail))
@@ -224,7 +224,7 @@ def _main(argv: Sequence[str] | None, guard: _InterruptOnSignals) -> int:
 
 def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignals,
            t: Translate) -> int:
-    from .output import OutputError, preflight, show, write_new
+    from .report.writer import OutputError, preflight, show, write_new
 
     if args.output == "-":
         # Not a file named '-' made by surprise, and not a second report on stdout beside the
@@ -245,8 +245,8 @@ def _check(args: argparse.Namespace, options: Options, guard: _InterruptOnSignal
     finally:
         live.clear()
     report = result.to_dict()
-    from .render import markdown, text, use_colour
-    from .report import to_json
+    from .report.build import to_json
+    from .report.render import markdown, text, use_colour
 
     # The file first: it is the product, and it must not depend on what stdout does. Then what
     # is printed can say the exit status the process really ends with.

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, Any
 
 from .i18n import LANGUAGES, language_from
 
@@ -77,3 +78,22 @@ def discard(stream: IO[str]) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         os.close(devnull)
+
+
+CELL_LIMIT = 80  # characters of one value in a table; longer ones are cut with an ellipsis
+
+
+def cell(value: Any, limit: int = CELL_LIMIT) -> str:
+    """A value as one short printable line: JSON spelling for null and booleans."""
+    if value is None or isinstance(value, bool):
+        text = json.dumps(value)
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(cell(item, limit) for item in value) if value else "[]"
+    elif isinstance(value, dict):
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    else:
+        text = str(value)
+    text = one_line(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FAKES, SRC, fake_gpu_env, is_running
-from kernodeck_diagnostic.supervisor import EventReader, WorkerRun
+from kernodeck_diagnostic.supervision.events import EventReader
+from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 
 # The front, in-process in a small wrapper: the pyz runs as __main__ exactly as `python TOOL.pyz`
 # would run it, then the wrapper writes the front's peak resident memory (KiB) to a file.
@@ -156,7 +157,7 @@ def _describe(pid: int) -> str:
 def _recorded_events(scenario: str, device: str) -> bytes:
     with tempfile.TemporaryDirectory() as folder:
         events = Path(folder) / "events.jsonl"
-        subprocess.run([sys.executable, str(SRC / "kernodeck_diagnostic" / "worker.py"),
+        subprocess.run([sys.executable, str(SRC / "kernodeck_diagnostic" / "worker" / "stages.py"),
                         "--events", str(events), "--device", device, "--device-index", "0"],
                        env=fake_gpu_env(scenario), capture_output=True, timeout=60, check=True)
         return events.read_bytes()

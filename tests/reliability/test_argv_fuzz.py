@@ -26,8 +26,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import fake_gpu_env, run_tool
-from kernodeck_diagnostic import cli, output, supervisor
-from kernodeck_diagnostic.output import OutputError, write_new
+from kernodeck_diagnostic import cli
+from kernodeck_diagnostic.report import writer as output
+from kernodeck_diagnostic.report.writer import OutputError, write_new
+from kernodeck_diagnostic.supervision import supervisor
 from reliability.harness import recorded_run
 
 OPTIONS = ["--device", "--device-index", "--timeout", "--output", "--host-check", "--debug",

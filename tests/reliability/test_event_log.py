@@ -11,10 +11,11 @@ from __future__ import annotations
 import io
 import json
 
-from kernodeck_diagnostic import supervisor
-from kernodeck_diagnostic.redact import Redactor
-from kernodeck_diagnostic.report import Request, build, to_json
-from kernodeck_diagnostic.supervisor import EventReader, WorkerRun
+from kernodeck_diagnostic.report.build import Request, build, to_json
+from kernodeck_diagnostic.report.redact import Redactor
+from kernodeck_diagnostic.supervision import events
+from kernodeck_diagnostic.supervision.events import EventReader
+from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 
 
 class _Trickle(io.RawIOBase):
@@ -60,7 +61,7 @@ def test_a_10_mb_error_event_keeps_its_fields_and_a_bounded_message() -> None:
     assert error is not None
     assert (error["kind"], error["type"]) == ("runtime_error", "RuntimeError")
     assert error["message"].startswith("CUDA error: an illegal instruction 0xdeadbeef")
-    assert len(error["message"]) <= supervisor.MAX_TEXT_CHARS
+    assert len(error["message"]) <= events.MAX_TEXT_CHARS
     assert reader.state.final is True
     assert report_of(reader)["code"] == "RUNTIME_ERROR"
 
@@ -107,7 +108,7 @@ def test_a_flood_of_events_is_held_to_a_bounded_size() -> None:
     data = b"".join(fact.replace(b"x" * 20, str(i).zfill(20).encode()) for i in range(500))
     reader = read_all(data)
     kept = sum(len(json.dumps(value)) for value in reader.state.facts["pytorch"].values())
-    assert kept <= supervisor.MAX_EVENT_BYTES_TOTAL
+    assert kept <= events.MAX_EVENT_BYTES_TOTAL
     assert reader.state.unreadable_lines > 0
-    assert all(len(value) <= supervisor.MAX_TEXT_CHARS
+    assert all(len(value) <= events.MAX_TEXT_CHARS
                for value in reader.state.facts["pytorch"].values())

@@ -23,8 +23,10 @@ from typing import Any
 import pytest
 
 from conftest import assert_valid_report, fake_gpu_env, run_tool
-from kernodeck_diagnostic import cli, output, supervisor
-from kernodeck_diagnostic.output import OutputError, preflight, write_new
+from kernodeck_diagnostic import cli
+from kernodeck_diagnostic.report import writer as output
+from kernodeck_diagnostic.report.writer import OutputError, preflight, write_new
+from kernodeck_diagnostic.supervision import supervisor
 from reliability.harness import recorded_run
 
 REPORT = b'{"schema_version": 1}\n' * 200

@@ -82,7 +82,9 @@ def tool_environment(python: str, argv0: str | None = None,
     """
     if python != sys.executable:
         return None
-    here = os.path.dirname(os.path.abspath(package_file or __file__))
+    # The package's folder (this module is in its facts/ subfolder, unless a test names one).
+    here = (os.path.dirname(os.path.abspath(package_file)) if package_file else
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     prefix = _folder(sys.prefix)
     if not _inside(_folder(here), prefix) or os.path.isfile(os.path.dirname(here)):
         return None  # not installed in this interpreter's environment (or inside an archive)

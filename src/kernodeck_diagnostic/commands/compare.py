@@ -30,21 +30,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .i18n import Translate
-from .markup import table as markdown_table
-from .reading import (
-    CELL_LIMIT,
-    Loaded,
-    Parser,
-    add_common_options,
-    cell,
-    load,
-    md,
-    md_code,
-    run_command,
-    table,
-)
-from .terminal import line, write
+from ..i18n import Translate
+from ..report.load import Loaded, load
+from ..report.markup import table as markdown_table
+from ..terminal import CELL_LIMIT, cell, line, write
+from .runner import Parser, add_common_options, run_command
+from .tables import md, md_code, table
 
 PROG = "kernodeck-diagnostic compare"
 EXIT_SAME, EXIT_CHANGED, EXIT_UNREADABLE = 0, 1, 2
@@ -96,7 +87,7 @@ def main(argv: Sequence[str]) -> int:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
-    """The differences between two readable reports (see ``reading.load``).
+    """The differences between two readable reports (see ``report.load.load``).
 
     A change's ``field`` is the path of the fact: ``pytorch.cudnn_version``,
     ``pytorch.devices[0].capability``, ``findings[NUMPY_MISSING].evidence``, ``timings_ms.import``.

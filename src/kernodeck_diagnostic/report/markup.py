@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .terminal import one_line
+from ..terminal import one_line
 
 # HTML is the danger: entities, understood by every renderer, whatever it does with backslashes.
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}

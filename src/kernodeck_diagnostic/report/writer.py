@@ -8,8 +8,8 @@ import os
 import stat
 from typing import IO
 
-from .i18n import ENGLISH, Translate
-from .terminal import discard, write
+from ..i18n import ENGLISH, Translate
+from ..terminal import discard, write
 
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 

@@ -7,12 +7,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import TOOL_NAME, __version__
+from .. import TOOL_NAME, __version__
+from ..i18n import ENGLISH, compose
+from ..supervision.supervisor import WorkerRun
 from .codes import classify
 from .findings import derive
-from .i18n import ENGLISH, compose
 from .redact import Redactor
-from .supervisor import WorkerRun
 
 SCHEMA_VERSION = 1
 STAGES = ("interpreter", "import", "backend", "device", "compute")

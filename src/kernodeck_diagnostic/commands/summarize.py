@@ -36,26 +36,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .codes import CODES
-from .i18n import Translate
-from .markup import escape
-from .markup import table as markdown_table
-from .reading import (
-    Loaded,
-    Parser,
-    add_common_options,
-    cell,
-    exit_code_of,
-    field,
-    file_name,
-    load,
-    md,
-    md_code,
-    reason_of,
-    run_command,
-    table,
-)
-from .terminal import line, write
+from ..i18n import Translate
+from ..report.codes import CODES
+from ..report.load import Loaded, exit_code_of, field, file_name, load, reason_of
+from ..report.markup import escape
+from ..report.markup import table as markdown_table
+from ..terminal import cell, line, write
+from .runner import Parser, add_common_options, run_command
+from .tables import md, md_code, table
 
 PROG = "kernodeck-diagnostic summarize"
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = 0, 1, 2

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .i18n import ENGLISH, Translate
+from ..i18n import ENGLISH, Translate
 
 Report = dict[str, Any]
 

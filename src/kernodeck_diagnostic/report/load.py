@@ -1,48 +1,44 @@
-"""Reading reports made elsewhere, for ``compare`` and ``summarize``: load, judge, show safely.
+"""Reading reports made elsewhere: a regular file, bounded in size, judged before it is used.
 
-    >>> from kernodeck_diagnostic.reading import load
+    >>> from kernodeck_diagnostic.report.load import load
     >>> load("no-such-file.json").reason
     'not_found'
 
 A report is *readable* when its file is a regular file of at most 8 MiB holding JSON, an object,
 with ``schema_version`` 1 and a ``code`` known to the code table. Anything else gets one of the
 reasons in ``REASONS``; a FIFO or a device is refused without waiting on it. Reports come from
-other machines and other people: every value shown is made one line, printable and short (and
-escaped for markdown by ``markup``), and a report's fields are read with ``field()``, which never
-fails on a missing or odd-typed block. A signal ends a command like the check: one line, exit
-128 + the signal's number.
+other machines and other people: a report's fields are read with ``field()``, which never fails
+on a missing or odd-typed block.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import signal
 import stat
-import sys
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
-from .codes import CODES, EXIT_INTERNAL, EXIT_USAGE
-from .i18n import LANGUAGES, Translate, language_from, translator
-from .markup import code, escape
-from .process import Interrupted
-from .terminal import discard, language_asked, line, one_line
+from ..i18n import Translate
+from ..terminal import cell
+from .codes import CODES
 
 SCHEMA_VERSION = 1  # the version this tool writes and reads (report.SCHEMA_VERSION)
+
+
 # A report is a few kilobytes; a bigger file is not one, and is not read whole into memory.
 MAX_REPORT_BYTES = 8 * 2**20
+
+
 # Why a file is not a readable report: the ids JSON output carries, each a catalog message.
 REASONS = ("not_found", "not_a_file", "permission", "unreadable", "not_json", "schema_version",
            "not_a_report", "too_large")
+
+
 # Opening must never wait: a FIFO with no writer (or a device) would block open() forever. Only
 # a regular file is then read; O_NOCTTY keeps a terminal named by mistake from becoming ours.
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_BINARY", 0))
-FORMATS = ("text", "json", "markdown")
-CELL_LIMIT = 80  # characters of one value in a table; longer ones are cut with an ellipsis
 
 
 @dataclass(frozen=True)
@@ -136,96 +132,3 @@ def exit_code_of(report: dict[str, Any]) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return CODES[report["code"]].exit_code
-
-
-def cell(value: Any, limit: int = CELL_LIMIT) -> str:
-    """A value as one short printable line: JSON spelling for null and booleans."""
-    if value is None or isinstance(value, bool):
-        text = json.dumps(value)
-    elif isinstance(value, float):
-        text = f"{value:g}"
-    elif isinstance(value, (list, tuple)):
-        text = ", ".join(cell(item, limit) for item in value) if value else "[]"
-    elif isinstance(value, dict):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    else:
-        text = str(value)
-    text = one_line(text)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def md(value: Any) -> str:
-    """A value for markdown: a short cell, shown as the text it is (``markup.escape``)."""
-    return escape(cell(value))
-
-
-def md_code(value: Any) -> str:
-    """A value as inline code in markdown when it can be, else as escaped text."""
-    return code(cell(value))
-
-
-def table(rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
-    """Rows (the first one the header) aligned in columns two spaces apart."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [indent + "  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip()
-            for row in rows]
-
-
-class UsageError(Exception):
-    """Invalid arguments: one line on stderr, exit 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing the usage and exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
-def add_common_options(parser: argparse.ArgumentParser, t: Translate) -> None:
-    default = language_from(os.environ)
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help=_help(t("reports.help.format")))
-    parser.add_argument("--lang", choices=LANGUAGES, default=default,
-                        help=_help(t("reports.help.lang", default=default)))
-
-
-def run_command(prog: str, argv: Sequence[str],
-                build: Callable[[Translate], argparse.ArgumentParser],
-                act: Callable[[argparse.Namespace, Translate], int]) -> int:
-    """Parse ``argv`` and act, as a command's ``main``: usage errors and bugs as one line."""
-    t = translator(language_asked(argv))
-    try:
-        args = build(t).parse_args(list(argv))
-    except UsageError as exc:
-        line(sys.stderr, t("reports.usage_error", prog=prog, message=exc))
-        return EXIT_USAGE
-    except SystemExit as exc:  # --help: argparse printed it and wants to exit
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    t = translator(args.lang)
-    try:
-        return act(args, t)
-    except (Interrupted, KeyboardInterrupt) as exc:
-        # Like the check: a signal ends the command, it is not a bug. What was not yet written
-        # to stdout goes nowhere, so a reader that stopped reading cannot hold the exit.
-        signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
-        discard(sys.stdout)
-        line(sys.stderr, t("reports.interrupted", prog=prog, signal=_signal_name(signum)))
-        return 128 + signum
-    except Exception as exc:  # a bug of ours: one line, never a traceback
-        from .redact import Redactor
-
-        detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
-        line(sys.stderr, t("reports.internal_error", prog=prog, detail=detail))
-        return EXIT_INTERNAL
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return str(signum)
-
-
-def _help(text: str) -> str:
-    return text.replace("%", "%%")  # argparse formats help with %

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .process import run_bounded
+from ..supervision.process import run_bounded
 
 HOST_TIMEOUT_S = 3.0
 NVIDIA_SMI_QUERY = ("--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits")

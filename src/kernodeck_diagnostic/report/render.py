@@ -10,12 +10,12 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any
 
+from ..i18n import ENGLISH, Translate, compose
+from ..terminal import one_line
 from .codes import CODES
 from .findings import derive
-from .i18n import ENGLISH, Translate, compose
 from .markup import code, escape
 from .markup import table as markup_table
-from .terminal import one_line
 
 _GREEN, _RED, _BOLD, _RESET = "\033[32m", "\033[31m", "\033[1m", "\033[0m"
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .i18n import ENGLISH
+from ..i18n import ENGLISH
 
 
 @dataclass(frozen=True)

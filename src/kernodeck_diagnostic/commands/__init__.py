@@ -1,0 +1,1 @@
+"""The commands that read saved reports: ``compare`` and ``summarize``, and what they share."""

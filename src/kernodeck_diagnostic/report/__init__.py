@@ -1,0 +1,6 @@
+"""The report: its model and codes, findings, privacy rules, rendering and the writer.
+
+``build`` makes a report from the worker's run, ``codes`` names the result, ``findings`` says the
+cause, ``redact`` keeps it shareable, ``render`` and ``markup`` show it, ``writer`` saves it
+without ever overwriting a file, ``schema/`` holds the JSON Schema it always meets.
+"""
