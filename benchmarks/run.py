@@ -77,8 +77,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FAKES = ROOT / "tests" / "fakes"
 TOOL = "kernodeck-diagnostic"
 
-# The fixed computation of the check (DESIGN section 4), written as a user would, verified the same
-# way: this is the floor the tool is compared with.
+# The fixed computation of the check (README, "What it does", step 4; docs/method.md, control 3),
+# written as a user would, verified the same way: this is the floor the tool is compared with.
 BARE_CHECK = (
     "import torch\n"
     "a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float32, requires_grad=True)\n"

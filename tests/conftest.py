@@ -174,3 +174,55 @@ def read_terminal(leader: int) -> bytes:
         seen += chunk
     os.close(leader)
     return seen
+
+
+# -- other Pythons, and the checkout as a clone of it holds it ----------------------------------
+
+SUPPORTED_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")  # every one pyenv gives this machine
+
+
+def pyenv_python(minor: str) -> Path | None:
+    """pyenv's newest Python ``minor`` on this machine (``"3.9"``), or None."""
+    try:
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    candidates = sorted(Path(root, "versions").glob(f"{minor}.*/bin/python{minor}"))
+    return candidates[-1] if candidates else None
+
+
+def fresh_checkout(target: Path, checkout: Path = ROOT) -> Path:
+    """Copy ``checkout`` to ``target`` as a fresh clone holds it, with the tree's changes.
+
+    Only what git tracks or would track: never what ``.gitignore`` keeps out (a venv, build
+    folders, the reports the tool wrote in the checkout), whatever commands ran in it before.
+    """
+    import shutil
+
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=checkout, capture_output=True, check=True, timeout=60).stdout
+    for name in sorted({name for name in listed.decode("utf-8").split("\0") if name}):
+        source = checkout / name
+        if not source.is_file():
+            continue  # deleted in this tree, not yet in git
+        copied = target / name
+        copied.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, copied)
+    return target
+
+
+# -- a command blocked writing to a reader that stopped reading (a paused pager) ----------------
+
+def pipe_full(stream: Any) -> bool:
+    """The reader's end of a pipe holds as much as the pipe can: the writer is blocked in write().
+
+    Linux only (F_GETPIPE_SZ), like the tests that use it.
+    """
+    import fcntl
+    import termios
+
+    pending = bytearray(4)
+    fcntl.ioctl(stream.fileno(), termios.FIONREAD, pending)
+    capacity = fcntl.fcntl(stream.fileno(), 1032)  # F_GETPIPE_SZ
+    return int.from_bytes(pending, sys.byteorder) >= capacity

@@ -20,7 +20,7 @@ import pytest
 from conftest import Result, fake_gpu_env, run_tool
 from kernodeck_diagnostic.commands.compare import compare
 from kernodeck_diagnostic.commands.summarize import SEVERITY
-from kernodeck_diagnostic.report.codes import CODES
+from kernodeck_diagnostic.report.codes import VERDICTS
 
 SCENARIOS = {"pass": "cuda_pass", "oom": "oom_at_allocation", "arch": "arch_not_in_build",
              "rocm": "rocm_pass"}
@@ -139,7 +139,8 @@ def test_compare_json(pyz: Path, made: Path) -> None:
     result = _tool(pyz, "compare", made / "pass.json", made / "arch.json", "--format", "json")
     assert result.returncode == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"same_code", "changes", "findings_added", "findings_removed"}
+    assert set(data) == {"compare_version", "same_code", "changes", "findings_added",
+                         "findings_removed"}
     assert data["same_code"] is False
     changes = {change["field"]: (change["a"], change["b"]) for change in data["changes"]}
     assert changes["code"] == ("GPU_CHECK_PASSED", "RUNTIME_ERROR")
@@ -153,8 +154,8 @@ def test_compare_json(pyz: Path, made: Path) -> None:
                             "json", "--lang", "pt").stdout) == data
     same = json.loads(_tool(pyz, "compare", made / "pass.json", made / "pass-copy.json",
                             "--format", "json").stdout)
-    assert same == {"same_code": True, "changes": [], "findings_added": [],
-                    "findings_removed": []}
+    assert same == {"compare_version": 1, "same_code": True, "changes": [],
+                    "findings_added": [], "findings_removed": []}
 
 
 def test_compare_markdown_is_a_table_to_paste(pyz: Path, made: Path) -> None:
@@ -293,7 +294,7 @@ def test_summarize_json(pyz: Path, fleet: Path) -> None:
     result = _tool(pyz, "summarize", fleet, "--format", "json", "--lang", "fr")
     assert result.returncode == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"reports", "counts", "unreadable"}
+    assert set(data) == {"summarize_version", "reports", "counts", "unreadable"}
     assert [report["file"] for report in data["reports"]] == [
         "node-1/pass.json", "node-2/oom.json", "node-3/deeper/arch.json", "node-4/pass.json"]
     assert data["reports"][1] == {
@@ -369,8 +370,8 @@ def test_compare_and_summarize_real_cpu_and_missing_torch_reports(
 # -- in-process: the order and the noise rules -----------------------------------------------
 
 def test_severity_ranks_every_code_once() -> None:
-    assert sorted(SEVERITY) == sorted(CODES)
-    passes = [name for name in SEVERITY if CODES[name].passed]
+    assert sorted(SEVERITY) == sorted(VERDICTS)  # every code a report can carry
+    passes = [name for name in SEVERITY if VERDICTS[name].passed]
     assert list(SEVERITY[-len(passes):]) == passes  # passes last
 
 

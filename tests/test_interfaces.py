@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 import kernodeck_diagnostic
-from conftest import ROOT, assert_valid_report, clean_env, fake_gpu_env, read_terminal, run_tool
-from test_zipapp import pyenv_python
+from conftest import (
+    ROOT,
+    assert_valid_report,
+    clean_env,
+    fake_gpu_env,
+    pyenv_python,
+    read_terminal,
+    run_tool,
+)
 
 # -- formats ------------------------------------------------------------------------------------
 

@@ -27,9 +27,8 @@ from pathlib import Path
 import pytest
 
 import kernodeck_diagnostic
-from conftest import ROOT, SRC, clean_env, pids_gone, run_tool
+from conftest import ROOT, SRC, clean_env, pids_gone, pyenv_python, run_tool
 from reliability.harness import recorded_pids, survivors, tagged_env, wait_for
-from test_zipapp import pyenv_python
 
 WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
 GONE_WITHIN_S = 3.0  # the worker's tree, once its front is gone

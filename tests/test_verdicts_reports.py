@@ -1,8 +1,9 @@
 """Reports people share and read back: ``compare``, ``summarize`` and markdown, as a user runs them.
 
-Every command runs the zipapp in a real interpreter. The reports are real: recorded runs
-(tests/snapshots/reports: a fake-GPU pass, the real CUDA build with no driver, a venv without
-torch, a fake out-of-memory) and, marked slow, fresh runs of the real CPU and CUDA torch builds.
+Every command runs the zipapp in a real interpreter. The reports are real: the JSON snapshots
+(tests/snapshots/CASE.json, built by today's code from recorded runs of the real worker: a
+fake-GPU pass, the real CUDA build with no driver, a venv without torch, a fake out-of-memory;
+see tests/test_snapshots.py) and, marked slow, fresh runs of the real CPU and CUDA torch builds.
 Where a case needs data no machine here produces (a device name holding HTML, another cuDNN),
 a real report is changed the way a report passed around could be. FIFOs, signals, links and big
 files are real ones.
@@ -18,16 +19,16 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT, Result, clean_env, run_tool
+from conftest import ROOT, Result, clean_env, pipe_full, run_tool
 from kernodeck_diagnostic.api import Report
+from reliability.harness import wait_for
 
-RECORDED = ROOT / "tests" / "snapshots" / "reports"
+RECORDED = ROOT / "tests" / "snapshots"  # CASE.json: see tests/test_snapshots.py
 QUICK_S = 20  # a command that reads a few files: anything near this is a hang
 HOSTILE = "<script>alert(1)</script>"
 
@@ -93,24 +94,6 @@ def test_a_fifo_is_refused_at_once_not_waited_for(pyz: Path, tmp_path: Path) -> 
     assert json.loads(device.stdout)["unreadable"][0]["reason"] == "not_a_file"
 
 
-def _wait_until(condition: Any, within_s: float, what: str) -> None:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < deadline, f"never {what}"
-        time.sleep(0.01)
-
-
-def _pipe_full(stream: Any) -> bool:
-    """The reader's end holds as much as the pipe can: the writer is blocked in write()."""
-    import fcntl  # POSIX only, like the tests that use it
-    import termios
-
-    pending = bytearray(4)
-    fcntl.ioctl(stream.fileno(), termios.FIONREAD, pending)
-    capacity = fcntl.fcntl(stream.fileno(), 1032)  # F_GETPIPE_SZ
-    return int.from_bytes(pending, sys.byteorder) >= capacity
-
-
 def _interrupted(process: subprocess.Popen[bytes], signum: int, command: str) -> None:
     """Send ``signum`` and check the command ends by itself, at once, as the check does."""
     process.send_signal(signum)
@@ -170,7 +153,7 @@ def test_a_signal_ends_a_command_blocked_on_its_output(
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], QUICK_S)
         assert ready, "no output"
-        _wait_until(lambda: _pipe_full(process.stdout), QUICK_S, "blocked on a full pipe")
+        wait_for(lambda: pipe_full(process.stdout), QUICK_S, "blocked on a full pipe")
         _interrupted(process, signum, command)
     finally:
         if process.poll() is None:
@@ -209,8 +192,8 @@ def test_a_signal_ends_summarize_busy_reading_big_reports(pyz: Path, big_reports
     process = _start(pyz, "summarize", big_reports)
     try:
         # Busy for real: well into the reports (their bytes read), far from done.
-        _wait_until(lambda: _bytes_read(process.pid) > 3 * 6 * 2**20, QUICK_S,
-                    "reading the reports")
+        wait_for(lambda: _bytes_read(process.pid) > 3 * 6 * 2**20, QUICK_S,
+                 "reading the reports")
         assert process.poll() is None
         _interrupted(process, signum, "summarize")
     finally:

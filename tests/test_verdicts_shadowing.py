@@ -20,11 +20,18 @@ from typing import Any
 
 import pytest
 
-from conftest import FAKES, SRC, Result, assert_valid_report, clean_env, run_tool
+from conftest import (
+    FAKES,
+    SRC,
+    SUPPORTED_PYTHONS,
+    Result,
+    assert_valid_report,
+    clean_env,
+    pyenv_python,
+    run_tool,
+)
 
 pytestmark = pytest.mark.slow
-
-PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
 
 
 # -- how the cases are made and run -------------------------------------------------------------
@@ -303,11 +310,7 @@ def test_api_from_a_script_in_such_a_folder_warns(cpu_torch_python: Path,
 
 
 def pyenv_pythons() -> list[Any]:
-    found = []
-    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13"):
-        versions = sorted(PYENV_ROOT.glob(f"versions/{minor}.*/bin/python{minor}"))
-        found.append(pytest.param(versions[-1] if versions else None, id=minor))
-    return found
+    return [pytest.param(pyenv_python(minor), id=minor) for minor in SUPPORTED_PYTHONS]
 
 
 @pytest.mark.parametrize("python", pyenv_pythons())

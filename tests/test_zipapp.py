@@ -1,4 +1,8 @@
-"""The single-file download: reproducible, stdlib only, runs on every Python 3.9-3.13."""
+"""The single-file download: reproducible, stdlib only, runs on every Python 3.9-3.13.
+
+``python -m kernodeck_diagnostic`` runs on each of them too: the Pythons the README says were
+tested are exactly these (``SUPPORTED_PYTHONS``), on Linux.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, assert_valid_report, clean_env, run_tool
-
-SUPPORTED = ("3.9", "3.10", "3.11", "3.12", "3.13")
-
-
-def pyenv_python(minor: str) -> Path | None:
-    try:
-        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=30,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    candidates = sorted(Path(root, "versions").glob(f"{minor}.*/bin/python{minor}"))
-    return candidates[-1] if candidates else None
+from conftest import (
+    ROOT,
+    SRC,
+    SUPPORTED_PYTHONS,
+    assert_valid_report,
+    clean_env,
+    pyenv_python,
+    run_tool,
+)
 
 
 def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
@@ -48,18 +48,30 @@ def test_archive_holds_sources_only(pyz: Path) -> None:
     assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("minor", SUPPORTED)
-def test_runs_on_every_supported_python(pyz: Path, tmp_path: Path, minor: str) -> None:
+def supported_python(minor: str) -> Path:
     python = pyenv_python(minor)
     if python is None:
         if os.environ.get("CI"):
             pytest.fail(f"Python {minor} is missing from pyenv on this machine")
         pytest.skip(f"no pyenv Python {minor} here")
+    return python
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", ["zipapp", "python_m"])
+@pytest.mark.parametrize("minor", SUPPORTED_PYTHONS)
+def test_runs_on_every_supported_python(pyz: Path, tmp_path: Path, minor: str,
+                                        entry: str) -> None:
+    python = supported_python(minor)
     out = tmp_path / "diagnostic-cpu.json"
-    # -I: nothing of the user's site-packages, only the standard library and the archive.
-    result = run_tool(python, ["-I", str(pyz)], ["--device", "cpu", "--output", str(out)],
-                      env=clean_env())
+    args = ["--device", "cpu", "--output", str(out)]
+    if entry == "zipapp":
+        # -I: nothing of the user's site-packages, only the standard library and the archive.
+        result = run_tool(python, ["-I", str(pyz)], args, env=clean_env())
+    else:
+        # -s: no user site-packages; the sources come from PYTHONPATH, as in a checkout.
+        result = run_tool(python, ["-s", "-m", "kernodeck_diagnostic"], args,
+                          env=clean_env({"PYTHONPATH": str(SRC)}), cwd=tmp_path)
     assert result.returncode == 3, result.stdout + result.stderr
     assert result.report is not None
     assert_valid_report(result.report)

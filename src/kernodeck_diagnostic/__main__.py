@@ -12,7 +12,7 @@ if sys.version_info < (3, 9):  # noqa: UP036 - older Pythons do reach this line
                      f"{major}.{minor}\n")
     sys.exit(2)
 
-from kernodeck_diagnostic.cli import main
+from kernodeck_diagnostic.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

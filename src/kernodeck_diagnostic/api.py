@@ -32,7 +32,8 @@ from .supervision.process import kill_all, kill_tree, spawn
 if TYPE_CHECKING:
     from .supervision.supervisor import WorkerRun
 
-DEVICES = ("gpu", "cpu")
+Device = Literal["gpu", "cpu"]
+DEVICES: tuple[Device, ...] = ("gpu", "cpu")
 _T = TypeVar("_T")
 TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
 MINIMUM_PYTHON = (3, 9)
@@ -47,13 +48,26 @@ _VERSION_LINE = re.compile(rb"^kernodeck-python-version (\d+)\.(\d+)\r?$", re.MU
 
 
 @dataclass(frozen=True)
-class Options:
-    """A validated request for one check."""
+class Request:
+    """What one check is asked for, as its report says it (the ``request`` block)."""
 
-    device: str = "gpu"
-    device_index: int = 0
-    timeout_s: float = float(TIMEOUT_DEFAULT_S)
-    host_check: bool = False
+    device: Device
+    device_index: int
+    timeout_s: float
+    host_check: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        timeout: float | int = int(self.timeout_s) if self.timeout_s == int(self.timeout_s) \
+            else self.timeout_s
+        return {"device": self.device, "device_index": self.device_index, "timeout_s": timeout,
+                "host_check": self.host_check}
+
+
+@dataclass(frozen=True)
+class Options(Request):
+    """A validated request for one check, with what the report never holds: the interpreter's
+    path (this one by default)."""
+
     python: str = field(default_factory=lambda: sys.executable)
 
 
@@ -136,7 +150,7 @@ def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = 
                    python=validate_python(python, translate))
 
 
-def validate_device(value: Any, translate: Translate = ENGLISH) -> str:
+def validate_device(value: Any, translate: Translate = ENGLISH) -> Device:
     """``check(device=...)``: exactly "gpu" or "cpu"."""
     if not isinstance(value, str):
         raise TypeError(translate("api.type.device", type=type(value).__name__))
@@ -170,11 +184,12 @@ def validate_host_check(value: Any, translate: Translate = ENGLISH) -> bool:
 # -- the rules, one place each: the API and the command line both use them ---------------------
 
 def known_device(name: str, translate: Translate = ENGLISH,
-                 surface: Literal["api", "cli"] = "api") -> str:
+                 surface: Literal["api", "cli"] = "api") -> Device:
     """The device mode: "gpu" or "cpu". ROCm and CUDA are not modes (both use the GPU mode); the
     hint says how to ask for it in the caller's own terms."""
-    if name in DEVICES:
-        return name
+    for device in DEVICES:
+        if name == device:
+            return device
     if name.strip().lower() in ("rocm", "hip", "cuda"):
         raise ValueError(translate(f"{surface}.device.rocm", value=repr(name)))
     raise ValueError(translate("arg.device.unknown", value=repr(name)))
@@ -313,7 +328,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         host: HostProbe | None = HostProbe().start()
     else:
         host = None
-    from .report.build import Request, build
+    from .report.build import build
     from .report.redact import Redactor
     from .supervision.supervisor import run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
@@ -327,8 +342,6 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
             if host is not None:
                 kill_all()  # the host probe's tool, if it still runs
             raise
-    request = Request(options.device, options.device_index, options.timeout_s,
-                      options.host_check)
     from .facts.environment import library_override, tool_environment
     state = worker.state
     # The worker inherited this process's environment: the raw messages (not yet redacted) name
@@ -337,6 +350,6 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
     front = {"library_override": library_override(texts),
              "tool_environment": tool_environment(options.python)}
-    data = build(request, worker, host.result() if host else None, Redactor.for_this_machine(),
+    data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
                  front)
     return Report(data, worker.state.local_paths)

@@ -103,12 +103,16 @@ def test_a_line_cut_by_a_crash_counts_as_unreadable() -> None:
 
 
 def test_a_flood_of_events_is_held_to_a_bounded_size() -> None:
-    """Thousands of distinct facts do not grow the front past MAX_EVENT_BYTES_TOTAL."""
+    """Hundreds of 60 KB facts do not grow the front: lines past MAX_EVENT_BYTES_TOTAL are not
+    read (counted unreadable), and of those read, a fact the report does not have is dropped
+    (counted), a fact it has is kept cut to MAX_TEXT_CHARS."""
     fact = line(event="facts", block="pytorch", values={"x" * 20: "y" * 60_000})
     data = b"".join(fact.replace(b"x" * 20, str(i).zfill(20).encode()) for i in range(500))
-    reader = read_all(data)
-    kept = sum(len(json.dumps(value)) for value in reader.state.facts["pytorch"].values())
-    assert kept <= events.MAX_EVENT_BYTES_TOTAL
-    assert reader.state.unreadable_lines > 0
-    assert all(len(value) <= events.MAX_TEXT_CHARS
-               for value in reader.state.facts["pytorch"].values())
+    known = line(event="facts", block="pytorch", values={"init_error": "y" * 60_000})
+    reader = read_all(known + data)
+    accepted = reader.state.events
+    assert accepted * 60_000 <= events.MAX_EVENT_BYTES_TOTAL
+    assert reader.state.unreadable_lines == 501 - accepted > 0
+    assert reader.state.dropped == accepted - 1  # every fact of a name the report lacks
+    assert reader.state.facts["pytorch"] == {"init_error": "y" * (events.MAX_TEXT_CHARS - 1)
+                                             + "\u2026"}

@@ -1,1 +1,2 @@
-"""The commands that read saved reports: ``compare`` and ``summarize``, and what they share."""
+"""The commands: ``check`` (the default), ``compare`` and ``summarize``, each ``main(argv) -> int``
+on ``runner``, which makes them end alike; ``tables`` lays out what the report readers show."""

@@ -34,11 +34,15 @@ from ..i18n import Translate
 from ..report.load import Loaded, load
 from ..report.markup import table as markdown_table
 from ..terminal import CELL_LIMIT, cell, line, write
-from .runner import Parser, add_common_options, run_command
+from ..worker.stages import STAGES
+from .runner import InterruptOnSignals, Parser, add_common_options, run_command
 from .tables import md, md_code, table
 
 PROG = "kernodeck-diagnostic compare"
 EXIT_SAME, EXIT_CHANGED, EXIT_UNREADABLE = 0, 1, 2
+# The version of the layout of ``--format json``, its first key: raised when a key is renamed or
+# removed, or changes meaning (a key added keeps it).
+COMPARE_VERSION = 1
 
 # The order of importance of the report's blocks: the verdict, what was asked, the layers in the
 # order the check runs them, then what the tool itself said. Blocks not named here (a newer
@@ -55,7 +59,7 @@ SKIPPED = frozenset({"created_at", "summary", "next_action", "error.message_key"
 TIMINGS = "timings_ms"
 DURATIONS = ("execution.duration_ms",)  # other durations, compared like the stage timings
 # Stage timings in the order the stages run; any other key follows, sorted, then the total.
-STAGE_ORDER = ("interpreter", "import", "backend", "device", "compute", "collective", "output")
+STAGE_ORDER = (*STAGES, "output")
 TOTAL = "worker_total"
 # Two runs never take exactly the same time: a timing counts as changed when it moved by at least
 # this many milliseconds AND by at least this fraction of the smaller of the two values.
@@ -78,7 +82,8 @@ class Comparison:
         return self.code_a == self.code_b
 
     def as_json(self) -> dict[str, Any]:
-        return {"same_code": self.same_code, "changes": self.changes,
+        return {"compare_version": COMPARE_VERSION, "same_code": self.same_code,
+                "changes": self.changes,
                 "findings_added": self.findings_added, "findings_removed": self.findings_removed}
 
 
@@ -133,15 +138,15 @@ def render_markdown(result: Comparison, name_a: str, name_b: str, t: Translate) 
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _parser(t: Translate) -> argparse.ArgumentParser:
-    parser = Parser(prog=PROG, description=t("compare.help.description"), allow_abbrev=False)
+def _parser(t: Translate) -> Parser:
+    parser = Parser(translate=t, prog=PROG, description=t("compare.help.description"))
     parser.add_argument("a", metavar="A.json", help=t("compare.help.a"))
     parser.add_argument("b", metavar="B.json", help=t("compare.help.b"))
     add_common_options(parser, t)
     return parser
 
 
-def _act(args: argparse.Namespace, t: Translate) -> int:
+def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> int:
     a, b = load(args.a), load(args.b)
     if a.report is None or b.report is None:
         parts = [t("compare.argument", which=which, name=loaded.name, reason=loaded.why(t))

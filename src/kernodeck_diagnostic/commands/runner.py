@@ -1,38 +1,98 @@
-"""What every command that reads reports shares: parsing, its options, and how it ends.
+"""What every command shares: its parser, its common options, and how it ends.
 
-A usage error is one line and exit 2; a signal ends a command like the check (one line, exit
-128 + the signal's number); a bug of ours is one line, never a traceback.
+The check, ``compare`` and ``summarize`` all run through ``run_command``, so they end alike:
+
+- ``main(argv)`` returns the exit status and never raises ``SystemExit``; ``--help`` and
+  ``--version`` print and return 0;
+- a usage error is one line on stderr and exit 2; the line repeats what was typed, redacted (a
+  secret or a path pasted by mistake is not echoed);
+- SIGINT, SIGTERM and SIGHUP stop the command: what it started is killed, one line says so, and
+  the exit status is 130, 143 or 129 (128 + the signal's number, as a shell reports a process
+  killed by it);
+- a bug of ours is one line, redacted, and exit 1; with ``--debug``, its traceback first.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from .. import TOOL_NAME, __version__
 from ..i18n import LANGUAGES, Translate, language_from, translator
-from ..report.codes import EXIT_INTERNAL, EXIT_USAGE
-from ..supervision.process import Interrupted
+from ..report.codes import EXIT_INTERNAL, EXIT_USAGE, INTERRUPT_EXITS
+from ..supervision.process import Interrupted, kill_all
 from ..terminal import discard, language_asked, line
 
 FORMATS = ("text", "json", "markdown")
 
+# The signals that stop a command, with the exit status each gives. SIGHUP: the terminal was
+# closed, or the ssh session dropped (Windows has no such signal).
+SIGNAL_EXIT: dict[int, int] = {int(getattr(signal, name)): status
+                               for name, status in INTERRUPT_EXITS.items()
+                               if hasattr(signal, name)}
+_SIGHUP = getattr(signal, "SIGHUP", None)
+
 
 class UsageError(Exception):
-    """Invalid arguments: one line on stderr, exit 2."""
+    """Invalid arguments: one line on stderr, exit 2. A command raises it for what argparse
+    cannot check (a value the API refuses, a file that cannot be an interpreter).
+
+    The message is redacted (it may repeat what was typed) unless ``typed`` is False: a
+    sentence of the tool's own that names no value typed (``./-`` must stay ``./-``).
+    """
+
+    def __init__(self, message: str, *, typed: bool = True) -> None:
+        super().__init__(message)
+        self.typed = typed
+
+
+class _Done(Exception):
+    """argparse has finished the command's work (``--help``, ``--version``): return ``status``."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing the usage and exiting."""
+    """argparse for every command: errors raise ``UsageError``, ``--help`` and ``--version``
+    return instead of exiting, and every command has ``--debug`` and ``--version``.
+
+    ``translate`` gives the help of the options added here, in the language of the command's
+    own help.
+    """
+
+    def __init__(self, *, translate: Translate, **kwargs: Any) -> None:
+        super().__init__(allow_abbrev=False, **kwargs)
+        self.add_argument("--debug", action="store_true",
+                          help=_help(translate("command.help.debug")))
+        self.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            self._print_message(message, sys.stderr)
+        raise _Done(status)
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # "--output=--" gives the value "--". Before Python 3.11.9 and 3.12.3, argparse drops it
+        # and hands over an empty list instead (CPython gh-109475), which no option takes.
+        if arg_strings == ["--"] and action.option_strings and action.nargs is None:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
+
 
 def add_common_options(parser: argparse.ArgumentParser, t: Translate) -> None:
+    """``--format`` and ``--lang`` of the commands that read reports."""
     default = language_from(os.environ)
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help=_help(t("reports.help.format")))
@@ -40,34 +100,115 @@ def add_common_options(parser: argparse.ArgumentParser, t: Translate) -> None:
                         help=_help(t("reports.help.lang", default=default)))
 
 
-def run_command(prog: str, argv: Sequence[str],
-                build: Callable[[Translate], argparse.ArgumentParser],
-                act: Callable[[argparse.Namespace, Translate], int]) -> int:
-    """Parse ``argv`` and act, as a command's ``main``: usage errors and bugs as one line."""
-    t = translator(language_asked(argv))
-    try:
-        args = build(t).parse_args(list(argv))
-    except UsageError as exc:
-        line(sys.stderr, t("reports.usage_error", prog=prog, message=exc))
-        return EXIT_USAGE
-    except SystemExit as exc:  # --help: argparse printed it and wants to exit
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    t = translator(args.lang)
-    try:
-        return act(args, t)
-    except (Interrupted, KeyboardInterrupt) as exc:
-        # Like the check: a signal ends the command, it is not a bug. What was not yet written
-        # to stdout goes nowhere, so a reader that stopped reading cannot hold the exit.
-        signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
-        discard(sys.stdout)
-        line(sys.stderr, t("reports.interrupted", prog=prog, signal=_signal_name(signum)))
-        return 128 + signum
-    except Exception as exc:  # a bug of ours: one line, never a traceback
-        from ..report.redact import Redactor
+Act = Callable[[argparse.Namespace, Translate, "InterruptOnSignals"], int]
 
-        detail = Redactor.for_this_machine().text(f"{type(exc).__name__}: {exc}")
-        line(sys.stderr, t("reports.internal_error", prog=prog, detail=detail))
+
+def run_command(prog: str, argv: Sequence[str], build: Callable[[Translate], Parser], act: Act,
+                interrupted: str = "command.interrupted") -> int:
+    """Parse ``argv`` with ``build``'s parser and ``act``: a command's ``main``.
+
+    ``act`` gets the parsed arguments, the translator of the language asked for, and the signal
+    guard (to disarm once its product is safe on disk). ``interrupted`` is the message key of
+    the line said on a signal (placeholder ``signal``).
+    """
+    arguments = list(argv)
+    t = translator(language_asked(arguments))
+    # From the first argument read to the last byte written, a signal stops the command cleanly:
+    # what it started is killed, a partial file removed.
+    guard = InterruptOnSignals()
+    with guard:
+        try:
+            return _parse_and_act(prog, arguments, build=build, act=act, guard=guard, t=t)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            guard.disarm()
+            kill_all()  # what else the command started (the host probe's tool) goes too
+            signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
+            if InterruptOnSignals.process_ends_after:
+                # What was not yet written to stdout goes nowhere: a reader that stopped
+                # reading cannot hold the exit.
+                discard(sys.stdout)
+            # After SIGHUP the terminal may be gone: the line is lost, the exit status is not.
+            with contextlib.suppress(OSError):
+                line(sys.stderr, f"{prog}: " + t(interrupted, signal=_signal_name(signum)))
+            return SIGNAL_EXIT.get(signum, 128 + signum)
+        finally:
+            guard.disarm()
+
+
+def _parse_and_act(prog: str, arguments: list[str], *, build: Callable[[Translate], Parser],
+                   act: Act, guard: InterruptOnSignals, t: Translate) -> int:
+    debug = "--debug" in arguments  # read before parsing: a bug in the parsing shows it too
+    try:
+        args = build(t).parse_args(arguments)
+        debug = bool(args.debug)
+        return act(args, t, guard)
+    except _Done as done:
+        return done.status
+    except UsageError as exc:
+        # The message repeats what was typed: a secret or a path pasted by mistake is not echoed.
+        said = _redacted(str(exc)) if exc.typed else str(exc)
+        line(sys.stderr, f"{prog}: " + t("command.usage_error", message=said))
+        return EXIT_USAGE
+    except Interrupted:
+        raise  # not a bug: run_command says so in one line
+    except Exception as exc:  # a bug of ours: one line, never a raw traceback unless asked
+        if isinstance(exc.__context__, Interrupted):
+            # Raised while the interrupt unwound (a terminal closed with SIGHUP refuses the
+            # progress line's last write): what happened is the interrupt.
+            raise exc.__context__ from None
+        if debug:
+            import traceback  # only for --debug: the front imports no module it can do without
+
+            traceback.print_exc()
+        detail = _redacted(f"{type(exc).__name__}: {exc}")
+        line(sys.stderr, f"{prog}: " + t("command.internal_error", detail=detail))
         return EXIT_INTERNAL
+
+
+class InterruptOnSignals:
+    """SIGINT, SIGTERM and SIGHUP stop the command (raise ``Interrupted``) instead of killing
+    the process.
+
+    Only the first signal raises: a second one (an impatient Ctrl-C) must not break the cleanup
+    the first started, so once disarmed the handler ignores signals until the old ones return.
+    """
+
+    process_ends_after = False  # set by cli.entry(): nothing of the front runs after main()
+
+    def __init__(self) -> None:
+        self._saved: dict[int, Any] = {}
+        self._armed = True
+
+    def __enter__(self) -> InterruptOnSignals:
+        for signum in SIGNAL_EXIT:
+            if signum == _SIGHUP and signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # started under nohup (or trap '' HUP): asked to outlive the terminal
+            # Outside the main thread (an embedding host) signals cannot be caught: keep its own.
+            with contextlib.suppress(ValueError):
+                self._saved[signum] = signal.signal(signum, self._raise)
+        return self
+
+    def __exit__(self, kind: object, value: object, trace: object) -> None:
+        self._armed = False
+        for signum, handler in self._saved.items():
+            # When the process ends right after, a late signal must not turn the clean exit
+            # into a death by signal (or a KeyboardInterrupt traceback) on the way out.
+            signal.signal(signum, signal.SIG_IGN if self.process_ends_after else handler)
+
+    def disarm(self) -> None:
+        """From now on a signal no longer stops the command (its product is safe)."""
+        self._armed = False
+
+    def _raise(self, signum: int, frame: object) -> None:
+        if self._armed:
+            self._armed = False
+            raise Interrupted(signum)
+
+
+def _redacted(text: str) -> str:
+    from ..report.redact import Redactor  # only when there is something to say
+
+    return Redactor.for_this_machine().text(text)
 
 
 def _signal_name(signum: int) -> str:

@@ -37,28 +37,30 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..i18n import Translate
-from ..report.codes import CODES
+from ..report.codes import VERDICTS
 from ..report.load import Loaded, exit_code_of, field, file_name, load, reason_of
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
 from ..terminal import cell, line, write
-from .runner import Parser, add_common_options, run_command
+from .runner import InterruptOnSignals, Parser, add_common_options, run_command
 from .tables import md, md_code, table
 
 PROG = "kernodeck-diagnostic summarize"
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = 0, 1, 2
+# The version of the layout of ``--format json``, its first key: raised when a key is renamed or
+# removed, or changes meaning (a key added keeps it).
+SUMMARIZE_VERSION = 1
 
-# Worst first: the order of the counts per code. The one place this order is defined.
+# Worst first: the order of the counts per code, for every code a report can carry. The one
+# place this order is defined.
 SEVERITY = (
     # A wrong result is the most dangerous: the device computes, silently, the wrong numbers.
     "CHECK_FAILED",
-    # No verdict at all: the tool or the check crashed or hung, nothing is known of the layers.
-    "INTERNAL_ERROR", "WORKER_FAILED", "TIMEOUT",
+    # No verdict at all: the check crashed or hung, nothing is known of the layers.
+    "WORKER_FAILED", "TIMEOUT",
     # A layer failed: the lower the layer, the less of the stack works.
     "TORCH_MISSING", "TORCH_IMPORT_FAILED", "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE",
-    "DEVICE_INDEX_INVALID", "RUNTIME_ERROR", "OUT_OF_MEMORY", "COLLECTIVE_FAILED",
-    # Not a verdict on the machine: the run itself was cut short or misused.
-    "INTERRUPTED", "OUTPUT_WRITE_FAILED", "STDOUT_WRITE_FAILED", "USAGE_ERROR",
+    "DEVICE_INDEX_INVALID", "RUNTIME_ERROR", "OUT_OF_MEMORY",
     # Passes last; a CPU pass says nothing about the GPU, so it comes before a GPU pass.
     "CPU_CHECK_PASSED", "GPU_CHECK_PASSED",
 )
@@ -110,7 +112,7 @@ def exit_code(loaded: Sequence[Loaded]) -> int:
     reports = [item.report for item in loaded if item.report is not None]
     if not reports:
         return EXIT_NOTHING_READ
-    if len(reports) < len(loaded) or not all(CODES[r["code"]].passed for r in reports):
+    if len(reports) < len(loaded) or not all(VERDICTS[r["code"]].passed for r in reports):
         return EXIT_SOME_FAILED
     return EXIT_ALL_PASSED
 
@@ -155,22 +157,22 @@ def render_markdown(loaded: Sequence[Loaded], t: Translate) -> str:
 
 def render_json(loaded: Sequence[Loaded]) -> dict[str, Any]:
     reports = [item.report for item in loaded if item.report is not None]
-    return {"reports": [row(item) for item in loaded if item.report is not None],
+    return {"summarize_version": SUMMARIZE_VERSION,
+            "reports": [row(item) for item in loaded if item.report is not None],
             "counts": [{"code": code, "count": count} for code, count in counts(reports)],
             "unreadable": [{"file": item.name, "reason": item.reason, "detail": item.detail}
                            for item in loaded if item.report is None]}
 
 
-def _parser(t: Translate) -> argparse.ArgumentParser:
-    parser = Parser(prog=PROG, description=t("summarize.help.description"),
-                    epilog=t("summarize.help.epilog", order=", ".join(SEVERITY)),
-                    allow_abbrev=False)
+def _parser(t: Translate) -> Parser:
+    parser = Parser(translate=t, prog=PROG, description=t("summarize.help.description"),
+                    epilog=t("summarize.help.epilog", order=", ".join(SEVERITY)))
     parser.add_argument("paths", nargs="+", metavar="PATH", help=t("summarize.help.paths"))
     add_common_options(parser, t)
     return parser
 
 
-def _act(args: argparse.Namespace, t: Translate) -> int:
+def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> int:
     loaded = collect(args.paths)
     if not loaded:
         line(sys.stderr, f"{PROG}: " + t("summarize.nothing_found"))
@@ -254,6 +256,6 @@ def _dash(value: Any) -> str:
 
 def _total(loaded: Sequence[Loaded], t: Translate) -> str:
     reports = [item.report for item in loaded if item.report is not None]
-    passed = sum(1 for report in reports if CODES[report["code"]].passed)
+    passed = sum(1 for report in reports if VERDICTS[report["code"]].passed)
     return t("summarize.total", files=len(loaded), reports=len(reports), passed=passed,
              failed=len(reports) - passed, unreadable=len(loaded) - len(reports))

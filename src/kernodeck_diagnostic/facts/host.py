@@ -13,7 +13,7 @@ import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..supervision.process import run_bounded
 
@@ -29,11 +29,16 @@ _NOT_AVAILABLE = {"", "[n/a]", "n/a", "[not supported]", "not supported", "[unkn
 _MIG_LINE = re.compile(r"^\s+MIG\s", re.MULTILINE)
 
 
+# What one run of a probe tool gave; a host block's status may also be not_found (no tool).
+ToolStatus = Literal["ok", "timeout", "failed"]
+HostStatus = Literal[ToolStatus, "not_found"]
+
+
 @dataclass
 class ToolOutput:
-    """What one run of a probe tool gave: status is ok, timeout or failed."""
+    """What one run of a probe tool gave, and its output."""
 
-    status: str
+    status: ToolStatus
     stdout: str = ""
 
 
@@ -50,7 +55,7 @@ def default_runner(argv: Sequence[str], timeout: float) -> ToolOutput:
     return ToolOutput("ok", result.stdout)
 
 
-def empty_block(tool: str, status: str = "not_found") -> dict[str, Any]:
+def empty_block(tool: str, status: HostStatus = "not_found") -> dict[str, Any]:
     return {"tool": tool, "status": status, "driver_version": None, "gpus": [],
             "mig_devices": None}
 

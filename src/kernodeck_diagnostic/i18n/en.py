@@ -53,12 +53,11 @@ MESSAGES = {
         "Treat the control as failed; examine the environment at the stage shown.",
     "code.OUTPUT_WRITE_FAILED.summary": "The report was not saved where asked.",
     "code.OUTPUT_WRITE_FAILED.next_action": "Use a new file name in a folder you can write to.",
-    "code.COLLECTIVE_FAILED.summary": "A distributed collective check failed.",
-    "code.COLLECTIVE_FAILED.next_action": "See the ranks named in the report.",
     "code.STDOUT_WRITE_FAILED.summary": "The result could not be written to stdout.",
     "code.STDOUT_WRITE_FAILED.next_action":
         "Send stdout to a terminal, a pipe or a file with room; keep the report with --output.",
-    "code.INTERRUPTED.summary": "The check was interrupted.",
+    "code.INTERRUPTED.summary":
+        "Stopped by a signal: Ctrl-C (SIGINT), SIGTERM, or SIGHUP (the terminal was closed).",
     "code.INTERRUPTED.next_action": "Run it again when ready.",
 
     # -- findings ---------------------------------------------------------------------------------
@@ -365,8 +364,7 @@ MESSAGES = {
     "ui.markdown.value": "Value",
 
     # -- the command line's own messages ---------------------------------------------------------
-    "cli.error.prefix": "error",
-    "cli.error.see_help": "see --help",
+    "command.usage_error": "error: {message} (see --help)",
     "cli.timeout.not_a_number": "not a number of seconds: {value}",
     "arg.timeout.range": "must be between {low} and {high} seconds, got {value}",
     "cli.index.not_a_number": "not a whole number: {value}",
@@ -450,9 +448,13 @@ MESSAGES = {
         "expand it; write the path in full)",
     "output.reason.closed": "it is closed",
     "output.reason.other": "the system refused the write ({detail})",
-    "cli.interrupted":
+    "check.interrupted":
         "interrupted by {signal}; the check was stopped and no report was written.",
-    "cli.internal": "internal error ({detail}); please report it with the command you ran.",
+    # -- every command (the check, compare, summarize) -----------------------------------------
+    "command.interrupted": "interrupted by {signal}.",
+    "command.internal_error":
+        "internal error ({detail}); please report it with the command you ran.",
+    "command.help.debug": "show a traceback if the tool itself fails",
 
     # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
     "reports.reason.not_found": "not found",
@@ -464,10 +466,6 @@ MESSAGES = {
         "schema version {version} (this version of the tool reads version 1)",
     "reports.reason.not_a_report": "not a report",
     "reports.reason.too_large": "too large to be a report (over {limit})",
-    "reports.usage_error": "{prog}: error: {message} (see --help)",
-    "reports.interrupted": "{prog}: interrupted by {signal}.",
-    "reports.internal_error":
-        "{prog}: internal error ({detail}); please report it with the command you ran.",
     "reports.help.format": "output format: text (default), json or markdown (to paste in an issue)",
     "reports.help.lang": "language of the text and markdown output (default here: {default})",
     "compare.help.description":

@@ -54,14 +54,13 @@ MESSAGES = {
     "code.OUTPUT_WRITE_FAILED.summary": "Le rapport n'a pas été enregistré à l'endroit demandé.",
     "code.OUTPUT_WRITE_FAILED.next_action":
         "Utilisez un nouveau nom de fichier dans un dossier où vous pouvez écrire.",
-    "code.COLLECTIVE_FAILED.summary": "Une vérification collective distribuée a échoué.",
-    "code.COLLECTIVE_FAILED.next_action": "Consultez les rangs indiqués dans le rapport.",
     "code.STDOUT_WRITE_FAILED.summary":
         "Le résultat n'a pas pu être écrit sur la sortie standard.",
     "code.STDOUT_WRITE_FAILED.next_action":
         "Envoyez la sortie standard vers un terminal, un tube ou un fichier qui a de la place ; "
         "gardez le rapport avec --output.",
-    "code.INTERRUPTED.summary": "La vérification a été interrompue.",
+    "code.INTERRUPTED.summary":
+        "Arrêté par un signal : Ctrl-C (SIGINT), SIGTERM ou SIGHUP (le terminal a été fermé).",
     "code.INTERRUPTED.next_action": "Relancez-la le moment venu.",
 
     # -- findings ---------------------------------------------------------------------------------
@@ -388,8 +387,7 @@ MESSAGES = {
     "ui.markdown.value": "Valeur",
 
     # -- the command line's own messages ---------------------------------------------------------
-    "cli.error.prefix": "erreur",
-    "cli.error.see_help": "voir --help",
+    "command.usage_error": "erreur: {message} (voir --help)",
     "cli.timeout.not_a_number": "n'est pas un nombre de secondes : {value}",
     "arg.timeout.range":
         "doit être compris entre {low} et {high} secondes, valeur reçue : {value}",
@@ -485,10 +483,13 @@ MESSAGES = {
         "ne l'a pas développé ; écrivez le chemin complet)",
     "output.reason.closed": "elle est fermée",
     "output.reason.other": "le système a refusé l'écriture ({detail})",
-    "cli.interrupted":
+    "check.interrupted":
         "interrompu par {signal} ; la vérification a été arrêtée et aucun rapport n'a été écrit.",
-    "cli.internal":
+    # -- toutes les commandes (la vérification, compare, summarize) ------------------------------
+    "command.interrupted": "interrompu par {signal}.",
+    "command.internal_error":
         "erreur interne ({detail}) ; merci de la signaler en indiquant la commande exécutée.",
+    "command.help.debug": "affiche une trace d'appels si l'outil lui-même échoue",
 
     # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
     "reports.reason.not_found": "introuvable",
@@ -500,11 +501,6 @@ MESSAGES = {
         "version de schéma {version} (cette version de l'outil lit la version 1)",
     "reports.reason.not_a_report": "pas un rapport",
     "reports.reason.too_large": "trop grand pour être un rapport (plus de {limit})",
-    "reports.usage_error": "{prog} : erreur : {message} (voir --help)",
-    "reports.interrupted": "{prog} : interrompu par {signal}.",
-    "reports.internal_error":
-        "{prog} : erreur interne ({detail}) ; merci de la signaler en indiquant la commande "
-        "exécutée.",
     "reports.help.format":
         "format de sortie : text (par défaut), json ou markdown (à coller dans un ticket)",
     "reports.help.lang": "langue de la sortie texte et markdown (par défaut ici : {default})",

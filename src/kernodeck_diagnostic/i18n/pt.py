@@ -52,13 +52,12 @@ MESSAGES = {
     "code.OUTPUT_WRITE_FAILED.summary": "O relatório não foi salvo no destino solicitado.",
     "code.OUTPUT_WRITE_FAILED.next_action":
         "Use um novo nome de arquivo em uma pasta com permissão de escrita.",
-    "code.COLLECTIVE_FAILED.summary": "Uma verificação coletiva distribuída falhou.",
-    "code.COLLECTIVE_FAILED.next_action": "Veja os ranks indicados no relatório.",
     "code.STDOUT_WRITE_FAILED.summary": "O resultado não pôde ser escrito na saída padrão.",
     "code.STDOUT_WRITE_FAILED.next_action":
         "Envie a saída padrão para um terminal, um pipe ou um arquivo com espaço; guarde o "
         "relatório com --output.",
-    "code.INTERRUPTED.summary": "A verificação foi interrompida.",
+    "code.INTERRUPTED.summary":
+        "Parado por um sinal: Ctrl-C (SIGINT), SIGTERM ou SIGHUP (o terminal foi fechado).",
     "code.INTERRUPTED.next_action": "Execute-a novamente quando puder.",
 
     # -- findings ---------------------------------------------------------------------------------
@@ -380,8 +379,7 @@ MESSAGES = {
     "ui.markdown.value": "Valor",
 
     # -- the command line's own messages ---------------------------------------------------------
-    "cli.error.prefix": "erro",
-    "cli.error.see_help": "consulte --help",
+    "command.usage_error": "erro: {message} (consulte --help)",
     "cli.timeout.not_a_number": "não é um número de segundos: {value}",
     "arg.timeout.range": "deve estar entre {low} e {high} segundos, valor recebido: {value}",
     "cli.index.not_a_number": "não é um número inteiro: {value}",
@@ -471,10 +469,13 @@ MESSAGES = {
         "expandiu; escreva o caminho completo)",
     "output.reason.closed": "ela está fechada",
     "output.reason.other": "o sistema recusou a gravação ({detail})",
-    "cli.interrupted":
+    "check.interrupted":
         "interrompido por {signal}; a verificação foi parada e nenhum relatório foi gravado.",
-    "cli.internal":
+    # -- todos os comandos (a verificação, compare, summarize) -----------------------------------
+    "command.interrupted": "interrompido por {signal}.",
+    "command.internal_error":
         "erro interno ({detail}); relate o problema informando o comando executado.",
+    "command.help.debug": "mostra um traceback se a própria ferramenta falhar",
 
     # -- compare and summarize (reports read back; JSON output keeps ids, not these texts) -------
     "reports.reason.not_found": "não encontrado",
@@ -486,10 +487,6 @@ MESSAGES = {
         "versão de esquema {version} (esta versão da ferramenta lê a versão 1)",
     "reports.reason.not_a_report": "não é um relatório",
     "reports.reason.too_large": "grande demais para ser um relatório (mais de {limit})",
-    "reports.usage_error": "{prog}: erro: {message} (consulte --help)",
-    "reports.interrupted": "{prog}: interrompido por {signal}.",
-    "reports.internal_error":
-        "{prog}: erro interno ({detail}); relate o problema informando o comando executado.",
     "reports.help.format":
         "formato de saída: text (padrão), json ou markdown (para colar em uma issue)",
     "reports.help.lang": "idioma da saída em texto e markdown (padrão aqui: {default})",

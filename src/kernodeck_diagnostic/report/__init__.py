@@ -4,3 +4,7 @@
 cause, ``redact`` keeps it shareable, ``render`` and ``markup`` show it, ``writer`` saves it
 without ever overwriting a file, ``schema/`` holds the JSON Schema it always meets.
 """
+
+# The version of the report's schema (``schema/report-v1.json``): what this tool writes, and the
+# only one it reads back (``compare``, ``summarize``).
+SCHEMA_VERSION = 1

@@ -3,34 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from .. import TOOL_NAME, __version__
+from ..api import Request
 from ..i18n import ENGLISH, compose
 from ..supervision.supervisor import WorkerRun
+from ..worker.stages import EXPECTED, STAGES
+from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import derive
 from .redact import Redactor
-
-SCHEMA_VERSION = 1
-STAGES = ("interpreter", "import", "backend", "device", "compute")
-EXPECTED_LOSS = 196.0
-
-
-@dataclass(frozen=True)
-class Request:
-    device: str
-    device_index: int
-    timeout_s: float
-    host_check: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        timeout: float | int = int(self.timeout_s) if self.timeout_s == int(self.timeout_s) \
-            else self.timeout_s
-        return {"device": self.device, "device_index": self.device_index, "timeout_s": timeout,
-                "host_check": self.host_check}
 
 
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
@@ -43,12 +28,16 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     state = run.state
     facts = redactor.value(state.facts)
     error = _error(request, run)
-    if error is None and not _verified(facts.get("execution", {})) and state.unreadable_lines:
+    wrong = _unverified(state.result)
+    if error is None and wrong and state.unreadable_lines:
         # Lines of the event log could not be read: what they said (maybe the error) is unknown,
         # so nothing is claimed about the computation.
         error = _said("worker_failed", state.stage or "interpreter", state.step,
                       "error.unreadable_log", count=state.unreadable_lines)
-    elif error is None and not _verified(facts.get("execution", {})):
+    elif error is None and wrong and state.result:
+        error = _said("check_failed", "compute", state.step, "error.check_failed",
+                      what=", ".join(wrong))
+    elif error is None and wrong:
         error = _said("check_failed", "compute", None, "error.no_verified_result")
     code = classify(request.device, error)
     error_block = None
@@ -63,7 +52,8 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
             # One of the tool's own sentences: English here, any language on the terminal.
             error_block.update(message=english, message_key=key, message_values=values)
     stage = error_block["stage"] if error_block else "compute"
-    timings = {name: state.stage_ms[name] for name in STAGES if name in state.stage_ms}
+    timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
+                                 if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
     return with_findings({
         "schema_version": SCHEMA_VERSION,
@@ -81,11 +71,11 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None})},
         "pytorch": _pytorch(facts.get("pytorch", {})),
-        "execution": _execution(facts.get("execution", {})),
+        "execution": _execution(facts.get("execution", {}), state.result),
         "host": host,
         "findings": [],  # derived below, from the report itself
         "error": error_block,
-        "warnings": redactor.value(state.warnings),
+        "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
     })
 
@@ -128,11 +118,13 @@ def _said(kind: str, stage: str, step: str | None, key: str, **values: Any) -> d
 
 
 
-def _verified(execution: dict[str, Any]) -> bool:
-    # The front checks the result itself rather than trusting a bare "passed".
-    return (execution.get("product_verified") is True
-            and execution.get("gradient_verified") is True
-            and execution.get("loss") == EXPECTED_LOSS)
+def _unverified(result: dict[str, Any]) -> list[str]:
+    """The computed values (product, loss, gradient) that are not the expected ones, or missing.
+
+    The front compares the values the worker sent (``result``): the worker never says whether
+    they are right, and a verdict it sent would have been dropped on arrival.
+    """
+    return [name for name, expected in EXPECTED.items() if result.get(name) != expected]
 
 
 def _pick(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -156,6 +148,12 @@ def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
                           "numpy_present": None, "numpy_version": None})
 
 
-def _execution(values: dict[str, Any]) -> dict[str, Any]:
-    return _pick(values, {"device": None, "product_verified": False, "gradient_verified": False,
-                          "loss": None, "synchronized": None, "duration_ms": None})
+def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The worker's facts of the computation, and the front's own verdicts on its values."""
+    wrong = _unverified(result)
+    loss = result.get("loss")
+    return {"device": values.get("device"), "product_verified": "product" not in wrong,
+            "gradient_verified": "gradient" not in wrong,
+            # The value, right or wrong, when JSON can hold it (NaN and infinities it cannot).
+            "loss": loss if isinstance(loss, float) and math.isfinite(loss) else None,
+            "synchronized": values.get("synchronized"), "duration_ms": values.get("duration_ms")}

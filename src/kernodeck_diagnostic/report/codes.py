@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..i18n import ENGLISH
+
+if TYPE_CHECKING:
+    from ..worker.stages import ErrorKind as WorkerErrorKind
+
+# A signal stops any command with the status a shell gives a process killed by it (128 + the
+# signal's number). SIGHUP: the terminal was closed (Windows has no such signal).
+INTERRUPT_EXITS = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 
 
 @dataclass(frozen=True)
 class Code:
     """One stable result code: its name, process exit code and whether it is a pass.
+
+    A ``verdict`` is what a check found: the code a report carries. A ``process`` code is only
+    how the process ended when that is not the check's verdict (invalid arguments, a bug of the
+    tool, a report or a result that could not be written, an interrupt): an exit status, never
+    in a report.
 
     Its meaning and next action are messages (``code.<NAME>.summary`` and ``.next_action`` in
     ``i18n``): English here and in JSON, the user's language on the terminal.
@@ -20,6 +32,12 @@ class Code:
     name: str
     exit_code: int
     passed: bool = False
+    kind: Literal["verdict", "process"] = "verdict"
+    other_exit_codes: tuple[int, ...] = ()  # INTERRUPTED: one exit status per signal
+
+    @property
+    def exit_codes(self) -> tuple[int, ...]:
+        return (self.exit_code, *self.other_exit_codes)
 
     @property
     def summary(self) -> str:
@@ -33,8 +51,8 @@ class Code:
 _TABLE = (
     Code("GPU_CHECK_PASSED", 0, passed=True),
     Code("CPU_CHECK_PASSED", 0, passed=True),
-    Code("INTERNAL_ERROR", 1),
-    Code("USAGE_ERROR", 2),
+    Code("INTERNAL_ERROR", 1, kind="process"),
+    Code("USAGE_ERROR", 2, kind="process"),
     Code("TORCH_MISSING", 3),
     Code("TORCH_IMPORT_FAILED", 4),
     Code("GPU_BACKEND_ABSENT", 5),
@@ -45,25 +63,32 @@ _TABLE = (
     Code("RUNTIME_ERROR", 9),
     Code("TIMEOUT", 10),
     Code("WORKER_FAILED", 11),
-    Code("OUTPUT_WRITE_FAILED", 12),
-    Code("COLLECTIVE_FAILED", 13),
-    # Not a verdict: the check ran (and its report file, if asked for, was saved) but what it
-    # printed could not reach stdout (closed, a full device). Never inside a saved report, which
-    # is written before stdout.
-    Code("STDOUT_WRITE_FAILED", 15),
-    Code("INTERRUPTED", 130),
+    # The check ran but its report was not saved where asked: the report keeps the check's code.
+    Code("OUTPUT_WRITE_FAILED", 12, kind="process"),
+    # Exit statuses 13 and 14 are reserved: 13 for the distributed check, 14 for extensions.
+    # The check ran (and its report file, if asked for, was saved) but what it printed could not
+    # reach stdout (closed, a full device). Never inside a saved report, which is written before.
+    Code("STDOUT_WRITE_FAILED", 15, kind="process"),
+    Code("INTERRUPTED", INTERRUPT_EXITS["SIGINT"], kind="process",
+         other_exit_codes=(INTERRUPT_EXITS["SIGTERM"], INTERRUPT_EXITS["SIGHUP"])),
 )
 
 CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}
+# The codes a report can carry (the schema's ``code``): the check's verdicts.
+VERDICTS: Mapping[str, Code] = {code.name: code for code in _TABLE if code.kind == "verdict"}
 
 EXIT_USAGE = CODES["USAGE_ERROR"].exit_code
 EXIT_INTERNAL = CODES["INTERNAL_ERROR"].exit_code
 EXIT_OUTPUT = CODES["OUTPUT_WRITE_FAILED"].exit_code
 EXIT_STDOUT = CODES["STDOUT_WRITE_FAILED"].exit_code
 
-# Error kinds the worker reports, mapped to codes. The worker names what went wrong; this table
-# (with the few rules in ``classify``) decides what that means for the user.
-_KIND_TO_CODE = {
+# What the front concludes itself: a result that is wrong or missing, the time limit reached, a
+# worker that ended without saying why. The worker's own kinds are the protocol's (ErrorKind).
+FrontErrorKind = Literal["check_failed", "timeout", "worker_failed"]
+
+# Error kinds, the worker's and the front's, mapped to codes. The worker names what went wrong;
+# this table (with the few rules in ``classify``) decides what that means for the user.
+_KIND_TO_CODE: Mapping[WorkerErrorKind | FrontErrorKind, str] = {
     "backend_absent": "GPU_BACKEND_ABSENT",
     "gpu_unavailable": "GPU_UNAVAILABLE",
     "device_index_invalid": "DEVICE_INDEX_INVALID",
@@ -72,7 +97,6 @@ _KIND_TO_CODE = {
     "runtime_error": "RUNTIME_ERROR",
     "timeout": "TIMEOUT",
     "worker_failed": "WORKER_FAILED",
-    "interrupted": "INTERRUPTED",
 }
 
 
@@ -90,7 +114,7 @@ def classify(device: str, error: Mapping[str, Any] | None) -> Code:
         missing_torch = (error.get("type") == "ModuleNotFoundError"
                          and error.get("missing_module") == "torch")
         return CODES["TORCH_MISSING" if missing_torch else "TORCH_IMPORT_FAILED"]
-    name = _KIND_TO_CODE.get(str(kind))
+    name = _KIND_TO_CODE.get(kind) if isinstance(kind, str) else None  # type: ignore[call-overload]
     if name is None:
         return CODES["WORKER_FAILED"]
     return CODES[name]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..i18n import ENGLISH, Translate
 
@@ -23,12 +23,15 @@ MINIMUM_DRIVER = {11: ("450.80.02", "452.39"), 12: ("525.60.13", "528.33"),
 SLOW_FIRST_CALL_MS = 5000.0
 
 
+Severity = Literal["error", "warning", "info"]
+
+
 @dataclass(frozen=True)
 class Finding:
     """A finding's facts; its sentences come from the message catalog (``finding.<id>.*``)."""
 
     id: str
-    severity: str  # error | warning | info
+    severity: Severity
     evidence: tuple[str, ...]
     values: Mapping[str, Any] = field(default_factory=dict)  # the sentences' placeholders
     variant: str | None = None  # for a finding whose advice depends on the case
@@ -42,14 +45,15 @@ class Finding:
 
 
 Rule = Callable[[Report], "Finding | None"]
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+_SEVERITY_ORDER: dict[Severity, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 def derive(report: Report, translate: Translate = ENGLISH) -> list[dict[str, Any]]:
     """Every finding the rules see in ``report``, the most severe first.
 
-    The report's JSON keeps English; a terminal in another language derives them again with its
-    own ``translate``: the rules are pure, so both lists hold the same findings.
+    The report's JSON keeps English; the terminal and markdown derive them again from the same
+    report with their language's ``translate``, English too: the rules are pure, so every list
+    holds the same findings.
     """
     found = [finding for rule in RULES if (finding := rule(report)) is not None]
     found.sort(key=lambda finding: _SEVERITY_ORDER[finding.severity])
@@ -96,8 +100,10 @@ def _quote(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+def _version_tuple(text: object) -> tuple[int, ...]:
+    """The first three numbers of a version ("12.8" -> (12, 8)); () for anything else."""
+    return tuple(int(part) for part in re.findall(r"\d{1,9}", text)[:3]) \
+        if isinstance(text, str) else ()
 
 
 # -- the rules ------------------------------------------------------------------------------------
@@ -132,7 +138,9 @@ def driver_too_old(report: Report) -> Finding | None:
     build = pytorch.get("cuda_build")
     if not (_gpu_mode(report) and build):
         return None
-    build_major = _version_tuple(build)[0]
+    build_major = next(iter(_version_tuple(build)), None)
+    if build_major is None:
+        return None
     said = _search(r"too old \(found version (\d+)\)", _messages(report, ["device", "compute"]))
     if said is not None:
         found = int(said[1].group(1))

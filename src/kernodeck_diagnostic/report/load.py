@@ -5,10 +5,10 @@
     'not_found'
 
 A report is *readable* when its file is a regular file of at most 8 MiB holding JSON, an object,
-with ``schema_version`` 1 and a ``code`` known to the code table. Anything else gets one of the
-reasons in ``REASONS``; a FIFO or a device is refused without waiting on it. Reports come from
-other machines and other people: a report's fields are read with ``field()``, which never fails
-on a missing or odd-typed block.
+with ``schema_version`` 1 and a ``code`` a report can carry (``codes.VERDICTS``). Anything else
+gets one of the reasons of ``Reason``; a FIFO or a device is refused without waiting on it.
+Reports come from other machines and other people: a report's fields are read with ``field()``,
+which never fails on a missing or odd-typed block.
 """
 
 from __future__ import annotations
@@ -17,22 +17,21 @@ import json
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..i18n import Translate
 from ..terminal import cell
-from .codes import CODES
-
-SCHEMA_VERSION = 1  # the version this tool writes and reads (report.SCHEMA_VERSION)
-
+from . import SCHEMA_VERSION
+from .codes import VERDICTS
 
 # A report is a few kilobytes; a bigger file is not one, and is not read whole into memory.
 MAX_REPORT_BYTES = 8 * 2**20
 
 
-# Why a file is not a readable report: the ids JSON output carries, each a catalog message.
-REASONS = ("not_found", "not_a_file", "permission", "unreadable", "not_json", "schema_version",
-           "not_a_report", "too_large")
+# Why a file is not a readable report: the ids JSON output carries, each a catalog message
+# (``reports.reason.<id>``).
+Reason = Literal["not_found", "not_a_file", "permission", "unreadable", "not_json",
+                 "schema_version", "not_a_report", "too_large"]
 
 
 # Opening must never wait: a FIFO with no writer (or a device) would block open() forever. Only
@@ -47,7 +46,7 @@ class Loaded:
 
     name: str
     report: dict[str, Any] | None = None
-    reason: str | None = None
+    reason: Reason | None = None
     detail: str | None = None  # for schema_version: the version found
 
     def why(self, t: Translate) -> str:
@@ -78,12 +77,12 @@ def judge(document: Any, name: str) -> Loaded:
     version = document["schema_version"]
     if version != SCHEMA_VERSION or isinstance(version, bool):
         return Loaded(name, reason="schema_version", detail=cell(json.dumps(version), 20))
-    if not isinstance(document.get("code"), str) or document["code"] not in CODES:
+    if not isinstance(document.get("code"), str) or document["code"] not in VERDICTS:
         return Loaded(name, reason="not_a_report")
     return Loaded(name, report=document)
 
 
-def read_bounded(path: str) -> bytes | str:
+def read_bounded(path: str) -> bytes | Reason:
     """The bytes of a regular file of at most ``MAX_REPORT_BYTES``, or the reason id why not.
 
     A FIFO, a socket or a device is refused before it is opened (and again after, in case it
@@ -102,7 +101,7 @@ def read_bounded(path: str) -> bytes | str:
     return "too_large" if len(data) > MAX_REPORT_BYTES else data
 
 
-def reason_of(error: OSError) -> str:
+def reason_of(error: OSError) -> Reason:
     """The reason id for a file that could not be opened or listed."""
     if isinstance(error, FileNotFoundError):
         return "not_found"
@@ -127,8 +126,8 @@ def field(report: dict[str, Any], path: str) -> Any:
 
 
 def exit_code_of(report: dict[str, Any]) -> int:
-    """The report's own exit code (INTERRUPTED may say 130 or 143), else the code table's."""
+    """The report's own exit code, else its code's in the code table."""
     value = report.get("exit_code")
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    return CODES[report["code"]].exit_code
+    return VERDICTS[report["code"]].exit_code

@@ -101,8 +101,9 @@ def _next_action(report: dict[str, Any], t: Translate) -> str:
 
 
 def _findings(report: dict[str, Any], t: Translate) -> list[dict[str, Any]]:
-    # The report holds English; in another language the pure rules give the same findings again.
-    return list(report["findings"]) if t is ENGLISH else derive(report, t)
+    # Derived from the report's facts in every language, English too: the pure rules give the
+    # list the report holds (in English), and every language shows the same findings.
+    return derive(report, t)
 
 
 def _in_code(value: object) -> str:

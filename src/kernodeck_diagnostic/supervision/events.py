@@ -1,24 +1,106 @@
 """The worker's event log, decoded as it grows: one JSON object a line, none of it trusted.
 
 The worker runs in the interpreter under diagnosis, which may be hostile: every line is bounded,
-every string cleaned and cut, and a line that is not an event is counted, never guessed at.
+every string cleaned and cut, and a line that is not an event is counted, never guessed at. Every
+field of every event is held to the protocol the worker module defines (``worker/stages.py``) and
+every fact to the report's schema (``report/validate.py``): a field of the wrong type, or one the
+protocol does not have, is dropped and counted, and the report says so in one note.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ..report.validate import conforms, fact_schema
+from ..worker.stages import (
+    ERROR_KINDS,
+    EXPECTED,
+    FACT_BLOCKS,
+    MAX_TEXT_CHARS,
+    STAGES,
+    STEPS,
+    decode_number,
+)
+
 MAX_EVENT_LINE_BYTES = 64 * 1024
 MAX_EVENT_BYTES_TOTAL = 4 * 1024 * 1024  # all accepted events together: the front stays small
-MAX_TEXT_CHARS = 2000  # any string from the worker; the worker bounds messages alike
 MAX_WARNINGS = 50
 MAX_EVENTS = 10_000
+MAX_DEPTH = 16  # nesting of an event's lists and objects (the protocol needs 4)
+MAX_DROPPED_NAMED = 10  # how many of the dropped fields the note names
 SURROGATES = re.compile("[\ud800-\udfff]")  # lone surrogates: not encodable as UTF-8
 _MESSAGE_KEY = re.compile(r"error\.[a-z_]+(?:\.[a-z_]+)?")  # the tool's own sentences (i18n)
+# Report fields the front establishes itself (the computation's verdicts from the values of the
+# ``result`` event; what it reads once the worker ended): sent by a worker, they are dropped.
+FRONT_FACTS: Mapping[str, tuple[str, ...]] = {
+    "runtime": ("library_override", "tool_environment"),
+    "execution": ("product_verified", "gradient_verified", "loss"),
+}
+NOTE_CATEGORY = "kernodeck-diagnostic"  # the category of the tool's own note among the warnings
+
+Check = Callable[[Any], bool]
+
+
+def _one_of(names: tuple[str, ...]) -> Check:
+    return lambda value: isinstance(value, str) and value in names
+
+
+def _string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _string_or_null(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _duration(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def _value(value: Any) -> bool:
+    """A computed value (``result``): a number, "nan", "inf", "-inf", or null (none computed)."""
+    return value is None or decode_number(value) is not None
+
+
+def _matrix(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(
+        isinstance(row, list) and all(decode_number(item) is not None for item in row)
+        for row in value))
+
+
+_STAGE = _one_of(STAGES)
+_STEP = {"stage": _STAGE, "step": _one_of(STEPS)}
+_STAGE_END = {"stage": _STAGE, "duration_ms": _duration}
+# Each event's fields and what each must be ("event" itself aside; "t_ms" is every event's). The
+# events are the protocol's EVENTS, each once (a test checks that no event is missing).
+FIELDS: Mapping[str, Mapping[str, Check]] = {
+    "facts": {"block": _one_of(FACT_BLOCKS), "values": _object},
+    "stage_started": {"stage": _STAGE},
+    "stage_finished": _STAGE_END,
+    "stage_failed": _STAGE_END,
+    "step": _STEP,
+    "step_failed": _STEP,
+    "warning": {"stage": _STAGE, "category": _string, "message": _string},
+    "error": {"stage": _STAGE, "kind": _one_of(ERROR_KINDS), "type": _string_or_null,
+              "message": _string, "missing_module": _string_or_null,
+              "message_key": lambda value: isinstance(value, str) and bool(
+                  _MESSAGE_KEY.fullmatch(value)),
+              "message_values": _object},
+    "result": {"product": _matrix, "loss": _value, "gradient": _matrix},
+    "local_paths": {"interpreter": _string_or_null, "torch": _string_or_null},
+    "final": {},
+}
 
 
 @dataclass
@@ -31,50 +113,118 @@ class WorkerState:
     stage_ms: dict[str, float] = field(default_factory=dict)
     error: dict[str, Any] | None = None
     warnings: list[dict[str, Any]] = field(default_factory=list)
+    # The computation's values (``result``), decoded: floats, NaN and infinities included.
+    result: dict[str, Any] = field(default_factory=dict)
     final: bool = False
     # Where the interpreter and torch live: for --show-paths on the terminal only. Kept apart
     # from the facts so that no path can reach a report.
     local_paths: dict[str, str | None] = field(default_factory=dict)
     events: int = 0
     unreadable_lines: int = 0
+    # Fields (and events) of the wrong type or not of the protocol: dropped, never trusted.
+    dropped: int = 0
+    dropped_names: list[str] = field(default_factory=list)  # distinct, the protocol's words only
+    dropped_at: str | None = None  # the stage the first one was dropped at
 
     def apply(self, event: dict[str, Any]) -> None:
         self.events += 1
         kind = event.get("event")
-        if kind == "stage_started":
-            self.stage = _text(event.get("stage"))
+        if not (isinstance(kind, str) and kind in FIELDS):
+            self._drop("an event not of the protocol")
+            return
+        fields = self._checked(kind, event, FIELDS[kind])
+        if kind == "stage_started" and "stage" in fields:
+            self.stage = fields["stage"]
             self.step = None
-        elif kind in ("stage_finished", "stage_failed"):
-            stage = _text(event.get("stage"))
-            duration = event.get("duration_ms")
-            if stage and isinstance(duration, (int, float)):
-                self.stage_ms[stage] = float(duration)
-        elif kind == "step":
-            self.step = _text(event.get("step"))
-        elif kind == "facts":
-            block, values = event.get("block"), event.get("values")
-            if isinstance(block, str) and isinstance(values, dict):
-                self.facts.setdefault(block, {}).update(values)
+        elif (kind in ("stage_finished", "stage_failed") and "stage" in fields
+              and "duration_ms" in fields):
+            self.stage_ms[fields["stage"]] = float(fields["duration_ms"])
+        elif kind == "step" and "step" in fields:
+            self.step = fields["step"]
+        elif kind == "facts" and "block" in fields and "values" in fields:
+            self._facts(fields["block"], fields["values"])
         elif kind == "warning" and len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append({"stage": _text(event.get("stage")),
-                                  "category": _text(event.get("category")),
-                                  "message": _one_line(event.get("message"))})
+            self.warnings.append({"stage": fields.get("stage"),
+                                  "category": fields.get("category"),
+                                  "message": _one_line(fields.get("message"))})
         elif kind == "error" and self.error is None:
-            self.error = {key: event.get(key) for key in
-                          ("stage", "kind", "type", "message", "missing_module")}
-            self.error["message"] = _one_line(event.get("message"))
-            key, values = event.get("message_key"), event.get("message_values")
-            if isinstance(key, str) and _MESSAGE_KEY.fullmatch(key):
-                self.error["message_key"] = key
-                self.error["message_values"] = {
-                    name: _one_line(str(value)) for name, value in
-                    (values.items() if isinstance(values, dict) else ()) if isinstance(name, str)}
-            if self.step is not None:
-                self.error["step"] = self.step
+            self._error(fields)
+        elif kind == "result":
+            self.result = {name: _decoded(value) for name, value in fields.items()
+                           if name in EXPECTED}
         elif kind == "local_paths":
-            self.local_paths = {name: _text(event.get(name)) for name in ("interpreter", "torch")}
+            self.local_paths = {name: fields.get(name) for name in ("interpreter", "torch")}
         elif kind == "final":
             self.final = True
+
+    def notes(self) -> list[dict[str, Any]]:
+        """The report's note of what was dropped, shaped as a warning (none if nothing was)."""
+        if not self.dropped:
+            return []
+        named = ", ".join(self.dropped_names[:MAX_DROPPED_NAMED])
+        if len(self.dropped_names) > MAX_DROPPED_NAMED:
+            named += ", \u2026"
+        return [{"stage": self.dropped_at, "category": NOTE_CATEGORY,
+                 "message": f"{self.dropped} field(s) of the worker's events were not of the "
+                            f"protocol's types and were dropped unread ({named})"}]
+
+    def _checked(self, kind: str, event: dict[str, Any],
+                 expected: Mapping[str, Check]) -> dict[str, Any]:
+        """The fields of ``event`` that meet ``expected``; every other one dropped."""
+        kept = {}
+        for name, value in event.items():
+            if name == "event":
+                continue
+            check = _duration if name == "t_ms" else expected.get(name)
+            if check is None:
+                self._drop(f"a field of {kind} not of the protocol")
+            elif check(value):
+                kept[name] = value
+            else:
+                self._drop(f"{kind}.{name}")
+        return kept
+
+    def _facts(self, block: str, values: dict[str, Any]) -> None:
+        kept = self.facts.setdefault(block, {})
+        for name, value in values.items():
+            owned = name in FRONT_FACTS.get(block, ())
+            rule = None if owned else fact_schema(block, name)
+            if rule is not None and conforms(value, rule):
+                kept[name] = value
+            else:
+                self._drop(f"facts.{block}.{name}" if owned or rule is not None
+                           else f"a fact of {block} not of the report")
+
+    def _error(self, fields: dict[str, Any]) -> None:
+        # The first error is the one diagnosed; without a kind of the protocol, what failed is
+        # unknown: the worker failed.
+        self.error = {"stage": fields.get("stage"), "kind": fields.get("kind", "worker_failed"),
+                      "type": fields.get("type"), "message": _one_line(fields.get("message")),
+                      "missing_module": fields.get("missing_module")}
+        if "message_key" in fields:
+            values = {}
+            for name, value in fields.get("message_values", {}).items():
+                if isinstance(value, str):
+                    values[name] = _one_line(value)
+                else:
+                    self._drop("error.message_values")
+            self.error.update(message_key=fields["message_key"], message_values=values)
+        if self.step is not None:
+            self.error["step"] = self.step
+
+    def _drop(self, name: str) -> None:
+        self.dropped += 1
+        if self.dropped_at is None:
+            self.dropped_at = self.stage or STAGES[0]
+        if name not in self.dropped_names:  # the protocol's own names: a short list
+            self.dropped_names.append(name)
+
+
+def _decoded(value: Any) -> Any:
+    """A ``result`` value with its numbers as floats (non-finite ones from their strings)."""
+    if isinstance(value, list):
+        return [_decoded(item) for item in value]
+    return None if value is None else decode_number(value)
 
 
 class EventReader:
@@ -123,23 +273,21 @@ class EventReader:
                 > MAX_EVENT_BYTES_TOTAL):
             self.state.unreadable_lines += 1
             return
-        if len(line) >= MAX_EVENT_LINE_BYTES:  # the kept head of an over-long line, or one
-            event = _salvage(line[:MAX_EVENT_LINE_BYTES])
-        else:
-            try:
+        try:
+            if len(line) >= MAX_EVENT_LINE_BYTES:  # the kept head of an over-long line, or one
+                event = _salvage(line[:MAX_EVENT_LINE_BYTES])
+            else:
                 # A byte that is not UTF-8 spoils one character, not the whole event.
                 event = json.loads(line.decode("utf-8", "replace"))
-            except ValueError:
-                event = None
-        if isinstance(event, dict):
+            # Nested deeper than any event of the protocol (or than the decoder can go): junk.
+            event = _clean(event) if isinstance(event, dict) else None
+        except (ValueError, RecursionError):
+            event = None
+        if event is not None:
             self._accepted_bytes += min(len(line), MAX_EVENT_LINE_BYTES)
-            self.state.apply(_clean(event))
+            self.state.apply(event)
         else:
             self.state.unreadable_lines += 1
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _one_line(value: Any) -> str | None:
@@ -147,21 +295,24 @@ def _one_line(value: Any) -> str | None:
     return " ".join(value.split()) if isinstance(value, str) else None
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: Any, depth: int = 0) -> Any:
     """Every string of an event made safe to keep and to encode.
 
     A lone surrogate (a non-UTF-8 byte the worker decoded with surrogateescape and JSON carried as
     ``\\udcXX``) becomes U+FFFD, so the report can always be written as UTF-8; a string longer
-    than MAX_TEXT_CHARS is cut there, with an ellipsis.
+    than MAX_TEXT_CHARS is cut there, with an ellipsis. Lists and objects nested deeper than
+    MAX_DEPTH raise ValueError: the event is unreadable.
     """
     if isinstance(value, str):
         if len(value) > MAX_TEXT_CHARS:
             value = value[:MAX_TEXT_CHARS - 1] + "\u2026"
         return SURROGATES.sub("\ufffd", value)
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list)):
+        raise ValueError("nested too deep")
     if isinstance(value, dict):
-        return {_clean(key): _clean(item) for key, item in value.items()}
+        return {_clean(key): _clean(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list):
-        return [_clean(item) for item in value]
+        return [_clean(item, depth + 1) for item in value]
     return value
 
 

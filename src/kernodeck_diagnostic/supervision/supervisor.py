@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Callable
+from typing import IO, Callable, Literal
 
 from .events import SURROGATES, EventReader, WorkerState
 from .process import kill_tree, spawn
@@ -25,12 +25,10 @@ CAPTURE_LIMIT_BYTES = 8 * 1024 * 1024
 # stands (a library's non-daemon thread must not turn a finished check into a timeout).
 FINAL_GRACE_S = 1.0
 
-# Variables the front adds to the worker's environment, with why. The worker otherwise inherits
-# the environment unchanged: it must see what the user's application sees (CUDA_VISIBLE_DEVICES,
-# LD_LIBRARY_PATH, PYTHONPATH...).
-WORKER_ENV_ADDITIONS: dict[str, str] = {}
-
 ProgressCallback = Callable[[str, float], None]
+# How the worker ended: its final event written (whatever its exit), the time limit reached, an
+# exit without the final event, or no start at all.
+Outcome = Literal["finished", "timeout", "crashed", "not_started"]
 
 
 @dataclass
@@ -38,7 +36,7 @@ class WorkerRun:
     """How the worker ended, and what it said."""
 
     state: WorkerState
-    outcome: str  # finished | timeout | crashed | not_started
+    outcome: Outcome
     returncode: int | None
     elapsed_s: float
     # Why the worker could not start: a message key (``error.not_started.*``) and the system's
@@ -131,14 +129,9 @@ def worker_options(python: str) -> list[str]:
 
 def worker_source() -> bytes:
     """The worker module's bytes, from the installed package or from inside the zipapp."""
-    package = os.path.dirname(os.path.dirname(__file__))
-    source = os.path.join(package, "worker", "stages.py")
-    loader = globals().get("__loader__")
-    get_data = getattr(loader, "get_data", None)
-    if get_data is not None:
-        return bytes(get_data(source))
-    with open(source, "rb") as file:
-        return file.read()
+    from ..package_data import read
+
+    return read("worker", "stages.py")
 
 
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
@@ -188,13 +181,13 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     state = reader.state
     start = time.monotonic()
     deadline = start + timeout_s
-    env = dict(os.environ, **WORKER_ENV_ADDITIONS) if WORKER_ENV_ADDITIONS else None
     try:
-        process = spawn(argv, stdout=captures[0], stderr=captures[1], env=env,
-                        stdin=subprocess.PIPE)
+        # The environment is inherited unchanged: the worker must see what the user's
+        # application sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
+        process = spawn(argv, stdout=captures[0], stderr=captures[1], stdin=subprocess.PIPE)
     except OSError as exc:
         return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
-    outcome = "timeout"
+    outcome: Outcome = "timeout"
     try:
         while True:
             remaining = deadline - time.monotonic()

@@ -7,8 +7,10 @@ It is run by path, in the interpreter under diagnosis, from a private temporary 
 It depends on the standard library and torch only (the interpreter under diagnosis lacks our
 package), runs on Python 3.9+, and writes newline-delimited JSON events to the events file as each
 stage finishes, never to stdout (libraries print there). The supervisor decides the result code;
-the worker only says what happened, so a crash or a hang still leaves the last stage reached.
-Messages are written raw but bounded; the supervisor redacts them.
+the worker only says what happened (the values it computed, never whether they are right), so a
+crash or a hang still leaves the last stage reached. Messages are written raw but bounded; the
+supervisor redacts them. The protocol (stages, events, error kinds, bounds, expected values) is
+defined at the top of this file, and the front imports it from here.
 """
 
 # ruff: noqa: E402 - the worker's own imports come after the note of what was loaded before them
@@ -21,28 +23,70 @@ import sys
 # script: a module of the user's named like one of these hides nothing (see local_modules).
 STARTUP_MODULES = frozenset(sys.modules)
 
-import argparse
 import contextlib
 import json
 import math
 import os
-import platform
 import shutil
 import signal
 import time
 import warnings
 from collections.abc import Iterator
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Literal, TextIO, get_args
 
-MAX_MESSAGE_CHARS = 2000
+# -- the protocol ---------------------------------------------------------------------------------
+# What the worker says and the front reads, defined here once: the front imports this module
+# (never runs it) for these names, and holds every event to them on arrival (see
+# supervision/events.py), because the interpreter under diagnosis may write anything.
+
+# The stages, in the order they run. A stable report field: never derived from a method's name.
+Stage = Literal["interpreter", "import", "backend", "device", "compute"]
+STAGES: tuple[Stage, ...] = get_args(Stage)
+# The steps of the compute stage, in order (``verify`` reads the values back to the host).
+Step = Literal["allocate", "product", "gradient", "synchronize", "verify"]
+STEPS: tuple[Step, ...] = get_args(Step)
+# Every event the worker writes: one JSON object a line, ``{"event": NAME, "t_ms": ..., ...}``.
+EventName = Literal["facts", "stage_started", "stage_finished", "stage_failed", "step",
+                    "step_failed", "warning", "error", "result", "local_paths", "final"]
+EVENTS: tuple[EventName, ...] = get_args(EventName)
+# The report's blocks a ``facts`` event fills.
+FactBlock = Literal["runtime", "pytorch", "execution"]
+FACT_BLOCKS: tuple[FactBlock, ...] = get_args(FactBlock)
+# What went wrong, as the worker names it; the front maps each to a result code.
+ErrorKind = Literal["import_failed", "backend_absent", "gpu_unavailable",
+                    "device_index_invalid", "out_of_memory", "runtime_error"]
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+# Any string of an event, messages included, is at most this long (the front cuts longer ones).
+MAX_TEXT_CHARS = 2000
 MAX_WARNINGS_PER_STAGE = 20
 
-# The fixed computation (DESIGN section 4): exact in float32 on any backend.
+# The fixed computation: exact in float32 on any backend (every value is a small integer), so
+# the expected values are compared exactly. The worker sends the values it got (the ``result``
+# event); the front compares them with these: the worker never says whether they are right.
 A_VALUES = [[1.0, 2.0], [3.0, 4.0]]
 B_VALUES = [[2.0, 0.0], [1.0, 2.0]]
-EXPECTED_PRODUCT = [[4.0, 4.0], [10.0, 8.0]]
-EXPECTED_LOSS = 196.0
-EXPECTED_GRADIENT = [[16.0, 24.0], [40.0, 52.0]]
+EXPECTED_PRODUCT = [[4.0, 4.0], [10.0, 8.0]]  # A @ B
+EXPECTED_LOSS = 196.0  # ((A @ B) ** 2).sum()
+EXPECTED_GRADIENT = [[16.0, 24.0], [40.0, 52.0]]  # d loss / d A = 2 (A @ B) B^T
+# The ``result`` event's fields, in the order a wrong one is named, and their expected values.
+EXPECTED: dict[str, Any] = {"product": EXPECTED_PRODUCT, "loss": EXPECTED_LOSS,
+                            "gradient": EXPECTED_GRADIENT}
+# JSON has no NaN nor infinity: a non-finite value travels as one of these strings.
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def encode_number(value: float) -> float | str:
+    """A computed value as JSON carries it: the number, or "nan", "inf" or "-inf"."""
+    if math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
+
+
+def decode_number(value: Any) -> float | None:
+    """A computed value as the front reads it back; None when it is not one (a wrong type)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return NON_FINITE.get(value) if isinstance(value, str) else None
 
 
 class StageError(Exception):
@@ -53,7 +97,7 @@ class StageError(Exception):
     it in English in the report and in the user's language on the terminal.
     """
 
-    def __init__(self, kind: str, exc: BaseException | None = None, key: str = "",
+    def __init__(self, kind: ErrorKind, exc: BaseException | None = None, key: str = "",
                  **values: Any) -> None:
         super().__init__(key)
         self.kind = kind
@@ -69,7 +113,7 @@ class Events:
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
         self._start = time.monotonic()
 
-    def emit(self, event: str, **fields: Any) -> None:
+    def emit(self, event: EventName, **fields: Any) -> None:
         record = {"event": event, "t_ms": round((time.monotonic() - self._start) * 1000, 1)}
         record.update(fields)
         self._file.write(json.dumps(record, ensure_ascii=True, default=str) + "\n")
@@ -77,10 +121,10 @@ class Events:
 
 
 def bounded(text: str) -> str:
-    """One line, at most MAX_MESSAGE_CHARS characters."""
+    """One line, at most MAX_TEXT_CHARS characters."""
     line = " ".join(str(text).split())
-    if len(line) > MAX_MESSAGE_CHARS:
-        line = line[: MAX_MESSAGE_CHARS - 1] + "\u2026"
+    if len(line) > MAX_TEXT_CHARS:
+        line = line[: MAX_TEXT_CHARS - 1] + "\u2026"
     return line
 
 
@@ -102,17 +146,19 @@ class Worker:
 
     def run(self) -> None:
         self.facts("runtime", warnings_as_errors=warnings_as_errors())
-        stages: list[Callable[[], None]] = [
-            self.stage_interpreter, self.stage_import, self.stage_backend,
-            self.stage_device, self.stage_compute,
-        ]
-        for stage in stages:
-            name = stage.__name__[len("stage_"):]
-            if not self._run_stage(name, stage):
+        # Each stage's name is the protocol's (STAGES), never its method's: renaming a method
+        # changes no report.
+        bodies: dict[Stage, Callable[[], None]] = {
+            "interpreter": self.stage_interpreter, "import": self.stage_import,
+            "backend": self.stage_backend, "device": self.stage_device,
+            "compute": self.stage_compute,
+        }
+        for name in STAGES:
+            if not self._run_stage(name, bodies[name]):
                 break
         self.events.emit("final")
 
-    def _run_stage(self, name: str, body: Callable[[], None]) -> bool:
+    def _run_stage(self, name: Stage, body: Callable[[], None]) -> bool:
         self.events.emit("stage_started", stage=name)
         start = time.monotonic()
         caught: list[tuple[str, str]] = []
@@ -142,12 +188,16 @@ class Worker:
         self.events.emit("stage_finished", stage=name, duration_ms=duration)
         return True
 
-    def facts(self, block: str, **values: Any) -> None:
+    def facts(self, block: FactBlock, **values: Any) -> None:
         self.events.emit("facts", block=block, values=values)
 
     # -- stages ---------------------------------------------------------------------------------
 
     def stage_interpreter(self) -> None:
+        # Imported here, not at the top: the front imports this module for the protocol alone.
+        # (Before the user's first import path is put back in stage_import: see there.)
+        import platform
+
         self.facts(
             "runtime",
             python_version=platform.python_version(),
@@ -294,10 +344,9 @@ class Worker:
         torch = self.torch
         on_gpu = self.device == "gpu"
         target = f"cuda:{self.index}" if on_gpu else "cpu"
-        self.facts("execution", device=target, product_verified=False, gradient_verified=False,
-                   loss=None, synchronized=False if on_gpu else None)
+        self.facts("execution", device=target, synchronized=False if on_gpu else None)
         start = time.monotonic()
-        step = "allocate"
+        step: Step = "allocate"
         try:
             self.events.emit("step", stage="compute", step=step)
             if on_gpu:
@@ -318,23 +367,27 @@ class Worker:
                 self.facts("execution", synchronized=True)
             step = "verify"
             self.events.emit("step", stage="compute", step=step)
-            product_values = product.detach().cpu().tolist()
-            loss_value = float(loss.detach().cpu().item())
-            gradient = a.grad.detach().cpu().tolist() if a.grad is not None else None
+            result = {
+                "product": encoded(product.detach().cpu().tolist()),
+                "loss": encoded(loss.detach().cpu().item()),
+                "gradient": encoded(a.grad.detach().cpu().tolist()) if a.grad is not None
+                else None,
+            }
         except Exception as exc:
-            kind = "out_of_memory" if is_out_of_memory(torch, exc) else "runtime_error"
+            kind: ErrorKind = "out_of_memory" if is_out_of_memory(torch, exc) else "runtime_error"
             self.events.emit("step_failed", stage="compute", step=step)
             raise StageError(kind, exc) from None
-        product_ok = product_values == EXPECTED_PRODUCT
-        gradient_ok = gradient == EXPECTED_GRADIENT
-        self.facts("execution", product_verified=product_ok, gradient_verified=gradient_ok,
-                   loss=loss_value if math.isfinite(loss_value) else None,  # NaN is not JSON
-                   duration_ms=round((time.monotonic() - start) * 1000, 1))
-        if not (product_ok and gradient_ok and loss_value == EXPECTED_LOSS):
-            checks = (("product", product_ok), ("loss", loss_value == EXPECTED_LOSS),
-                      ("gradient", gradient_ok))
-            wrong = [name for name, ok in checks if not ok]
-            raise StageError("check_failed", key="error.check_failed", what=", ".join(wrong))
+        self.facts("execution", duration_ms=round((time.monotonic() - start) * 1000, 1))
+        # The values themselves, not a verdict: the front compares them with EXPECTED.
+        self.events.emit("result", **result)
+
+
+def encoded(values: Any) -> Any:
+    """Values read back from the device (a number or nested lists of them), as JSON carries
+    them: see encode_number."""
+    if isinstance(values, (list, tuple)):
+        return [encoded(item) for item in values]
+    return encode_number(float(values))
 
 
 VISIBILITY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
@@ -904,6 +957,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"worker: Python {MINIMUM_PYTHON[0]}.{MINIMUM_PYTHON[1]} or newer is "
                          "needed\n")
         return EXIT_PYTHON_TOO_OLD
+    import argparse  # here: the front, which imports this module, may not need it
+
     parser = argparse.ArgumentParser(prog="worker")
     parser.add_argument("--events", required=True)
     parser.add_argument("--device", choices=("gpu", "cpu"), required=True)

@@ -6,6 +6,8 @@ scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure
     cuda_pass               a CUDA 12.8 build with one working GPU
     rocm_pass               a ROCm (HIP) build with one working AMD GPU (still the ``cuda`` name)
     wrong_product           the backend computes a wrong matrix product
+    nan_in_product          a faulty kernel (or GPU) puts a NaN into the product: the loss is
+                            NaN and the gradient partly NaN, values JSON cannot write as numbers
     oom_at_allocation       the allocator runs out of device memory on the first tensor
     error_at_synchronize    an asynchronous kernel fault surfaces at synchronisation
     hang_in_synchronize     synchronisation never returns, SIGTERM and SIGINT ignored, with a
@@ -81,6 +83,8 @@ class Tensor:
         rows = _matmul(self.rows, other.rows)
         if SCENARIO == "wrong_product":
             rows[0][0] += 1.0
+        if SCENARIO == "nan_in_product":
+            rows[1][1] = float("nan")
         if SCENARIO == "segfault_in_compute":
             ctypes.string_at(0)  # a real segmentation fault, as a crashing driver gives
         return Tensor(rows, self.device, parents=(

@@ -1,0 +1,247 @@
+"""The check's command: parse, pre-flight the output, run the check, show and save it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import IO, Any, TypeVar
+
+from .. import TOOL_NAME
+from ..api import (
+    DEVICES,
+    TIMEOUT_DEFAULT_S,
+    TIMEOUT_MAX_S,
+    TIMEOUT_MIN_S,
+    Device,
+    InterpreterRejected,
+    Options,
+    index_in_range,
+    interpreter_problem,
+    known_device,
+    run,
+    timeout_in_range,
+    validate,
+)
+from ..i18n import ENGLISH, LANGUAGES, Translate
+from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
+from ..terminal import line, write
+from ..worker.stages import STAGES
+from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
+
+# The modules that read, render and save a report are imported once the check is under way:
+# with --host-check the probe starts before them, and a usage error never pays for them.
+
+_LIVE_STAGES = STAGES  # each has its label, ui.live.<stage>
+_N = TypeVar("_N", int, float)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The check, as ``kernodeck-diagnostic [options]``: its exit status."""
+    return run_command(TOOL_NAME, sys.argv[1:] if argv is None else argv, parser, _check,
+                       interrupted="check.interrupted")
+
+
+def _argument_type(convert: Callable[[str, Translate], Any], t: Translate) -> Callable[[str], Any]:
+    """An argparse type: the text converted, then checked by the API's own rule; argparse puts
+    the --flag in front of the message ("argument --timeout: must be between...")."""
+    def argument(value: str) -> Any:
+        try:
+            return convert(value, t)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return argument
+
+
+def _device_text(text: str, t: Translate) -> Device:
+    # Typed on a command line, the mode's case does not matter (--device CPU); a refusal repeats
+    # the text as typed, so that the redaction of what was pasted by mistake still applies.
+    lowered = text.strip().lower()
+    return known_device(lowered if lowered in DEVICES else text, t, "cli")
+
+
+def _index_text(text: str, t: Translate) -> int:
+    return index_in_range(_parsed(text, int, "cli.index.not_a_number", t), t)
+
+
+def _timeout_text(text: str, t: Translate) -> float:
+    return timeout_in_range(_parsed(text, float, "cli.timeout.not_a_number", t), t)
+
+
+def _parsed(text: str, parse: Callable[[str], _N], key: str, t: Translate) -> _N:
+    """``parse(text)``; if it fails, the message ``key`` repeating the text as typed."""
+    try:
+        return parse(text)
+    except ValueError:
+        raise ValueError(t(key, value=repr(text))) from None
+
+
+def _codes_epilog() -> str:
+    def rows(kind: str) -> str:
+        return "\n".join(f"  {code.name:<22} {'/'.join(map(str, code.exit_codes)):<11}  "
+                         f"{code.summary}" for code in CODES.values() if code.kind == kind)
+
+    return ("result codes: the report's code and the exit code (name, exit code, meaning):\n"
+            + rows("verdict") + "\n\nexit codes of the process alone, never a report's code:\n"
+            + rows("process") + "\n  (13 and 14 are reserved)\n\n" + _OUTPUT_EPILOG)
+
+
+_OUTPUT_EPILOG = """\
+output:
+  --output FILE is written first, then stdout. If stdout is closed or refuses the bytes (a full
+  device), the exit code is 15 (STDOUT_WRITE_FAILED) and the file asked for is still saved; a
+  reader that leaves (| head) is not a failure. If the file cannot be written the exit code is
+  12 (OUTPUT_WRITE_FAILED), and the text's first line says so. The JSON and markdown reports
+  keep the check's own code and exit code.
+  --output - is refused (exit 2): the JSON report on stdout is --format json; a file really
+  named '-' is ./-
+  With TERM=dumb or NO_COLOR, no colour; with TERM=dumb the progress line on stderr uses no
+  escape sequences (a carriage return and spaces only)."""
+
+
+def parser(t: Translate = ENGLISH) -> Parser:
+    """The check's options. ``t`` speaks the refusals of their values; the help is English."""
+    p = Parser(
+        translate=ENGLISH,
+        prog=TOOL_NAME,
+        description="Find the first layer of a PyTorch GPU setup that fails: interpreter and "
+                    "import, build backend, device, a tiny verified computation. Also: "
+                    f"'{TOOL_NAME} compare A.json B.json', '{TOOL_NAME} summarize PATH...'.",
+        epilog=_codes_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--device", type=_argument_type(_device_text, t), default="gpu",
+                   metavar="{gpu,cpu}",
+                   help="where to run the check (default gpu; cpu only when asked)")
+    p.add_argument("--device-index", type=_argument_type(_index_text, t), default=0,
+                   metavar="N", help="index of the GPU among the visible devices (default 0)")
+    p.add_argument("--timeout", type=_argument_type(_timeout_text, t),
+                   default=float(TIMEOUT_DEFAULT_S), metavar="S",
+                   help=f"limit for the whole check, {TIMEOUT_MIN_S}-{TIMEOUT_MAX_S} seconds "
+                        f"(default {TIMEOUT_DEFAULT_S})")
+    p.add_argument("--output", metavar="FILE",
+                   help="also write the JSON report to FILE, which must not exist yet")
+    p.add_argument("--host-check", action="store_true",
+                   help="also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, "
+                        "3 s at most")
+    p.add_argument("--python", metavar="PATH",
+                   help="diagnose another interpreter (a notebook kernel's, a service's, a "
+                        "venv's) without installing anything into it")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="what goes to stdout (default text); --output is always JSON")
+    p.add_argument("--lang", choices=LANGUAGES, default=None,
+                   help="language of the text (default from LC_ALL, LC_MESSAGES, LANG); "
+                        "JSON keeps English")
+    p.add_argument("--show-paths", action="store_true",
+                   help="also print where the interpreter and torch are, on this terminal only "
+                        "(never in a report)")
+    return p
+
+
+def _options(args: argparse.Namespace, t: Translate) -> Options:
+    """What was asked, checked by the API's own rules: ``UsageError`` when it cannot be run."""
+    if args.python is not None and (problem := interpreter_problem(args.python)):
+        raise UsageError("--python: " + t(problem))  # the API would say check(python=...)
+    try:
+        options = validate(device=args.device, device_index=args.device_index,
+                           timeout=args.timeout, host_check=args.host_check, python=args.python,
+                           translate=t)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output == "-":
+        # Not a file named '-' made by surprise, and not a second report on stdout beside the
+        # text: the JSON on stdout is --format json; a file really named '-' is ./-
+        raise UsageError(t("cli.output.dash"), typed=False)
+    return options
+
+
+def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) -> int:
+    options = _options(args, t)
+    from ..report.writer import OutputError, preflight, show, write_new
+
+    if args.output is not None:
+        try:
+            preflight(args.output)
+        except OutputError as exc:
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.preflight", reason=exc.explain(t),
+                                                   exit=EXIT_OUTPUT))
+            return EXIT_OUTPUT
+    live = _LiveLine(sys.stderr, args.timeout, t)
+    try:
+        result = run(options, on_progress=live.update)
+    except InterpreterRejected as exc:  # --python named no Python 3.9+: found by running it
+        raise UsageError(f"--python: {t(exc.key, **exc.values)}", typed=False) from None
+    finally:
+        live.clear()
+    report = result.to_dict()
+    from ..report.build import to_json
+    from ..report.render import markdown, text, use_colour
+
+    # The file first: it is the product, and it must not depend on what stdout does. Then what
+    # is printed can say the exit status the process really ends with.
+    exit_code = int(report["exit_code"])
+    not_saved: OutputError | None = None
+    if args.output is not None:
+        try:
+            write_new(args.output, to_json(report))
+            guard.disarm()  # the report is complete on disk: a late signal no longer undoes it
+        except OutputError as exc:
+            not_saved, exit_code = exc, EXIT_OUTPUT
+    # JSON and markdown are the report to share: the check's own code and exit code. The text is
+    # this run on this terminal: its first line says the exit status the process ends with.
+    if args.format == "json":
+        shown = to_json(report).decode("utf-8")
+    elif args.format == "markdown":
+        shown = markdown(report, t)
+    else:
+        paths = result.local_paths if args.show_paths else None
+        shown = text(report, colour=use_colour(sys.stdout), translate=t, paths=paths,
+                     exit_as="OUTPUT_WRITE_FAILED" if not_saved is not None else None)
+    lost = show(sys.stdout, shown)
+    if not_saved is not None:
+        line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=not_saved.explain(t),
+                                               exit=EXIT_OUTPUT))
+    if lost is not None:
+        saved = args.output is not None and not_saved is None
+        exit_code = EXIT_OUTPUT if not_saved is not None else EXIT_STDOUT
+        line(sys.stderr, f"{TOOL_NAME}: " + t(
+            "cli.stdout.saved" if saved else "cli.stdout.lost", reason=lost.explain(t),
+            exit=exit_code, code="OUTPUT_WRITE_FAILED" if not_saved else "STDOUT_WRITE_FAILED"))
+    return exit_code
+
+
+class _LiveLine:
+    """One line on a terminal's stderr naming the current stage and the time used.
+
+    On a terminal that declares itself dumb (``TERM=dumb``: Emacs shells, some CI consoles) no
+    escape sequence is sent: a carriage return and spaces over the previous text, which every
+    terminal understands.
+    """
+
+    def __init__(self, stream: IO[str], limit_s: float, t: Translate = ENGLISH) -> None:
+        isatty = getattr(stream, "isatty", None)
+        self._stream = stream if isatty and isatty() else None
+        self._t = t
+        self._limit = f"{limit_s:g} s"
+        self._shown = False
+        self._dumb = os.environ.get("TERM") == "dumb"
+        self._width = 0  # the longest text shown, for the dumb terminal's blanking
+
+    def update(self, stage: str, elapsed_s: float) -> None:
+        if self._stream is None or elapsed_s < 0.5:
+            return
+        label = self._t(f"ui.live.{stage}") if stage in _LIVE_STAGES else stage
+        shown = f"{label}... {elapsed_s:.1f} s / {self._limit}"
+        if self._dumb:
+            self._width = max(self._width, len(shown))
+            write(self._stream, "\r" + shown.ljust(self._width))
+        else:
+            write(self._stream, f"\r\033[K{shown}")
+        self._stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._stream is not None and self._shown:
+            write(self._stream, "\r" + " " * self._width + "\r" if self._dumb else "\r\033[K")
+            self._stream.flush()
