@@ -4,68 +4,12 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
 import pytest
 
 from conftest import ROOT
+from findings_helpers import BASE, ids, import_failed, report, unavailable
 from kernodeck_diagnostic.report.findings import RULES, derive
-
-# A GPU-mode report of a CUDA 12.8 build on one visible GPU, passing: the neutral ground each
-# case below changes in one place.
-BASE: dict[str, Any] = {
-    "code": "GPU_CHECK_PASSED", "stage": "compute",
-    "request": {"device": "gpu", "device_index": 0, "timeout_s": 30, "host_check": False},
-    "runtime": {"python_version": "3.12.3", "python_implementation": "CPython",
-                "os_family": "linux", "machine": "x86_64", "environment_kind": "venv",
-                "visibility": {"CUDA_VISIBLE_DEVICES": "unset", "HIP_VISIBLE_DEVICES": "unset",
-                               "ROCR_VISIBLE_DEVICES": "unset"},
-                "device_nodes": {"nvidiactl": True, "nvidia_uvm": True,
-                                 "proc_driver_nvidia": True, "dxg": False, "kfd": "absent"}},
-    "pytorch": {"imported": True, "version": "2.8.0+cu128", "distribution_version": "2.8.0+cu128",
-                "cuda_build": "12.8", "hip_build": None, "backend": "cuda", "gpu_available": True,
-                "visible_device_count": 1,
-                "devices": [{"index": 0, "name": "NVIDIA H200", "capability": "9.0",
-                             "total_memory_bytes": 150 * 2**30}],
-                "init_error": None, "arch_list": ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
-                "cudnn_version": "91002", "nccl_version": "2.27.3", "origin": "site-packages",
-                "distributions_on_path": 1, "numpy_present": True, "numpy_version": "2.3.2"},
-    "execution": {"device": "cuda:0", "product_verified": True, "gradient_verified": True,
-                  "loss": 196.0, "synchronized": True, "duration_ms": 120.0},
-    "host": None, "findings": [], "error": None, "warnings": [],
-}
-
-
-def report(**changes: Any) -> dict[str, Any]:
-    """BASE with dotted-path changes, e.g. report(**{"pytorch.backend": "cpu"})."""
-    result = copy.deepcopy(BASE)
-    for path, value in changes.items():
-        *parents, leaf = path.split(".")
-        target = result
-        for key in parents:
-            target = target[int(key)] if isinstance(target, list) else target[key]
-        target[leaf] = value
-    return result
-
-
-def unavailable(message: str, **changes: Any) -> dict[str, Any]:
-    return report(**{"code": "GPU_UNAVAILABLE", "stage": "device", "pytorch.gpu_available": False,
-                     "pytorch.visible_device_count": 0, "pytorch.devices": [],
-                     "pytorch.init_error": message, "execution.device": None,
-                     "error": {"stage": "device", "kind": "gpu_unavailable", "type": None,
-                               "message": "torch.cuda.is_available() is False: " + message},
-                     **changes})
-
-
-def import_failed(kind: str, message: str) -> dict[str, Any]:
-    return report(**{"code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
-                     "error": {"stage": "import", "kind": "import_failed", "type": kind,
-                               "message": message}})
-
-
-def ids(found: dict[str, Any]) -> list[str]:
-    return [finding["id"] for finding in derive(found)]
-
 
 # One case per rule: the report that must give the finding.
 FIRES = {
@@ -76,6 +20,12 @@ FIRES = {
         "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
         "installed a driver", **{"runtime.device_nodes.nvidiactl": False,
                                  "runtime.device_nodes.proc_driver_nvidia": False}),
+    "BUILD_FOR_OTHER_VENDOR": unavailable(
+        "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver", **{"runtime.device_nodes.nvidiactl": False,
+                                 "runtime.device_nodes.nvidia_uvm": False,
+                                 "runtime.device_nodes.proc_driver_nvidia": False,
+                                 "runtime.device_nodes.kfd": "ok"}),
     "DRIVER_TOO_OLD": unavailable(
         "The NVIDIA driver on your system is too old (found version 12020). Please update your "
         "GPU driver"),

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, assert_valid_report, clean_env, fake_gpu_env, pids_gone, run_tool
+from findings_helpers import host_block, replay
 
 
 def findings(report: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -128,29 +129,6 @@ ROCM_SMI = ("WARNING: AMD GPU device(s) is/are in a low-power state. Check power
             + json.dumps({"card0": {"VRAM Total Memory (B)": "68702699520",
                                     "VRAM Total Used Memory (B)": "10960896"},
                           "system": {"Driver version": "6.7.0"}}) + "\n")
-
-
-def tools_on_path(folder: Path, **scripts: str) -> str:
-    folder.mkdir(exist_ok=True)
-    for name, body in scripts.items():
-        path = folder / name
-        path.write_text("#!/bin/sh\n" + body)
-        path.chmod(0o755)
-    return f"{folder}:{os.defpath}"
-
-
-def replay(text: str) -> str:
-    return f"cat <<'RECORDED'\n{text}\nRECORDED\n"
-
-
-def host_block(pyz: Path, tmp_path: Path, **scripts: str) -> dict[str, Any]:
-    out = tmp_path / "report.json"
-    path = tools_on_path(tmp_path / "bin", **scripts)
-    result = run_tool(sys.executable, pyz, ["--host-check", "--output", str(out)],
-                      env=fake_gpu_env("cuda_pass", PATH=path))
-    assert result.report is not None, result.stderr
-    assert_valid_report(result.report)
-    return result.report
 
 
 def test_mig_slices_from_nvidia_smi_listing(pyz: Path, tmp_path: Path) -> None:

@@ -170,7 +170,10 @@ def validate_timeout(value: Any, translate: Translate = ENGLISH) -> float:
     if isinstance(value, bool) or not (isinstance(value, (int, float))
                                        or hasattr(type(value), "__index__")):
         raise TypeError(translate("api.type.timeout", type=type(value).__name__))
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer no float holds (10**400): far out of range, as is inf
+        seconds = math.inf if operator.index(value) > 0 else -math.inf
     return _as_parameter("timeout", lambda: timeout_in_range(seconds, translate), translate)
 
 
@@ -330,12 +333,12 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         host = None
     from .report.build import build
     from .report.redact import Redactor
-    from .supervision.supervisor import run_worker, user_path0
+    from .supervision.supervisor import is_front_interpreter, run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, path0=user_path0())
-    if options.python != sys.executable:
+    if not is_front_interpreter(options.python):
         try:
             refuse_what_is_not_a_python(options.python, worker, deadline)
         except InterpreterRejected:

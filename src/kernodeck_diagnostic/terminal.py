@@ -13,13 +13,17 @@ from typing import IO, Any
 from .i18n import LANGUAGES, language_from
 
 
-def write(stream: IO[str], message: str) -> None:
+def write(stream: IO[str] | None, message: str) -> None:
     """Write, degrading characters the console cannot encode instead of failing.
 
     A reader that left (`| head -1`, a closed pager) is not an error: the command still ends with
     its own code (and still saves its report); what is left for that stream goes nowhere. A
-    terminal that is gone (closed window, dropped ssh session: EIO) is a reader that left.
+    terminal that is gone (closed window, dropped ssh session: EIO) is a reader that left, and so
+    is a stream closed before the start (``2>&-``: Python then has no ``sys.stderr`` at all,
+    None). Whether a closed stdout is a failure is the caller's to say (``writer.show``).
     """
+    if stream is None:
+        return
     try:
         try:
             stream.write(message)
@@ -35,7 +39,7 @@ def write(stream: IO[str], message: str) -> None:
         discard(stream)  # else the interpreter's own flush at exit fails again: exit 120
 
 
-def line(stream: IO[str], message: str) -> None:
+def line(stream: IO[str] | None, message: str) -> None:
     """One line, whatever the message holds: controls and line separators are escaped."""
     write(stream, one_line(message) + "\n")
 

@@ -74,6 +74,8 @@ FAULTS = [
           "erreur du p\ufffdriph\ufffdrique"),
     Fault("undecodable_error_event", "RUNTIME_ERROR", "compute", "synchronize",
           "erreur du p\ufffdriph\ufffdrique"),
+    Fault("huge_integers_in_events", "WORKER_FAILED", "compute", "synchronize",
+          "held 3 unreadable line(s) and no verified result"),
 ]
 EXIT = {"GPU_CHECK_PASSED": 0, "RUNTIME_ERROR": 9, "TIMEOUT": 10, "WORKER_FAILED": 11}
 

@@ -238,10 +238,8 @@ class _LiveLine:
             write(self._stream, "\r" + shown.ljust(self._width))
         else:
             write(self._stream, f"\r\033[K{shown}")
-        self._stream.flush()
         self._shown = True
 
     def clear(self) -> None:
         if self._stream is not None and self._shown:
             write(self._stream, "\r" + " " * self._width + "\r" if self._dumb else "\r\033[K")
-            self._stream.flush()

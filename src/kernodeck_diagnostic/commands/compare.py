@@ -59,7 +59,7 @@ SKIPPED = frozenset({"created_at", "summary", "next_action", "error.message_key"
 TIMINGS = "timings_ms"
 DURATIONS = ("execution.duration_ms",)  # other durations, compared like the stage timings
 # Stage timings in the order the stages run; any other key follows, sorted, then the total.
-STAGE_ORDER = (*STAGES, "output")
+STAGE_ORDER = STAGES
 TOTAL = "worker_total"
 # Two runs never take exactly the same time: a timing counts as changed when it moved by at least
 # this many milliseconds AND by at least this fraction of the smaller of the two values.

@@ -26,7 +26,7 @@ from .. import TOOL_NAME, __version__
 from ..i18n import LANGUAGES, Translate, language_from, translator
 from ..report.codes import EXIT_INTERNAL, EXIT_USAGE, INTERRUPT_EXITS
 from ..supervision.process import Interrupted, kill_all
-from ..terminal import discard, language_asked, line
+from ..terminal import discard, language_asked, line, write
 
 FORMATS = ("text", "json", "markdown")
 
@@ -78,7 +78,7 @@ class Parser(argparse.ArgumentParser):
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
-            self._print_message(message, sys.stderr)
+            write(sys.stderr, message)
         raise _Done(status)
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
@@ -156,7 +156,7 @@ def _parse_and_act(prog: str, arguments: list[str], *, build: Callable[[Translat
             # Raised while the interrupt unwound (a terminal closed with SIGHUP refuses the
             # progress line's last write): what happened is the interrupt.
             raise exc.__context__ from None
-        if debug:
+        if debug and sys.stderr is not None:  # closed (2>&-): print_exc would fall back to stdout
             import traceback  # only for --debug: the front imports no module it can do without
 
             traceback.print_exc()

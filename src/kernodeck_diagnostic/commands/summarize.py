@@ -16,7 +16,14 @@
 
 A PATH is a report file or a folder, searched recursively for ``*.json`` (in sorted order). A file
 is shown by its path relative to the folder the arguments have in common (``node-1/report.json``,
-``node-2/report.json``): never by the machine's folders above it, never absolute. A file named twice
+``node-2/report.json``): never by the machine's folders above it, never absolute. When that folder
+is the file system's root, a drive's, or holds the home or working folder (``summarize
+~/reports/a.json /tmp/b.json``: ``/``), the relative path would name them: a file is then shown
+by the fewest last folders that tell it from the others (``b.json``, ``run-1/report.json``), after
+``<home>/`` or ``<cwd>/`` when it is inside the home or working folder (``<home>/a.json``). In
+every name a user's own folder (after ``home`` or ``Users``) is ``<user>``, and the name goes
+through the privacy rules of the report (``report/redact.py``): no user or host name, no value of
+a variable. A file named twice
 (directly and through its folder, or through a link) is read and counted once. Only regular files
 are read, up to 8 MiB each: a FIFO, a device or a bigger file is not waited for. Files that are not
 readable reports (not JSON, another schema version, not a report at all, too large, not a regular
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -38,9 +46,10 @@ from typing import Any
 
 from ..i18n import Translate
 from ..report.codes import VERDICTS
-from ..report.load import Loaded, exit_code_of, field, file_name, load, reason_of
+from ..report.load import Loaded, Reason, exit_code_of, field, file_name, load, reason_of
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
+from ..report.redact import Redactor, without_user_names
 from ..terminal import cell, line, write
 from .runner import InterruptOnSignals, Parser, add_common_options, run_command
 from .tables import md, md_code, table
@@ -72,23 +81,28 @@ def main(argv: Sequence[str]) -> int:
     return run_command(PROG, argv, _parser, _act)
 
 
-def collect(paths: Sequence[str]) -> list[Loaded]:
+def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Loaded]:
     """Every file the arguments name, loaded and judged, in the order given (folders sorted),
-    each real file once, named by its path relative to the arguments' common folder."""
-    root = _common_root(paths)
-    loaded: list[Loaded] = []
-    seen: set[tuple[Any, ...]] = set()
+    each real file once, named as the module's docstring says."""
+    found: list[tuple[str, Reason | None]] = []  # a file, or a folder that could not be listed
     for path in paths:
         if os.path.isdir(path):
-            files, failed = _folder(path, root)
+            files, failed = _folder(path)
+            found += [(file, None) for file in files] + failed
         else:
-            files, failed = [(path, _shown(path, root))], []
-        for file, name in files:
-            identity = _identity(file)
-            if identity not in seen:
-                seen.add(identity)
-                loaded.append(load(file, name))
-        loaded += failed
+            found.append((path, None))
+    names = _names([path for path, _ in found], _common_root(paths),
+                   Redactor.for_this_machine() if redactor is None else redactor)
+    loaded: list[Loaded] = []
+    seen: set[tuple[Any, ...]] = set()
+    for path, reason in found:
+        if reason is not None:
+            loaded.append(Loaded(names[path], reason=reason))
+            continue
+        identity = _identity(path)
+        if identity not in seen:
+            seen.add(identity)
+            loaded.append(load(path, names[path]))
     return loaded
 
 
@@ -186,20 +200,19 @@ def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> 
     return exit_code(loaded)
 
 
-def _folder(top: str, root: str | None) -> tuple[list[tuple[str, str]], list[Loaded]]:
-    """Every *.json under a folder (path, shown name), sorted by name; and the subfolders that
-    cannot be listed, as unreadable rather than skipped in silence."""
-    found: list[tuple[str, str]] = []
-    failed: list[Loaded] = []
+def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:
+    """Every *.json under a folder, sorted by its path there; and the subfolders that cannot be
+    listed, with the reason, to be shown as unreadable rather than skipped in silence."""
+    found: list[str] = []
+    failed: list[tuple[str, Reason | None]] = []
 
     def on_error(error: OSError) -> None:
-        failed.append(Loaded(_shown(str(error.filename or top), root), reason=reason_of(error)))
+        failed.append((str(error.filename or top), reason_of(error)))
 
     for folder, subfolders, files in os.walk(top, onerror=on_error):
         subfolders.sort()
-        found += [(os.path.join(folder, name), _shown(os.path.join(folder, name), root))
-                  for name in files if name.lower().endswith(".json")]
-    return sorted(found, key=lambda item: item[1]), failed
+        found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")]
+    return sorted(found, key=lambda file: _slashed(os.path.relpath(file, top))), failed
 
 
 def _common_root(paths: Sequence[str]) -> str | None:
@@ -213,14 +226,67 @@ def _common_root(paths: Sequence[str]) -> str | None:
         return None
 
 
-def _shown(path: str, root: str | None) -> str:
-    """A file's name: its path relative to the common root, with / whatever the system."""
-    if root is None:
-        return file_name(path)
-    relative = os.path.relpath(os.path.abspath(path), root)
-    if relative == "." or relative.startswith(".."):
-        return file_name(path)
-    return cell(relative.replace(os.sep, "/"))
+def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[str, str]:
+    """What each path is shown as (see the module's docstring), redacted."""
+    # The shared folder names nothing of the machine when it is below the root and does not
+    # hold the home or working folder.
+    deep = root is not None and os.path.dirname(root) != root and not any(
+        _inside(folder, root) and not _same(folder, root) for folder, _ in redactor.folders)
+    shown: dict[str, str] = {}
+    # By label ("" for none): each path's components, and how many of them the folder has.
+    groups: dict[str, dict[str, tuple[list[str], int]]] = {}
+    for path in paths:
+        full = os.path.abspath(path)
+        parts = _components(full)
+        if deep and root is not None and _inside(full, root) and not _same(full, root):
+            shown[path] = "/".join(without_user_names(parts)[len(_components(root)):])
+            continue
+        folder, label = next(((folder, label) for folder, label in redactor.folders
+                              if _inside(full, folder)), ("", ""))
+        if folder and _same(full, folder):
+            shown[path] = label
+        else:
+            groups.setdefault(label, {})[path] = (parts, len(_components(folder)) if folder else 0)
+    for label, members in groups.items():
+        counts = _distinct_endings({path: parts[above:]
+                                    for path, (parts, above) in members.items()})
+        for path, (parts, _) in members.items():
+            tail = "/".join(without_user_names(parts)[-counts[path]:]) if parts else file_name(path)
+            shown[path] = label + "/" + tail if label else tail
+    return {path: cell(redactor.text(name)) for path, name in shown.items()}
+
+
+def _distinct_endings(paths: dict[str, list[str]]) -> dict[str, int]:
+    """For each path (its components), the fewest last components no other path ends with
+    (``b.json``, ``run-1/report.json``); all of them when none is enough."""
+    distinct = {tuple(parts) for parts in paths.values()}
+    endings = Counter(parts[-count:] for parts in distinct for count in range(1, len(parts) + 1))
+    return {path: next((count for count in range(1, len(parts))
+                        if endings[tuple(parts[-count:])] == 1), len(parts))
+            for path, parts in paths.items()}
+
+
+def _components(path: str) -> list[str]:
+    """The folders and the name of an absolute path, without its root or drive."""
+    return [part for part in re.split(r"[\\/]", os.path.splitdrive(path)[1]) if part]
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it."""
+    try:
+        return _same(os.path.commonpath([os.path.normcase(path), os.path.normcase(folder)]),
+                     folder)
+    except ValueError:  # different drives, or one relative
+        return False
+
+
+def _same(path: str, other: str) -> bool:
+    return os.path.normcase(os.path.normpath(path)) == os.path.normcase(os.path.normpath(other))
+
+
+def _slashed(relative: str) -> str:
+    """A relative path with / whatever the system."""
+    return relative.replace(os.sep, "/")
 
 
 def _identity(path: str) -> tuple[Any, ...]:

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from ..supervision.supervisor import is_front_interpreter
+
 # The variables whose folders the dynamic loader searches before the system's, per platform.
 LIBRARY_PATH_VARIABLES = {"darwin": ("DYLD_LIBRARY_PATH",)}
 DEFAULT_LIBRARY_PATH_VARIABLES = ("LD_LIBRARY_PATH",)
@@ -80,7 +82,7 @@ def tool_environment(python: str, argv0: str | None = None,
     interpreter given with --python, the zipapp, ``python -m`` (the user chose that interpreter),
     a source checkout, a system or conda interpreter.
     """
-    if python != sys.executable:
+    if not is_front_interpreter(python):
         return None
     # The package's folder (this module is in its facts/ subfolder, unless a test names one).
     here = (os.path.dirname(os.path.abspath(package_file)) if package_file else

@@ -7,7 +7,6 @@ the block: it becomes a status.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import threading
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..supervision.process import run_bounded
+from ..untrusted_json import loads
 
 HOST_TIMEOUT_S = 3.0
 NVIDIA_SMI_QUERY = ("--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits")
@@ -128,7 +128,7 @@ def _json_after_warnings(text: str) -> Any:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise ValueError("no JSON document")
-    return json.loads(text[start:])
+    return loads(text[start:])  # a tool's output is not trusted either
 
 
 def parse_nvidia_smi_csv(text: str) -> tuple[list[dict[str, Any]], list[str]]:

@@ -71,12 +71,34 @@ MESSAGES = {
     "finding.NVIDIA_DRIVER_MISSING.next_action":
         "On a host: install the NVIDIA driver (nvidia-smi must work). In a container: start it "
         "with the GPU runtime, e.g. docker run --gpus all (NVIDIA Container Toolkit).",
+    "finding.BUILD_FOR_OTHER_VENDOR.amd.summary":
+        "This PyTorch is a CUDA build, for NVIDIA GPUs, but this machine's GPU is an AMD one: the "
+        "build cannot use it.",
+    "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
+        "Install a ROCm build for the AMD GPU: python -m pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/rocm6.4 (pick the ROCm version your driver "
+        "supports).",
+    "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
+        "This PyTorch is a ROCm build, for AMD GPUs, but this machine's GPU is an NVIDIA one: the "
+        "build cannot use it.",
+    "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
+        "Install a CUDA build for the NVIDIA GPU: python -m pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/cu128 (pick the CUDA version your driver "
+        "supports).",
     "finding.DRIVER_TOO_OLD.summary":
         "The NVIDIA driver is too old for this PyTorch build (CUDA {build}).",
     "finding.DRIVER_TOO_OLD.next_action":
         "Update the driver (at least {minimum} on Linux for CUDA {major}.x), or install a torch "
         "build for the CUDA version the driver supports, e.g. --index-url "
         "https://download.pytorch.org/whl/cu126.",
+    "finding.DRIVER_TOO_OLD.forward_compat.summary":
+        "The NVIDIA driver ({driver}) is older than CUDA {major}.x needs ({minimum}), yet it ran "
+        "this CUDA {build} build: a CUDA forward-compatibility package (cuda-compat, as in NGC "
+        "containers) is in use.",
+    "finding.DRIVER_TOO_OLD.forward_compat.next_action":
+        "Nothing to fix for this check. Forward compatibility works only on data-center GPUs (and "
+        "a few certified RTX cards and Jetson boards), and only with the cuda-compat package that "
+        "matches the build; to run without it, update the driver to at least {minimum}.",
     "finding.ARCH_NOT_IN_BUILD.summary":
         "This PyTorch build has no code for this GPU's architecture.",
     "finding.ARCH_NOT_IN_BUILD.next_action":
@@ -173,8 +195,16 @@ MESSAGES = {
         "More than one PyTorch install is visible to this interpreter; the one imported may not "
         "be the one you installed.",
     "finding.TORCH_DUPLICATE_INSTALL.next_action":
-        "python -m pip uninstall torch (repeat until none is left, also with --user), then "
-        "install one build; python -m pip list -v shows where each lives.",
+        "Run python -m pip uninstall torch until pip says torch is not installed (each run removes "
+        "the first install on the path, the user site-packages' too; a copy pip will not touch, on "
+        "PYTHONPATH for instance, goes by taking its folder off the path), then install one build.",
+    "finding.SHARED_LIBRARY_MISSING.driver.summary":
+        "import torch needs {library}, a library of the NVIDIA driver, which cannot be found.",
+    "finding.SHARED_LIBRARY_MISSING.driver.next_action":
+        "{library} comes with the NVIDIA driver, never with a Python package (reinstalling torch "
+        "cannot bring it back): on a host, install the driver (nvidia-smi must work); in a "
+        "container, start it with the GPU runtime (docker run --gpus all, NVIDIA Container "
+        "Toolkit), which mounts the host's driver libraries.",
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch needs {library}, which cannot be found.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
@@ -300,6 +330,9 @@ MESSAGES = {
     "error.worker_ended.running_stderr":
         "the worker was still running when stopped during {at}, without a final result; its last "
         "line on stderr: {stderr}",
+    "error.not_started.worker_missing":
+        "the worker could not be started: the tool's own worker module is missing from its "
+        "install ({detail}); reinstall the tool",
     "error.not_started.temp_folder":
         "the worker could not be started: no private temporary folder ({detail})",
     "error.not_started.temp_not_writable":

@@ -75,12 +75,35 @@ MESSAGES = {
         "Sur un hôte : installez le pilote NVIDIA (nvidia-smi doit fonctionner). Dans un "
         "conteneur : démarrez-le avec le runtime GPU, par exemple docker run --gpus all (NVIDIA "
         "Container Toolkit).",
+    "finding.BUILD_FOR_OTHER_VENDOR.amd.summary":
+        "Ce PyTorch est un paquet CUDA, pour les GPU NVIDIA, mais le GPU de cette machine est un "
+        "AMD : le paquet ne peut pas l'utiliser.",
+    "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
+        "Installez un paquet ROCm pour le GPU AMD : python -m pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/rocm6.4 (choisissez la version ROCm prise en "
+        "charge par votre pilote).",
+    "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
+        "Ce PyTorch est un paquet ROCm, pour les GPU AMD, mais le GPU de cette machine est un "
+        "NVIDIA : le paquet ne peut pas l'utiliser.",
+    "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
+        "Installez un paquet CUDA pour le GPU NVIDIA : python -m pip install --force-reinstall "
+        "torch --index-url https://download.pytorch.org/whl/cu128 (choisissez la version CUDA "
+        "prise en charge par votre pilote).",
     "finding.DRIVER_TOO_OLD.summary":
         "Le pilote NVIDIA est trop ancien pour ce paquet PyTorch (CUDA {build}).",
     "finding.DRIVER_TOO_OLD.next_action":
         "Mettez à jour le pilote (au moins {minimum} sous Linux pour CUDA {major}.x), ou "
         "installez un paquet torch pour la version de CUDA que le pilote prend en charge, par "
         "exemple --index-url https://download.pytorch.org/whl/cu126.",
+    "finding.DRIVER_TOO_OLD.forward_compat.summary":
+        "Le pilote NVIDIA ({driver}) est plus ancien que ce qu'exige CUDA {major}.x ({minimum}), "
+        "et il a pourtant exécuté ce paquet CUDA {build} : un paquet de compatibilité ascendante "
+        "de CUDA (cuda-compat, comme dans les conteneurs NGC) est utilisé.",
+    "finding.DRIVER_TOO_OLD.forward_compat.next_action":
+        "Rien à corriger pour cette vérification. La compatibilité ascendante ne fonctionne que "
+        "sur les GPU de centre de données (et quelques cartes RTX certifiées et cartes Jetson), et "
+        "seulement avec le paquet cuda-compat qui correspond au paquet torch ; pour s'en passer, "
+        "mettez à jour le pilote (au moins {minimum}).",
     "finding.ARCH_NOT_IN_BUILD.summary":
         "Ce paquet PyTorch ne contient pas de code pour l'architecture de ce GPU.",
     "finding.ARCH_NOT_IN_BUILD.next_action":
@@ -187,9 +210,18 @@ MESSAGES = {
         "Plusieurs installations de PyTorch sont visibles pour cet interpréteur ; celle qui est "
         "importée n'est peut-être pas celle que vous avez installée.",
     "finding.TORCH_DUPLICATE_INSTALL.next_action":
-        "python -m pip uninstall torch (répétez jusqu'à ce qu'il n'en reste aucune, aussi avec "
-        "--user), puis installez un seul paquet ; python -m pip list -v montre où se trouve "
-        "chacune.",
+        "Lancez python -m pip uninstall torch jusqu'à ce que pip dise que torch n'est pas installé "
+        "(chaque passage retire la première installation du chemin, celle du site-packages de "
+        "l'utilisateur aussi ; une copie que pip ne touche pas, sur PYTHONPATH par exemple, s'en "
+        "va quand on retire son dossier du chemin), puis installez un seul paquet.",
+    "finding.SHARED_LIBRARY_MISSING.driver.summary":
+        "import torch a besoin de {library}, une bibliothèque du pilote NVIDIA, qui est "
+        "introuvable.",
+    "finding.SHARED_LIBRARY_MISSING.driver.next_action":
+        "{library} est fournie par le pilote NVIDIA, jamais par un paquet Python (réinstaller "
+        "torch ne la ramène pas) : sur un hôte, installez le pilote (nvidia-smi doit fonctionner) "
+        "; dans un conteneur, démarrez-le avec le runtime GPU (docker run --gpus all, NVIDIA "
+        "Container Toolkit), qui monte les bibliothèques du pilote de l'hôte.",
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch a besoin de {library}, qui est introuvable.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
@@ -320,6 +352,9 @@ MESSAGES = {
     "error.worker_ended.running_stderr":
         "le worker tournait encore à son arrêt pendant {at}, sans résultat final ; sa dernière "
         "ligne sur stderr : {stderr}",
+    "error.not_started.worker_missing":
+        "le worker n'a pas pu démarrer : le module du worker manque à l'installation de l'outil "
+        "lui-même ({detail}) ; réinstallez l'outil",
     "error.not_started.temp_folder":
         "le worker n'a pas pu démarrer : aucun dossier temporaire privé ({detail})",
     "error.not_started.temp_not_writable":

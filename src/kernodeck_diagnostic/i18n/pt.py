@@ -72,12 +72,35 @@ MESSAGES = {
         "Em um host: instale o driver NVIDIA (nvidia-smi deve funcionar). Em um contêiner: "
         "inicie-o com o runtime de GPU, por exemplo docker run --gpus all (NVIDIA Container "
         "Toolkit).",
+    "finding.BUILD_FOR_OTHER_VENDOR.amd.summary":
+        "Este PyTorch é um pacote CUDA, para GPUs NVIDIA, mas a GPU desta máquina é AMD: o pacote "
+        "não pode usá-la.",
+    "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
+        "Instale um pacote ROCm para a GPU AMD: python -m pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/rocm6.4 (escolha a versão ROCm suportada "
+        "pelo seu driver).",
+    "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
+        "Este PyTorch é um pacote ROCm, para GPUs AMD, mas a GPU desta máquina é NVIDIA: o pacote "
+        "não pode usá-la.",
+    "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
+        "Instale um pacote CUDA para a GPU NVIDIA: python -m pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/cu128 (escolha a versão CUDA suportada pelo "
+        "seu driver).",
     "finding.DRIVER_TOO_OLD.summary":
         "O driver NVIDIA é antigo demais para este pacote do PyTorch (CUDA {build}).",
     "finding.DRIVER_TOO_OLD.next_action":
         "Atualize o driver (pelo menos {minimum} no Linux para CUDA {major}.x) ou instale um "
         "pacote do torch para a versão CUDA suportada pelo driver, por exemplo --index-url "
         "https://download.pytorch.org/whl/cu126.",
+    "finding.DRIVER_TOO_OLD.forward_compat.summary":
+        "O driver NVIDIA ({driver}) é mais antigo do que o CUDA {major}.x exige ({minimum}), mas "
+        "executou este pacote CUDA {build}: um pacote de compatibilidade futura do CUDA "
+        "(cuda-compat, como nos contêineres NGC) está em uso.",
+    "finding.DRIVER_TOO_OLD.forward_compat.next_action":
+        "Nada a corrigir nesta verificação. A compatibilidade futura só funciona em GPUs de data "
+        "center (e em algumas placas RTX certificadas e placas Jetson), e só com o pacote "
+        "cuda-compat correspondente ao pacote do torch; para dispensá-lo, atualize o driver para "
+        "pelo menos {minimum}.",
     "finding.ARCH_NOT_IN_BUILD.summary":
         "Este pacote do PyTorch não tem código para a arquitetura desta GPU.",
     "finding.ARCH_NOT_IN_BUILD.next_action":
@@ -182,8 +205,18 @@ MESSAGES = {
         "Mais de uma instalação do PyTorch está visível para este interpretador; a que é "
         "importada pode não ser a que você instalou.",
     "finding.TORCH_DUPLICATE_INSTALL.next_action":
-        "python -m pip uninstall torch (repita até não restar nenhuma, também com --user), "
-        "depois instale um único pacote; python -m pip list -v mostra onde cada uma está.",
+        "Execute python -m pip uninstall torch até o pip dizer que o torch não está instalado "
+        "(cada execução remove a primeira instalação no caminho, inclusive a do site-packages do "
+        "usuário; uma cópia que o pip não toca, no PYTHONPATH por exemplo, sai ao tirar a pasta "
+        "dela do caminho), depois instale um único pacote.",
+    "finding.SHARED_LIBRARY_MISSING.driver.summary":
+        "import torch precisa de {library}, uma biblioteca do driver NVIDIA, que não foi "
+        "encontrada.",
+    "finding.SHARED_LIBRARY_MISSING.driver.next_action":
+        "{library} vem com o driver NVIDIA, nunca com um pacote Python (reinstalar o torch não a "
+        "traz de volta): em um host, instale o driver (nvidia-smi deve funcionar); em um "
+        "contêiner, inicie-o com o runtime de GPU (docker run --gpus all, NVIDIA Container "
+        "Toolkit), que monta as bibliotecas do driver do host.",
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch precisa de {library}, que não foi encontrada.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
@@ -313,6 +346,9 @@ MESSAGES = {
     "error.worker_ended.running_stderr":
         "o worker ainda estava em execução ao ser parado durante {at}, sem resultado final; sua "
         "última linha no stderr: {stderr}",
+    "error.not_started.worker_missing":
+        "o worker não pôde ser iniciado: o módulo do worker falta na instalação da própria "
+        "ferramenta ({detail}); reinstale a ferramenta",
     "error.not_started.temp_folder":
         "o worker não pôde ser iniciado: nenhuma pasta temporária privada ({detail})",
     "error.not_started.temp_not_writable":

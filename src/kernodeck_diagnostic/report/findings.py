@@ -106,6 +106,26 @@ def _version_tuple(text: object) -> tuple[int, ...]:
         if isinstance(text, str) else ()
 
 
+def _other_vendor(report: Report) -> Literal["amd", "nvidia"] | None:
+    """The vendor of the only GPU hardware the Linux device nodes show, when the build is for the
+    other one: "amd" for a CUDA build where /dev/kfd exists and no NVIDIA node does, "nvidia" for
+    a ROCm build where NVIDIA's nodes exist and /dev/kfd does not. None when it cannot be told:
+    not Linux, no nodes read, both vendors' nodes, or none."""
+    nodes = report["runtime"].get("device_nodes") or {}
+    if report["runtime"].get("os_family") != "linux" or not nodes:
+        return None
+    amd = nodes.get("kfd") in ("ok", "no_access")
+    # /dev/dxg is WSL 2's paravirtualised GPU, whatever its vendor: it rules out "AMD only" for a
+    # CUDA build, and proves nothing about NVIDIA for a ROCm one.
+    nvidia = any(nodes.get(name) for name in ("nvidiactl", "proc_driver_nvidia"))
+    backend = report["pytorch"].get("backend")
+    if backend == "cuda" and amd and not nvidia and not nodes.get("dxg"):
+        return "amd"
+    if backend == "rocm" and nvidia and not amd:
+        return "nvidia"
+    return None
+
+
 # -- the rules ------------------------------------------------------------------------------------
 
 def cpu_only_build(report: Report) -> Finding | None:
@@ -119,7 +139,9 @@ def cpu_only_build(report: Report) -> Finding | None:
 
 def nvidia_driver_missing(report: Report) -> Finding | None:
     pytorch, nodes = report["pytorch"], report["runtime"].get("device_nodes") or {}
-    if not (report["code"] == "GPU_UNAVAILABLE" and pytorch["backend"] == "cuda"):
+    # On a machine with only an AMD GPU a CUDA build says the same: BUILD_FOR_OTHER_VENDOR's case.
+    if not (report["code"] == "GPU_UNAVAILABLE" and pytorch["backend"] == "cuda") or \
+            _other_vendor(report):
         return None
     said = _search(r"found no nvidia driver|no nvidia driver", _messages(report, ["device"]))
     nodes_absent = report["runtime"].get("os_family") == "linux" and nodes and not any(
@@ -157,6 +179,14 @@ def driver_too_old(report: Report) -> Finding | None:
         evidence = (f"torch built for CUDA {build}",
                     f"nvidia-smi: driver {driver}, below {limit}, the minimum for CUDA "
                     f"{build_major}.x")
+        if report["code"] == "GPU_CHECK_PASSED" or pytorch.get("gpu_available") is True:
+            # The driver did run this build: only CUDA forward compatibility (the cuda-compat
+            # libraries NGC containers ship) runs a newer CUDA on an older driver. Nothing to fix.
+            return Finding(
+                "DRIVER_TOO_OLD", "info",
+                (*evidence, "torch.cuda.is_available() is True: the driver ran this build"),
+                {"build": build, "driver": driver, "minimum": limit, "major": build_major},
+                variant="forward_compat")
     minimum_linux = MINIMUM_DRIVER.get(build_major, ("a newer version", None))[0]
     return Finding(
         "DRIVER_TOO_OLD", "error", evidence,
@@ -212,12 +242,21 @@ def arch_ptx_only(report: Report) -> Finding | None:
         "ARCH_PTX_ONLY", "warning", tuple(match[1]))
 
 
+# The visibility variables each build's runtime reads: CUDA only its own; ROCm's ROCr reads
+# ROCR_VISIBLE_DEVICES, and HIP its own and CUDA_VISIBLE_DEVICES too (HIP's environment variables
+# reference, "GPU isolation variables").
+_VISIBILITY_READ = {"cuda": ("CUDA_VISIBLE_DEVICES",),
+                    "rocm": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
+
+
 def devices_hidden(report: Report) -> Finding | None:
-    if not _gpu_mode(report):
+    read = _VISIBILITY_READ.get(report["pytorch"].get("backend"), ())
+    # Only when no GPU was usable: a variable that hid them all leaves none.
+    if not (read and _gpu_failed(report) and report["pytorch"].get("gpu_available") is not True):
         return None
     visibility = report["runtime"].get("visibility") or {}
     said = {"empty": "is set but empty", "hides_all": "starts with an invalid entry such as -1"}
-    hiding = [name for name, state in visibility.items() if state in said]
+    hiding = [name for name in read if visibility.get(name) in said]
     if not hiding:
         return None
     return Finding(
@@ -227,7 +266,8 @@ def devices_hidden(report: Report) -> Finding | None:
 
 def _cuda_error(code: int, pattern: str, finding_id: str) -> Rule:
     def rule(report: Report) -> Finding | None:
-        if not _gpu_failed(report):
+        # "unknown error" and the numbers are in other backends' messages too (ROCm's).
+        if not (_gpu_failed(report) and report["pytorch"].get("backend") == "cuda"):
             return None
         said = _search(rf"(?:error {code}\b|\b{code}:|{pattern})", _messages(report))
         if said is None:
@@ -244,6 +284,28 @@ driver_library_mismatch = _cuda_error(803, r"unsupported display driver / cuda d
 forward_compat_unsupported = _cuda_error(
     804, r"forward compatibility was attempted on non supported hw", "FORWARD_COMPAT_UNSUPPORTED")
 cuda_unknown_error = _cuda_error(999, r"unknown error", "CUDA_UNKNOWN_ERROR")
+
+
+def build_for_other_vendor(report: Report) -> Finding | None:
+    """A CUDA build on a machine whose only GPU is AMD, or a ROCm build on an NVIDIA one."""
+    vendor = _other_vendor(report)
+    pytorch = report["pytorch"]
+    if vendor is None or not _gpu_failed(report) or pytorch.get("gpu_available") is True:
+        return None
+    nodes = report["runtime"]["device_nodes"]
+    if vendor == "amd":
+        evidence = (f"torch {pytorch.get('version')} is a CUDA (NVIDIA) build: CUDA "
+                    f"{pytorch.get('cuda_build')}",
+                    "/dev/kfd (AMD) is present; no NVIDIA device node: /dev/nvidiactl, "
+                    "/proc/driver/nvidia and /dev/dxg are absent")
+    else:
+        present = [path for name, path in (("nvidiactl", "/dev/nvidiactl"),
+                                           ("proc_driver_nvidia", "/proc/driver/nvidia"))
+                   if nodes.get(name)]
+        evidence = (f"torch {pytorch.get('version')} is a ROCm (AMD) build: HIP "
+                    f"{pytorch.get('hip_build')}",
+                    f"NVIDIA device nodes present: {', '.join(present)}; /dev/kfd (AMD) is absent")
+    return Finding("BUILD_FOR_OTHER_VENDOR", "error", evidence, variant=vendor)
 
 
 def mig_slice(report: Report) -> Finding | None:
@@ -360,10 +422,11 @@ def torch_duplicate_install(report: Report) -> Finding | None:
     if version and installed and version.split("+")[0] != installed.split("+")[0]:
         evidence.append(f"torch.__version__ {version} but the installed distribution is "
                         f"{installed}")
-    if pytorch.get("origin") == "user-site":
-        evidence.append("torch was imported from the user site-packages (pip install --user)")
+    # A single pip install --user is one install: the user site-packages is only context.
     if not evidence:
         return None
+    if pytorch.get("origin") == "user-site":
+        evidence.append("torch was imported from the user site-packages (pip install --user)")
     return Finding(
         "TORCH_DUPLICATE_INSTALL", "warning", tuple(evidence))
 
@@ -377,9 +440,15 @@ def shared_library_missing(report: Report) -> Finding | None:
     if said is None:
         return None
     library = said[1].group(1) or said[1].group(2)
-    cuda_library = re.match(r"lib(cu|nv|nccl|cudnn|cublas|cusparse|cufft|curand|cusolver)", library)
+    # libcuda and libnvidia-* (libnvidia-ml...) belong to the driver, never to a wheel.
+    if re.match(r"libcuda\.so|libnvidia-", library):
+        variant = "driver"
+    elif re.match(r"lib(cu|nv|nccl|cudnn|cublas|cusparse|cufft|curand|cusolver)", library):
+        variant = "cuda"
+    else:
+        variant = "system"
     return Finding("SHARED_LIBRARY_MISSING", "error", (_quote(said[0]),), {"library": library},
-                   variant="cuda" if cuda_library else "system")
+                   variant=variant)
 
 
 def undefined_symbol(report: Report) -> Finding | None:
@@ -403,7 +472,9 @@ def windows_dll_load_failed(report: Report) -> Finding | None:
 
 def rocm_kfd_access(report: Report) -> Finding | None:
     nodes = report["runtime"].get("device_nodes") or {}
-    if not (_gpu_failed(report) and report["pytorch"]["backend"] == "rocm"):
+    # On a machine with only an NVIDIA GPU /dev/kfd is rightly absent: BUILD_FOR_OTHER_VENDOR's.
+    if not (_gpu_failed(report) and report["pytorch"]["backend"] == "rocm") or \
+            _other_vendor(report):
         return None
     state = nodes.get("kfd")
     if state not in ("absent", "no_access"):
@@ -427,9 +498,8 @@ def rocm_gfx_unsupported(report: Report) -> Finding | None:
         gfx = (device.get("gcn_arch") or "").split(":")[0]
         if gfx and arch_list and gfx not in arch_list:
             evidence.append(f"cuda:{device['index']} is {gfx}; the build has {' '.join(arch_list)}")
-    aborted = report["code"] == "WORKER_FAILED" and report["stage"] in ("device", "compute")
-    if aborted and not evidence:
-        evidence.append(f"the worker died at the {report['stage']} stage of a ROCm build")
+    # A worker that died (an OOM kill, a segfault) is no evidence by itself: when the missing code
+    # object is the cause, its last stderr line, in error.message, says hipErrorNoBinaryForGpu.
     if not evidence:
         return None
     return Finding(
@@ -499,5 +569,5 @@ RULES: tuple[Rule, ...] = (
     local_module_shadows,
     torch_duplicate_install, shared_library_missing, undefined_symbol, windows_dll_load_failed,
     rocm_kfd_access, rocm_gfx_unsupported, slow_first_call, warning_as_error,
-    library_path_override, host_memory_exhausted, tool_isolated_install,
+    library_path_override, host_memory_exhausted, tool_isolated_install, build_for_other_vendor,
 )

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ..i18n import Translate
 from ..terminal import cell
+from ..untrusted_json import loads
 from . import SCHEMA_VERSION
 from .codes import VERDICTS
 
@@ -64,8 +65,8 @@ def load(path: str, name: str | None = None) -> Loaded:
     if isinstance(data, str):
         return Loaded(shown, reason=data)
     try:
-        document = json.loads(data.decode("utf-8-sig"))
-    except (ValueError, RecursionError):  # bad UTF-8 or JSON, absurd numbers, absurd nesting
+        document = loads(data.decode("utf-8-sig"))
+    except ValueError:  # bad UTF-8 or JSON, absurd integers, absurd nesting (untrusted_json)
         return Loaded(shown, reason="not_json")
     return judge(document, shown)
 

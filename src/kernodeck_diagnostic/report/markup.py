@@ -1,6 +1,6 @@
 """Markdown that shows data as text: the one escaping used by every markdown the tool writes.
 
-    >>> from kernodeck_diagnostic.markup import escape
+    >>> from kernodeck_diagnostic.report.markup import escape
     >>> escape("<path>/libcudnn.so.9 | a*b")
     '&lt;path&gt;/libcudnn.so.9 \\\\| a\\\\*b'
 

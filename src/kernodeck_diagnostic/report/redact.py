@@ -2,14 +2,28 @@
 
 Every rule lives here, and ``Redactor.text`` applies them in this order:
 
+0. A text that is wholly one of the tool's own words (``is_vocabulary``) is left as it is: a fact
+   such as ``cuda:0``, ``system``, ``CPython`` or ``site-packages`` says nothing about anyone,
+   whatever a variable or a name on this machine also holds. The words are every value the
+   report's schema names (its ``enum`` and ``const`` values, read from the shipped schema once),
+   the form of a device the schema gives (``cpu``, ``cuda:N``), Python's exception and warning
+   classes, and the closed sets the worker reports in fields the schema leaves open
+   (``_WORKER_WORDS``: ``CPython``, ``PyPy``..., ``linux``, ``windows``, ``macos``).
 1. The values of variables named like secrets (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...) become
    ``<redacted>`` wherever they appear, even inside a longer word.
 2. Credentials in URLs become ``<redacted>@``; token-shaped strings (``hf_``, ``ghp_``, ``sk-``...)
    ``<token>``.
-3. The home and working folders named by themselves become ``<home>`` and ``<cwd>``, however
-   short (``/root`` too); only the file system's root is left alone.
+3. The home and working folders, found as they are written (spaces and all), become ``<home>``
+   and ``<cwd>``, however short (``/root`` too); only the file system's root is left alone. At the
+   start of a longer path, the folder becomes its label and the rest is reduced as rule 4 does:
+   ``/home/John Smith/venv/.../libcudnn.so.9`` becomes ``<home>/libcudnn.so.9``.
 4. Any other absolute path is reduced to its last component (``<path>/libcudnn.so.9``); a user's
-   own folder (``/home/NAME``, ``/Users/NAME``, ``C:\\Users\\NAME``) to ``<path>/<user>``.
+   own folder (``/home/NAME``, ``/Users/NAME``, ``C:\\Users\\NAME``, anyone's, not only this
+   machine's) to ``<path>/<user>``. A name in a path has no spaces, except where the path surely
+   goes on: the user's name after ``/home/``, ``/Users/`` or ``\\Users\\`` when a separator
+   follows it (``/home/Jane Doe/venv/x.so``), any folder of a Windows path (``C:\\Program
+   Files\\...``), and anywhere in a path in quotes (``'/home/Jane Doe'``, as Python's ``OSError``
+   writes it). A POSIX path is otherwise cut at a space ("/usr/lib and torch/lib" is prose).
 5. The value of every other environment variable becomes ``<redacted>`` where it stands as a
    whole token (not preceded or followed by a letter, digit or ``_``), except:
 
@@ -20,13 +34,15 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
      not a version, and is hidden;
    - names of processor and GPU architectures (``x86_64``, ``sm_90``, ``gfx942``), which the
      report states as facts too (``PYTORCH_ROCM_ARCH=gfx942`` is common);
+   - the tool's own words (rule 0): ``DEVICE=cuda:0`` or ``KIND=system`` hide nothing, and
+     redacting them erased the facts that the findings read;
    - the variables of ``NOT_IDENTIFYING_VARIABLES``, which describe the locale, the terminal and
      the shell that every machine has (``LANG=C.UTF-8``, ``TERM=xterm-256color``).
 
-   A value that is a path becomes ``<redacted>`` when named by itself (before rule 4); at the
-   start of a longer path, rule 4 reduces the whole path to its last component. Any other text
-   equal to a value is hidden, even a fact of the report (a GPU's name that a variable also
-   holds): privacy comes first.
+   A value that is a path becomes ``<redacted>`` when named by itself (before rule 3, unless it
+   is the home or working folder, which keep their labels); at the start of a longer path, rules
+   3 and 4 reduce the whole path. Any other text equal to a value is hidden, even a fact of the
+   report (a GPU's name that a variable also holds): privacy comes first.
 6. ``user@host`` becomes ``<user>@<host>``.
 7. This machine's host names and the user's names, as whole words and in any case, become
    ``<host>`` and ``<user>``. The names ``root``, ``user`` and ``localhost`` are left alone: they
@@ -37,6 +53,8 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
 
 from __future__ import annotations
 
+import builtins
+import functools
 import getpass
 import os
 import re
@@ -44,6 +62,8 @@ import socket
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from .validate import fact_schema, named_values
 
 # Names of environment variables whose values are secrets wherever they appear.
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PASS$|API_?KEY|ACCESS_KEY|PRIVATE|"
@@ -57,6 +77,11 @@ _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+~.][0-9A-Za-z]+){0,3}")
 _IPV4 = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}(?!\d)")
 _ARCHITECTURE = re.compile(r"(?:sm|compute)_\d+[a-z]?|gfx[0-9a-f]{3,4}|x86_64|aarch64|arm64|"
                            r"amd64|i686|ppc64le|s390x|riscv64", re.IGNORECASE)
+# Rule 0's words beside the schema's: closed sets the worker reports in fields the schema leaves
+# open (a new Python or system still reports). What platform.python_implementation() answers, and
+# the worker's os_family.
+_WORKER_WORDS = frozenset({"CPython", "PyPy", "IronPython", "Jython", "GraalVM",
+                           "linux", "windows", "macos"})
 # Rule 7: the same on every machine (see the module's docstring).
 _COMMON_NAMES = frozenset({"root", "user", "localhost", "localhost.localdomain"})
 _USER_VARIABLES = ("USER", "LOGNAME", "USERNAME", "LNAME", "SUDO_USER", "DOAS_USER")
@@ -67,11 +92,30 @@ _TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
     r"|sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{12,}|xox[abposr]-[A-Za-z0-9-]{8,}|glpat-[A-Za-z0-9_-]{8,})")
 _USER_AT_HOST = re.compile(r"\b[A-Za-z0-9._-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\b")
-# A path: a run of separators and name characters. Only its last component is kept.
-_FILE_URL = re.compile(r"\bfile://[^\s'\"]*")
-_POSIX_PATH = re.compile(r"(?<![\w.~<>:/-])(?:~|\.{1,2})?(?:/[^\s/\\:;,'\"()\[\]{}<>|]+)+/?")
-_WINDOWS_PATH = re.compile(
-    r"(?:\b[A-Za-z]:|\\\\[^\s\\/:*?\"<>|]+)(?:[\\/][^\s\\/:*?\"<>|;,'()\[\]{}]+)+[\\/]?")
+# A path: a run of separators and names. Only its last component is kept (rule 4).
+_NAME = r"[^\s/\\:;,'\"()\[\]{}<>|]+"  # a folder's or a file's name, without spaces
+_WINDOWS_NAME = r"[^\s\\/:*?\"<>|;,'()\[\]{}]+"
+
+
+def _spaced(name: str) -> str:
+    """A name that may hold single spaces where the path surely goes on: right before the next
+    separator (``John Smith/``, ``Program Files\\``); else a name without spaces."""
+    return "(?:" + name + "(?: " + name + r")*(?=[\\/])|" + name + ")"
+
+
+# The name right after /home/, /Users/ or \Users\ is a user's, spaces and all ("John Smith").
+_AFTER_USERS = r"(?:(?<=/(?i:home)/)|(?<=[\\/](?i:users)[\\/]))"
+_FILE_URL = re.compile(r"\bfile://(?!<)[^\s'\"]*")  # (?!<): a folder's label is there already
+_POSIX_PATH = re.compile(r"(?<![\w.~<>:/-])(?:~|\.{1,2})?(?:/(?:" + _AFTER_USERS
+                         + _spaced(_NAME) + "|" + _NAME + r"))+/?")
+# Backslashes are not prose: any folder of a Windows path may hold spaces (Program Files).
+_WINDOWS_PATH = re.compile(r"(?:\b[A-Za-z]:|\\\\[^\s\\/:*?\"<>|]+)(?:[\\/]"
+                           + _spaced(_WINDOWS_NAME) + r")+[\\/]?")
+# A path in quotes, as Python's OSError and most libraries quote one: spaces anywhere in it.
+_QUOTED_PATH = re.compile(
+    r"(?P<quote>['\"])(?P<path>(?:~?/|[A-Za-z]:[\\/]|\\\\)[^'\"]*?[^'\"\s\\/])(?P=quote)")
+# What follows a folder named by itself, not as the start of a longer path.
+_FOLDER_END = r"[\\/]?(?=$|[\s:;,'\"()\[\]{}<>|]|\.(?:\s|$))"
 _USERS_FOLDERS = ("home", "users")  # /home/NAME, /Users/NAME, C:\Users\NAME
 
 
@@ -87,7 +131,26 @@ def is_exempt_value(name: str, value: str) -> bool:
     return (len(value) < MIN_VALUE_CHARS
             or NOT_IDENTIFYING_VARIABLES.fullmatch(name.upper()) is not None
             or (_VERSION.fullmatch(value) is not None and _IPV4.match(value) is None)
-            or _ARCHITECTURE.fullmatch(value) is not None)
+            or _ARCHITECTURE.fullmatch(value) is not None
+            or is_vocabulary(value))
+
+
+def is_vocabulary(text: str) -> bool:
+    """Whether ``text`` is wholly one of the tool's own words (see the docstring), which say
+    nothing about anyone whatever a variable also holds."""
+    words, device = _vocabulary()
+    return text in words or device.fullmatch(text) is not None
+
+
+@functools.cache
+def _vocabulary() -> tuple[frozenset[str], re.Pattern[str]]:
+    """The tool's words, read once: the values the report's schema names, Python's exception
+    and warning classes, the closed sets below; and the form of a device (``cuda:0``)."""
+    exceptions = {name for name, value in vars(builtins).items()
+                  if isinstance(value, type) and issubclass(value, BaseException)}
+    device = (fact_schema("execution", "device") or {}).get("pattern")
+    return (named_values() | _WORKER_WORDS | exceptions,
+            re.compile(device if isinstance(device, str) else "cpu"))
 
 
 class Redactor:
@@ -104,23 +167,26 @@ class Redactor:
                         re.IGNORECASE), label)
             for name, label in sorted(((k, v) for k, v in (names or {}).items() if len(k) >= 2),
                                       key=lambda item: len(item[0]), reverse=True)]
-        self._folders = {_folder_key(folder): label for folder, label in (folders or {}).items()
-                         if _folder_key(folder)}
-        # A known folder named by itself (not as the start of a longer path) becomes its label:
-        # reduced to its last component, the working folder would still give its own name.
-        self._folder_patterns = [
-            (re.compile(r"(?<![\w.~/\\-])" + re.escape(folder)
-                        + r"[\\/]?(?=$|[\s:;,'\"()\[\]{}<>|]|\.(?:\s|$))"), label)
-            for folder, label in sorted(((f.rstrip("/\\"), v) for f, v in (folders or {}).items()
-                                         if _folder_key(f)),
-                                        key=lambda item: len(item[0]), reverse=True)]
+        known = {_folder_key(folder): label for folder, label in (folders or {}).items()
+                 if _folder_key(folder)}
+        # Longest first: a folder inside another (the working folder in the home) is itself.
+        self._folders = sorted(known.items(), key=lambda item: len(item[0]), reverse=True)
+        # A known folder, by itself or at the start of a longer path, is found as it is written,
+        # spaces and all, before paths are cut at spaces (rule 3): reduced to its last component,
+        # the working folder would give its own name, and a home with a space its owner's.
+        self._known = None if not known else re.compile(
+            r"(?:(?<=file://)|(?<![\w.~/\\-]))(?:"
+            + "|".join(re.escape(folder) for folder, _ in self._folders)
+            + r")(?:(?:[\\/]" + _spaced(_NAME) + r")+[\\/]?|" + _FOLDER_END + ")")
         kept = sorted({_one_line(v) for v in values if len(_one_line(v)) >= MIN_VALUE_CHARS},
                       key=len, reverse=True)
         self._values = _whole_tokens(kept, r"(?!\w)")
-        # A value that is a path, named by itself, goes before the paths are reduced (which
-        # would keep its last component); at the start of a longer path, the path rule does.
-        self._path_values = _whole_tokens([v for v in kept if "/" in v or "\\" in v],
-                                          r"(?!\w|[\\/][^\s\\/'\"])")
+        # A value that is a path, named by itself, goes before the folders and paths are reduced
+        # (which would keep its last component); at the start of a longer path, the path rules
+        # do. A value that is a known folder keeps the folder's label.
+        self._path_values = _whole_tokens(
+            [v for v in kept if ("/" in v or "\\" in v) and _folder_key(v) not in known],
+            r"(?!\w|[\\/][^\s\\/'\"])")
 
     @classmethod
     def for_this_machine(cls, environ: Mapping[str, str] | None = None) -> Redactor:
@@ -146,14 +212,18 @@ class Redactor:
         return cls(secrets, names, folders, values)
 
     def text(self, text: str) -> str:
+        if is_vocabulary(text):
+            return text  # a fact in the tool's own words, whatever a variable or name also says
         for secret in self._secrets:
             text = text.replace(secret, "<redacted>")
         text = _URL_CREDENTIALS.sub(r"\g<scheme><redacted>@", text)
         text = _TOKEN_SHAPES.sub("<token>", text)
-        for folder, label in self._folder_patterns:
-            text = folder.sub(label, text)
         if self._path_values is not None:
             text = self._path_values.sub("<redacted>", text)
+        if self._known is not None:
+            text = self._known.sub(lambda m: self._path(m.group(0)), text)
+        text = _QUOTED_PATH.sub(lambda m: m.group("quote") + self._path(m.group("path"))
+                                + m.group("quote"), text)
         text = _FILE_URL.sub(lambda m: "file://" + self._path(m.group(0)[7:]), text)
         text = _WINDOWS_PATH.sub(lambda m: self._path(m.group(0)), text)
         text = _POSIX_PATH.sub(lambda m: self._path(m.group(0)), text)
@@ -163,6 +233,11 @@ class Redactor:
         for name, label in self._names:
             text = name.sub(label, text)
         return text
+
+    @property
+    def folders(self) -> list[tuple[str, str]]:
+        """The known folders (home, working folder) with their labels, the longest first."""
+        return list(self._folders)
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value."""
@@ -175,18 +250,25 @@ class Redactor:
         return value
 
     def _path(self, path: str) -> str:
-        """A path as a report may say it: a known folder's label, or ``<path>`` and its last
+        """A path as a report may say it: a known folder's label, alone or before the last
+        component of a path inside it (``<home>/libcudnn.so.9``); else ``<path>`` and the last
         component."""
-        label = self._folders.get(_folder_key(path))
-        if label is not None:
-            return label
-        path = path.rstrip("/\\")
+        key = _folder_key(path)
+        for folder, label in self._folders:
+            if key == folder:
+                return label
+            if key.startswith(folder) and key[len(folder)] in "/\\":
+                return label + key[len(folder)] + re.split(r"[\\/]", key)[-1]
         separator = "\\" if "\\" in path and "/" not in path else "/"
-        parts = [part for part in re.split(r"[\\/]", path) if part]
-        last = parts[-1] if parts else ""
-        if len(parts) >= 2 and parts[-2].lower() in _USERS_FOLDERS:
-            last = "<user>"  # the folder of a user is named after the user
-        return "<path>" + separator + last if last else "<path>"
+        parts = without_user_names([part for part in re.split(r"[\\/]", path) if part])
+        return "<path>" + separator + parts[-1] if parts else "<path>"
+
+
+def without_user_names(parts: list[str]) -> list[str]:
+    """The components of a path, each user's own folder (the name after ``home`` or ``Users``)
+    as ``<user>``: the folder of a user is named after the user."""
+    return ["<user>" if index and parts[index - 1].lower() in _USERS_FOLDERS else part
+            for index, part in enumerate(parts)]
 
 
 def _whole_tokens(values: list[str], end: str) -> re.Pattern[str] | None:

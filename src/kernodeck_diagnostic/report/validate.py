@@ -33,6 +33,24 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
+@functools.cache
+def named_values() -> frozenset[str]:
+    """Every string the schema allows by name (``enum`` and ``const``): the report's closed
+    vocabulary (``cuda``, ``site-packages``, ``GPU_CHECK_PASSED``...), read once."""
+    found: set[str] = set()
+    pending: list[Any] = [schema()]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, dict):
+            options = part.get("enum")
+            named = [*(options if isinstance(options, list) else ()), part.get("const")]
+            found.update(value for value in named if isinstance(value, str))
+            pending += part.values()
+        elif isinstance(part, list):
+            pending += part
+    return frozenset(found)
+
+
 def fact_schema(block: str, name: str) -> dict[str, Any] | None:
     """The schema of the report field ``block.name`` (``pytorch.devices``), None if none."""
     properties = schema()["properties"].get(block, {}).get("properties", {})

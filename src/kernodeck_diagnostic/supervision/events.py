@@ -10,7 +10,6 @@ protocol does not have, is dropped and counted, and the report says so in one no
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..report.validate import conforms, fact_schema
+from ..untrusted_json import loads
 from ..worker.stages import (
     ERROR_KINDS,
     EXPECTED,
@@ -32,7 +32,6 @@ MAX_EVENT_LINE_BYTES = 64 * 1024
 MAX_EVENT_BYTES_TOTAL = 4 * 1024 * 1024  # all accepted events together: the front stays small
 MAX_WARNINGS = 50
 MAX_EVENTS = 10_000
-MAX_DEPTH = 16  # nesting of an event's lists and objects (the protocol needs 4)
 MAX_DROPPED_NAMED = 10  # how many of the dropped fields the note names
 SURROGATES = re.compile("[\ud800-\udfff]")  # lone surrogates: not encodable as UTF-8
 _MESSAGE_KEY = re.compile(r"error\.[a-z_]+(?:\.[a-z_]+)?")  # the tool's own sentences (i18n)
@@ -278,10 +277,9 @@ class EventReader:
                 event = _salvage(line[:MAX_EVENT_LINE_BYTES])
             else:
                 # A byte that is not UTF-8 spoils one character, not the whole event.
-                event = json.loads(line.decode("utf-8", "replace"))
-            # Nested deeper than any event of the protocol (or than the decoder can go): junk.
+                event = loads(line.decode("utf-8", "replace"))
             event = _clean(event) if isinstance(event, dict) else None
-        except (ValueError, RecursionError):
+        except ValueError:  # not JSON, or an absurd integer or nesting (see untrusted_json)
             event = None
         if event is not None:
             self._accepted_bytes += min(len(line), MAX_EVENT_LINE_BYTES)
@@ -295,24 +293,21 @@ def _one_line(value: Any) -> str | None:
     return " ".join(value.split()) if isinstance(value, str) else None
 
 
-def _clean(value: Any, depth: int = 0) -> Any:
+def _clean(value: Any) -> Any:
     """Every string of an event made safe to keep and to encode.
 
     A lone surrogate (a non-UTF-8 byte the worker decoded with surrogateescape and JSON carried as
     ``\\udcXX``) becomes U+FFFD, so the report can always be written as UTF-8; a string longer
-    than MAX_TEXT_CHARS is cut there, with an ellipsis. Lists and objects nested deeper than
-    MAX_DEPTH raise ValueError: the event is unreadable.
+    than MAX_TEXT_CHARS is cut there, with an ellipsis. (``loads`` bounded the nesting.)
     """
     if isinstance(value, str):
         if len(value) > MAX_TEXT_CHARS:
             value = value[:MAX_TEXT_CHARS - 1] + "\u2026"
         return SURROGATES.sub("\ufffd", value)
-    if depth >= MAX_DEPTH and isinstance(value, (dict, list)):
-        raise ValueError("nested too deep")
     if isinstance(value, dict):
-        return {_clean(key): _clean(item, depth + 1) for key, item in value.items()}
+        return {_clean(key): _clean(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_clean(item, depth + 1) for item in value]
+        return [_clean(item) for item in value]
     return value
 
 
@@ -325,11 +320,11 @@ def _salvage(head: bytes) -> Any:
     """
     text = head.decode("utf-8", "replace")
     with contextlib.suppress(ValueError):
-        event = json.loads(text)  # a line exactly at the limit may be whole
+        event = loads(text)  # a line exactly at the limit may be whole
         return event if isinstance(event, dict) else None
     for cut in range(len(text), max(len(text) - 8, 0), -1):  # never inside an escape sequence
         try:
-            event = json.loads(text[:cut] + '\u2026"}')
+            event = loads(text[:cut] + '\u2026"}')
         except ValueError:
             continue
         return event if isinstance(event, dict) else None

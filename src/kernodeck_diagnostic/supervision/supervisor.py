@@ -123,8 +123,30 @@ def worker_options(python: str) -> list[str]:
     """The interpreter options for the worker: the front's own when it runs in the front's
     interpreter (the user's program starts as the front did); none for another interpreter,
     which the front's options say nothing about."""
-    same = bool(sys.executable) and os.path.abspath(python) == os.path.abspath(sys.executable)
-    return interpreter_options() if same else []
+    return interpreter_options() if is_front_interpreter(python) else []
+
+
+def is_front_interpreter(python: str, front: str | None = None) -> bool:
+    """Whether ``python`` starts the interpreter the front runs in (``front``, default
+    ``sys.executable``), in the same environment: the one test of it, wherever it is asked.
+
+    The same path, however written (``./venv/bin/python``, ``venv/bin/../bin/python``), or the
+    same file under another name in the same folder (``python3``, a link to ``python3.11``).
+    The same file in another folder is another interpreter: a virtual environment's
+    ``bin/python`` is a link to the Python it was made from, yet starts in the environment of
+    the folder it is in (its ``pyvenv.cfg``), with other packages.
+    """
+    own = sys.executable if front is None else front
+    if not own or not python:
+        return False
+    mine, theirs = os.path.abspath(own), os.path.abspath(python)
+    if mine == theirs:
+        return True
+    try:
+        return (os.path.samefile(theirs, mine)
+                and os.path.samefile(os.path.dirname(theirs), os.path.dirname(mine)))
+    except (OSError, ValueError):  # gone, unreadable, or a name no file can have (NUL)
+        return False
 
 
 def worker_source() -> bytes:
@@ -145,6 +167,10 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
     the private temporary folder removed before this returns or raises.
     """
     try:
+        source = worker_source()
+    except OSError as exc:  # an install stripped of its worker module: not the system's fault
+        return WorkerRun.not_started("error.not_started.worker_missing", _reason(exc))
+    try:
         folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
     except OSError as exc:
         return WorkerRun.not_started("error.not_started.temp_folder", _reason(exc))
@@ -152,7 +178,7 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         try:
             worker_path = os.path.join(folder, "worker.py")
             with open(worker_path, "wb") as file:
-                file.write(worker_source())
+                file.write(source)
             events_path = os.path.join(folder, "events.jsonl")
             open(events_path, "wb").close()
         except OSError as exc:

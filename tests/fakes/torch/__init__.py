@@ -16,6 +16,13 @@ scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure
     import_error_with_secrets  import fails with a message full of private data
     arch_not_in_build       a Blackwell GPU (sm_120) with a build made only up to sm_90: the
                             first kernel fails with "no kernel image is available"
+    rocm_without_amd_gpu    a ROCm build where HIP finds no AMD GPU (on an NVIDIA machine, or
+                            with the GPUs hidden): is_available() is False, "No HIP GPUs are
+                            available"
+    driver_libraries_not_mounted
+                            a build linked against the NVIDIA driver (as Jetson's are) in a
+                            container started without the GPU runtime: import fails on
+                            libcuda.so.1
 
 Hostile workers (signals, exits, native hangs, floods, escaping processes, a corrupt event log,
 huge or non-UTF-8 messages, private data) are listed in ``_hostile.py``, next to this file.
@@ -35,7 +42,8 @@ import time
 from typing import Any
 
 SCENARIO = os.environ.get("KD_FAKE_TORCH", "cuda_pass")
-_ROCM = SCENARIO == "rocm_pass"
+_ROCM = SCENARIO in ("rocm_pass", "rocm_without_amd_gpu")
+_NO_DEVICE = SCENARIO == "rocm_without_amd_gpu"
 
 if os.environ.get("KD_FAKE_TORCH_MARKER"):
     with open(os.environ["KD_FAKE_TORCH_MARKER"], "a") as _marker:
@@ -47,6 +55,9 @@ if _delay:
 from . import _hostile  # noqa: E402 - the hostile scenarios act at their points
 
 _hostile.at("import")
+
+if SCENARIO == "driver_libraries_not_mounted":
+    raise ImportError("libcuda.so.1: cannot open shared object file: No such file or directory")
 
 if SCENARIO == "import_error_with_secrets":
     home = os.path.expanduser("~")
@@ -158,15 +169,16 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
     @staticmethod
     def is_available() -> bool:
         _hostile.at("device")
-        return True
+        return not _NO_DEVICE
 
     @staticmethod
     def device_count() -> int:
-        return int(os.environ.get("KD_FAKE_DEVICES", "1"))
+        return 0 if _NO_DEVICE else int(os.environ.get("KD_FAKE_DEVICES", "1"))
 
     @staticmethod
     def init() -> None:
-        pass
+        if _NO_DEVICE:
+            raise RuntimeError("No HIP GPUs are available")
 
     @staticmethod
     def get_arch_list() -> list[str]:

@@ -42,6 +42,11 @@ behaves like ``cuda_pass``.
                                     file name and a driver message in a legacy encoding, decoded
                                     with surrogateescape)
     undecodable_error_event         raw non-UTF-8 bytes inside an error event line
+    huge_integers_in_events         a worker whose numbers went wrong (a library that patched the
+                                    clock, a corrupted value) writes the execution facts, the
+                                    result and the end of compute with integers of 400 digits
+                                    (valid JSON, beyond any float) as t_ms, duration_ms and the
+                                    loss, then its final event, and ends
     private_data_in_messages        import fails after warnings; messages full of private data:
                                     paths through the home and working folders, Windows paths,
                                     user@host, URL credentials, token shapes, secret values
@@ -310,6 +315,18 @@ def _undecodable_error_event() -> None:
     os._exit(0)
 
 
+def _huge_integers_in_events() -> None:
+    huge = int("9" * 400)
+    lines = [{"event": "facts", "t_ms": 5.0, "block": "execution",
+              "values": {"device": "cuda:0", "synchronized": True, "duration_ms": huge}},
+             {"event": "result", "t_ms": huge, "product": [[19, 22], [43, 50]], "loss": huge,
+              "gradient": [[11, 15], [11, 15]]},
+             {"event": "stage_finished", "t_ms": 6.0, "stage": "compute", "duration_ms": huge},
+             {"event": "final", "t_ms": 7.0}]
+    _append_events("".join(json.dumps(line) + "\n" for line in lines).encode())
+    os._exit(0)
+
+
 def _private_data() -> None:
     env = os.environ
     user, host = env.get("KD_PLANTED_USER", "someone"), env.get("KD_PLANTED_HOST", "somehost")
@@ -363,6 +380,7 @@ _ACTIONS = {
     ("non_utf8_messages", "import"): _non_utf8_warning,
     ("non_utf8_messages", "synchronize"): _non_utf8_error,
     ("undecodable_error_event", "synchronize"): _undecodable_error_event,
+    ("huge_integers_in_events", "synchronize"): _huge_integers_in_events,
     ("private_data_in_messages", "import"): _private_data,
     ("settings_in_messages", "import"): _settings_in_messages,
 }
