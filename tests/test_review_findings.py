@@ -206,6 +206,19 @@ def test_a_rocm_worker_that_said_no_binary_for_the_gpu_is() -> None:
                for line in found["ROCM_GFX_UNSUPPORTED"]["evidence"])
 
 
+def test_a_rocm_check_that_passed_under_a_gfx_override_is_no_gfx_finding() -> None:
+    """gfx1030 is not in the build's list, but the check passed: HSA_OVERRIDE_GFX_VERSION (or a
+    compatible code object) ran the kernels, so nothing is unsupported."""
+    passed = report(**ROCM, **AMD_MACHINE, **{
+        "status": "passed", "pytorch.devices.0.gcn_arch": "gfx1030",
+        "pytorch.arch_list": ["gfx90a", "gfx942"]})
+    assert "ROCM_GFX_UNSUPPORTED" not in ids(passed)
+    failed = report(**ROCM, **AMD_MACHINE, **{
+        "status": "failed", "code": "RUNTIME_ERROR", "pytorch.devices.0.gcn_arch": "gfx1030",
+        "pytorch.arch_list": ["gfx90a", "gfx942"]})
+    assert "ROCM_GFX_UNSUPPORTED" in ids(failed)
+
+
 # -- real runs -----------------------------------------------------------------------------------
 
 def check(python: Path | str, tool: Path | list[str], tmp_path: Path, env: dict[str, str],
