@@ -192,6 +192,16 @@ def pyenv_python(minor: str) -> Path | None:
     return candidates[-1] if candidates else None
 
 
+def required_pyenv_python(minor: str) -> Path:
+    """pyenv's Python ``minor``: a failure in CI, where every one must be there; else a skip."""
+    python = pyenv_python(minor)
+    if python is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Python {minor} is missing from pyenv on this machine")
+        pytest.skip(f"no pyenv Python {minor} here")
+    return python
+
+
 def fresh_checkout(target: Path, checkout: Path = ROOT) -> Path:
     """Copy ``checkout`` to ``target`` as a fresh clone holds it, with the tree's changes.
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import kernodeck_diagnostic
-from conftest import ROOT, SRC, clean_env, pids_gone, pyenv_python, run_tool
+from conftest import ROOT, SRC, clean_env, pids_gone, pyenv_python, required_pyenv_python, run_tool
 from reliability.harness import recorded_pids, survivors, tagged_env, wait_for
 
 WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
@@ -45,14 +45,6 @@ def private_tmp(tmp_path: Path) -> Path:
     tmp.mkdir()
     return tmp
 
-
-def old_python(minor: str) -> Path:
-    python = pyenv_python(minor)
-    if python is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"Python {minor} is missing from pyenv on this machine")
-        pytest.skip(f"no pyenv Python {minor} here")
-    return python
 
 
 def group_of(leader: int) -> list[int]:
@@ -325,7 +317,7 @@ def test_the_watch_removes_only_a_private_folder(tmp_path: Path, name: str) -> N
 def _deleted_base_venv(tmp_path: Path) -> Path:
     """A real venv whose base Python was removed: made from a hard-linked copy of a pyenv
     Python (no disk used, the original untouched), then the copy deleted."""
-    base = old_python("3.9").parent.parent
+    base = required_pyenv_python("3.9").parent.parent
     copy = tmp_path / "python-3.9-copy"
     shutil.copytree(base, copy, symlinks=True, copy_function=os.link)
     venv = tmp_path / "venv"
@@ -384,7 +376,7 @@ def test_a_program_that_is_not_a_python(pyz: Path, tmp_path: Path, program: str)
 
 def test_python_3_7_is_named_too_old(pyz: Path) -> None:
     """3.7 can run the worker's code: it must not (2.7, 3.6, 3.8: test_interfaces.py)."""
-    result = run_tool(sys.executable, pyz, ["--python", str(old_python("3.7"))])
+    result = run_tool(sys.executable, pyz, ["--python", str(required_pyenv_python("3.7"))])
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "kernodeck-diagnostic: error: --python: that interpreter is Python 3.7; the minimum is "
@@ -460,7 +452,7 @@ def test_a_slow_start_is_paid_once(pyz: Path, tmp_path: Path, notorch_python: Pa
 @pytest.mark.parametrize("minor", OLD_PYTHONS)
 def test_the_zipapp_on_an_old_python_says_so_in_one_line(pyz: Path, minor: str) -> None:
     """Was a traceback: SyntaxError (2.7, 3.6), cannot import name 'cache' (3.7, 3.8)."""
-    result = run_tool(old_python(minor), pyz, ["--device", "cpu"])
+    result = run_tool(required_pyenv_python(minor), pyz, ["--device", "cpu"])
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
@@ -471,8 +463,8 @@ def test_the_zipapp_on_an_old_python_says_so_in_one_line(pyz: Path, minor: str) 
 def test_python_m_on_an_old_python_says_so_in_one_line(minor: str) -> None:
     """``python -m`` on 3.7 and 3.8. (2.7 and 3.6 cannot parse the package's own first line,
     ``from __future__ import annotations``: see docs/reliability.md.)"""
-    result = run_tool(old_python(minor), ["-m", "kernodeck_diagnostic"], ["--device", "cpu"],
-                      env=clean_env({"PYTHONPATH": str(SRC)}))
+    result = run_tool(required_pyenv_python(minor), ["-m", "kernodeck_diagnostic"],
+                      ["--device", "cpu"], env=clean_env({"PYTHONPATH": str(SRC)}))
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"kernodeck-diagnostic: Python 3.9 or newer is needed; this is Python {minor}"]

@@ -21,7 +21,7 @@ from conftest import (
     SUPPORTED_PYTHONS,
     assert_valid_report,
     clean_env,
-    pyenv_python,
+    required_pyenv_python,
     run_tool,
 )
 
@@ -48,21 +48,13 @@ def test_archive_holds_sources_only(pyz: Path) -> None:
     assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
 
 
-def supported_python(minor: str) -> Path:
-    python = pyenv_python(minor)
-    if python is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"Python {minor} is missing from pyenv on this machine")
-        pytest.skip(f"no pyenv Python {minor} here")
-    return python
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ["zipapp", "python_m"])
 @pytest.mark.parametrize("minor", SUPPORTED_PYTHONS)
 def test_runs_on_every_supported_python(pyz: Path, tmp_path: Path, minor: str,
                                         entry: str) -> None:
-    python = supported_python(minor)
+    python = required_pyenv_python(minor)
     out = tmp_path / "diagnostic-cpu.json"
     args = ["--device", "cpu", "--output", str(out)]
     if entry == "zipapp":
