@@ -8,7 +8,6 @@ them; every field of every event is type-checked on arrival, a wrong one dropped
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -383,10 +382,15 @@ def test_the_note_names_at_most_ten_fields() -> None:
 
 
 def test_the_worker_runs_its_own_file_alone(tmp_path: Path) -> None:
-    """The protocol adds no import of a sibling: the worker still runs by path, alone."""
-    alone = tmp_path / "alone" / "stages.py"
-    alone.parent.mkdir()
-    shutil.copy(WORKER, alone)
+    """The protocol adds no import of the package: the worker runs by path with nothing but the
+    files the supervisor copies beside it (its companions), under the names it gives them."""
+    from kernodeck_diagnostic.supervision.supervisor import worker_files
+
+    folder = tmp_path / "alone"
+    folder.mkdir()
+    for name, source in worker_files().items():
+        (folder / name).write_bytes(source)
+    alone = folder / "worker.py"
     said = run_worker(sys.executable, alone, tmp_path, fake_gpu_env("cuda_pass"), "gpu")
     assert said[-1]["event"] == "final"
     assert any(event["event"] == "result" for event in said)

@@ -149,11 +149,16 @@ def is_front_interpreter(python: str, front: str | None = None) -> bool:
         return False
 
 
-def worker_source() -> bytes:
-    """The worker module's bytes, from the installed package or from inside the zipapp."""
+def worker_files() -> dict[str, bytes]:
+    """The worker's files by the name each gets in its private folder (the worker module and its
+    companions), from the installed package or from inside the zipapp."""
     from ..package_data import read
+    from ..worker.stages import COMPANIONS
 
-    return read("worker", "stages.py")
+    files = {"worker.py": read("worker", "stages.py")}
+    for name in COMPANIONS:
+        files[name + ".py"] = read("worker", name + ".py")
+    return files
 
 
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
@@ -167,7 +172,7 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
     the private temporary folder removed before this returns or raises.
     """
     try:
-        source = worker_source()
+        sources = worker_files()
     except OSError as exc:  # an install stripped of its worker module: not the system's fault
         return WorkerRun.not_started("error.not_started.worker_missing", _reason(exc))
     try:
@@ -176,9 +181,10 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         return WorkerRun.not_started("error.not_started.temp_folder", _reason(exc))
     try:
         try:
+            for name, source in sources.items():
+                with open(os.path.join(folder, name), "wb") as file:
+                    file.write(source)
             worker_path = os.path.join(folder, "worker.py")
-            with open(worker_path, "wb") as file:
-                file.write(source)
             events_path = os.path.join(folder, "events.jsonl")
             open(events_path, "wb").close()
         except OSError as exc:

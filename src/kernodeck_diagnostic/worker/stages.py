@@ -4,6 +4,18 @@ It is run by path, in the interpreter under diagnosis, from a private temporary 
 
     python worker.py --events EVENTS.jsonl --device gpu --device-index 0
 
+Worker-side code that has a subject of its own (an accelerator, a library check, a collective)
+lives in a companion module of this folder, named in COMPANIONS: the supervisor copies each one
+beside this file, and ``companion(name)`` loads it by file path, never through the import path
+that holds the user's folder. Companions are loaded before that path is put in place (their
+standard-library imports cannot be shadowed either), import nothing but the standard library at
+their top, and reach this module as ``stages``::
+
+    if TYPE_CHECKING or __package__:
+        from . import stages
+    else:  # copied beside the worker, which loaded this file (stages.companion)
+        stages = sys.modules["_kernodeck_worker_stages"]
+
 It depends on the standard library and torch only (the interpreter under diagnosis lacks our
 package), runs on Python 3.9+, and writes newline-delimited JSON events to the events file as each
 stage finishes, never to stdout (libraries print there). The supervisor decides the result code;
@@ -33,6 +45,34 @@ import time
 import warnings
 from collections.abc import Iterator
 from typing import Any, Callable, Literal, TextIO, get_args
+
+# The worker's companion modules (see the module's docstring), by file name without ".py".
+COMPANIONS: tuple[str, ...] = ()
+_BY_PATH_PREFIX = "_kernodeck_worker_"
+
+
+def companion(name: str) -> Any:
+    """The companion module ``name``: the package's when the front imported this module, else
+    the file copied beside this one (the worker run by path)."""
+    import importlib
+
+    if __package__:
+        return importlib.import_module(f"{__package__}.{name}")
+    loaded = sys.modules.get(_BY_PATH_PREFIX + name)
+    if loaded is not None:
+        return loaded
+    import importlib.util
+
+    sys.modules.setdefault(_BY_PATH_PREFIX + "stages", sys.modules[__name__])
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(_BY_PATH_PREFIX + name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"the worker's companion module {name} is missing")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 # -- the protocol ---------------------------------------------------------------------------------
 # What the worker says and the front reads, defined here once: the front imports this module
@@ -969,6 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.watch_front:
         watch_front(args.events)
+    for name in COMPANIONS:  # now, before the user's folder is on the import path
+        companion(name)
     Worker(Events(args.events), args.device, args.device_index, search_path0(args.path0)).run()
     return 0
 
