@@ -45,7 +45,14 @@ What is measured (issue 4), with its target:
 4. peak resident memory of the front process alone (run in-process, the worker not counted);
 5. ``--host-check`` with no ``nvidia-smi``, and with a fake one that answers after 2.5 s;
 6. the TIMEOUT verdict's latency with a worker that hangs (``--timeout 5``);
-7. ``python -X importtime`` of the front: what it imports and what that costs.
+7. ``python -X importtime`` of the front: what it imports and what that costs;
+8. the trial toolkit in a program: ``with trial.stage(...)`` per call (target <= 50 µs);
+9. and one event written to its ``events.jsonl`` (in the program's thread; its fsync apart).
+12a. ``--all-devices`` on four fake GPUs (one worker, one import, twelve verified copies) vs the
+   default check of one of them (target <= 1.20);
+12b. ``summarize`` on a fleet of 20,000 reports (text): its time (target <= 1.5 s) and its peak
+   memory against 2,000 reports (target: at most 2 KiB more per report: a row and a name, never
+   the report), with --baseline the baseline's too, alternated in the same rounds.
 
 ``--quick`` (about a minute) and ``--smoke`` (one run each, no collect_env: a check that the
 script works, not a measurement) trade precision for time; the numbers in docs/performance.md come
@@ -101,8 +108,11 @@ where, mode = sys.argv[1], sys.argv[2]
 if where != "-":
     sys.path.insert(0, where)
 code = None
-if mode == "front":
+if mode == "summarize":  # row 12b: a fleet of reports, the folder after the mode
+    sys.argv = ["kernodeck-diagnostic", "summarize", sys.argv[3]]
+elif mode == "front":
     sys.argv = ["kernodeck-diagnostic", "--device", "cpu"]
+if mode in ("front", "summarize"):
     try:
         runpy.run_module("kernodeck_diagnostic", run_name="__main__", alter_sys=True)
     except SystemExit as exc:
@@ -121,6 +131,58 @@ if peak is None:  # elsewhere; it may include the spawning process's peak
 sys.stderr.write("KD-BENCH-RSS " + json.dumps({"peak_kib": peak, "exit": code}) + "\\n")
 """
 
+# The trial toolkit inside a program (issue 13): what ``with trial.stage(...)`` costs per call
+# beyond the loop around it (no sync, torch imported, CPU; wall time, and the CPU time of the
+# program's thread, which the machine's other load inflates less), and what writing one event
+# costs in the program's thread (JSON, write, flush) and in the helper thread that makes it
+# durable (fsync), each the median of several rounds. Printed as one line on stderr.
+TRIAL_PROBE = """
+import json, os, statistics, sys, tempfile, time
+import torch
+from kernodeck_diagnostic import Trial
+from kernodeck_diagnostic.trial.log import EventLog
+
+calls, rounds = int(sys.argv[1]), int(sys.argv[2])
+stage_us, stage_cpu_us, write_us, fsync_us = [], [], [], []
+memory = {"rss_bytes": 2**28, "rss_peak_bytes": 2**28, "device": None, "allocated_bytes": None,
+          "reserved_bytes": None, "peak_allocated_bytes": None}
+with tempfile.TemporaryDirectory() as where:
+    with Trial(where) as trial:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(calls):
+                pass
+            loop = time.perf_counter() - start
+            start, cpu = time.perf_counter(), time.thread_time()
+            for _ in range(calls):
+                with trial.stage("bench"):
+                    pass
+            stage_us.append((time.perf_counter() - start - loop) / calls * 1e6)
+            stage_cpu_us.append((time.thread_time() - cpu) / calls * 1e6)
+    log = EventLog(tempfile.mkdtemp(dir=where))
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for index in range(calls):
+            log.write("stage_completed", stage="bench", pass_index=index, duration_ms=0.01,
+                      synchronized=None, memory=memory)
+        write_us.append((time.perf_counter() - start) / calls * 1e6)
+    log.close()
+    with open(os.path.join(where, "fsync.jsonl"), "a") as file:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(calls // 10):
+                file.write(json.dumps(memory) + "\\n")
+                file.flush()
+                os.fsync(file.fileno())
+            fsync_us.append((time.perf_counter() - start) / (calls // 10) * 1e6)
+sys.stderr.write("KD-BENCH-TRIAL " + json.dumps({
+    "stage_us": statistics.median(stage_us), "stage_min_us": min(stage_us),
+    "stage_cpu_us": statistics.median(stage_cpu_us),
+    "write_us": statistics.median(write_us), "write_min_us": min(write_us),
+    "fsync_us": statistics.median(fsync_us), "calls": calls, "rounds": rounds}) + "\\n")
+"""
+TRIAL_CALLS = 2000
+
 FAKE_SMI_DELAY_S = 2.5
 # A slow nvidia-smi: answers the host probe's query after FAKE_SMI_DELAY_S. It first writes the
 # time it started (GNU date) to {stamp}: when the front started the probe, and so how long the
@@ -133,7 +195,13 @@ echo "NVIDIA H200, 570.124.06, 143771"
 HANG_TIMEOUT_S = 5
 RUN_LIMIT_S = 120  # no single benchmarked command may take longer: a hang is a failure here
 TARGETS = {"tool_vs_bare": 1.10, "tool_vs_collect_env": 0.80, "zipapp_vs_installed": 1.05,
-           "front_rss_mb": 30.0, "host_margin_s": 0.1, "timeout_margin_s": 1.0}
+           "front_rss_mb": 30.0, "host_margin_s": 0.1, "timeout_margin_s": 1.0,
+           "trial_stage_us": 50.0, "all_devices_vs_one": 1.20,
+           "summarize_s": 1.5, "summarize_kib_per_report": 2.0}
+# Row 12b: summarize on a fleet of this many reports, and on a tenth of it for the memory's
+# growth per report (smoke: a tenth of each, to prove the script works).
+FLEET_REPORTS = 20_000
+FLEET_PER_FOLDER = 200  # reports per subfolder, as one folder per rack of machines
 
 
 class BenchmarkError(Exception):
@@ -281,6 +349,7 @@ def commands(setup: Setup, settings: Settings) -> list[Command]:
     plain = base_env()
     passed = "CPU_CHECK_PASSED"
     fake = base_env(PYTHONPATH=str(FAKES), KD_FAKE_TORCH="cuda_pass")
+    four_gpus = {**fake, "KD_FAKE_DEVICES": "4"}
     smi_path = str(setup.fake_smi_dir) + os.pathsep + plain["PATH"]
     found = [
         Command("tool", f"{TOOL} --device cpu", [tool, "--device", "cpu"], plain,
@@ -302,6 +371,12 @@ def commands(setup: Setup, settings: Settings) -> list[Command]:
                 [tool, "--device", "cpu"], fake, expect_text=passed),
         Command("bare_fake", 'python -c "import torch; ..." (fake instant torch)',
                 [python, "-c", BARE_CHECK], fake),
+        # --all-devices: four (fake, instantly imported) GPUs checked in one worker, one import,
+        # with the twelve copies between them, vs the default check of the first one.
+        Command("one_gpu", f"{TOOL} (4 fake GPUs, the first checked)", [tool], four_gpus,
+                expect_text="GPU_CHECK_PASSED"),
+        Command("all_gpus", f"{TOOL} --all-devices (4 fake GPUs)", [tool, "--all-devices"],
+                four_gpus, expect_text="12 of 12 copies verified"),
     ]
     if settings.collect_env:
         # collect_env runs pip: without its weekly self-check it cannot wait on the network,
@@ -311,6 +386,41 @@ def commands(setup: Setup, settings: Settings) -> list[Command]:
                                 [python, "-m", "torch.utils.collect_env"], quiet_pip,
                                 expect_text="PyTorch version"))
     return found
+
+
+def baseline_commands(baseline: Setup) -> list[Command]:
+    """The --baseline checkout's check, with the real torch and with the instant fake one,
+    alternated with this checkout's in the same rounds."""
+    tool = str(baseline.installed)
+    fake = base_env(PYTHONPATH=str(FAKES), KD_FAKE_TORCH="cuda_pass")
+    return [Command("baseline", f"{TOOL} --device cpu (--baseline)", [tool, "--device", "cpu"],
+                    base_env(), expect_text="CPU_CHECK_PASSED"),
+            Command("baseline_fake", f"{TOOL} --device cpu (--baseline, fake instant torch)",
+                    [tool, "--device", "cpu"], fake, expect_text="CPU_CHECK_PASSED")]
+
+
+def baseline_table(by_key: Mapping[str, Command]) -> str:
+    """This checkout against --baseline, medians of the same alternated rounds, with the two
+    targets each must meet (<= 1.10 of the bare one-liner, <= 0.80 of collect_env)."""
+    lines = ["", "## Against --baseline (same rounds, medians)", "",
+             "| measurement | this checkout | --baseline | ratio | growth (paired) |",
+             "|---|---|---|---|---|"]
+    for key, label in (("tool", "`--device cpu`"), ("tool_fake", "`--device cpu`, fake instant "
+                                                                 "torch")):
+        mine, theirs = by_key[key], by_key[key.replace("tool", "baseline")]
+        # The median of the per-round differences: both ran in the same round, so the load of
+        # the moment cancels out (the medians of a loaded machine move by seconds).
+        paired = statistics.median(a - b for a, b in zip(mine.times, theirs.times))
+        lines.append(f"| {label} | {_s(mine.median)} | {_s(theirs.median)} | "
+                     f"{mine.median / theirs.median:.3f} | {paired * 1000:+.0f} ms |")
+    tool, base = by_key["tool"].median, by_key["baseline"].median
+    for key, label, target in (("bare", "/ bare import+compute", TARGETS["tool_vs_bare"]),
+                               ("collect_env", "/ collect_env", TARGETS["tool_vs_collect_env"])):
+        if key in by_key:
+            other = by_key[key].median
+            lines.append(f"| check {label} (<= {target:.2f}) | {tool / other:.3f} | "
+                         f"{base / other:.3f} | - | - |")
+    return "\n".join(lines) + "\n"
 
 
 # -- measurements ---------------------------------------------------------------------------------
@@ -352,18 +462,31 @@ def front_memory(setup: Setup, runs: int) -> dict[str, float]:
     return {key: statistics.median(values) for key, values in peaks.items()}
 
 
-def _peak_rss_mb(python: Path, where: str, mode: str) -> float:
-    completed = subprocess.run([str(python), "-c", MEMORY_PROBE, where, mode], env=base_env(),
-                               capture_output=True, text=True, timeout=RUN_LIMIT_S,
-                               stdin=subprocess.DEVNULL, check=False)
+def _peak_rss_mb(python: Path, where: str, mode: str, *more: str, expect_exit: int = 0) -> float:
+    completed = subprocess.run([str(python), "-c", MEMORY_PROBE, where, mode, *more],
+                               env=base_env(), capture_output=True, text=True,
+                               timeout=RUN_LIMIT_S, stdin=subprocess.DEVNULL, check=False)
     match = re.search(r"^KD-BENCH-RSS (\{.*\})$", completed.stderr, re.MULTILINE)
     if match is None:
         raise BenchmarkError(f"memory probe ({mode}) failed:\n{completed.stderr[-2000:]}")
     result = json.loads(match.group(1))
-    if mode == "front" and result["exit"] != 0:
+    if mode != "bare" and result["exit"] != expect_exit:
         raise BenchmarkError(f"memory probe: the front exited {result['exit']}:\n"
                              f"{completed.stdout[-1000:]}")
     return float(result["peak_kib"]) * 1024 / 1e6
+
+
+def trial_overhead(setup: Setup, smoke: bool) -> dict[str, float]:
+    """The trial toolkit's cost inside a program, in microseconds (see TRIAL_PROBE)."""
+    calls, rounds = (TRIAL_CALLS // 10, 1) if smoke else (TRIAL_CALLS, 7)
+    completed = subprocess.run([str(setup.python), "-c", TRIAL_PROBE, str(calls), str(rounds)],
+                               env=base_env(), capture_output=True, text=True,
+                               timeout=RUN_LIMIT_S, stdin=subprocess.DEVNULL, check=False)
+    match = re.search(r"^KD-BENCH-TRIAL (\{.*\})$", completed.stderr, re.MULTILINE)
+    if match is None:
+        raise BenchmarkError(f"trial probe failed:\n{completed.stderr[-2000:]}")
+    found: dict[str, float] = json.loads(match.group(1))
+    return found
 
 
 @dataclass
@@ -421,6 +544,76 @@ def _importtime(argv: list[str]) -> list[tuple[str, int, int]]:
     if not rows:
         raise BenchmarkError(f"no import times from {argv[1:]}:\n{completed.stderr[-1000:]}")
     return rows
+
+
+# -- summarize on a fleet of reports (row 12b) ----------------------------------------------------
+
+@dataclass
+class Fleet:
+    """``summarize`` timed on the large fleet, and its peak memory on both fleets, for this
+    checkout (``this``) and, with --baseline, the baseline's (``baseline``)."""
+
+    sizes: tuple[int, int]  # the small fleet, the large one
+    commands: dict[str, Command]
+    peaks_mb: dict[str, tuple[float, float]]
+
+
+def make_fleet(folder: Path, count: int) -> Path:
+    """``count`` reports, copies in turn of those recorded from real runs (tests/snapshots: a
+    pass, an out-of-memory, a GPU unavailable, torch missing), FLEET_PER_FOLDER per subfolder."""
+    templates = [path.read_bytes() for path in sorted((ROOT / "tests" / "snapshots")
+                                                      .glob("*.json"))]
+    for index in range(count):
+        rack = folder / f"rack-{index // FLEET_PER_FOLDER:03d}"
+        if index % FLEET_PER_FOLDER == 0:
+            rack.mkdir(parents=True)
+        (rack / f"node-{index:05d}.json").write_bytes(templates[index % len(templates)])
+    return folder
+
+
+def summarize_fleet(setups: Mapping[str, Setup], settings: Settings, work: Path) -> Fleet:
+    """Each setup's summarize on the large fleet, alternated round by round, then its peak
+    resident memory on the small and the large fleet (the front in-process, VmHWM)."""
+    large = FLEET_REPORTS // (10 if settings.mode == "smoke" else 1)
+    sizes = (large // 10, large)
+    folders = [make_fleet(work / f"fleet-{size}", size) for size in sizes]
+    commands = {name: Command(f"summarize_{name}",
+                              f"{TOOL} summarize ({large} reports, text)"
+                              + (" (--baseline)" if name == "baseline" else ""),
+                              [str(setup.installed), "summarize", str(folders[1])], base_env(),
+                              expect_exit=1, expect_text=f"{large} file(s)")
+                for name, setup in setups.items()}
+    alternate(list(commands.values()), settings)
+    # Exit 1: some reports of the fleet failed, as they should.
+    peaks = {name: (_peak_rss_mb(setup.python, "-", "summarize", str(folders[0]), expect_exit=1),
+                    _peak_rss_mb(setup.python, "-", "summarize", str(folders[1]), expect_exit=1))
+             for name, setup in setups.items()}
+    return Fleet(sizes, commands, peaks)
+
+
+def fleet_rows(fleet: Fleet) -> list[Row]:
+    """Row 12b: the time on the large fleet (<= 1.5 s), and the memory's growth per report
+    between the two fleets (a row and a name per report at most, never the report)."""
+    mine = fleet.commands["this"]
+    base = fleet.commands.get("baseline")
+    small, large = fleet.sizes
+    found = [Row("12b", f"`{mine.label}`", _s(mine.median),
+                 f"`--baseline` {_s(base.median)}" if base else "-",
+                 f"ratio {mine.median / base.median:.3f}" if base else "-",
+                 f"<= {TARGETS['summarize_s']:.1f} s", mine.median <= TARGETS["summarize_s"])]
+    for name in ("this", "baseline"):
+        if name not in fleet.peaks_mb:
+            continue
+        low, high = fleet.peaks_mb[name]
+        per_report = (high - low) * 1e6 / 1024 / (large - small)
+        found.append(Row("12b", f"summarize peak RSS{' (--baseline)' if name != 'this' else ''}"
+                                f", {large} reports", f"{high:.1f} MB",
+                         f"{small} reports {low:.1f} MB",
+                         f"+{per_report:.2f} KiB per report",
+                         f"<= {TARGETS['summarize_kib_per_report']:.1f} KiB per report",
+                         per_report <= TARGETS["summarize_kib_per_report"]
+                         if name == "this" else None))
+    return found
 
 
 # -- the machine ----------------------------------------------------------------------------------
@@ -497,7 +690,7 @@ class Row:
 
 
 def rows(by_key: Mapping[str, Command], hang: Command, memory: Mapping[str, float],
-         imports: Imports) -> list[Row]:
+         imports: Imports, trial: Mapping[str, float]) -> list[Row]:
     tool, bare, zipapp = by_key["tool"], by_key["bare"], by_key["zipapp"]
     found = [Row("1", f"`{tool.label}`", _s(tool.median),
                  f"`{bare.label}` {_s(bare.median)}", f"ratio {tool.median / bare.median:.3f}",
@@ -553,10 +746,26 @@ def rows(by_key: Mapping[str, Command], hang: Command, memory: Mapping[str, floa
     found.append(Row("7", "front imports (`-X importtime`, beyond the bare interpreter's)",
                      f"{imports.modules} modules", "see the import list",
                      f"{imports.total_ms:.1f} ms", "information", None))
+    stage_us = trial["stage_us"]
+    found.append(Row("8", "`with trial.stage(...)` in a program (no sync, CPU, torch imported)",
+                     f"{stage_us:.1f} µs per call", "the same loop without it",
+                     f"+{stage_us:.1f} µs (fastest round {trial['stage_min_us']:.1f} µs; CPU "
+                     f"time of the program's thread {trial['stage_cpu_us']:.1f} µs)",
+                     f"<= {TARGETS['trial_stage_us']:.0f} µs",
+                     stage_us <= TARGETS["trial_stage_us"]))
+    found.append(Row("9", "one event written to events.jsonl (JSON, write, flush)",
+                     f"{trial['write_us']:.1f} µs", "its fsync, in the helper thread",
+                     f"{trial['fsync_us']:.1f} µs (fastest write round "
+                     f"{trial['write_min_us']:.1f} µs)", "information", None))
     fake, fake_bare = by_key["tool_fake"], by_key["bare_fake"]
     found.append(Row("+", "tool overhead with a fake torch that imports instantly",
                      _s(fake.median), f"bare {_s(fake_bare.median)}",
                      f"+{(fake.median - fake_bare.median) * 1000:.0f} ms", "information", None))
+    every, one = by_key["all_gpus"], by_key["one_gpu"]
+    ratio = every.median / one.median
+    found.append(Row("12a", f"`{every.label}`", _s(every.median), f"`{one.label}` {_s(one.median)}",
+                     f"ratio {ratio:.3f}", f"<= {TARGETS['all_devices_vs_one']:.2f}",
+                     ratio <= TARGETS["all_devices_vs_one"]))
     return found
 
 
@@ -615,6 +824,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, default=ROOT, metavar="DIR",
                         help="the project checkout to measure (default: this one), e.g. a copy "
                              "before a change, to compare before and after")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="DIR",
+                        help="another checkout (e.g. `git archive HEAD` unpacked) whose check is "
+                             "alternated with this one's in the same rounds, for a before/after "
+                             "table measured in one run")
     args = parser.parse_args(argv)
     settings = settings_from(args)
     if settings.runs < 1:
@@ -627,6 +840,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log("installing the tool into a hard-linked copy, building the zipapp")
         setup = prepare(work, torch_env, args.source.resolve())
         found = commands(setup, settings)
+        setups = {"this": setup}
+        if args.baseline is not None:
+            _log("installing the --baseline checkout into another hard-linked copy")
+            (work / "baseline").mkdir()
+            setups["baseline"] = prepare(work / "baseline", torch_env, args.baseline.resolve())
+            found += baseline_commands(setups["baseline"])
         alternate(found, settings)
         _log("timeout latency")
         hang = timeout_latency(setup, settings.hang_runs)
@@ -634,6 +853,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         memory = front_memory(setup, settings.memory_runs)
         _log("import times")
         imports = import_times(setup, settings.importtime_runs)
+        _log("trial toolkit overhead")
+        trial = trial_overhead(setup, smoke=settings.mode == "smoke")
+        _log("summarize on a fleet of reports")
+        fleet = summarize_fleet(setups, settings, work)
         facts = machine(setup, args.source.resolve())
     except BenchmarkError as exc:
         print(f"benchmark failed: {exc}", file=sys.stderr)
@@ -641,8 +864,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     by_key = {command.key: command for command in found}
-    print(render(facts, settings, rows(by_key, hang, memory, imports), found=found, hang=hang,
-                 imports=imports), end="")
+    print(render(facts, settings, rows(by_key, hang, memory, imports, trial) + fleet_rows(fleet),
+                 found=[*found, *fleet.commands.values()], hang=hang, imports=imports), end="")
+    if "baseline" in by_key:
+        print(baseline_table(by_key), end="")
     return 0
 
 

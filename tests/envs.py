@@ -11,7 +11,11 @@ Each is a plain venv made from this interpreter's base Python:
 - ``torch-broken``: a hard-linked copy of ``torch-cpu`` with ``libtorch_cpu.so`` deleted (a real
   import failure; the copy costs no disk space and leaves ``torch-cpu`` intact);
 - ``torch-cuda``: ``torch==2.14.1``, a real CUDA 13.0 build (about 5.5 GB), which on a machine with
-  no GPU really reports no driver.
+  no GPU really reports no driver;
+- ``torch-cpu-torchvision`` and ``torch-cuda-torchvision``: hard-linked copies of ``torch-cpu``
+  and ``torch-cuda`` with ``torchvision==0.29.1`` installed without its dependencies: a real
+  extension built for another torch (it declares ``torch>=2.14.0``), and the matching pair;
+- ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot.
 
 An environment is built in a temporary folder and renamed into place when complete, under a lock,
 so an interrupted build is never mistaken for a finished one. The cache folder is
@@ -31,6 +35,7 @@ from pathlib import Path
 
 TORCH_CPU_VERSION = "2.13.0"
 TORCH_CUDA_VERSION = "2.14.1"
+TORCHVISION_VERSION = "0.29.1"  # declares torch>=2.14.0 (issue 15's mismatch)
 PIP_TIMEOUT_S = 1800
 PY_TAG = f"py{sys.version_info.major}.{sys.version_info.minor}"
 BROKEN_LIBRARY = "libtorch_cpu.so"
@@ -118,8 +123,48 @@ def torch_cuda() -> Path:
                   lambda folder: _venv(folder, f"torch=={TORCH_CUDA_VERSION}"))
 
 
+MATPLOTLIB_VERSION = "3.11.2"
+
+
+def plot() -> Path:
+    """A Python with matplotlib and no torch: the front of ``ramp`` that draws ramp.png."""
+    return _build(f"matplotlib-{MATPLOTLIB_VERSION}-{PY_TAG}",
+                  lambda folder: _venv(folder, f"matplotlib=={MATPLOTLIB_VERSION}"))
+
+
+def _with_extension(source: Path, *requirements: str) -> object:
+    """A builder: a hard-linked copy of ``source`` (no disk space for torch), then
+    ``requirements`` installed into the copy alone with ``--no-deps`` (torch stays as it is).
+
+    ``python -m pip`` of the copy, not its ``bin/pip``: that script's first line names the
+    source's interpreter, and would install into the source."""
+    def make(folder: Path) -> None:
+        _run(["cp", "-al", str(source), str(folder)])
+        (folder / ".complete").unlink()
+        _run([str(python_of(folder)), "-m", "pip", "install", "--quiet", "--no-input",
+              "--no-deps", *requirements])
+
+    return make
+
+
+def torch_cpu_torchvision() -> Path:
+    """torch 2.13.0 (CPU) with torchvision 0.29.1, which declares torch>=2.14: a real mismatch
+    ("operator torchvision::nms does not exist" on import)."""
+    return _build(f"torch-{TORCH_CPU_VERSION}-torchvision-{TORCHVISION_VERSION}-{PY_TAG}",
+                  _with_extension(torch_cpu(), f"torchvision=={TORCHVISION_VERSION}"))
+
+
+def torch_cuda_torchvision() -> Path:
+    """torch 2.14.1 (CUDA) with torchvision 0.29.1: the matching pair, with the two packages
+    torchvision imports (NumPy and Pillow, which need nothing else)."""
+    return _build(f"torch-{TORCH_CUDA_VERSION}-torchvision-{TORCHVISION_VERSION}-{PY_TAG}",
+                  _with_extension(torch_cuda(), f"torchvision=={TORCHVISION_VERSION}",
+                                  "numpy==2.4.6", "pillow==12.3.0"))
+
+
 ALL = {"notorch": notorch, "torch-cpu": torch_cpu, "torch-broken": torch_broken,
-       "torch-cuda": torch_cuda}
+       "torch-cuda": torch_cuda, "torch-cpu-torchvision": torch_cpu_torchvision,
+       "torch-cuda-torchvision": torch_cuda_torchvision, "plot": plot}
 
 
 def main() -> int:

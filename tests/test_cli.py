@@ -70,7 +70,8 @@ def test_terminal_text_reads_top_down(pyz: Path) -> None:
     # The facts block: from the summary to the first blank line (findings, if any, follow).
     facts = lines[3:lines.index("", 3)]
     labels = [line.split()[0] for line in facts if not line.startswith(" ")]
-    assert labels == ["runtime", "pytorch", "gpu", "execution", "host", "error"]
+    assert labels == ["runtime", "machine", "toolkit", "pytorch", "gpu", "execution", "host",
+                      "error"]
     assert "\033[" not in result.stdout  # not a terminal: no colour
 
 

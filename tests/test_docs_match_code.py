@@ -25,6 +25,7 @@ import pytest
 
 from conftest import ROOT
 from kernodeck_diagnostic import cli
+from kernodeck_diagnostic.facts.system import CONFIGURATION_VARIABLES
 from kernodeck_diagnostic.i18n import ENGLISH
 from kernodeck_diagnostic.i18n.en import MESSAGES
 from kernodeck_diagnostic.report.codes import CODES
@@ -43,11 +44,25 @@ NOT_IDS = {
     # environment variables the tool redacts or tells about (those it reads are found below)
     "AWS_SECRET_ACCESS_KEY", "CONDA_PREFIX", "CUDA_VERSION", "CUDA_VISIBLE_DEVICES",
     "DATABASE_HOST", "DB_ADDRESS", "DYLD_LIBRARY_PATH", "GITHUB_TOKEN",
-    "HIP_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION", "LC_ALL", "LC_MESSAGES", "LD_LIBRARY_PATH",
+    "HIP_VISIBLE_DEVICES", "LC_ALL", "LC_MESSAGES", "LD_LIBRARY_PATH",
     "MY_SETTING", "NCCL_VERSION", "NO_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PYTHON_VERSION",
     "PYTORCH_VERSION", "ROCR_VISIBLE_DEVICES", "SUDO_USER", "TORCH_LOGS", "WANDB_API_KEY",
     # a variable the test suite sets for the processes it starts
     "KD_RUN_TAG",
+    # variables the node block names (facts/node.py: names only), their values, their advice
+    "COMPUTE_PROFILE", "CUDA_AUTO_BOOST", "CUDA_COREDUMP_FILE", "CUDA_DEVICE_WAITS_ON_EXCEPTION",
+    "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_INJECTION32_PATH", "CUDA_INJECTION64_PATH",
+    "CUDA_PROFILE", "DCGM_FR_BAD_CUDA_ENV", "FASTEST_FIRST", "GPU_DEVICE_ORDINAL",
+    "NSIGHT_CUDA_DEBUGGER", "NVIDIA_DRIVER_CAPABILITIES", "PCI_BUS_ID", "TRITON_LIBCUDA_PATH",
+    # the launchers' variables --distributed reads by name (facts/launcher.py), one Slurm sets
+    # for batch scripts, and scripts/gpu-smoke.sh's time limit
+    "GROUP_RANK", "LOCAL_RANK", "MASTER_PORT", "SLURM_JOB_NODELIST", "SLURM_LOCALID",
+    "SLURM_NODEID", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_STEP_NODELIST", "SLURM_SUBMIT_DIR",
+    "TIMEOUT_S", "WORLD_SIZE",
+    # the interface variables --distributed checks by name (facts/network.py), never their value
+    "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
+    # what facts/system.py reads of the system: a confstr name, an os-release key
+    "CS_GNU_LIBC_VERSION", "VERSION_ID",
     # constants of the system, a symbol version, a way of writing names
     "PATH_MAX", "PR_SET_CHILD_SUBREAPER", "RLIMIT_AS", "GLIBCXX_3", "UPPER_SNAKE_CASE",
 }
@@ -96,7 +111,8 @@ CODE_NAMES = {name for folder in ("src", "tests", "scripts", "benchmarks")
               for path in (ROOT / folder).rglob("*.py")
               for name in READS_VARIABLE.findall(path.read_text(encoding="utf-8"))} | {
     name for path in (ROOT / "src").rglob("*.py")
-    for name in DEFINES_CONSTANT.findall(path.read_text(encoding="utf-8"))}
+    for name in DEFINES_CONSTANT.findall(path.read_text(encoding="utf-8"))} | set(
+    CONFIGURATION_VARIABLES)  # the variables the system block reports by name (an allow-list)
 
 
 # -- what the docs say ---------------------------------------------------------------------------

@@ -33,7 +33,9 @@ def test_cuda_pass(pyz: Path, tmp_path: Path) -> None:
     assert report["pytorch"]["visible_device_count"] == 1
     device = report["pytorch"]["devices"][0]
     assert device == {"index": 0, "name": "NVIDIA GeForce RTX 5070", "capability": "12.0",
-                      "total_memory_bytes": 12 * 2**30}
+                      "total_memory_bytes": 12 * 2**30,
+                      # mem_get_info before the computation: all but this process's context
+                      "free_memory_bytes": 12 * 2**30 - 300 * 2**20}
 
 
 def test_rocm_pass_uses_the_cuda_device_name(pyz: Path, tmp_path: Path) -> None:

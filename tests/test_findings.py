@@ -7,9 +7,13 @@ import re
 
 import pytest
 
+from accelerator_fixtures import ACCELERATOR_FIRES
 from conftest import ROOT
+from distributed_fixtures import DISTRIBUTED_FIRES
 from findings_helpers import BASE, ids, import_failed, report, unavailable
 from kernodeck_diagnostic.report.findings import RULES, derive
+from library_fixtures import LIBRARY_FIRES
+from node_fixtures import NODE_FIRES
 
 # One case per rule: the report that must give the finding.
 FIRES = {
@@ -101,12 +105,34 @@ FIRES = {
         "runtime.tool_environment": "pipx",
         "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
                   "message": "No module named 'torch'"}}),
+    "CUDA_TOOLKIT_MISMATCH": report(**{"system": {
+        "cuda_toolkit": {"status": "ok", "version": "12.4", "found_via": "PATH",
+                         "cuda_home_set": False, "cuda_path_set": False},
+        "configuration": {}}, "pytorch.cuda_build": "13.0"}),
+    "CUDA_LIBRARY_SHADOWED": report(**{"pytorch.cuda_libraries": [
+        {"name": "nvidia-cudnn-cu12", "version": "9.10.2.21", "loaded": "other",
+         "loaded_file": "libcudnn.so.9.1.0", "loaded_from": "LD_LIBRARY_PATH",
+         "library_path_copies": ["libcudnn.so.9", "libcudnn.so.9.1.0"]}]}),
+    "CUDA_LAUNCH_BLOCKING_ON": report(**{"system": {
+        "configuration": {"CUDA_LAUNCH_BLOCKING": "1"}}}),
+    "HSA_OVERRIDE_ON_SUPPORTED_GPU": report(**{
+        "pytorch.backend": "rocm", "pytorch.cuda_build": None, "pytorch.hip_build": "6.4.43482",
+        "pytorch.arch_list": ["gfx90a", "gfx942", "gfx1100"],
+        "pytorch.devices.0.gcn_arch": "gfx1030",
+        "system": {"kfd_gfx_targets": ["gfx1100"],
+                   "configuration": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}}}),
     "WARNING_AS_ERROR": report(**{
         "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
         "runtime.warnings_as_errors": True,
         "error": {"stage": "import", "kind": "import_failed", "type": "UserWarning",
                   "message": "Failed to initialize NumPy: No module named 'numpy' (Triggered "
                              "internally at <path>/tensor_numpy.cpp:84.)"}}),
+    # The node's and the GPUs' health findings (facts/node.py, the host check's fields):
+    # their cases are in node_fixtures, next to the node's healthy ground.
+    **NODE_FIRES,
+    **DISTRIBUTED_FIRES,  # --distributed
+    **ACCELERATOR_FIRES,
+    **LIBRARY_FIRES,  # --extensions, --kernels
 }
 
 

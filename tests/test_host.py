@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import assert_valid_report, fake_gpu_env, pids_gone, run_tool
-from kernodeck_diagnostic.facts.host import parse_nvidia_smi_csv
+from kernodeck_diagnostic.facts.host import NVIDIA_SMI_QUERY, parse_nvidia_smi_csv
 
 # Recorded from real nvidia-smi runs of the query the tool makes.
 H200_TWO_GPUS = "NVIDIA H200, 570.124.06, 143771\nNVIDIA H200, 570.124.06, 143771\n"
@@ -44,14 +44,17 @@ def test_nvidia_smi_absent_is_not_a_failure(pyz: Path, tmp_path: Path) -> None:
 
 
 def test_nvidia_smi_answers(pyz: Path, tmp_path: Path) -> None:
+    # The query asks the health fields too (test_host_fields.py); a tool answering only the
+    # first three still gives them.
     tools = fake_tool(tmp_path / "bin", "nvidia-smi",
-                      f'[ "$1" = "--query-gpu=name,driver_version,memory.total" ] || exit 7\n'
+                      f'[ "$1" = "{NVIDIA_SMI_QUERY[0]}" ] || exit 7\n'
                       f'[ "$2" = "--format=csv,noheader,nounits" ] || exit 7\n'
                       f"printf '{H200_TWO_GPUS}'\n")
     report, _ = host_check(pyz, tmp_path, tools)
     assert report["host"] == {"tool": "nvidia-smi", "status": "ok", "driver_version": "570.124.06",
                               "gpus": [{"name": "NVIDIA H200", "memory_total_mib": 143771}] * 2,
-                              "mig_devices": None}  # -L is not answered by this fake: unknown
+                              "mig_devices": None,  # -L is not answered by this fake: unknown
+                              "lost_gpus": 0}
 
 
 def test_nvidia_smi_without_a_value(pyz: Path, tmp_path: Path) -> None:

@@ -71,7 +71,8 @@ def test_the_sdist_is_the_package_and_its_docs_and_no_test(
     package = {name[len("src/kernodeck_diagnostic/"):] for name in names
                if name.startswith("src/kernodeck_diagnostic/")}
     assert package == _package_files(checkout)
-    docs = {f"docs/{path.name}" for path in (checkout / "docs").glob("*.md")}
+    docs = {f"docs/{path.name}" for path in (checkout / "docs").glob("*.md")} | {
+        f"docs/images/{path.name}" for path in (checkout / "docs" / "images").glob("*.png")}
     built_here = ("src/kernodeck_diagnostic/", "src/kernodeck_diagnostic.egg-info/")
     others = {name for name in names if not name.startswith(built_here)}
     assert others == SDIST_EXTRAS | docs

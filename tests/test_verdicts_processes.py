@@ -30,7 +30,6 @@ import kernodeck_diagnostic
 from conftest import ROOT, SRC, clean_env, pids_gone, pyenv_python, required_pyenv_python, run_tool
 from reliability.harness import recorded_pids, survivors, tagged_env, wait_for
 
-WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
 GONE_WITHIN_S = 3.0  # the worker's tree, once its front is gone
 OLD_PYTHONS = ("2.7", "3.6", "3.7", "3.8")
 
@@ -273,8 +272,7 @@ def test_the_thread_watch_ends_the_worker_alone(tmp_path: Path) -> None:
     process, here while the main thread is busy, and removes the private folder."""
     folder = tmp_path / "kernodeck-thread"
     folder.mkdir()
-    worker = folder / "worker.py"
-    shutil.copy(WORKER, worker)
+    worker = copy_worker(folder)
     (folder / "events.jsonl").touch()
     code = ("import os, runpy, sys, threading, time\n"
             "w = runpy.run_path(sys.argv[1])\n"
@@ -291,14 +289,22 @@ def test_the_thread_watch_ends_the_worker_alone(tmp_path: Path) -> None:
     assert not folder.exists()
 
 
+def copy_worker(folder: Path) -> Path:
+    """The worker and its companions in ``folder``, as the supervisor copies them."""
+    from kernodeck_diagnostic.supervision.supervisor import worker_files
+
+    for name, source in worker_files().items():
+        (folder / name).write_bytes(source)
+    return folder / "worker.py"
+
+
 @pytest.mark.parametrize("name", ["kernodeck-abc123", "my-project"])
 def test_the_watch_removes_only_a_private_folder(tmp_path: Path, name: str) -> None:
     """The worker run with --watch-front ends when stdin closes; it removes the folder of its
     events file only when that is a ``kernodeck-`` folder holding the worker itself."""
     folder = tmp_path / name
     folder.mkdir()
-    worker = folder / "worker.py"
-    shutil.copy(WORKER, worker)
+    worker = copy_worker(folder)
     (folder / "keep.txt").write_text("the user's")
     env = clean_env({"PYTHONPATH": str(ROOT / "tests" / "fakes"), "KD_FAKE_TORCH": "cuda_pass",
                      "KD_FAKE_TORCH_IMPORT_DELAY": "60"})

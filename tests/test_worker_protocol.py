@@ -114,7 +114,9 @@ def test_the_front_takes_the_protocol_from_the_worker_module() -> None:
     assert check._LIVE_STAGES is stages.STAGES
     assert compare.STAGE_ORDER[:len(stages.STAGES)] == stages.STAGES
     assert stages.EXPECTED == RIGHT
-    assert stages.STAGES == ("interpreter", "import", "backend", "device", "compute")
+    # The contract's order: the last three run only when their flag asks for them.
+    assert stages.STAGES == ("interpreter", "import", "backend", "device", "compute",
+                             "extensions", "kernels", "collective")
 
 
 def test_the_protocol_agrees_with_the_schema_and_the_catalogs() -> None:
@@ -185,13 +187,20 @@ def test_renaming_a_stage_method_changes_no_stage_name(cpu_torch_python: Path,
                                                        tmp_path: Path) -> None:
     """A copy of the worker with its methods renamed, run with a real torch, names the stages as
     before."""
+    from kernodeck_diagnostic.supervision.supervisor import worker_files
+
     source = WORKER.read_text(encoding="utf-8")
     renamed = tmp_path / "stages.py"
     renamed.write_text(source.replace("stage_import", "load_torch")
                        .replace("stage_compute", "multiply"), encoding="utf-8")
+    for name, companion in worker_files().items():  # its companions, as the supervisor copies
+        if name != "worker.py":
+            (tmp_path / name).write_bytes(companion)
     said = run_worker(cpu_torch_python, renamed, tmp_path, clean_env())
     started = [event["stage"] for event in said if event["event"] == "stage_started"]
-    assert tuple(started) == stages.STAGES
+    # Asked for nothing more (--extensions, --kernels, --distributed): the stages always run.
+    optional = {*stages.LIBRARY_STAGES, "collective"}
+    assert tuple(started) == tuple(stage for stage in stages.STAGES if stage not in optional)
 
 
 # -- values, not verdicts --------------------------------------------------------------------------
@@ -347,7 +356,7 @@ def test_a_cuda_build_without_a_number_breaks_no_rule() -> None:
 
 def test_unknown_events_fields_and_names_are_counted() -> None:
     log = passing_log(line(event="bogus", x=1), line(event="final", extra=True),
-                      line(event="stage_started", stage="collective"),
+                      line(event="stage_started", stage="training"),
                       line(event="step", stage="compute", step="dance"), b'{"no_event": 1}\n')
     report = report_of(log)
     assert report["code"] == "GPU_CHECK_PASSED"

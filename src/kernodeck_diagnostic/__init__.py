@@ -55,12 +55,14 @@ from typing import TYPE_CHECKING, Any  # noqa: E402 - after the working folder i
 __version__ = "1.0.0"
 TOOL_NAME = "kernodeck-diagnostic"
 
-__all__ = ["Report", "__version__", "check"]
+__all__ = ["OutputLedger", "Report", "Trial", "__version__", "check"]
 
 if TYPE_CHECKING:
     from types import FrameType
 
     from .api import Report, check
+    from .ledger import OutputLedger
+    from .trial import Trial
 
 
 def __getattr__(name: str) -> Any:
@@ -70,4 +72,12 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "OutputLedger":
+        from .ledger import OutputLedger
+
+        return OutputLedger
+    if name == "Trial":  # used inside the user's own program (docs/trial.md)
+        from .trial import Trial
+
+        return Trial
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

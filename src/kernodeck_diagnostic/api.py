@@ -30,12 +30,15 @@ from .i18n import ENGLISH, Translate
 from .supervision.process import kill_all, kill_tree, spawn
 
 if TYPE_CHECKING:
+    from .facts.launcher import Launch
     from .supervision.supervisor import WorkerRun
 
 Device = Literal["gpu", "cpu"]
 DEVICES: tuple[Device, ...] = ("gpu", "cpu")
 _T = TypeVar("_T")
 TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
+# The library layer's flags (--extensions, --kernels): the worker stages of the same names.
+LIBRARY_FLAGS = ("extensions", "kernels")
 MINIMUM_PYTHON = (3, 9)
 _PROBE_TIMEOUT_S = 20.0
 # At least this long to tell why a worker never ran, even when it ended at the limit.
@@ -55,12 +58,28 @@ class Request:
     device_index: int
     timeout_s: float
     host_check: bool
+    # Under a launcher, this rank's check and the collective one (``distributed``); the device
+    # index is then the rank's local rank.
+    distributed: bool = False
+    # Every visible device checked, each with its own result (``pytorch.devices[].check``).
+    all_devices: bool = False
+    # The library layer (``libraries``): the torch extensions imported, the kernels verified.
+    extensions: bool = False
+    kernels: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         timeout: float | int = int(self.timeout_s) if self.timeout_s == int(self.timeout_s) \
             else self.timeout_s
-        return {"device": self.device, "device_index": self.device_index, "timeout_s": timeout,
-                "host_check": self.host_check}
+        asked: dict[str, Any] = {"device": self.device, "device_index": self.device_index,
+                                 "timeout_s": timeout, "host_check": self.host_check}
+        if self.distributed:  # present only when asked: a plain check's request is unchanged
+            asked["distributed"] = True
+        if self.all_devices:  # the same
+            asked["all_devices"] = True
+        for name in LIBRARY_FLAGS:  # the same
+            if getattr(self, name):
+                asked[name] = True
+        return asked
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,8 @@ class Options(Request):
     path (this one by default)."""
 
     python: str = field(default_factory=lambda: sys.executable)
+    # --distributed: this rank's place in the job, read from the launcher's variables.
+    launch: Launch | None = None
 
 
 class Report:
@@ -119,7 +140,9 @@ class Report:
 
 
 def check(device: str = "gpu", device_index: int = 0, timeout: float = TIMEOUT_DEFAULT_S,
-          host_check: bool = False, python: str | None = None) -> Report:
+          host_check: bool = False, python: str | None = None, *,
+          distributed: bool = False, all_devices: bool = False, extensions: bool = False,
+          kernels: bool = False) -> Report:
     """Run the check (controls 1-3) and return its report.
 
     ``python`` names another interpreter to diagnose (a venv's, a service's); by default, this
@@ -127,14 +150,27 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float = TIMEOUT_D
     or a float, ``device_index`` an int, ``host_check`` a bool, ``device`` a str, ``python`` a
     str, an ``os.PathLike`` or None), ``ValueError`` for a wrong value (``device`` is exactly
     "gpu" or "cpu", ``device_index`` 0 or more, ``timeout`` 5 to 120 seconds).
+
+    ``distributed=True`` runs this process's rank of a job started by torchrun or Slurm (see
+    docs/scale.md): ``ValueError`` outside a launcher, naming the variables missing.
+
+    ``all_devices=True`` checks every visible GPU, each with its own result: ``ValueError``
+    with ``device="cpu"``, a ``device_index`` other than 0, or ``distributed=True``.
+
+    ``extensions=True`` also imports every installed torch extension, each bounded;
+    ``kernels=True`` also verifies the kernels applications use (see docs/libraries.md). Both
+    are bools (``TypeError`` otherwise) and need a longer ``timeout`` than the default.
     """
     options = validate(device=device, device_index=device_index, timeout=timeout,
-                       host_check=host_check, python=python)
+                       host_check=host_check, python=python, distributed=distributed,
+                       all_devices=all_devices, extensions=extensions, kernels=kernels)
     return run(options)
 
 
 def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = False,
-             python: Any = None, translate: Translate = ENGLISH) -> Options:
+             python: Any = None, distributed: Any = False, all_devices: Any = False,
+             extensions: Any = False, kernels: Any = False,
+             translate: Translate = ENGLISH) -> Options:
     """Check every argument of ``check()``: ``TypeError`` for a wrong type, ``ValueError`` for a
     wrong value, each one line naming the parameter (``check(timeout=...)``).
 
@@ -143,11 +179,49 @@ def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = 
     """
     if python is not None and not isinstance(python, (str, os.PathLike)):
         raise TypeError(translate("api.type.python", type=type(python).__name__))
+    launch = validate_distributed(distributed, translate)
+    if launch is not None:
+        device_index = launch.local_rank  # each rank checks its own device
     return Options(device=validate_device(device, translate),
                    device_index=validate_device_index(device_index, translate),
                    timeout_s=validate_timeout(timeout, translate),
                    host_check=validate_host_check(host_check, translate),
-                   python=validate_python(python, translate))
+                   python=validate_python(python, translate),
+                   distributed=launch is not None, launch=launch,
+                   all_devices=validate_all_devices(all_devices, device, device_index,
+                                                    launch is not None, translate),
+                   extensions=validate_flag("extensions", extensions, translate),
+                   kernels=validate_flag("kernels", kernels, translate))
+
+
+def validate_distributed(value: Any, translate: Translate = ENGLISH) -> Launch | None:
+    """``check(distributed=...)``: True or False; True only under torchrun or Slurm."""
+    if not isinstance(value, bool):
+        raise TypeError(translate("api.type.distributed", type=type(value).__name__))
+    if not value:
+        return None
+    from .facts.launcher import LaunchError, detect
+
+    try:
+        return detect(os.environ)
+    except LaunchError as exc:
+        raise ValueError(translate("api.argument", parameter="distributed",
+                                   reason=translate(exc.key, **exc.values))) from None
+
+
+def validate_all_devices(value: Any, device: Any, device_index: Any, distributed: bool,
+                         translate: Translate = ENGLISH) -> bool:
+    """``check(all_devices=...)``: True or False; True checks every GPU, so it goes with none
+    of the CPU mode, a chosen device index, or a rank's own device (``distributed``)."""
+    if not isinstance(value, bool):
+        raise TypeError(translate("api.type.all_devices", type=type(value).__name__))
+    if value and device == "cpu":
+        raise ValueError(translate("api.argument", parameter="all_devices",
+                                   reason=translate("arg.all_devices.cpu")))
+    if value and (distributed or device_index != 0):
+        raise ValueError(translate("api.argument", parameter="all_devices",
+                                   reason=translate("arg.all_devices.one_device")))
+    return value
 
 
 def validate_device(value: Any, translate: Translate = ENGLISH) -> Device:
@@ -181,6 +255,14 @@ def validate_host_check(value: Any, translate: Translate = ENGLISH) -> bool:
     """``check(host_check=...)``: True or False."""
     if not isinstance(value, bool):
         raise TypeError(translate("api.type.host_check", type=type(value).__name__))
+    return value
+
+
+def validate_flag(parameter: str, value: Any, translate: Translate = ENGLISH) -> bool:
+    """``check(extensions=...)``, ``check(kernels=...)``: True or False."""
+    if not isinstance(value, bool):
+        raise TypeError(translate("api.type.flag", parameter=parameter,
+                                  type=type(value).__name__))
     return value
 
 
@@ -331,13 +413,30 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         host: HostProbe | None = HostProbe().start()
     else:
         host = None
+    # The machine's facts (system block), read beside the worker: nvcc's run overlaps the check.
+    from .facts.system import start_probe
+
+    system = start_probe()
     from .report.build import build
     from .report.redact import Redactor
     from .supervision.supervisor import is_front_interpreter, run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
+    launch = options.launch
+    if launch is not None:
+        # Before the worker: rank 0's store binds the port the test binds.
+        from .facts.network import collect as network_facts
+
+        network = network_facts(os.environ, serves_port=launch.master_port
+                                if launch.serves_store(os.environ) else None)
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
-                        on_progress=on_progress, path0=user_path0())
+                        on_progress=on_progress, path0=user_path0(),
+                        # --deadline: the front's limit, on the clock every process of the
+                        # machine shares (time.monotonic).
+                        extra=[*([*launch.worker_arguments(), "--deadline", repr(deadline)]
+                                 if launch is not None else
+                        ["--all-devices"] if options.all_devices else []),
+                        *library_arguments(options)])
     if not is_front_interpreter(options.python):
         try:
             refuse_what_is_not_a_python(options.python, worker, deadline)
@@ -351,8 +450,22 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     # the library the loader rejected, and the variables here say which folder supplied it.
     texts = [(state.error or {}).get("message"), state.facts.get("pytorch", {}).get("init_error"),
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
+    from .facts.node import collect as node_facts
     front = {"library_override": library_override(texts),
-             "tool_environment": tool_environment(options.python)}
+             "tool_environment": tool_environment(options.python), "node": node_facts(),
+             "system": system()}
     data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
                  front)
+    if launch is not None:
+        from .report.build import with_findings
+        from .report.distributed import apply
+
+        data = with_findings(apply(data, launch, worker.state, network))
     return Report(data, worker.state.local_paths)
+
+
+def library_arguments(options: Options) -> list[str]:
+    """The worker's arguments for the library stages asked for, with the check's time limit,
+    which bounds each extension's import (see worker/libraries.py)."""
+    asked = [f"--{name}" for name in LIBRARY_FLAGS if getattr(options, name)]
+    return [*asked, "--budget-s", str(options.timeout_s)] if asked else []

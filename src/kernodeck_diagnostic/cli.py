@@ -1,10 +1,10 @@
 """The command line's entry point: picks the command the arguments name and runs it.
 
-``kernodeck-diagnostic compare ...`` and ``kernodeck-diagnostic summarize ...`` run those commands;
-any other arguments are the check's (``commands/check.py``). Every command is a module of
-``commands`` with ``main(argv) -> int`` built on ``commands/runner.py``, so all of them treat
-usage errors, ``--debug``, signals and exit statuses alike. A command's module is imported only
-when it runs: the check's start-up pays for nothing else (docs/performance.md).
+``kernodeck-diagnostic compare ...``, ``summarize ...``, ``ramp ...`` and ``resume-check ...`` run
+those commands; any other arguments are the check's (``commands/check.py``). Every command is a
+module of ``commands`` with ``main(argv) -> int`` built on ``commands/runner.py``, so all of them
+treat usage errors, ``--debug``, signals and exit statuses alike. A command's module is imported
+only when it runs: the check's start-up pays for nothing else (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import NoReturn
 
 CHECK = "commands.check"
 # Commands other than the check, by the first argument that names them.
-SUBCOMMANDS = {"compare": "commands.compare", "summarize": "commands.summarize"}
+SUBCOMMANDS = {"compare": "commands.compare", "summarize": "commands.summarize",
+               "ramp": "commands.ramp", "resume-check": "commands.resume_check"}
 
 
 def entry() -> NoReturn:

@@ -45,6 +45,8 @@ def line(stream: IO[str] | None, message: str) -> None:
 
 
 def one_line(message: str) -> str:
+    if message.isprintable():  # the usual case, without a Python step per character
+        return message
     return "".join(char if char.isprintable() else
                    char.encode("unicode_escape", "backslashreplace").decode("ascii")
                    for char in message)
@@ -89,6 +91,8 @@ CELL_LIMIT = 80  # characters of one value in a table; longer ones are cut with 
 
 def cell(value: Any, limit: int = CELL_LIMIT) -> str:
     """A value as one short printable line: JSON spelling for null and booleans."""
+    if type(value) is str and len(value) <= limit and value.isprintable():
+        return value  # the usual case, quickly: thousands of cells in summarize
     if value is None or isinstance(value, bool):
         text = json.dumps(value)
     elif isinstance(value, float):

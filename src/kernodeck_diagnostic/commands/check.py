@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .. import TOOL_NAME
 from ..api import (
@@ -29,6 +29,10 @@ from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..terminal import line, write
 from ..worker.stages import STAGES
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
+
+if TYPE_CHECKING:
+    from ..facts.launcher import Launch
+    from ..report.writer import OutputError
 
 # The modules that read, render and save a report are imported once the check is under way:
 # with --host-check the probe starts before them, and a usage error never pays for them.
@@ -84,7 +88,7 @@ def _codes_epilog() -> str:
 
     return ("result codes: the report's code and the exit code (name, exit code, meaning):\n"
             + rows("verdict") + "\n\nexit codes of the process alone, never a report's code:\n"
-            + rows("process") + "\n  (13 and 14 are reserved)\n\n" + _OUTPUT_EPILOG)
+            + rows("process") + "\n\n" + _OUTPUT_EPILOG)
 
 
 _OUTPUT_EPILOG = """\
@@ -125,6 +129,23 @@ def parser(t: Translate = ENGLISH) -> Parser:
     p.add_argument("--host-check", action="store_true",
                    help="also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, "
                         "3 s at most")
+    p.add_argument("--distributed", action="store_true",
+                   help="under torchrun or Slurm's srun: check this rank's device (its local "
+                        "rank), then a collective (all-reduce, barrier) over every rank; rank 0 "
+                        "prints the job's report. --output may hold {rank}: every rank then "
+                        "writes its own report (see docs/scale.md)")
+    p.add_argument("--all-devices", action="store_true",
+                   help="check every visible GPU in one run, each with its own result, and a "
+                        "verified copy between each pair; the code is that of the lowest-index "
+                        "GPU that failed")
+    p.add_argument("--extensions", action="store_true",
+                   help="also import every installed torch extension (torchvision, "
+                        "flash-attn...), each bounded, and check the torch it declares; a failure "
+                        "is EXTENSION_FAILED (see docs/libraries.md)")
+    p.add_argument("--kernels", action="store_true",
+                   help="also verify, on the same device, float16/bfloat16/TF32 matrix products, "
+                        "a convolution, attention, torch.compile and (GPU) a host-device copy; "
+                        "give --timeout 120 for torch.compile's first run")
     p.add_argument("--python", metavar="PATH",
                    help="diagnose another interpreter (a notebook kernel's, a service's, a "
                         "venv's) without installing anything into it")
@@ -143,10 +164,22 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
     """What was asked, checked by the API's own rules: ``UsageError`` when it cannot be run."""
     if args.python is not None and (problem := interpreter_problem(args.python)):
         raise UsageError("--python: " + t(problem))  # the API would say check(python=...)
+    if args.distributed:
+        from ..facts.launcher import LaunchError, detect
+
+        try:
+            detect(os.environ)  # said here in the command line's words; validate reads it again
+        except LaunchError as exc:
+            raise UsageError(t(exc.key, **exc.values), typed=False) from None
+    if args.all_devices and args.device == "cpu":
+        raise UsageError("--all-devices: " + t("arg.all_devices.cpu"), typed=False)
+    if args.all_devices and (args.distributed or args.device_index != 0):
+        raise UsageError("--all-devices: " + t("arg.all_devices.one_device"), typed=False)
     try:
         options = validate(device=args.device, device_index=args.device_index,
                            timeout=args.timeout, host_check=args.host_check, python=args.python,
-                           translate=t)
+                           distributed=args.distributed, all_devices=args.all_devices,
+                           extensions=args.extensions, kernels=args.kernels, translate=t)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.output == "-":
@@ -158,8 +191,9 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
 
 def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) -> int:
     options = _options(args, t)
-    from ..report.writer import OutputError, preflight, show, write_new
+    from ..report.writer import OutputError, preflight, write_new
 
+    launch = _as_rank(options.launch, args, guard)
     if args.output is not None:
         try:
             preflight(args.output)
@@ -198,7 +232,7 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
         paths = result.local_paths if args.show_paths else None
         shown = text(report, colour=use_colour(sys.stdout), translate=t, paths=paths,
                      exit_as="OUTPUT_WRITE_FAILED" if not_saved is not None else None)
-    lost = show(sys.stdout, shown)
+    lost = _show(shown, launch, report, t)
     if not_saved is not None:
         line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=not_saved.explain(t),
                                                exit=EXIT_OUTPUT))
@@ -209,6 +243,31 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
             "cli.stdout.saved" if saved else "cli.stdout.lost", reason=lost.explain(t),
             exit=exit_code, code="OUTPUT_WRITE_FAILED" if not_saved else "STDOUT_WRITE_FAILED"))
     return exit_code
+
+
+def _as_rank(launch: Launch | None, args: argparse.Namespace,
+             guard: InterruptOnSignals) -> Launch | None:
+    """--distributed: this rank's file for --output (see ``Launch.output_path``), and SIGTERM
+    held: a launcher stops every rank with it as soon as one ends with a failure (torchrun
+    does), and rank 0 must still print the job's report. The check stays bounded by its limit."""
+    if launch is not None:
+        guard.hold_sigterm()
+        args.output = launch.output_path(args.output) if args.output is not None else None
+    return launch
+
+
+def _show(shown: str, launch: Launch | None, report: dict[str, Any],
+          t: Translate) -> OutputError | None:
+    """Print the report; under --distributed only rank 0 does (the job's report), the others
+    say their verdict in one line on stderr. What stdout refused, if anything."""
+    from ..report.writer import show
+
+    if launch is None or launch.rank == 0:
+        return show(sys.stdout, shown)
+    line(sys.stderr, f"{TOOL_NAME}: " + t(
+        "cli.distributed.rank_verdict", rank=launch.rank, world_size=launch.world_size,
+        code=report["code"], exit=report["exit_code"]))
+    return None
 
 
 class _LiveLine:

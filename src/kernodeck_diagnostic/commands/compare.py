@@ -19,21 +19,27 @@ the sentences that only restate the code. Stage timings come last, and only thos
 noticeably. Exit 0 when both reports have the same code, 1 when the code changed, 2 when an
 argument is not a readable report (one line says which and why; only file names are shown, never
 the folders they are in).
+
+Two trial attempts (their folders, or their ``attempt.json``) are compared the same way, headed by
+their status instead of a code (``compare_attempts``; what is compared: ``trial/compare.py``). A
+report and an attempt are not compared with each other (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..i18n import Translate
 from ..report.load import Loaded, load
 from ..report.markup import table as markdown_table
 from ..terminal import CELL_LIMIT, cell, line, write
+from ..trial import compare as attempts
 from ..worker.stages import STAGES
 from .runner import InterruptOnSignals, Parser, add_common_options, run_command
 from .tables import md, md_code, table
@@ -48,16 +54,29 @@ COMPARE_VERSION = 1
 # order the check runs them, then what the tool itself said. Blocks not named here (a newer
 # report's) follow, in the report's own order.
 ORDER = ("code", "status", "stage", "exit_code", "error", "request", "runtime", "pytorch",
-         "execution", "host", "findings", "warnings", "tool", "schema_version")
+         "execution", "distributed", "libraries", "host", "system", "findings", "warnings",
+         "tool",
+         "schema_version")
 # Within ``pytorch``: the build's facts first, then what it sees of the devices.
 DEVICE_FACTS = ("gpu_available", "visible_device_count", "init_error", "devices")
 # Not facts to compare: when the report was written; the code's own sentences (they change with
 # the code, which heads the comparison); the error message's key and values (the message itself
 # is compared). Durations are compared apart, with a noise rule (TIMINGS).
 SKIPPED = frozenset({"created_at", "summary", "next_action", "error.message_key",
-                     "error.message_values", "timings_ms", "execution.duration_ms"})
+                     "error.message_values", "timings_ms", "execution.duration_ms",
+                     "distributed.collective.duration_ms"})
+# Other lists of objects walked by each entry's name, not by position: one library more or less
+# must not shift every other (``pytorch.cuda_libraries[nvidia-cudnn-cu12].version``).
+NAMED_FACTS = ("pytorch.cuda_libraries",)
 TIMINGS = "timings_ms"
-DURATIONS = ("execution.duration_ms",)  # other durations, compared like the stage timings
+# other durations, compared like the stage timings
+DURATIONS = ("execution.duration_ms", "distributed.collective.duration_ms")
+# The library layer's lists, walked by each entry's name (``libraries.kernels[compile].status``);
+# their measurements: durations compared like the stage timings, bandwidths not at all (two runs
+# never copy at the same speed, and the speed is a fact, not a verdict).
+NAMED_LISTS = ("libraries.extensions", "libraries.kernels")
+LIBRARY_DURATIONS = ("duration_ms", "compile_ms", "run_ms")
+LIBRARY_SKIPPED = ("host_to_device_bytes_per_s", "device_to_host_bytes_per_s")
 # Stage timings in the order the stages run; any other key follows, sorted, then the total.
 STAGE_ORDER = STAGES
 TOTAL = "worker_total"
@@ -76,13 +95,15 @@ class Comparison:
     changes: list[dict[str, Any]]  # {"field", "a", "b"}: field is the path, most important first
     findings_added: list[str]      # ids in B, not in A
     findings_removed: list[str]    # ids in A, not in B
+    # What heads the comparison: a report's code, or a trial attempt's status (code_a, code_b).
+    subject: Literal["code", "status"] = "code"
 
     @property
     def same_code(self) -> bool:
         return self.code_a == self.code_b
 
     def as_json(self) -> dict[str, Any]:
-        return {"compare_version": COMPARE_VERSION, "same_code": self.same_code,
+        return {"compare_version": COMPARE_VERSION, f"same_{self.subject}": self.same_code,
                 "changes": self.changes,
                 "findings_added": self.findings_added, "findings_removed": self.findings_removed}
 
@@ -146,14 +167,41 @@ def _parser(t: Translate) -> Parser:
     return parser
 
 
+def compare_attempts(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+    """The differences between two trial attempts (``trial/compare.py``), headed by their
+    status as a comparison of reports is by their code."""
+    changes = list(_differences("", attempts.comparable(a), attempts.comparable(b)))
+    changes += attempts.memory_changes(a, b)
+    timings_a, timings_b = attempts.timings(a), attempts.timings(b)
+    changes += [{"field": key, "a": timings_a.get(key), "b": timings_b.get(key)}
+                for key in [*timings_a, *(k for k in timings_b if k not in timings_a)]
+                if _timing_moved(timings_a.get(key), timings_b.get(key))]
+    return Comparison(str(a.get("status")), str(b.get("status")), changes, [], [], "status")
+
+
+def _load(path: str) -> Loaded:
+    """A report, else a trial attempt (a folder, or a file of the attempt's format)."""
+    loaded = load(path)
+    if loaded.reason in ("not_a_report", "not_a_file"):
+        attempt = attempts.load(path)
+        if attempt.report is not None or os.path.isdir(path):
+            return attempt
+    return loaded
+
+
 def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> int:
-    a, b = load(args.a), load(args.b)
+    a, b = _load(args.a), _load(args.b)
     if a.report is None or b.report is None:
         parts = [t("compare.argument", which=which, name=loaded.name, reason=loaded.why(t))
                  for which, loaded in (("A", a), ("B", b)) if loaded.report is None]
         line(sys.stderr, f"{PROG}: " + t("compare.cannot_read", what="; ".join(parts)))
         return EXIT_UNREADABLE
-    result = compare(a.report, b.report)
+    kinds = [attempts.is_attempt_document(loaded.report) for loaded in (a, b)]
+    if kinds[0] != kinds[1]:
+        report, attempt = (a, b) if kinds[1] else (b, a)
+        line(sys.stderr, f"{PROG}: " + t("compare.mixed", a=report.name, b=attempt.name))
+        return EXIT_UNREADABLE
+    result = (compare_attempts if kinds[0] else compare)(a.report, b.report)
     write(sys.stdout, _render(args.format, result, a, b, t))
     return EXIT_SAME if result.same_code else EXIT_CHANGED
 
@@ -169,8 +217,8 @@ def _render(form: str, result: Comparison, a: Loaded, b: Loaded, t: Translate) -
 def _headline(result: Comparison, t: Translate, shown: Callable[[Any], str] = str) -> str:
     """The first line; ``shown`` prepares the codes (markdown escapes them, the text does not)."""
     if result.same_code:
-        return t("compare.same_code", code=shown(result.code_a))
-    return t("compare.code_changed", a=shown(result.code_a), b=shown(result.code_b))
+        return t(f"compare.same_{result.subject}", code=shown(result.code_a))
+    return t(f"compare.{result.subject}_changed", a=shown(result.code_a), b=shown(result.code_b))
 
 
 # -- the walk over every fact ---------------------------------------------------------------------
@@ -178,10 +226,15 @@ def _headline(result: Comparison, t: Translate, shown: Callable[[Any], str] = st
 def _differences(path: str, a: Any, b: Any) -> Iterator[dict[str, Any]]:
     """Every fact that differs under ``path``, walking objects by key and lists of objects by
     position (findings by id), most important first."""
-    if path in SKIPPED:
+    if path in SKIPPED or _library_measurement(path):
         return
     if path == "findings" and _listish(a) and _listish(b):
         yield from _finding_differences(a or [], b or [])
+    elif (path in NAMED_LISTS or path in NAMED_FACTS) and _listish(a) and _listish(b) and (
+            a is not None or b is not None):
+        by_name_a, by_name_b = _keyed(a or [], "name"), _keyed(b or [], "name")
+        for name in [*by_name_a, *(n for n in by_name_b if n not in by_name_a)]:
+            yield from _differences(f"{path}[{name}]", by_name_a.get(name), by_name_b.get(name))
     elif _objectish(a) and _objectish(b) and (isinstance(a, dict) or isinstance(b, dict)):
         a, b = a or {}, b or {}
         for key in _keys(path, a, b):
@@ -221,17 +274,29 @@ def _finding_differences(a: list[Any], b: list[Any]) -> Iterator[dict[str, Any]]
 
 
 def _findings_by_id(findings: list[Any]) -> dict[str, dict[str, Any]]:
+    return _keyed(findings, "id")
+
+
+def _keyed(entries: list[Any], key: str) -> dict[str, dict[str, Any]]:
+    """The objects of a list by their ``key`` (a finding's id, an extension's name), the first
+    of each."""
     found: dict[str, dict[str, Any]] = {}
-    for finding in findings:
-        identifier = finding.get("id") if isinstance(finding, dict) else None
+    for entry in entries:
+        identifier = entry.get(key) if isinstance(entry, dict) else None
         if isinstance(identifier, str) and identifier not in found:
-            found[identifier] = finding
+            found[identifier] = entry
     return found
 
 
 def _finding_ids(report: dict[str, Any]) -> list[str]:
     findings = report.get("findings")
     return list(_findings_by_id(findings if isinstance(findings, list) else []))
+
+
+def _library_measurement(path: str) -> bool:
+    """A measurement of an extension or a kernel: compared as a timing, or not at all."""
+    return path.startswith(NAMED_LISTS) and path.rsplit(".", 1)[-1] in (
+        *LIBRARY_DURATIONS, *LIBRARY_SKIPPED)
 
 
 def _objectish(value: Any) -> bool:
@@ -275,9 +340,16 @@ def _timings(report: dict[str, Any]) -> dict[str, float]:
     pairs: list[tuple[str, Any]] = [(f"{TIMINGS}.{stage}", ms) for stage, ms in
                                     (timings.items() if isinstance(timings, dict) else ())]
     for path in DURATIONS:
-        block, key = path.split(".")
-        holder = report.get(block)
+        *blocks, key = path.split(".")
+        holder: Any = report
+        for block in blocks:
+            holder = holder.get(block) if isinstance(holder, dict) else None
         pairs.append((path, holder.get(key) if isinstance(holder, dict) else None))
+    libraries = report.get("libraries")
+    for path in NAMED_LISTS:
+        entries = libraries.get(path.split(".")[1]) if isinstance(libraries, dict) else None
+        for name, entry in _keyed(entries if isinstance(entries, list) else [], "name").items():
+            pairs += [(f"{path}[{name}].{key}", entry.get(key)) for key in LIBRARY_DURATIONS]
     return {str(path): float(ms) for path, ms in pairs
             if isinstance(ms, (int, float)) and not isinstance(ms, bool)}
 
@@ -303,7 +375,8 @@ def _timing_moved(a: float | None, b: float | None) -> bool:
 
 def _shown(change: dict[str, Any], side: str) -> str:
     value, other = change[side], change["b" if side == "a" else "a"]
-    if change["field"].startswith(f"{TIMINGS}.") or change["field"] in DURATIONS:
+    if (change["field"].startswith(f"{TIMINGS}.") or change["field"] in DURATIONS
+            or _library_measurement(change["field"])):
         return _duration(value, change["a"] if side == "b" else None)
     if change["field"].startswith("findings[") and isinstance(value, dict):
         return cell(f"{value.get('severity')}: {value.get('summary')}")

@@ -121,7 +121,9 @@ def run_command(prog: str, argv: Sequence[str], build: Callable[[Translate], Par
             return _parse_and_act(prog, arguments, build=build, act=act, guard=guard, t=t)
         except (Interrupted, KeyboardInterrupt) as exc:
             guard.disarm()
-            kill_all()  # what else the command started (the host probe's tool) goes too
+            # What else the command started (the host probe's tools) goes too, and what a
+            # thread of it would start next, when the process ends after this.
+            kill_all(for_good=InterruptOnSignals.process_ends_after)
             signum = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
             if InterruptOnSignals.process_ends_after:
                 # What was not yet written to stdout goes nowhere: a reader that stopped
@@ -199,7 +201,16 @@ class InterruptOnSignals:
         """From now on a signal no longer stops the command (its product is safe)."""
         self._armed = False
 
+    def hold_sigterm(self) -> None:
+        """From now on SIGTERM no longer stops the command, which ends within its own time limit
+        (``--distributed``: see commands/check.py); SIGINT and SIGHUP still do."""
+        self._held = True
+
+    _held = False
+
     def _raise(self, signum: int, frame: object) -> None:
+        if self._held and signum == int(signal.SIGTERM):
+            return
         if self._armed:
             self._armed = False
             raise Interrupted(signum)

@@ -25,7 +25,9 @@ every name a user's own folder (after ``home`` or ``Users``) is ``<user>``, and 
 through the privacy rules of the report (``report/redact.py``): no user or host name, no value of
 a variable. A file named twice
 (directly and through its folder, or through a link) is read and counted once. Only regular files
-are read, up to 8 MiB each: a FIFO, a device or a bigger file is not waited for. Files that are not
+are read, up to 8 MiB each, one at a time: of a report only the line printed for it is kept, so
+memory grows by about 1 KiB per file (its name and its line), not by the report
+(docs/performance.md). A FIFO, a device or a bigger file is not waited for. Files that are not
 readable reports (not JSON, another schema version, not a report at all, too large, not a regular
 file, missing) are listed with the reason, and the others are still summarized.
 
@@ -36,23 +38,25 @@ file was unreadable; 2 on a usage error, or when no readable report was found at
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..i18n import Translate
 from ..report.codes import VERDICTS
-from ..report.load import Loaded, Reason, exit_code_of, field, file_name, load, reason_of
+from ..report.load import Loaded, Reason, exit_code_of, file_name, load, reason_of
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
 from ..report.redact import Redactor, without_user_names
 from ..terminal import cell, line, write
 from .runner import InterruptOnSignals, Parser, add_common_options, run_command
-from .tables import md, md_code, table
+from .tables import md, md_code, table, table_lines
 
 PROG = "kernodeck-diagnostic summarize"
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = 0, 1, 2
@@ -70,6 +74,10 @@ SEVERITY = (
     # A layer failed: the lower the layer, the less of the stack works.
     "TORCH_MISSING", "TORCH_IMPORT_FAILED", "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE",
     "DEVICE_INDEX_INVALID", "RUNTIME_ERROR", "OUT_OF_MEMORY",
+    # --distributed: this rank's own layers passed, the job across ranks did not.
+    "COLLECTIVE_FAILED",
+    # --extensions: torch and the device passed, an extension the application imports did not.
+    "EXTENSION_FAILED",
     # Passes last; a CPU pass says nothing about the GPU, so it comes before a GPU pass.
     "CPU_CHECK_PASSED", "GPU_CHECK_PASSED",
 )
@@ -81,9 +89,19 @@ def main(argv: Sequence[str]) -> int:
     return run_command(PROG, argv, _parser, _act)
 
 
-def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Loaded]:
-    """Every file the arguments name, loaded and judged, in the order given (folders sorted),
-    each real file once, named as the module's docstring says."""
+@dataclass(frozen=True)
+class Found:
+    """A file the arguments name and what it is shown as; or a folder that could not be listed
+    (``reason``)."""
+
+    path: str
+    name: str
+    reason: Reason | None = None
+
+
+def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Found]:
+    """Every file the arguments name, in the order given (folders sorted), named as the module's
+    docstring says. Nothing is read yet: ``Summary.read`` reads them one at a time."""
     found: list[tuple[str, Reason | None]] = []  # a file, or a folder that could not be listed
     for path in paths:
         if os.path.isdir(path):
@@ -93,89 +111,175 @@ def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Load
             found.append((path, None))
     names = _names([path for path, _ in found], _common_root(paths),
                    Redactor.for_this_machine() if redactor is None else redactor)
-    loaded: list[Loaded] = []
-    seen: set[tuple[Any, ...]] = set()
-    for path, reason in found:
-        if reason is not None:
-            loaded.append(Loaded(names[path], reason=reason))
-            continue
-        identity = _identity(path)
-        if identity not in seen:
-            seen.add(identity)
-            loaded.append(load(path, names[path]))
-    return loaded
+    return [Found(path, names[path], reason) for path, reason in found]
 
 
 def row(loaded: Loaded) -> dict[str, Any]:
     """One report's line: the fields shown for it, as JSON output carries them."""
+    return dict(zip(ROW_KEYS, _values(loaded)))
+
+
+ROW_KEYS = ("file", "code", "exit_code", "stage", "python_version", "torch_version", "backend",
+            "devices")
+
+
+def _values(loaded: Loaded) -> tuple[Any, ...]:
+    """The values of a report's line, in the order of ROW_KEYS (and of COLUMNS)."""
     report = loaded.report or {}
-    return {"file": loaded.name, "code": report.get("code"), "exit_code": exit_code_of(report),
-            "stage": report.get("stage"), "python_version": field(report, "runtime.python_version"),
-            "torch_version": field(report, "pytorch.version"),
-            "backend": field(report, "pytorch.backend"),
-            "devices": field(report, "pytorch.visible_device_count")}
+    runtime, pytorch = report.get("runtime"), report.get("pytorch")
+    runtime = runtime if isinstance(runtime, dict) else {}
+    pytorch = pytorch if isinstance(pytorch, dict) else {}
+    return (loaded.name, report.get("code"), exit_code_of(report), report.get("stage"),
+            runtime.get("python_version"), pytorch.get("version"), pytorch.get("backend"),
+            pytorch.get("visible_device_count"))
 
 
-def counts(reports: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
-    """How many reports have each code, worst first (``SEVERITY``)."""
-    counter = Counter(str(report["code"]) for report in reports)
-    return sorted(counter.items(), key=lambda item: (RANK.get(item[0], -1), item[0]))
+class Summary:
+    """What summarize keeps of the files it reads, one at a time: for each report only the row it
+    prints (``keep``: the text's cells, the markdown's line, the JSON's object), never the report
+    itself; the count of each code; the unreadable files. Memory grows by a row per report, not
+    by a report per report (docs/performance.md)."""
+
+    def __init__(self, keep: Callable[[Loaded], Any]) -> None:
+        self.keep = keep
+        self.rows: list[Any] = []
+        self.by_code: Counter[str] = Counter()
+        self.passed = 0
+        self.unreadable: list[Loaded] = []
+
+    def read(self, found: Iterable[Found]) -> Summary:
+        """Load and judge each file, each real file once however it was named."""
+        seen: set[tuple[Any, ...]] = set()
+        # Decoded JSON is a tree, and what is kept holds no cycle either: reference counting
+        # frees it all, and the cycle collector's passes over the growing rows would only cost
+        # time (about 8 % of reading 20,000 reports). It is back as it was at the end.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for item in found:
+                if item.reason is not None:
+                    self.add(Loaded(item.name, reason=item.reason))
+                    continue
+                identity = _identity(item.path)
+                if identity not in seen:
+                    seen.add(identity)
+                    self.add(load(item.path, item.name))
+        finally:
+            if collecting:
+                gc.enable()
+        return self
+
+    def add(self, loaded: Loaded) -> None:
+        if loaded.report is None:
+            self.unreadable.append(loaded)
+            return
+        code = loaded.report["code"]
+        self.rows.append(self.keep(loaded))
+        self.by_code[str(code)] += 1
+        self.passed += VERDICTS[code].passed
+
+    @property
+    def files(self) -> int:
+        return len(self.rows) + len(self.unreadable)
+
+    def counts(self) -> list[tuple[str, int]]:
+        """How many reports have each code, worst first (``SEVERITY``)."""
+        return sorted(self.by_code.items(), key=lambda item: (RANK.get(item[0], -1), item[0]))
+
+    def exit_code(self) -> int:
+        if not self.rows:
+            return EXIT_NOTHING_READ
+        if self.unreadable or self.passed < len(self.rows):
+            return EXIT_SOME_FAILED
+        return EXIT_ALL_PASSED
 
 
-def exit_code(loaded: Sequence[Loaded]) -> int:
-    reports = [item.report for item in loaded if item.report is not None]
-    if not reports:
-        return EXIT_NOTHING_READ
-    if len(reports) < len(loaded) or not all(VERDICTS[r["code"]].passed for r in reports):
-        return EXIT_SOME_FAILED
-    return EXIT_ALL_PASSED
-
-
-def render_text(loaded: Sequence[Loaded], t: Translate) -> str:
-    reports = [item for item in loaded if item.report is not None]
-    unreadable = [item for item in loaded if item.report is None]
-    lines: list[str] = []
-    if reports:
+def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
+    """The text output, line by line (``summary`` kept ``_cells``)."""
+    if summary.rows:
         header = tuple(t(f"summarize.header.{column}") for column in COLUMNS)
-        lines += table([header, *(_cells(item) for item in reports)])
-        lines += ["", t("summarize.counts")]
-        lines += table([(code, str(count)) for code, count in
-                        counts([item.report for item in reports if item.report])], indent="  ")
-    if unreadable:
-        lines += ["", t("summarize.unreadable", count=len(unreadable))]
-        lines += table([(item.name, item.why(t)) for item in unreadable], indent="  ")
-    lines += ["", _total(loaded, t)]
-    return "\n".join(lines).lstrip("\n") + "\n"
+        yield from table_lines([header, *summary.rows])
+        yield from ("", t("summarize.counts"))
+        yield from table([(code, str(count)) for code, count in summary.counts()], indent="  ")
+    if summary.unreadable:
+        yield from ("", t("summarize.unreadable", count=len(summary.unreadable)))
+        yield from table([(item.name, item.why(t)) for item in summary.unreadable], indent="  ")
+    yield from ("", _total(summary, t))
 
 
-def render_markdown(loaded: Sequence[Loaded], t: Translate) -> str:
-    reports = [item for item in loaded if item.report is not None]
-    unreadable = [item for item in loaded if item.report is None]
-    lines = [f"**{md(_total(loaded, t))}**", ""]
-    if reports:
+def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
+    """The markdown output, line by line (``summary`` kept ``_markdown_row``)."""
+    yield from (f"**{md(_total(summary, t))}**", "")
+    if summary.rows:
         header = tuple(md(t(f"summarize.header.{column}")) for column in COLUMNS)
-        body = [(_md_name(item.name), md_code(cells[1]), *(md(value) for value in cells[2:]))
-                for item, cells in ((item, _cells(item)) for item in reports)]
-        lines += [*markdown_table([header, *body]), ""]
-        lines += [md(t("summarize.counts")), ""]
-        lines += markdown_table([(md(t("summarize.header.code")), md(t("summarize.header.count"))),
-                                 *((md_code(code), str(count)) for code, count in
-                                   counts([item.report for item in reports if item.report]))])
-        lines.append("")
-    if unreadable:
-        lines += [md(t("summarize.unreadable", count=len(unreadable))), ""]
-        lines += [f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
-                  for item in unreadable]
-    return "\n".join(lines).rstrip("\n") + "\n"
+        yield from (*markdown_table([header]), *summary.rows, "")
+        yield from (md(t("summarize.counts")), "")
+        yield from markdown_table([(md(t("summarize.header.code")),
+                                    md(t("summarize.header.count"))),
+                                   *((md_code(code), str(count))
+                                     for code, count in summary.counts())])
+        yield ""
+    if summary.unreadable:
+        yield from (md(t("summarize.unreadable", count=len(summary.unreadable))), "")
+        yield from (f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
+                    for item in summary.unreadable)
 
 
-def render_json(loaded: Sequence[Loaded]) -> dict[str, Any]:
-    reports = [item.report for item in loaded if item.report is not None]
-    return {"summarize_version": SUMMARIZE_VERSION,
-            "reports": [row(item) for item in loaded if item.report is not None],
-            "counts": [{"code": code, "count": count} for code, count in counts(reports)],
-            "unreadable": [{"file": item.name, "reason": item.reason, "detail": item.detail}
-                           for item in loaded if item.report is None]}
+def json_lines(summary: Summary) -> Iterator[str]:
+    """``--format json``, line by line: the same text as ``json.dumps(..., indent=2)`` of the
+    whole document, without ever holding it (``summary`` kept ``_json_row``)."""
+    yield "{"
+    yield f'  "summarize_version": {SUMMARIZE_VERSION},'
+    yield from _json_list("reports", summary.rows, last=False)
+    yield from _json_list("counts", [_json_row({"code": code, "count": count})
+                                     for code, count in summary.counts()], last=False)
+    yield from _json_list("unreadable", [_json_row({"file": item.name, "reason": item.reason,
+                                                    "detail": item.detail})
+                                         for item in summary.unreadable], last=True)
+    yield "}"
+
+
+def _json_list(key: str, items: Sequence[str], last: bool) -> Iterator[str]:
+    end = "" if last else ","
+    if not items:
+        yield f'  "{key}": []{end}'
+        return
+    yield f'  "{key}": ['
+    for index, item in enumerate(items):
+        yield item + ("," if index < len(items) - 1 else "")
+    yield "  ]" + end
+
+
+def _json_row(values: dict[str, Any]) -> str:
+    """One object of a list of the JSON output, as json.dumps indents it there (two levels).
+
+    An object of plain values is written here, each value by json's C encoder: with ``indent``,
+    json.dumps runs its Python encoder, whose closures refer to each other, a cycle left for the
+    cycle collector, which is off while the reports are read (``Summary.read``).
+    """
+    if not values or any(isinstance(value, (dict, list)) for value in values.values()):
+        text = json.dumps(values, indent=2, ensure_ascii=False)  # a report's odd field
+    else:
+        text = "{\n" + ",\n".join(f"  {_PLAIN_JSON.encode(key)}: {_PLAIN_JSON.encode(value)}"
+                                   for key, value in values.items()) + "\n}"
+    return "\n".join("    " + part for part in text.split("\n"))
+
+
+_PLAIN_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def _markdown_row(loaded: Loaded) -> str:
+    cells = _cells(loaded)
+    shown = (_md_name(loaded.name), md_code(cells[1]), *(md(value) for value in cells[2:]))
+    return "| " + " | ".join(shown) + " |"  # a row of markup.table
+
+
+def _keep(form: str) -> Callable[[Loaded], Any]:
+    """What a format keeps of a report: the text's cells (aligned once all are read), the
+    markdown's line, the JSON's object."""
+    if form == "json":
+        return lambda loaded: _json_row(row(loaded))
+    return _markdown_row if form == "markdown" else _cells
 
 
 def _parser(t: Translate) -> Parser:
@@ -187,17 +291,39 @@ def _parser(t: Translate) -> Parser:
 
 
 def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> int:
-    loaded = collect(args.paths)
-    if not loaded:
+    found = collect(args.paths)
+    if not found:
         line(sys.stderr, f"{PROG}: " + t("summarize.nothing_found"))
         return EXIT_NOTHING_READ
+    summary = Summary(_keep(args.format)).read(found)
     if args.format == "json":
-        write(sys.stdout, json.dumps(render_json(loaded), indent=2, ensure_ascii=False) + "\n")
+        lines = json_lines(summary)
     elif args.format == "markdown":
-        write(sys.stdout, render_markdown(loaded, t))
+        lines = markdown_lines(summary, t)
     else:
-        write(sys.stdout, render_text(loaded, t))
-    return exit_code(loaded)
+        lines = text_lines(summary, t)
+    _write_lines(lines)
+    return summary.exit_code()
+
+
+def _write_lines(lines: Iterable[str], chunk: int = 64 * 1024) -> None:
+    """Write lines to stdout about ``chunk`` characters at a time, without the empty lines at
+    either end: the text of the whole output is never held at once."""
+    started, blanks, size = False, 0, 0
+    batch: list[str] = []
+    for text in lines:
+        if not text:
+            blanks += started  # an empty line counts once text follows it
+            continue
+        started = True
+        batch += [""] * blanks + [text]
+        size += blanks + len(text) + 1
+        blanks = 0
+        if size >= chunk:
+            write(sys.stdout, "\n".join(batch) + "\n")
+            batch, size = [], 0
+    if batch:
+        write(sys.stdout, "\n".join(batch) + "\n")
 
 
 def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:
@@ -212,7 +338,10 @@ def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:
     for folder, subfolders, files in os.walk(top, onerror=on_error):
         subfolders.sort()
         found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")]
-    return sorted(found, key=lambda file: _slashed(os.path.relpath(file, top))), failed
+    # Every path os.walk gives starts with the folder and a separator: the rest is its path
+    # there (what os.path.relpath gives, without its cost for each of thousands of files).
+    start = len(os.path.join(top, ""))
+    return sorted(found, key=lambda file: _slashed(file[start:])), failed
 
 
 def _common_root(paths: Sequence[str]) -> str | None:
@@ -235,11 +364,17 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
     shown: dict[str, str] = {}
     # By label ("" for none): each path's components, and how many of them the folder has.
     groups: dict[str, dict[str, tuple[list[str], int]]] = {}
+    root_depth = len(_components(root)) if root is not None else 0
+    # What a path strictly inside the root starts with: the quick test for thousands of files
+    # under one folder (the others go through _inside).
+    prefix = os.path.join(os.path.normcase(root), "") if deep and root is not None else None
     for path in paths:
         full = os.path.abspath(path)
         parts = _components(full)
-        if deep and root is not None and _inside(full, root) and not _same(full, root):
-            shown[path] = "/".join(without_user_names(parts)[len(_components(root)):])
+        if prefix is not None and root is not None and (
+                os.path.normcase(full).startswith(prefix)
+                or (_inside(full, root) and not _same(full, root))):
+            shown[path] = "/".join(without_user_names(parts)[root_depth:])
             continue
         folder, label = next(((folder, label) for folder, label in redactor.folders
                               if _inside(full, folder)), ("", ""))
@@ -253,6 +388,8 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
         for path, (parts, _) in members.items():
             tail = "/".join(without_user_names(parts)[-counts[path]:]) if parts else file_name(path)
             shown[path] = label + "/" + tail if label else tail
+    if redactor.unchanged(list(shown.values())):  # the usual case: one search per rule in all
+        return {path: cell(name) for path, name in shown.items()}
     return {path: cell(redactor.text(name)) for path, name in shown.items()}
 
 
@@ -308,20 +445,15 @@ def _md_name(name: str, line_start: bool = False) -> str:
 
 
 def _cells(item: Loaded) -> tuple[str, ...]:
-    values = row(item)
-    devices = values["devices"]
-    return (item.name, cell(values["code"]), cell(values["exit_code"]),
-            *(_dash(values[key]) for key in ("stage", "python_version", "torch_version",
-                                             "backend")),
-            _dash(devices))
+    name, code, exit_status, *rest = _values(item)
+    return (name, cell(code), cell(exit_status), *map(_dash, rest))
 
 
 def _dash(value: Any) -> str:
     return "-" if value is None or value == "" else cell(value, 40)
 
 
-def _total(loaded: Sequence[Loaded], t: Translate) -> str:
-    reports = [item.report for item in loaded if item.report is not None]
-    passed = sum(1 for report in reports if VERDICTS[report["code"]].passed)
-    return t("summarize.total", files=len(loaded), reports=len(reports), passed=passed,
-             failed=len(reports) - passed, unreadable=len(loaded) - len(reports))
+def _total(summary: Summary, t: Translate) -> str:
+    reports = len(summary.rows)
+    return t("summarize.total", files=summary.files, reports=reports, passed=summary.passed,
+             failed=reports - summary.passed, unreadable=len(summary.unreadable))

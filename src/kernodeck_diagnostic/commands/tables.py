@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..report.markup import code, escape
@@ -21,6 +21,11 @@ def md_code(value: Any) -> str:
 
 def table(rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
     """Rows (the first one the header) aligned in columns two spaces apart."""
+    return list(table_lines(rows, indent))
+
+
+def table_lines(rows: Sequence[Sequence[str]], indent: str = "") -> Iterator[str]:
+    """``table``, one line at a time (a long table is never held twice)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [indent + "  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip()
-            for row in rows]
+    for row in rows:
+        yield indent + "  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip()

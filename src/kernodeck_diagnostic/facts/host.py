@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,7 +19,18 @@ from ..supervision.process import run_bounded
 from ..untrusted_json import loads
 
 HOST_TIMEOUT_S = 3.0
-NVIDIA_SMI_QUERY = ("--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits")
+NVIDIA_SMI_FIELDS = "name,driver_version,memory.total"
+# The health fields, after the first three in the same call. A driver that knows a field not
+# prints [N/A] or [Not Supported] for it (the field is then absent); one that does not know a
+# field's name rejects the whole query, which is then asked again without them.
+NVIDIA_SMI_HEALTH = ("pci.bus_id", "persistence_mode", "compute_mode",
+                     "ecc.errors.uncorrected.volatile.total", "retired_pages.pending",
+                     "remapped_rows.pending")
+NVIDIA_SMI_QUERY = (f"--query-gpu={NVIDIA_SMI_FIELDS},{','.join(NVIDIA_SMI_HEALTH)}",
+                    "--format=csv,noheader,nounits")
+NVIDIA_SMI_BASIC_QUERY = (f"--query-gpu={NVIDIA_SMI_FIELDS}", "--format=csv,noheader,nounits")
+# Counts only: the bus id of each process's GPU, never its pid or name.
+NVIDIA_SMI_APPS = ("--query-compute-apps=gpu_bus_id", "--format=csv,noheader")
 NVIDIA_SMI_LIST = ("-L",)
 AMD_SMI_STATIC = ("static", "--driver", "--vram", "--json")
 ROCM_SMI_QUERY = ("--showdriverversion", "--showmeminfo", "vram", "--json")
@@ -27,6 +39,9 @@ ROCM_SMI_QUERY = ("--showdriverversion", "--showmeminfo", "vram", "--json")
 _NOT_AVAILABLE = {"", "[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]",
                   "[insufficient permissions]", "[gpu is lost]"}
 _MIG_LINE = re.compile(r"^\s+MIG\s", re.MULTILINE)
+# What nvidia-smi says of a GPU that fell off the bus (Xid 79) or stopped answering.
+_LOST = re.compile(r"Unable to determine the device handle|GPU is lost", re.IGNORECASE)
+COMPUTE_MODES = ("Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process")
 
 
 # What one run of a probe tool gave; a host block's status may also be not_found (no tool).
@@ -86,18 +101,52 @@ def _concurrently(runner: Runner, *commands: Sequence[str]) -> list[ToolOutput]:
 
 def _nvidia(executable: str, runner: Runner) -> dict[str, Any]:
     block = empty_block("nvidia-smi")
-    query, listing = _concurrently(runner, [executable, *NVIDIA_SMI_QUERY],
-                                   [executable, *NVIDIA_SMI_LIST])
+    start = time.monotonic()
+    query, listing, apps = _concurrently(runner, [executable, *NVIDIA_SMI_QUERY],
+                                         [executable, *NVIDIA_SMI_LIST],
+                                         [executable, *NVIDIA_SMI_APPS])
     if listing.status == "ok":
         block["mig_devices"] = len(_MIG_LINE.findall(listing.stdout))
-    if query.status != "ok":
+    if query.status in ("ok", "failed"):
+        # A lost GPU makes nvidia-smi fail, after the rows of the others.
+        block["lost_gpus"] = sum(1 for line in query.stdout.splitlines() if _LOST.search(line))
+    gpus, drivers = parse_nvidia_smi_csv(query.stdout)
+    left = HOST_TIMEOUT_S - (time.monotonic() - start)
+    if query.status == "failed" and not gpus and left > 0.1:
+        # A driver that does not know a health field refuses the whole query: ask without them,
+        # within what is left of the probe's time.
+        query = runner([executable, *NVIDIA_SMI_BASIC_QUERY], left)
+        gpus, drivers = parse_nvidia_smi_csv(query.stdout)
+    if query.status != "ok" and not gpus:
         block["status"] = query.status
         return block
-    gpus, drivers = parse_nvidia_smi_csv(query.stdout)
+    if apps.status == "ok":
+        count_processes(gpus, apps.stdout)
+    for gpu in gpus:
+        gpu.pop("bus_id", None)  # only to count each GPU's processes: not a fact of the report
     block["status"] = "ok" if gpus else "failed"
     block["driver_version"] = drivers[0] if drivers else None
     block["gpus"] = gpus
     return block
+
+
+def count_processes(gpus: list[dict[str, Any]], listing: str) -> None:
+    """Each GPU's count of compute processes, from ``--query-compute-apps=gpu_bus_id`` lines."""
+    seen: dict[str, int] = {}
+    for line in listing.splitlines():
+        bus = _bus_id(line)
+        if bus:
+            seen[bus] = seen.get(bus, 0) + 1
+    for gpu in gpus:
+        if gpu.get("bus_id"):
+            gpu["compute_processes"] = seen.get(gpu["bus_id"], 0)
+
+
+def _bus_id(text: str) -> str | None:
+    """A PCI bus id in one form whatever the tool printed: 8 or 4 hex digits of domain."""
+    match = re.fullmatch(r"\s*(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\s*",
+                         text)
+    return f"{int(match.group(1) or '0', 16):08x}:{match.group(2).lower()}" if match else None
 
 
 def _amd_smi(executable: str, runner: Runner) -> dict[str, Any]:
@@ -132,21 +181,48 @@ def _json_after_warnings(text: str) -> Any:
 
 
 def parse_nvidia_smi_csv(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows of ``name, driver_version, memory.total`` (MiB, no units) into GPUs and drivers."""
+    """Rows of ``name, driver_version, memory.total`` (MiB, no units), and the health fields
+    when the row has them, into GPUs and drivers. A field the driver has no value for is absent
+    from its GPU."""
     gpus: list[dict[str, Any]] = []
     drivers: list[str] = []
+    extra = len(NVIDIA_SMI_HEALTH)
     for line in text.splitlines():
-        if not line.strip():
+        if not line.strip() or _LOST.search(line):
             continue
-        # The name may itself hold commas; the last two fields never do.
-        parts = line.rsplit(",", 2)
-        if len(parts) != 3:
+        # The name may itself hold commas; the fields after it never do.
+        parts = line.rsplit(",", 2 + extra) if line.count(",") >= 2 + extra else \
+            line.rsplit(",", 2)
+        if len(parts) not in (3, 3 + extra):
             continue
-        name, driver, memory = (_value(part) for part in parts)
-        gpus.append({"name": name, "memory_total_mib": _int_or_none(memory)})
+        name, driver, memory = (_value(part) for part in parts[:3])
+        gpu: dict[str, Any] = {"name": name, "memory_total_mib": _int_or_none(memory)}
+        if len(parts) > 3:
+            gpu.update(_health([_value(part) for part in parts[3:]]))
+        gpus.append(gpu)
         if driver is not None and driver not in drivers:
             drivers.append(driver)
     return gpus, drivers
+
+
+def _health(fields: list[str | None]) -> dict[str, Any]:
+    """The health fields of one GPU (NVIDIA_SMI_HEALTH's, in order) that have a value; an
+    unknown one is absent, not an error."""
+    bus, persistence, mode, ecc, retired, remapped = fields
+    values: dict[str, Any] = {"bus_id": _bus_id(bus or ""),
+                              "persistence_mode": _switch(persistence, "enabled", "disabled"),
+                              "compute_mode": next((known for known in COMPUTE_MODES
+                                                    if known.lower() == (mode or "").lower()),
+                                                   None),
+                              "ecc_uncorrected_volatile": _int_or_none(ecc),
+                              "retired_pages_pending": _switch(retired, "yes", "no"),
+                              "remapped_rows_pending": _switch(remapped, "yes", "no")}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _switch(text: str | None, true: str, false: str) -> bool | None:
+    word = (text or "").lower()
+    return True if word == true else False if word == false else None
 
 
 def parse_amd_smi_json(document: Any) -> tuple[list[dict[str, Any]], str | None]:

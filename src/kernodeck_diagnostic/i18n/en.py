@@ -9,7 +9,8 @@ from __future__ import annotations
 
 INSTALL = ("python -m pip install --force-reinstall torch --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA; pick the CUDA version your driver "
-           "supports) or --index-url https://download.pytorch.org/whl/rocm6.4 (AMD)")
+           "supports), --index-url https://download.pytorch.org/whl/rocm6.4 (AMD) or "
+           "--index-url https://download.pytorch.org/whl/xpu (Intel)")
 
 MESSAGES = {
     # -- result codes ----------------------------------------------------------------------------
@@ -29,9 +30,11 @@ MESSAGES = {
     "code.TORCH_IMPORT_FAILED.next_action":
         "Check the interpreter, the PyTorch package and its dependencies.",
     "code.GPU_BACKEND_ABSENT.summary":
-        "This PyTorch build declares neither CUDA nor HIP (a CPU-only build).",
+        "This PyTorch build declares no GPU backend: neither CUDA, HIP, XPU nor MPS (a CPU-only "
+        "build).",
     "code.GPU_BACKEND_ABSENT.next_action":
-        "Install the PyTorch build that matches your GPU (CUDA or ROCm).",
+        "Install the PyTorch build that matches your GPU (CUDA, ROCm or XPU; on a Mac, the "
+        "standard build has MPS).",
     "code.GPU_UNAVAILABLE.summary": "The GPU is not usable from this process.",
     "code.GPU_UNAVAILABLE.next_action":
         "Check the card's exposure to this process, the driver and permissions.",
@@ -51,6 +54,17 @@ MESSAGES = {
     "code.WORKER_FAILED.summary": "The check ended without a usable report.",
     "code.WORKER_FAILED.next_action":
         "Treat the control as failed; examine the environment at the stage shown.",
+    "code.COLLECTIVE_FAILED.summary":
+        "This rank's check passed, but the job is not healthy: a rank failed or never reported, "
+        "or the collective failed, timed out or gave a wrong sum.",
+    "code.COLLECTIVE_FAILED.next_action":
+        "See the ranks named in the distributed block: check each failed or missing rank on its "
+        "own node first.",
+    "code.EXTENSION_FAILED.summary":
+        "A torch extension failed to import (or its import hung); torch itself passed.",
+    "code.EXTENSION_FAILED.next_action":
+        "See the extension named in the error and the finding: usually it was built for another "
+        "torch or CUDA; install both from one index, pinned together.",
     "code.OUTPUT_WRITE_FAILED.summary": "The report was not saved where asked.",
     "code.OUTPUT_WRITE_FAILED.next_action": "Use a new file name in a folder you can write to.",
     "code.STDOUT_WRITE_FAILED.summary": "The result could not be written to stdout.",
@@ -65,6 +79,29 @@ MESSAGES = {
         "The installed PyTorch is a CPU-only build: it cannot use any GPU.",
     "finding.CPU_ONLY_BUILD.next_action":
         "Install a GPU build into this interpreter: " + INSTALL + ".",
+    "finding.CPU_ONLY_BUILD.macos.summary":
+        "The installed PyTorch is a CPU-only build: it cannot use this Mac's GPU (MPS).",
+    "finding.CPU_ONLY_BUILD.macos.next_action":
+        "Install the standard macOS build into this interpreter (python -m pip install "
+        "--force-reinstall torch), which includes MPS, from a native arm64 Python.",
+    "finding.MPS_UNAVAILABLE.rosetta.summary":
+        "This PyTorch has MPS, but this Python runs as x86_64 (under Rosetta 2 on an Apple "
+        "silicon Mac), where MPS is not available.",
+    "finding.MPS_UNAVAILABLE.rosetta.next_action":
+        "Install a native arm64 Python (python.org's universal installer, an arm64 conda or "
+        "Homebrew in /opt/homebrew), then PyTorch into it: python -m pip install torch.",
+    "finding.MPS_UNAVAILABLE.macos_too_old.summary":
+        "This PyTorch has MPS, but macOS {version} is too old for it: MPS needs macOS 12.3 or "
+        "newer, PyTorch 2.5 and later need macOS 13, the latest releases macOS 14.",
+    "finding.MPS_UNAVAILABLE.macos_too_old.next_action":
+        "Update macOS (to 14 or newer), or install an older PyTorch that supports macOS "
+        "{version}.",
+    "finding.MPS_UNAVAILABLE.no_device.summary":
+        "This PyTorch has MPS, but no Metal GPU it can use is visible (a virtual machine, a CI "
+        "runner or a remote session without GPU access, or an Intel Mac).",
+    "finding.MPS_UNAVAILABLE.no_device.next_action":
+        "Run on the Mac itself with Apple silicon, outside a virtual machine; check that "
+        "python -c \"import torch; print(torch.backends.mps.is_available())\" prints True.",
     "finding.NVIDIA_DRIVER_MISSING.summary":
         "No NVIDIA driver is reachable from this process (none installed, or a container started "
         "without the GPU runtime).",
@@ -235,6 +272,39 @@ MESSAGES = {
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Update that library in the environment (for libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), or run the program from an environment whose libraries match torch.",
+    "finding.CUDA_TOOLKIT_MISMATCH.summary":
+        "The CUDA toolkit that extensions would be compiled with (nvcc {toolkit}, found via "
+        "{via}) has another major version than CUDA {build}, which this torch was built for: "
+        "building a CUDA extension will fail.",
+    "finding.CUDA_TOOLKIT_MISMATCH.next_action":
+        "Point CUDA_HOME at a CUDA toolkit with the build's major version (or put its nvcc first "
+        "on PATH), or install a torch build for CUDA {toolkit}. torch's own runtime is "
+        "unaffected.",
+    "finding.CUDA_LIBRARY_SHADOWED.library_path.summary":
+        "This process loaded {library} from a folder on LD_LIBRARY_PATH, not the {wheel} wheel "
+        "installed next to torch: torch runs with a library it was not built against (the classic"
+        " cuDNN version mismatch).",
+    "finding.CUDA_LIBRARY_SHADOWED.library_path.next_action":
+        "Remove that folder from LD_LIBRARY_PATH for this program (or put the wheel's folder "
+        "first), then run the check again.",
+    "finding.CUDA_LIBRARY_SHADOWED.elsewhere.summary":
+        "This process loaded {library} from a folder outside the {wheel} wheel installed next to "
+        "torch (a second copy earlier on the search path): torch runs with a library it was not "
+        "built against.",
+    "finding.CUDA_LIBRARY_SHADOWED.elsewhere.next_action":
+        "Remove the other copy (a pip install --target folder or a PYTHONPATH entry holding "
+        "nvidia/...), or reinstall it at the version torch requires; --show-paths and pip list "
+        "help find it.",
+    "finding.CUDA_LAUNCH_BLOCKING_ON.summary":
+        "CUDA_LAUNCH_BLOCKING=1 is set: every GPU kernel launch waits for the GPU to finish, "
+        "which makes training and inference much slower.",
+    "finding.CUDA_LAUNCH_BLOCKING_ON.next_action":
+        "Unset CUDA_LAUNCH_BLOCKING outside debugging (unset CUDA_LAUNCH_BLOCKING).",
+    "finding.HSA_OVERRIDE_ON_SUPPORTED_GPU.summary":
+        "HSA_OVERRIDE_GFX_VERSION={value} is set although this ROCm build has code for the GPU's "
+        "own architecture: the override makes the runtime pick code built for another GPU.",
+    "finding.HSA_OVERRIDE_ON_SUPPORTED_GPU.next_action":
+        "Unset HSA_OVERRIDE_GFX_VERSION (unset HSA_OVERRIDE_GFX_VERSION) and run the check again.",
     "finding.WINDOWS_DLL_LOAD_FAILED.summary":
         "Windows could not load {dll} or one of its dependencies.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
@@ -290,8 +360,221 @@ MESSAGES = {
         "(with the package installed there), or that Python with the single-file download. If "
         "this is your project's environment, install torch in it.",
 
+    "finding.SLOW_FIRST_CALL.persistence_off.summary":
+        "The first computation took {seconds} s, and persistence mode is off: the GPU was "
+        "probably initialised for this process (seconds per GPU), on top of any just-in-time "
+        "(PTX) compilation.",
+    "finding.SLOW_FIRST_CALL.persistence_off.next_action":
+        "Enable persistence (sudo systemctl enable --now nvidia-persistenced, or sudo nvidia-smi "
+        "-pm 1) and run the check again; if it is still slow the second time, install a build "
+        "with native code for this GPU.",
+    # -- the node, the GPUs' health and the variables (report/findings.py, facts/node.py) -----
+    "finding.MASTER_PORT_IN_USE.summary":
+        "The job's store port (MASTER_PORT) was already taken on rank 0's node: the store cannot "
+        "start (\"Address already in use\"), and every rank waits for it.",
+    "finding.MASTER_PORT_IN_USE.next_action":
+        "Set MASTER_PORT to a free port, or end what holds it (often a rank 0 left over from an "
+        "earlier job).",
+    "finding.DUPLICATE_GPU_PER_RANK.summary":
+        "Two ranks of one node use the same GPU: NCCL refuses the group (\"Duplicate GPU "
+        "detected\").",
+    "finding.DUPLICATE_GPU_PER_RANK.next_action":
+        "Start at most one rank per GPU (--nproc-per-node no more than the GPUs, or one GPU per "
+        "task from the scheduler), and pick each rank's device from LOCAL_RANK.",
+    "finding.NCCL_P2P_BROKEN.summary":
+        "A direct copy between two GPUs that each compute correctly arrived wrong or never "
+        "ended: peer-to-peer transfers are broken on this node (often PCIe ACS or the IOMMU), and "
+        "NCCL uses them between these GPUs.",
+    "finding.NCCL_P2P_BROKEN.next_action":
+        "Disable PCIe ACS (BIOS or setpci) or run the IOMMU in passthrough (iommu=pt), or ask the "
+        "provider to; meanwhile NCCL_P2P_DISABLE=1 makes NCCL route through host memory.",
+    "finding.NCCL_SOCKET_IFNAME_MISSING.summary":
+        "{variables} names no network interface of this node: NCCL (or gloo) finds no socket "
+        "interface and the group cannot form.",
+    "finding.NCCL_SOCKET_IFNAME_MISSING.next_action":
+        "Name an interface that exists on every node (see ip link; a prefix such as eth or ib "
+        "matches eth0 or ib0), or unset the variable.",
+    "finding.MEMLOCK_LOW.summary":
+        "RDMA devices are present but locked memory is limited: NCCL cannot register its "
+        "buffers (\"ibv_reg_mr failed: Cannot allocate memory\").",
+    "finding.MEMLOCK_LOW.next_action":
+        "Raise the limit to unlimited for the job (ulimit -l unlimited; memlock in "
+        "/etc/security/limits.conf; PropagateResourceLimits or the container's --ulimit "
+        "memlock=-1).",
+    "finding.SHM_TOO_SMALL.small.summary":
+        "The shared-memory folder /dev/shm has only {size_mib} MiB: DataLoader workers die with "
+        "\"Bus error\" and NCCL cannot create its segments.",
+    "finding.SHM_TOO_SMALL.small.next_action":
+        "Give the container more: docker run --shm-size=8g (or --ipc=host); on Kubernetes mount "
+        "a memory-backed emptyDir (medium: Memory) at /dev/shm.",
+    "finding.SHM_TOO_SMALL.read_only.summary":
+        "This user cannot write to the shared-memory folder /dev/shm: DataLoader workers and "
+        "NCCL cannot share memory between processes.",
+    "finding.SHM_TOO_SMALL.read_only.next_action":
+        "Mount a writable /dev/shm (a tmpfs, or docker run --ipc=host / --shm-size=8g; on "
+        "Kubernetes a memory-backed emptyDir).",
+    "finding.DEVICE_ORDER_MISMATCH.summary":
+        "GPUs of different models and an index in CUDA_VISIBLE_DEVICES: CUDA numbers the fastest "
+        "GPU first, nvidia-smi by PCI bus, so the same index names different cards.",
+    "finding.DEVICE_ORDER_MISMATCH.next_action":
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID (so CUDA's indices are nvidia-smi's), or select "
+        "GPUs by UUID (nvidia-smi -L).",
+    "finding.MIG_MULTIPLE_LISTED.summary":
+        "CUDA_VISIBLE_DEVICES lists {count} MIG devices, but a CUDA process uses only the first "
+        "one it can reach.",
+    "finding.MIG_MULTIPLE_LISTED.next_action":
+        "Give each process one MIG device (CUDA_VISIBLE_DEVICES=MIG-<uuid>); run one process per "
+        "slice.",
+    "finding.NVIDIA_MODULE_NOT_LOADED.summary":
+        "An NVIDIA GPU is on the PCI bus, but the NVIDIA kernel module is not loaded.",
+    "finding.NVIDIA_MODULE_NOT_LOADED.next_action":
+        "Load it (sudo modprobe nvidia; dmesg says why it fails); after a kernel update rebuild "
+        "it for the running kernel (DKMS: sudo dkms autoinstall); with Secure Boot, enroll the "
+        "module's signing key (mokutil) or sign it; or install the driver.",
+    "finding.NOUVEAU_BOUND.summary":
+        "{count} NVIDIA GPU(s) are held by nouveau, the open-source driver, which CUDA cannot "
+        "use.",
+    "finding.NOUVEAU_BOUND.next_action":
+        "Blacklist nouveau (blacklist nouveau and options nouveau modeset=0 in "
+        "/etc/modprobe.d/), rebuild the initramfs (sudo update-initramfs -u or dracut -f), "
+        "reboot, and load the NVIDIA driver.",
+    "finding.CONTAINER_NO_COMPUTE_CAPABILITY.summary":
+        "The NVIDIA devices and NVML (nvidia-smi's library) are here but libcuda.so.1 is not: "
+        "the container runtime gave the driver's utility libraries without its compute ones.",
+    "finding.CONTAINER_NO_COMPUTE_CAPABILITY.next_action":
+        "Start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all), or "
+        "--gpus 'all,\"capabilities=compute,utility\"'; in Compose, capabilities: [gpu] or "
+        "[compute, utility].",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.system.summary":
+        "This is WSL 2, and the loader finds a Linux driver's libcuda.so.1 before WSL's own: a "
+        "Linux NVIDIA driver (or toolkit package) was installed in the distribution.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.system.next_action":
+        "Use only the Windows driver: remove the Linux driver's packages from the distribution "
+        "(e.g. sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'; install the "
+        "toolkit with cuda-toolkit-12-x, never the cuda or cuda-drivers meta-packages), then sudo "
+        "ldconfig.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.library_path.summary":
+        "This is WSL 2, and a folder of LD_LIBRARY_PATH supplies a libcuda.so.1 before WSL's "
+        "own driver library.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.library_path.next_action":
+        "Remove that folder from LD_LIBRARY_PATH (WSL's libcuda.so.1 is in /usr/lib/wsl/lib), "
+        "and remove any Linux driver libraries from it.",
+    "finding.LIBCUDA_LINK_MISSING.summary":
+        "libcuda.so.1 is found but no libcuda.so beside it: torch.compile (Triton) links with "
+        "-lcuda and fails with \"libcuda.so cannot found\".",
+    "finding.LIBCUDA_LINK_MISSING.next_action":
+        "Create the link in the driver's folder (sudo ln -s libcuda.so.1 libcuda.so there, then "
+        "sudo ldconfig), or set TRITON_LIBCUDA_PATH to a folder holding libcuda.so.",
+    "finding.GPU_NODES_MISMATCH.summary":
+        "This process can reach fewer GPUs than the NVIDIA driver has: a scheduler's or a "
+        "container's device limits keep the others from it.",
+    "finding.GPU_NODES_MISMATCH.next_action":
+        "Ask the scheduler for the GPUs (Slurm: --gres=gpu:N or --gpus=N; Kubernetes: "
+        "nvidia.com/gpu) instead of exposing devices by hand; outside a job, check the device "
+        "nodes' permissions (ls -l /dev/nvidia*).",
+    "finding.GPU_MEMORY_HELD.summary":
+        "Before the check, only {free} GiB of {device}'s {total} GiB were free: other processes "
+        "hold most of its memory.",
+    "finding.GPU_MEMORY_HELD.next_action":
+        "Find the holders (nvidia-smi lists them) and stop them, or pick a free GPU "
+        "(--device-index, CUDA_VISIBLE_DEVICES).",
+    "finding.GPU_BUSY.summary":
+        "The GPU is busy or unavailable: in an exclusive or prohibited compute mode, another "
+        "process has it, or no process may create a context on it.",
+    "finding.GPU_BUSY.next_action":
+        "Use a free GPU, stop the process holding it, or ask an administrator to set the compute "
+        "mode back to default (sudo nvidia-smi -c DEFAULT).",
+    "finding.ECC_UNCORRECTABLE.summary":
+        "The GPU reports uncorrectable ECC memory errors: a hardware fault, not a software one.",
+    "finding.ECC_UNCORRECTABLE.next_action":
+        "Drain the GPU (no new jobs), reset it (sudo nvidia-smi -r) or reboot; if the errors "
+        "come back, call the provider or the vendor to replace it.",
+    "finding.GPU_NEEDS_RESET.summary":
+        "Memory pages or rows are waiting to be retired or remapped: the GPU needs a reset "
+        "before they take effect.",
+    "finding.GPU_NEEDS_RESET.next_action":
+        "Drain the GPU, then reset it (sudo nvidia-smi -r -i N) or reboot the node; if it keeps "
+        "happening, call the provider.",
+    "finding.GPU_LOST.summary":
+        "A GPU is lost: the driver cannot reach it (Xid 79, fallen off the bus), a hardware or "
+        "power fault.",
+    "finding.GPU_LOST.next_action":
+        "The node needs attention: drain it, reboot it, and check the GPU's power and seating "
+        "(dmesg shows the Xid); call the provider if it happens again.",
+    "finding.PERSISTENCE_MODE_OFF.summary":
+        "Persistence mode is off and the start was slow: without it the driver initialises the "
+        "GPUs for each process (1-3 s per GPU) and tears them down after.",
+    "finding.PERSISTENCE_MODE_OFF.next_action":
+        "Enable it: sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1).",
+    "finding.DEBUG_INJECTION_SET.summary":
+        "Variables that change CUDA's behaviour (debuggers, profilers, injection, core dumps) are "
+        "set: {names}.",
+    "finding.DEBUG_INJECTION_SET.next_action":
+        "Unset them for production runs (unset {names}); keep them only while debugging or "
+        "profiling.",
+    "finding.ROCM_VISIBILITY_CONFLICT.summary":
+        "HIP_VISIBLE_DEVICES is set together with {variables}, and they select differently: "
+        "ROCr applies ROCR_VISIBLE_DEVICES first and HIP indexes what is left.",
+    "finding.ROCM_VISIBILITY_CONFLICT.next_action":
+        "Use one variable (ROCR_VISIBLE_DEVICES on Linux) and unset the others.",
+
+    # -- the library layer (--extensions, --kernels; docs/libraries.md) -------------------------
+    "finding.EXTENSION_TORCH_MISMATCH.declared.summary":
+        "{name} {version} requires torch{wants}, but torch {torch} is installed: it was built for "
+        "another torch.",
+    "finding.EXTENSION_TORCH_MISMATCH.declared.next_action":
+        "Install torch and {name} together, pinned, from one index, so that pip picks the {name} "
+        "built for that torch: {command}; or upgrade torch to what {name} requires.",
+    "finding.EXTENSION_TORCH_MISMATCH.built.summary":
+        "{name} {version} was built for another torch than the installed {torch}: its import "
+        "fails with the signs of it.",
+    "finding.EXTENSION_TORCH_MISMATCH.built.next_action":
+        "Install torch and {name} together, pinned, from one index, so that pip picks the {name} "
+        "built for that torch: {command}.",
+    "finding.EXTENSION_CUDA_MISMATCH.summary":
+        "{name} {version} was built for {theirs}, torch {torch} for {ours}.",
+    "finding.EXTENSION_CUDA_MISMATCH.next_action":
+        "Reinstall {name} from the index of torch's build, with torch pinned: {command}.",
+    "finding.EXTENSION_IMPORT_FAILED.failed.summary":
+        "{name} {version} fails to import: {what}",
+    "finding.EXTENSION_IMPORT_FAILED.failed.next_action":
+        "Import it alone to see the whole error (python -c \"import {module}\"), then reinstall "
+        "it for this torch and this Python, with what it is missing.",
+    "finding.EXTENSION_IMPORT_FAILED.timeout.summary":
+        "Importing {name} {version} did not finish within {seconds} s: it waits on something (a "
+        "lock, the network, a driver) or is very slow.",
+    "finding.EXTENSION_IMPORT_FAILED.timeout.next_action":
+        "Import it alone to see where it waits: python -X importtime -c \"import {module}\" "
+        "(or py-spy dump on the hanging process).",
+    "finding.DTYPE_UNSUPPORTED.summary":
+        "{device} has no native {dtype}: the {dtype} matrix product is unsupported there.",
+    "finding.DTYPE_UNSUPPORTED.next_action":
+        "Use {instead} instead (mixed precision: torch.autocast(device_type=\"cuda\", "
+        "dtype=torch.float16) with torch.amp.GradScaler), or a device with native {dtype} "
+        "(bfloat16: NVIDIA Ampere, sm_80, or newer).",
+    "finding.COMPILER_MISSING.cpp.summary":
+        "torch.compile found no working C++ compiler: on the CPU it compiles the code it "
+        "generates with one.",
+    "finding.COMPILER_MISSING.cpp.next_action":
+        "Install one (Debian, Ubuntu: sudo apt install g++; Fedora: sudo dnf install gcc-c++; "
+        "conda: conda install -c conda-forge cxx-compiler; Windows: Visual Studio Build Tools) "
+        "or set CXX to one that works; check it with g++ --version.",
+    "finding.COMPILER_MISSING.triton.summary":
+        "torch.compile found no working Triton: on a GPU it generates Triton kernels.",
+    "finding.COMPILER_MISSING.triton.next_action":
+        "Install the Triton torch was built with (python -m pip install triton at the version "
+        "torch requires; it comes with torch's Linux CUDA wheels; ROCm: pytorch-triton-rocm; "
+        "Windows: triton-windows).",
+    "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
+        "scaled_dot_product_attention cannot use {backends} here: it falls back to slower "
+        "kernels.",
+    "finding.FUSED_ATTENTION_UNAVAILABLE.next_action":
+        "Nothing is broken. The evidence gives torch's reason for each backend (an older GPU "
+        "architecture, a dtype or head size it does not take, a build without it); flash "
+        "attention needs an NVIDIA Ampere (sm_80) or newer GPU.",
+
     # -- the tool's own sentences in error.message (error.message_key) -----------------------
-    "error.backend_absent": "the build declares neither CUDA nor HIP",
+    "error.backend_absent": "the build declares no GPU backend (neither CUDA, HIP, XPU nor MPS)",
     "error.torch_shadowed":
         "'import torch' would load {module} (origin: {origin}), not an installed PyTorch "
         "package: it was not imported",
@@ -299,14 +582,35 @@ MESSAGES = {
         "'import torch' gave a module without {missing}: not a PyTorch build",
     "error.gpu_unavailable": "torch.cuda.is_available() is False",
     "error.gpu_unavailable.reason": "torch.cuda.is_available() is False: {reason}",
+    "error.backend_unavailable": "{call} is False",
+    "error.backend_unavailable.reason": "{call} is False: {reason}",
     "error.no_visible_device": "no visible device",
     "error.no_visible_device.reason": "no visible device: {reason}",
     "error.device_index_invalid": "device index {index} of {count} visible",
+    "error.extension_failed":
+        "{count} of {total} torch extension(s) failed to import; first: {name} {version}: {what}",
+    "error.extension_failed.timeout":
+        "{count} of {total} torch extension(s) failed to import; first: {name} {version}, whose "
+        "import did not finish within {seconds} s",
+    "error.extension_failed.skipped":
+        "the check's time ran out before {count} of {total} torch extension(s) were imported: "
+        "give a longer --timeout",
+    "error.kernel_wrong":
+        "kernel {kernel} gave a wrong result (largest difference from the known answer: "
+        "{difference})",
     "error.check_failed": "wrong {what}",
     "error.no_verified_result": "the worker reported no verified result",
     "error.unreadable_log":
         "the worker's event log held {count} unreadable line(s) and no verified result",
     "error.timeout": "no result within {seconds} s; the worker was stopped during {at}",
+    "error.collective.missing_ranks":
+        "rank(s) {ranks} never reported within the time limit (collective: {status})",
+    "error.collective.failed_ranks": "rank(s) {ranks} failed (collective: {status})",
+    "error.collective.wrong_sum": "the all-reduce gave {observed}, expected {expected}",
+    "error.collective.status":
+        "the collective ended with status {status} ({backend}, {world_size} ranks)",
+    "error.collective.not_gathered":
+        "the ranks' results never reached this rank (collective: {status})",
     "error.timeout_at_start":
         "the interpreter had not started within {seconds} s: it hangs at start-up, or starts more "
         "slowly than the time limit allows (a wrapper script, a slow file system, a site hook)",
@@ -350,6 +654,12 @@ MESSAGES = {
     "ui.label.gpu": "gpu",
     "ui.label.execution": "execution",
     "ui.label.host": "host",
+    "ui.label.distributed": "distributed",
+    "ui.distributed.job": "{launcher}, rank {rank} of {world_size}",
+    "ui.distributed.collective": "collective {status}: sum {observed} (expected {expected})",
+    "ui.distributed.rank": "rank {rank}",
+    "ui.distributed.rank_entry": "{code} at {stage}, node {node}, local rank {local_rank}",
+    "ui.distributed.missing": "missing ranks: {ranks}",
     "ui.label.error": "error",
     "ui.label.warning": "warning",
     "ui.label.findings": "findings",
@@ -365,6 +675,13 @@ MESSAGES = {
     "ui.gpu.available": "available",
     "ui.gpu.not_available": "not available",
     "ui.gpu.visible": "{count} visible",
+    "ui.device.passed": "passed in {ms} ms",
+    "ui.device.failed": "{code} at {where}: {what}",
+    "ui.device.not_checked": "not checked: the worker was stopped before this device",
+    "ui.label.peers": "peers",
+    "ui.peers.verified": "{verified} of {total} copies verified",
+    "ui.peers.access": "peer access {access} of {total}",
+    "ui.peers.failed": "{source} -> {target}: {code}",
     "ui.execution.not_reached": "not reached",
     "ui.execution.on": "on {device}",
     "ui.execution.product": "product {state}",
@@ -377,6 +694,22 @@ MESSAGES = {
     "ui.host.failed": "{tool} failed",
     "ui.host.driver": "driver {version}",
     "ui.host.mig": "{count} MIG device(s)",
+    "ui.label.system": "machine",
+    "ui.label.driver": "driver",
+    "ui.label.toolkit": "toolkit",
+    "ui.label.configuration": "config",
+    "ui.label.cuda_libraries": "cuda libs",
+    "ui.label.packages": "packages",
+    "ui.system.kernel": "kernel {kernel}",
+    "ui.system.cpus": "{count} logical CPUs",
+    "ui.system.driver": "NVIDIA {version} (kernel module)",
+    "ui.system.toolkit":
+        "nvcc {version} (via {via}), for building extensions, not torch's runtime",
+    "ui.system.toolkit.default_location": "the default location",
+    "ui.system.toolkit_not_found": "no CUDA toolkit found (for building extensions)",
+    "ui.system.toolkit_failed": "nvcc did not answer",
+    "ui.pytorch.debug": "debug build",
+    "ui.libraries.other": "another copy loaded",
     "ui.error.at": "at {where}: {what}",
     "ui.warning.during": "{category} during {stage}: {message}",
     "ui.paths.interpreter": "interpreter {path}",
@@ -387,6 +720,22 @@ MESSAGES = {
     "ui.live.backend": "reading the build",
     "ui.live.device": "querying the GPU",
     "ui.live.compute": "computing",
+    "ui.live.extensions": "importing torch extensions",
+    "ui.live.kernels": "running kernels",
+    "ui.label.extensions": "extensions",
+    "ui.label.kernels": "kernels",
+    "ui.libraries.none": "none installed",
+    "ui.libraries.not_reached": "not reached",
+    "ui.libraries.status.passed": "ok",
+    "ui.libraries.status.failed": "FAILED",
+    "ui.libraries.status.timeout": "TIMED OUT",
+    "ui.libraries.status.skipped": "skipped",
+    "ui.libraries.status.unsupported": "unsupported",
+    "ui.libraries.requires": "requires torch{wants}",
+    "ui.libraries.bandwidth": "{to_device} GB/s to the device, {to_host} GB/s back",
+    "ui.libraries.compile": "compiled in {ms} ms",
+    "ui.libraries.wrong": "wrong result (largest difference {difference})",
+    "ui.live.collective": "joining the other ranks",
     "ui.severity.error": "error",
     "ui.severity.warning": "warning",
     "ui.severity.info": "info",
@@ -402,6 +751,9 @@ MESSAGES = {
     "arg.timeout.range": "must be between {low} and {high} seconds, got {value}",
     "cli.index.not_a_number": "not a whole number: {value}",
     "arg.index.negative": "must be 0 or more, got {value}",
+    "arg.all_devices.cpu": "checks every GPU: it cannot go with the CPU mode (--device cpu)",
+    "arg.all_devices.one_device":
+        "checks every GPU: it cannot go with one chosen device (--device-index, --distributed)",
     "cli.device.rocm":
         "{value} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' device "
         "name, so use --device gpu (the default)",
@@ -415,6 +767,9 @@ MESSAGES = {
     "api.type.device_index": "check(device_index=...) takes an int; not {type}",
     "api.type.timeout": "check(timeout=...) takes seconds as an int or a float; not {type}",
     "api.type.host_check": "check(host_check=...) takes True or False; not {type}",
+    "api.type.flag": "check({parameter}=...) takes True or False; not {type}",
+    "api.type.all_devices": "check(all_devices=...) takes True or False; not {type}",
+    "api.type.distributed": "check(distributed=...) takes True or False; not {type}",
     "api.type.python":
         "check(python=...) takes the interpreter's path as a str or an os.PathLike, or None; "
         "not {type}",
@@ -437,6 +792,16 @@ MESSAGES = {
         "that program is not a Python interpreter: it ran, but did not answer as one",
     "arg.python.too_old":
         "that interpreter is Python {version}; the minimum is {minimum}",
+    "cli.distributed.no_launcher":
+        "--distributed runs under a launcher: torchrun (sets {torchrun}) or Slurm's srun (sets "
+        "{slurm}); none of these variables is set",
+    "cli.distributed.missing": "--distributed under {launcher}: {names} not set",
+    "cli.distributed.invalid": "--distributed: the variable {name} does not hold a valid value",
+    "cli.distributed.rank_range":
+        "--distributed: rank {rank} is not below the world size "
+        "{world_size}",
+    "cli.distributed.rank_verdict":
+        "rank {rank} of {world_size}: {code} (exit {exit}); the job's report is rank 0's",
     "cli.output.dash":
         "--output - would create a file named '-': for the JSON report on stdout use "
         "--format json; for a file really named '-' write ./-",
@@ -505,13 +870,18 @@ MESSAGES = {
         "Show what changed between two reports of the check: code, stage, versions, devices, "
         "findings and stage timings (a timing counts when it moved by 100 ms and 20 percent or "
         "more). Exit 0 when both have the same code, 1 when the code changed, 2 when a file is "
-        "not a readable report.",
-    "compare.help.a": "the earlier report (JSON written with --output)",
-    "compare.help.b": "the later report",
+        "not a readable report. Two trial attempts (their folders or attempt.json files) are "
+        "compared the same way, by their status: parameters, versions, last stage, first error, "
+        "contracts, memory and timing per stage.",
+    "compare.help.a": "the earlier report (JSON written with --output), or trial attempt",
+    "compare.help.b": "the later report, or trial attempt",
     "compare.argument": "{which} ({name}): {reason}",
     "compare.cannot_read": "cannot compare: {what}",
     "compare.same_code": "same code: {code}",
     "compare.code_changed": "code changed: {a} -> {b}",
+    "compare.same_status": "same status: {code}",
+    "compare.status_changed": "status changed: {a} -> {b}",
+    "compare.mixed": "{a} is a check report and {b} a trial attempt: compare two of a kind",
     "compare.nothing_else": "nothing else changed",
     "compare.header.field": "field",
     "compare.findings_added": "findings added in B: {ids}",
@@ -540,4 +910,83 @@ MESSAGES = {
         "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
         "{unreadable} unreadable",
     "summarize.nothing_found": "no file to read in the paths given",
+    # -- ramp (docs/operating-range.md); outcomes stay ids (passed, out_of_memory...) ---------
+    "ramp.help.description":
+        "Grow one axis of your application (batch, length, concurrency, processes) until it "
+        "fails, one process per attempt, and record the measured operating range: ramp.json, "
+        "ramp.md and, with matplotlib, ramp.png in --out. Give the application's command after "
+        "--; {{NAME}} in it is replaced by the value.",
+    "ramp.help.epilog":
+        "Each attempt also gets KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE and KERNODECK_RUN_DIR "
+        "(where a Trial puts its attempt folder). Run the same command with the same --out to "
+        "resume: recorded attempts are never rerun. Exit 0 when a value passed, 1 when even the "
+        "start failed, 2 on a usage error.",
+    "ramp.help.axis": "the axis's name, as the {{NAME}} placeholder of the command",
+    "ramp.help.start": "the first value (an integer, at least 1)",
+    "ramp.help.stop": "the largest value to try",
+    "ramp.help.factor": "growth factor between two values (default 2)",
+    "ramp.help.bisect":
+        "after the first failure, bisect between the last pass and it, to integer resolution",
+    "ramp.help.attempt_timeout": "time limit of one attempt, in seconds (default 600)",
+    "ramp.help.out": "folder of the ramp's files (default runs/ramp-NAME); the same one resumes",
+    "ramp.no_command": "give the application's command after -- (e.g. -- python app.py)",
+    "ramp.bad_axis": "--axis {axis}: a name of letters, digits and _ (e.g. batch)",
+    "ramp.bad_range": "--start {start} --stop {stop}: need 1 <= start <= stop",
+    "ramp.bad_factor": "--factor {factor}: must be greater than 1",
+    "ramp.bad_timeout": "--attempt-timeout {timeout}: must be a positive number of seconds",
+    "ramp.bad_out": "--out cannot hold the ramp: {reason}",
+    "ramp.other_ramp":
+        "--out holds a ramp with other settings ({settings}); choose another --out, or run the "
+        "same command to resume it",
+    "ramp.resuming": "resuming: {count} attempt(s) already recorded in ramp.json are not rerun",
+    "ramp.progress": "[{index}] {axis}={value}: {outcome} in {duration} s, peak memory {peak}",
+    "ramp.header.value": "{axis}",
+    "ramp.header.outcome": "outcome",
+    "ramp.header.duration": "duration",
+    "ramp.header.peak": "peak memory",
+    "ramp.header.detail": "detail",
+    "ramp.range":
+        "{axis}: last pass {last}, first failure {first} ({kind})",
+    "ramp.all_passed": "{axis}: every value passed, up to {value} (no limit found)",
+    "ramp.none_passed": "{axis}: the first value, {value}, already failed ({kind})",
+    "ramp.written": "written in the --out folder: {files}",
+    "ramp.no_plot":
+        "no plot: matplotlib is not installed (pip install kernodeck-diagnostic[plot])",
+    "ramp.plot.duration": "duration (s)",
+    "ramp.plot.memory": "peak memory (MiB)",
+    "ramp.interrupted":
+        "interrupted by {signal}; the running attempt was stopped, ramp.json kept: run the same "
+        "command again to resume.",
+    # -- resume-check ------------------------------------------------------------------------------
+    "resume.help.description":
+        "Run your application, stop it cleanly once the ledger holds N records (or after S "
+        "seconds), run it again to its end, then verify the ledger: every expected id exactly "
+        "once, no half record. Exit 0 only when nothing is lost or duplicated.",
+    "resume.help.ledger": "the application's output ledger (JSON Lines; must not exist yet)",
+    "resume.help.stop_after_records": "stop the first run once the ledger holds N records",
+    "resume.help.stop_after": "stop the first run after this many seconds",
+    "resume.help.expect_ids":
+        "file of the expected ids, one per line (default: the ledger header's expected_ids)",
+    "resume.help.grace":
+        "seconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL (default 10)",
+    "resume.help.timeout": "time limit of each run, in seconds (default 3600)",
+    "resume.not_positive": "{option} must be a positive number",
+    "resume.ledger_exists":
+        "the ledger already exists: the check starts from an empty ledger (move it aside)",
+    "resume.bad_expect_ids": "--expect-ids cannot be read: {reason}",
+    "resume.first_run": "first run stopped with {records} record(s) in the ledger; running again",
+    "resume.not_stopped": "first run ended by itself (exit {exit}) before the stop; running again",
+    "resume.intact": "RESUME OK: nothing lost, nothing counted twice",
+    "resume.not_intact": "RESUME FAILED",
+    "resume.never_stopped":
+        "the first run was never stopped (it ended first): nothing was resumed; stop it earlier",
+    "resume.second_failed": "the second run did not end well (exit {exit}): {error}",
+    "resume.no_expected_ids":
+        "no expected ids (give --expect-ids, or expected_ids to OutputLedger): lost ids cannot "
+        "be checked",
+    "resume.expected": "{count} expected id(s)",
+    "resume.lost": "lost ({count}): {ids}",
+    "resume.duplicated": "duplicated ({count}): {ids}",
+    "resume.unexpected": "not expected ({count}): {ids}",
+    "resume.half_records": "half records ({count}) at line(s): {lines}",
 }

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 INSTALL = ("python -m pip install --force-reinstall torch --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA ; choisissez la version CUDA prise en "
-           "charge par votre pilote) ou --index-url https://download.pytorch.org/whl/rocm6.4 "
-           "(AMD)")
+           "charge par votre pilote), --index-url https://download.pytorch.org/whl/rocm6.4 "
+           "(AMD) ou --index-url https://download.pytorch.org/whl/xpu (Intel)")
 
 MESSAGES = {
     # -- result codes ----------------------------------------------------------------------------
@@ -25,9 +25,11 @@ MESSAGES = {
     "code.TORCH_IMPORT_FAILED.next_action":
         "Vérifiez l'interpréteur, le paquet PyTorch et ses dépendances.",
     "code.GPU_BACKEND_ABSENT.summary":
-        "Ce paquet PyTorch ne déclare ni CUDA ni HIP (un paquet CPU uniquement).",
+        "Ce paquet PyTorch ne déclare aucun backend GPU : ni CUDA, ni HIP, ni XPU, ni MPS (un "
+        "paquet CPU uniquement).",
     "code.GPU_BACKEND_ABSENT.next_action":
-        "Installez le paquet PyTorch adapté à votre GPU (CUDA ou ROCm).",
+        "Installez le paquet PyTorch adapté à votre GPU (CUDA, ROCm ou XPU ; sur un Mac, le "
+        "paquet standard a MPS).",
     "code.GPU_UNAVAILABLE.summary": "Le GPU n'est pas utilisable depuis ce processus.",
     "code.GPU_UNAVAILABLE.next_action":
         "Vérifiez l'exposition de la carte à ce processus, le pilote et les permissions.",
@@ -51,6 +53,19 @@ MESSAGES = {
     "code.WORKER_FAILED.summary": "La vérification s'est terminée sans rapport exploitable.",
     "code.WORKER_FAILED.next_action":
         "Traitez le contrôle comme un échec ; examinez l'environnement à l'étape indiquée.",
+    "code.COLLECTIVE_FAILED.summary":
+        "La vérification de ce rang a réussi, mais le job n'est pas sain : un rang a échoué ou "
+        "n'a pas répondu, ou l'opération collective a échoué, expiré ou donné une somme fausse.",
+    "code.COLLECTIVE_FAILED.next_action":
+        "Voyez les rangs nommés dans le bloc distributed : vérifiez d'abord chaque rang en échec "
+        "ou absent sur son propre nœud.",
+    "code.EXTENSION_FAILED.summary":
+        "Une extension de torch n'a pas pu être importée (ou son import s'est bloqué) ; torch "
+        "lui-même a réussi.",
+    "code.EXTENSION_FAILED.next_action":
+        "Voir l'extension nommée dans l'erreur et le constat : le plus souvent elle a été "
+        "compilée pour un autre torch ou une autre CUDA ; installez les deux depuis le même index, "
+        "épinglés ensemble.",
     "code.OUTPUT_WRITE_FAILED.summary": "Le rapport n'a pas été enregistré à l'endroit demandé.",
     "code.OUTPUT_WRITE_FAILED.next_action":
         "Utilisez un nouveau nom de fichier dans un dossier où vous pouvez écrire.",
@@ -68,6 +83,30 @@ MESSAGES = {
         "Le PyTorch installé est un paquet CPU uniquement : il ne peut utiliser aucun GPU.",
     "finding.CPU_ONLY_BUILD.next_action":
         "Installez un paquet GPU dans cet interpréteur : " + INSTALL + ".",
+    "finding.CPU_ONLY_BUILD.macos.summary":
+        "Le PyTorch installé est un paquet CPU uniquement : il ne peut pas utiliser le GPU de "
+        "ce Mac (MPS).",
+    "finding.CPU_ONLY_BUILD.macos.next_action":
+        "Installez le paquet macOS standard dans cet interpréteur (python -m pip install "
+        "--force-reinstall torch), qui inclut MPS, depuis un Python arm64 natif.",
+    "finding.MPS_UNAVAILABLE.rosetta.summary":
+        "Ce PyTorch a MPS, mais ce Python s'exécute en x86_64 (sous Rosetta 2 sur un Mac Apple "
+        "silicon), où MPS n'est pas disponible.",
+    "finding.MPS_UNAVAILABLE.rosetta.next_action":
+        "Installez un Python arm64 natif (l'installateur universel de python.org, un conda arm64 "
+        "ou Homebrew dans /opt/homebrew), puis PyTorch dedans : python -m pip install torch.",
+    "finding.MPS_UNAVAILABLE.macos_too_old.summary":
+        "Ce PyTorch a MPS, mais macOS {version} est trop ancien pour lui : MPS exige macOS 12.3 "
+        "ou plus récent, PyTorch 2.5 et suivants macOS 13, les dernières versions macOS 14.",
+    "finding.MPS_UNAVAILABLE.macos_too_old.next_action":
+        "Mettez macOS à jour (14 ou plus récent), ou installez un PyTorch plus ancien qui prend "
+        "en charge macOS {version}.",
+    "finding.MPS_UNAVAILABLE.no_device.summary":
+        "Ce PyTorch a MPS, mais aucun GPU Metal utilisable n'est visible (une machine virtuelle, "
+        "un exécuteur de CI ou une session distante sans accès au GPU, ou un Mac Intel).",
+    "finding.MPS_UNAVAILABLE.no_device.next_action":
+        "Exécutez sur le Mac lui-même avec Apple silicon, hors machine virtuelle ; vérifiez que "
+        "python -c \"import torch; print(torch.backends.mps.is_available())\" affiche True.",
     "finding.NVIDIA_DRIVER_MISSING.summary":
         "Aucun pilote NVIDIA n'est accessible depuis ce processus (aucun n'est installé, ou le "
         "conteneur a été démarré sans le runtime GPU).",
@@ -253,6 +292,41 @@ MESSAGES = {
         "Mettez cette bibliothèque à jour dans l'environnement (pour libstdc++ : conda install -c "
         "conda-forge libstdcxx-ng), ou lancez le programme depuis un environnement dont les "
         "bibliothèques vont avec torch.",
+    "finding.CUDA_TOOLKIT_MISMATCH.summary":
+        "Le CUDA toolkit avec lequel les extensions seraient compilées (nvcc {toolkit}, trouvé "
+        "via {via}) n'a pas la version majeure de CUDA {build}, pour lequel ce torch a été "
+        "construit : compiler une extension CUDA échouera.",
+    "finding.CUDA_TOOLKIT_MISMATCH.next_action":
+        "Faites pointer CUDA_HOME vers un CUDA toolkit de la version majeure du build (ou mettez "
+        "son nvcc en premier dans le PATH), ou installez un torch pour CUDA {toolkit}. Le runtime"
+        " de torch lui-même n'est pas touché.",
+    "finding.CUDA_LIBRARY_SHADOWED.library_path.summary":
+        "Ce processus a chargé {library} depuis un dossier de LD_LIBRARY_PATH, et non depuis le "
+        "wheel {wheel} installé à côté de torch : torch tourne avec une bibliothèque pour "
+        "laquelle il n'a pas été construit (le classique conflit de version de cuDNN).",
+    "finding.CUDA_LIBRARY_SHADOWED.library_path.next_action":
+        "Retirez ce dossier de LD_LIBRARY_PATH pour ce programme (ou mettez le dossier du wheel "
+        "en premier), puis relancez la vérification.",
+    "finding.CUDA_LIBRARY_SHADOWED.elsewhere.summary":
+        "Ce processus a chargé {library} depuis un dossier hors du wheel {wheel} installé à côté "
+        "de torch (une deuxième copie plus tôt dans le chemin de recherche) : torch tourne avec "
+        "une bibliothèque pour laquelle il n'a pas été construit.",
+    "finding.CUDA_LIBRARY_SHADOWED.elsewhere.next_action":
+        "Supprimez l'autre copie (un dossier de pip install --target ou une entrée de PYTHONPATH "
+        "contenant nvidia/...), ou réinstallez-la à la version que torch exige ; --show-paths et "
+        "pip list aident à la trouver.",
+    "finding.CUDA_LAUNCH_BLOCKING_ON.summary":
+        "CUDA_LAUNCH_BLOCKING=1 est défini : chaque lancement de noyau sur le GPU attend que le "
+        "GPU ait fini, ce qui ralentit beaucoup l'entraînement et l'inférence.",
+    "finding.CUDA_LAUNCH_BLOCKING_ON.next_action":
+        "Retirez CUDA_LAUNCH_BLOCKING hors du débogage (unset CUDA_LAUNCH_BLOCKING).",
+    "finding.HSA_OVERRIDE_ON_SUPPORTED_GPU.summary":
+        "HSA_OVERRIDE_GFX_VERSION={value} est défini alors que ce build ROCm a du code pour "
+        "l'architecture propre du GPU : la substitution fait choisir au runtime du code construit"
+        " pour un autre GPU.",
+    "finding.HSA_OVERRIDE_ON_SUPPORTED_GPU.next_action":
+        "Retirez HSA_OVERRIDE_GFX_VERSION (unset HSA_OVERRIDE_GFX_VERSION) et relancez la "
+        "vérification.",
     "finding.WINDOWS_DLL_LOAD_FAILED.summary":
         "Windows n'a pas pu charger {dll} ou l'une de ses dépendances.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
@@ -310,8 +384,235 @@ MESSAGES = {
         "kernodeck_diagnostic (avec le paquet installé là), ou ce Python avec le fichier unique. "
         "Si c'est l'environnement de votre projet, installez-y torch.",
 
+    "finding.SLOW_FIRST_CALL.persistence_off.summary":
+        "Le premier calcul a pris {seconds} s et le mode persistance est désactivé : le GPU a "
+        "probablement été initialisé pour ce processus (quelques secondes par GPU), en plus "
+        "d'une éventuelle compilation à la volée (PTX).",
+    "finding.SLOW_FIRST_CALL.persistence_off.next_action":
+        "Activez la persistance (sudo systemctl enable --now nvidia-persistenced, ou sudo "
+        "nvidia-smi -pm 1) et relancez la vérification ; si elle reste lente la deuxième fois, "
+        "installez un paquet avec du code natif pour ce GPU.",
+    # -- le nœud, la santé des GPU et les variables (report/findings.py, facts/node.py) --------
+    "finding.MASTER_PORT_IN_USE.summary":
+        "Le port du store du job (MASTER_PORT) était déjà pris sur le nœud du rang 0 : le store "
+        "ne peut pas démarrer (\"Address already in use\") et tous les rangs l'attendent.",
+    "finding.MASTER_PORT_IN_USE.next_action":
+        "Donnez à MASTER_PORT un port libre, ou arrêtez ce qui l'occupe (souvent un rang 0 resté "
+        "d'un job précédent).",
+    "finding.DUPLICATE_GPU_PER_RANK.summary":
+        "Deux rangs d'un même nœud utilisent le même GPU : NCCL refuse le groupe (\"Duplicate "
+        "GPU detected\").",
+    "finding.DUPLICATE_GPU_PER_RANK.next_action":
+        "Lancez au plus un rang par GPU (--nproc-per-node pas plus grand que le nombre de GPU, "
+        "ou un GPU par tâche via l'ordonnanceur) et choisissez le périphérique de chaque rang "
+        "d'après LOCAL_RANK.",
+    "finding.NCCL_P2P_BROKEN.summary":
+        "Une copie directe entre deux GPU qui calculent correctement est arrivée fausse ou ne "
+        "s'est jamais terminée : les transferts pair à pair sont cassés sur ce nœud (souvent l'ACS "
+        "PCIe ou l'IOMMU), et NCCL les utilise entre ces GPU.",
+    "finding.NCCL_P2P_BROKEN.next_action":
+        "Désactivez l'ACS PCIe (BIOS ou setpci) ou passez l'IOMMU en passthrough (iommu=pt), ou "
+        "demandez-le au fournisseur ; en attendant, NCCL_P2P_DISABLE=1 fait passer NCCL par la "
+        "mémoire de l'hôte.",
+    "finding.NCCL_SOCKET_IFNAME_MISSING.summary":
+        "{variables} ne nomme aucune interface réseau de ce nœud : NCCL (ou gloo) ne trouve "
+        "aucune interface de socket et le groupe ne peut pas se former.",
+    "finding.NCCL_SOCKET_IFNAME_MISSING.next_action":
+        "Nommez une interface qui existe sur chaque nœud (voir ip link ; un préfixe comme eth "
+        "ou ib correspond à eth0 ou ib0), ou retirez la variable.",
+    "finding.MEMLOCK_LOW.summary":
+        "Des périphériques RDMA sont présents mais la mémoire verrouillée est limitée : NCCL ne "
+        "peut pas enregistrer ses tampons (\"ibv_reg_mr failed: Cannot allocate memory\").",
+    "finding.MEMLOCK_LOW.next_action":
+        "Levez la limite (illimitée) pour le job (ulimit -l unlimited ; memlock dans "
+        "/etc/security/limits.conf ; PropagateResourceLimits ou --ulimit memlock=-1 du "
+        "conteneur).",
+    "finding.SHM_TOO_SMALL.small.summary":
+        "Le dossier de mémoire partagée /dev/shm n'a que {size_mib} Mio : les workers du "
+        "DataLoader meurent sur « Bus error » et NCCL ne peut pas créer ses segments.",
+    "finding.SHM_TOO_SMALL.small.next_action":
+        "Donnez-en plus au conteneur : docker run --shm-size=8g (ou --ipc=host) ; sous "
+        "Kubernetes, montez un emptyDir en mémoire (medium: Memory) sur /dev/shm.",
+    "finding.SHM_TOO_SMALL.read_only.summary":
+        "Cet utilisateur ne peut pas écrire dans le dossier de mémoire partagée /dev/shm : les "
+        "workers du DataLoader et NCCL ne peuvent pas partager de mémoire entre processus.",
+    "finding.SHM_TOO_SMALL.read_only.next_action":
+        "Montez un /dev/shm accessible en écriture (un tmpfs, ou docker run --ipc=host / "
+        "--shm-size=8g ; sous Kubernetes un emptyDir en mémoire).",
+    "finding.DEVICE_ORDER_MISMATCH.summary":
+        "Des GPU de modèles différents et un indice dans CUDA_VISIBLE_DEVICES : CUDA numérote "
+        "d'abord le GPU le plus rapide, nvidia-smi selon le bus PCI, donc le même indice désigne "
+        "des cartes différentes.",
+    "finding.DEVICE_ORDER_MISMATCH.next_action":
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID (pour que les indices de CUDA soient ceux de "
+        "nvidia-smi), ou choisissez les GPU par UUID (nvidia-smi -L).",
+    "finding.MIG_MULTIPLE_LISTED.summary":
+        "CUDA_VISIBLE_DEVICES liste {count} périphériques MIG, mais un processus CUDA n'utilise "
+        "que le premier qu'il atteint.",
+    "finding.MIG_MULTIPLE_LISTED.next_action":
+        "Donnez un seul périphérique MIG à chaque processus (CUDA_VISIBLE_DEVICES=MIG-<uuid>) ; "
+        "un processus par tranche.",
+    "finding.NVIDIA_MODULE_NOT_LOADED.summary":
+        "Un GPU NVIDIA est sur le bus PCI, mais le module noyau NVIDIA n'est pas chargé.",
+    "finding.NVIDIA_MODULE_NOT_LOADED.next_action":
+        "Chargez-le (sudo modprobe nvidia ; dmesg dit pourquoi il échoue) ; après une mise à "
+        "jour du noyau, recompilez-le pour le noyau en cours (DKMS : sudo dkms autoinstall) ; "
+        "avec Secure Boot, enregistrez la clé de signature du module (mokutil) ou signez-le ; "
+        "ou installez le pilote.",
+    "finding.NOUVEAU_BOUND.summary":
+        "{count} GPU NVIDIA sont tenus par nouveau, le pilote libre, que CUDA ne peut pas "
+        "utiliser.",
+    "finding.NOUVEAU_BOUND.next_action":
+        "Mettez nouveau en liste noire (blacklist nouveau et options nouveau modeset=0 dans "
+        "/etc/modprobe.d/), régénérez l'initramfs (sudo update-initramfs -u ou dracut -f), "
+        "redémarrez et chargez le pilote NVIDIA.",
+    "finding.CONTAINER_NO_COMPUTE_CAPABILITY.summary":
+        "Les périphériques NVIDIA et NVML (la bibliothèque de nvidia-smi) sont là, mais pas "
+        "libcuda.so.1 : le runtime du conteneur a fourni les bibliothèques utilitaires du "
+        "pilote sans celles de calcul.",
+    "finding.CONTAINER_NO_COMPUTE_CAPABILITY.next_action":
+        "Démarrez le conteneur avec NVIDIA_DRIVER_CAPABILITIES=compute,utility (ou all), ou "
+        "--gpus 'all,\"capabilities=compute,utility\"' ; dans Compose, capabilities: [gpu] ou "
+        "[compute, utility].",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.system.summary":
+        "C'est WSL 2, et le chargeur trouve la libcuda.so.1 d'un pilote Linux avant celle de "
+        "WSL : un pilote NVIDIA pour Linux (ou un paquet du toolkit) a été installé dans la "
+        "distribution.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.system.next_action":
+        "N'utilisez que le pilote Windows : retirez les paquets du pilote Linux de la "
+        "distribution (p. ex. sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*' ; "
+        "installez le toolkit avec cuda-toolkit-12-x, jamais les méta-paquets cuda ou "
+        "cuda-drivers), puis sudo ldconfig.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.library_path.summary":
+        "C'est WSL 2, et un dossier de LD_LIBRARY_PATH fournit une libcuda.so.1 avant la "
+        "bibliothèque du pilote de WSL.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.library_path.next_action":
+        "Retirez ce dossier de LD_LIBRARY_PATH (la libcuda.so.1 de WSL est dans "
+        "/usr/lib/wsl/lib) et ôtez-en les bibliothèques de pilote Linux.",
+    "finding.LIBCUDA_LINK_MISSING.summary":
+        "libcuda.so.1 est trouvée, mais pas de libcuda.so à côté : torch.compile (Triton) lie "
+        "avec -lcuda et échoue sur « libcuda.so cannot found ».",
+    "finding.LIBCUDA_LINK_MISSING.next_action":
+        "Créez le lien dans le dossier du pilote (sudo ln -s libcuda.so.1 libcuda.so, puis sudo "
+        "ldconfig), ou pointez TRITON_LIBCUDA_PATH vers un dossier contenant libcuda.so.",
+    "finding.GPU_NODES_MISMATCH.summary":
+        "Ce processus atteint moins de GPU que le pilote NVIDIA n'en a : les limites de "
+        "périphériques d'un ordonnanceur ou d'un conteneur lui cachent les autres.",
+    "finding.GPU_NODES_MISMATCH.next_action":
+        "Demandez les GPU à l'ordonnanceur (Slurm : --gres=gpu:N ou --gpus=N ; Kubernetes : "
+        "nvidia.com/gpu) au lieu d'exposer des périphériques à la main ; hors d'un job, vérifiez "
+        "les permissions des nœuds de périphérique (ls -l /dev/nvidia*).",
+    "finding.GPU_MEMORY_HELD.summary":
+        "Avant la vérification, seuls {free} Gio des {total} Gio de {device} étaient libres : "
+        "d'autres processus en tiennent la plus grande part.",
+    "finding.GPU_MEMORY_HELD.next_action":
+        "Trouvez ces processus (nvidia-smi les liste) et arrêtez-les, ou choisissez un GPU libre "
+        "(--device-index, CUDA_VISIBLE_DEVICES).",
+    "finding.GPU_BUSY.summary":
+        "Le GPU est occupé ou indisponible : en mode de calcul exclusif ou interdit, un autre "
+        "processus le tient, ou aucun processus ne peut y créer de contexte.",
+    "finding.GPU_BUSY.next_action":
+        "Utilisez un GPU libre, arrêtez le processus qui le tient, ou demandez à un "
+        "administrateur de remettre le mode de calcul par défaut (sudo nvidia-smi -c DEFAULT).",
+    "finding.ECC_UNCORRECTABLE.summary":
+        "Le GPU signale des erreurs mémoire ECC non corrigibles : une panne matérielle, pas "
+        "logicielle.",
+    "finding.ECC_UNCORRECTABLE.next_action":
+        "Videz le GPU (plus de nouveaux jobs), réinitialisez-le (sudo nvidia-smi -r) ou "
+        "redémarrez ; si les erreurs reviennent, appelez le fournisseur ou le constructeur pour "
+        "le remplacer.",
+    "finding.GPU_NEEDS_RESET.summary":
+        "Des pages ou des lignes mémoire attendent d'être retirées ou remappées : le GPU doit "
+        "être réinitialisé pour que cela prenne effet.",
+    "finding.GPU_NEEDS_RESET.next_action":
+        "Videz le GPU, puis réinitialisez-le (sudo nvidia-smi -r -i N) ou redémarrez le nœud ; "
+        "si cela se répète, appelez le fournisseur.",
+    "finding.GPU_LOST.summary":
+        "Un GPU est perdu : le pilote ne l'atteint plus (Xid 79, tombé du bus), une panne "
+        "matérielle ou d'alimentation.",
+    "finding.GPU_LOST.next_action":
+        "Le nœud demande une intervention : videz-le, redémarrez-le et vérifiez l'alimentation "
+        "et l'insertion du GPU (dmesg montre le Xid) ; appelez le fournisseur si cela se "
+        "reproduit.",
+    "finding.PERSISTENCE_MODE_OFF.summary":
+        "Le mode persistance est désactivé et le démarrage a été lent : sans lui, le pilote "
+        "initialise les GPU pour chaque processus (1 à 3 s par GPU) puis les libère.",
+    "finding.PERSISTENCE_MODE_OFF.next_action":
+        "Activez-le : sudo systemctl enable --now nvidia-persistenced (ou sudo nvidia-smi -pm 1).",
+    "finding.DEBUG_INJECTION_SET.summary":
+        "Des variables qui changent le comportement de CUDA (débogueurs, profileurs, injection, "
+        "core dumps) sont définies : {names}.",
+    "finding.DEBUG_INJECTION_SET.next_action":
+        "Retirez-les pour la production (unset {names}) ; gardez-les seulement pour déboguer ou "
+        "profiler.",
+    "finding.ROCM_VISIBILITY_CONFLICT.summary":
+        "HIP_VISIBLE_DEVICES est définie avec {variables}, et elles sélectionnent différemment : "
+        "ROCr applique d'abord ROCR_VISIBLE_DEVICES et HIP indexe ce qui reste.",
+    "finding.ROCM_VISIBILITY_CONFLICT.next_action":
+        "N'utilisez qu'une variable (ROCR_VISIBLE_DEVICES sous Linux) et retirez les autres.",
+
+    # -- la couche des bibliothèques (--extensions, --kernels ; docs/libraries.md) --------------
+    "finding.EXTENSION_TORCH_MISMATCH.declared.summary":
+        "{name} {version} exige torch{wants}, mais torch {torch} est installé : il a été compilé "
+        "pour un autre torch.",
+    "finding.EXTENSION_TORCH_MISMATCH.declared.next_action":
+        "Installez torch et {name} ensemble, épinglés, depuis le même index, pour que pip "
+        "choisisse le {name} compilé pour ce torch : {command} ; ou mettez torch à la version "
+        "que {name} exige.",
+    "finding.EXTENSION_TORCH_MISMATCH.built.summary":
+        "{name} {version} a été compilé pour un autre torch que le {torch} installé : son import "
+        "échoue avec les signes de ce décalage.",
+    "finding.EXTENSION_TORCH_MISMATCH.built.next_action":
+        "Installez torch et {name} ensemble, épinglés, depuis le même index, pour que pip "
+        "choisisse le {name} compilé pour ce torch : {command}.",
+    "finding.EXTENSION_CUDA_MISMATCH.summary":
+        "{name} {version} a été compilé pour {theirs}, torch {torch} pour {ours}.",
+    "finding.EXTENSION_CUDA_MISMATCH.next_action":
+        "Réinstallez {name} depuis l'index de la compilation de torch, torch épinglé : {command}.",
+    "finding.EXTENSION_IMPORT_FAILED.failed.summary":
+        "{name} {version} ne s'importe pas : {what}",
+    "finding.EXTENSION_IMPORT_FAILED.failed.next_action":
+        "Importez-le seul pour voir l'erreur entière (python -c \"import {module}\"), puis "
+        "réinstallez-le pour ce torch et ce Python, avec ce qui lui manque.",
+    "finding.EXTENSION_IMPORT_FAILED.timeout.summary":
+        "L'import de {name} {version} ne s'est pas terminé en {seconds} s : il attend quelque "
+        "chose (un verrou, le réseau, un pilote) ou il est très lent.",
+    "finding.EXTENSION_IMPORT_FAILED.timeout.next_action":
+        "Importez-le seul pour voir où il attend : python -X importtime -c \"import {module}\" "
+        "(ou py-spy dump sur le processus bloqué).",
+    "finding.DTYPE_UNSUPPORTED.summary":
+        "{device} n'a pas de {dtype} natif : le produit matriciel en {dtype} n'y est pas pris en "
+        "charge.",
+    "finding.DTYPE_UNSUPPORTED.next_action":
+        "Utilisez {instead} à la place (précision mixte : torch.autocast(device_type=\"cuda\", "
+        "dtype=torch.float16) avec torch.amp.GradScaler), ou un périphérique avec {dtype} natif "
+        "(bfloat16 : NVIDIA Ampere, sm_80, ou plus récent).",
+    "finding.COMPILER_MISSING.cpp.summary":
+        "torch.compile n'a trouvé aucun compilateur C++ qui fonctionne : sur le CPU, il compile "
+        "avec lui le code qu'il génère.",
+    "finding.COMPILER_MISSING.cpp.next_action":
+        "Installez-en un (Debian, Ubuntu : sudo apt install g++ ; Fedora : sudo dnf install "
+        "gcc-c++ ; conda : conda install -c conda-forge cxx-compiler ; Windows : Visual Studio "
+        "Build Tools) ou faites pointer CXX vers un qui fonctionne ; vérifiez avec g++ --version.",
+    "finding.COMPILER_MISSING.triton.summary":
+        "torch.compile n'a trouvé aucun Triton qui fonctionne : sur un GPU, il génère des noyaux "
+        "Triton.",
+    "finding.COMPILER_MISSING.triton.next_action":
+        "Installez le Triton avec lequel torch a été compilé (python -m pip install triton à la "
+        "version que torch exige ; il vient avec les wheels CUDA de torch pour Linux ; ROCm : "
+        "pytorch-triton-rocm ; Windows : triton-windows).",
+    "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
+        "scaled_dot_product_attention ne peut pas utiliser {backends} ici : il se rabat sur des "
+        "noyaux plus lents.",
+    "finding.FUSED_ATTENTION_UNAVAILABLE.next_action":
+        "Rien n'est cassé. Les preuves donnent la raison de torch pour chaque backend (une "
+        "architecture de GPU plus ancienne, un dtype ou une taille de tête qu'il ne prend pas, "
+        "une compilation sans lui) ; flash attention demande un GPU NVIDIA Ampere (sm_80) ou "
+        "plus récent.",
+
     # -- the tool's own sentences in error.message (error.message_key) -----------------------
-    "error.backend_absent": "le paquet ne déclare ni CUDA ni HIP",
+    "error.backend_absent": "le paquet ne déclare aucun backend GPU (ni CUDA, ni HIP, ni XPU, "
+                            "ni MPS)",
     "error.torch_shadowed":
         "'import torch' chargerait {module} (origine : {origin}), pas un paquet PyTorch "
         "installé : il n'a pas été importé",
@@ -319,15 +620,37 @@ MESSAGES = {
         "'import torch' a donné un module sans {missing} : pas un PyTorch",
     "error.gpu_unavailable": "torch.cuda.is_available() vaut False",
     "error.gpu_unavailable.reason": "torch.cuda.is_available() vaut False : {reason}",
+    "error.backend_unavailable": "{call} vaut False",
+    "error.backend_unavailable.reason": "{call} vaut False : {reason}",
     "error.no_visible_device": "aucun périphérique visible",
     "error.no_visible_device.reason": "aucun périphérique visible : {reason}",
     "error.device_index_invalid": "index de périphérique {index} pour {count} visibles",
+    "error.extension_failed":
+        "{count} extension(s) de torch sur {total} ne s'importent pas ; la première : {name} "
+        "{version} : {what}",
+    "error.extension_failed.timeout":
+        "{count} extension(s) de torch sur {total} ne s'importent pas ; la première : {name} "
+        "{version}, dont l'import ne s'est pas terminé en {seconds} s",
+    "error.extension_failed.skipped":
+        "le temps de la vérification s'est écoulé avant l'import de {count} extension(s) de "
+        "torch sur {total} : donnez un --timeout plus long",
+    "error.kernel_wrong":
+        "le noyau {kernel} a donné un résultat faux (plus grand écart à la réponse connue : "
+        "{difference})",
     "error.check_failed": "résultat faux : {what}",
     "error.no_verified_result": "le worker n'a rapporté aucun résultat vérifié",
     "error.unreadable_log":
         "le journal d'événements du worker contenait {count} ligne(s) illisible(s) et aucun "
         "résultat vérifié",
     "error.timeout": "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}",
+    "error.collective.missing_ranks":
+        "rang(s) {ranks} sans réponse dans le temps imparti (collective : {status})",
+    "error.collective.failed_ranks": "rang(s) {ranks} en échec (collective : {status})",
+    "error.collective.wrong_sum": "l'all-reduce a donné {observed}, attendu {expected}",
+    "error.collective.status":
+        "la collective s'est terminée avec l'état {status} ({backend}, {world_size} rangs)",
+    "error.collective.not_gathered":
+        "les résultats des rangs ne sont jamais parvenus à ce rang (collective : {status})",
     "error.timeout_at_start":
         "l'interpréteur n'avait pas démarré en {seconds} s : il se bloque au démarrage, ou démarre "
         "plus lentement que la limite de temps ne le permet (un script intermédiaire, un système "
@@ -374,6 +697,12 @@ MESSAGES = {
     "ui.label.gpu": "gpu",
     "ui.label.execution": "exécution",
     "ui.label.host": "système",
+    "ui.label.distributed": "distribué",
+    "ui.distributed.job": "{launcher}, rang {rank} sur {world_size}",
+    "ui.distributed.collective": "collective {status} : somme {observed} (attendue {expected})",
+    "ui.distributed.rank": "rang {rank}",
+    "ui.distributed.rank_entry": "{code} à {stage}, nœud {node}, rang local {local_rank}",
+    "ui.distributed.missing": "rangs absents : {ranks}",
     "ui.label.error": "erreur",
     "ui.label.warning": "avertissement",
     "ui.label.findings": "constats",
@@ -389,6 +718,13 @@ MESSAGES = {
     "ui.gpu.available": "disponible",
     "ui.gpu.not_available": "indisponible",
     "ui.gpu.visible": "visibles : {count}",
+    "ui.device.passed": "réussi en {ms} ms",
+    "ui.device.failed": "{code} à {where} : {what}",
+    "ui.device.not_checked": "non vérifié : le worker a été arrêté avant ce périphérique",
+    "ui.label.peers": "pairs",
+    "ui.peers.verified": "{verified} copies vérifiées sur {total}",
+    "ui.peers.access": "accès direct {access} sur {total}",
+    "ui.peers.failed": "{source} -> {target} : {code}",
     "ui.execution.not_reached": "non atteinte",
     "ui.execution.on": "sur {device}",
     "ui.execution.product": "produit {state}",
@@ -401,6 +737,22 @@ MESSAGES = {
     "ui.host.failed": "{tool} a échoué",
     "ui.host.driver": "pilote {version}",
     "ui.host.mig": "{count} périphérique(s) MIG",
+    "ui.label.system": "machine",
+    "ui.label.driver": "pilote",
+    "ui.label.toolkit": "toolkit",
+    "ui.label.configuration": "configuration",
+    "ui.label.cuda_libraries": "libs cuda",
+    "ui.label.packages": "paquets",
+    "ui.system.kernel": "noyau {kernel}",
+    "ui.system.cpus": "{count} CPU logiques",
+    "ui.system.driver": "NVIDIA {version} (module du noyau)",
+    "ui.system.toolkit":
+        "nvcc {version} (via {via}), pour compiler les extensions, pas le runtime de torch",
+    "ui.system.toolkit.default_location": "l'emplacement par défaut",
+    "ui.system.toolkit_not_found": "aucun CUDA toolkit trouvé (pour compiler les extensions)",
+    "ui.system.toolkit_failed": "nvcc n'a pas répondu",
+    "ui.pytorch.debug": "build de débogage",
+    "ui.libraries.other": "une autre copie chargée",
     "ui.error.at": "à l'étape {where} : {what}",
     "ui.warning.during": "{category} pendant {stage} : {message}",
     "ui.paths.interpreter": "interpréteur {path}",
@@ -411,6 +763,22 @@ MESSAGES = {
     "ui.live.backend": "lecture du paquet",
     "ui.live.device": "interrogation du GPU",
     "ui.live.compute": "calcul",
+    "ui.live.extensions": "import des extensions de torch",
+    "ui.live.kernels": "exécution des noyaux",
+    "ui.label.extensions": "extensions",
+    "ui.label.kernels": "noyaux",
+    "ui.libraries.none": "aucune installée",
+    "ui.libraries.not_reached": "non atteint",
+    "ui.libraries.status.passed": "ok",
+    "ui.libraries.status.failed": "ÉCHEC",
+    "ui.libraries.status.timeout": "DÉLAI DÉPASSÉ",
+    "ui.libraries.status.skipped": "sauté",
+    "ui.libraries.status.unsupported": "non pris en charge",
+    "ui.libraries.requires": "exige torch{wants}",
+    "ui.libraries.bandwidth": "{to_device} Go/s vers le périphérique, {to_host} Go/s au retour",
+    "ui.libraries.compile": "compilé en {ms} ms",
+    "ui.libraries.wrong": "résultat faux (plus grand écart {difference})",
+    "ui.live.collective": "rejoint les autres rangs",
     "ui.severity.error": "erreur",
     "ui.severity.warning": "alerte",
     "ui.severity.info": "info",
@@ -428,6 +796,10 @@ MESSAGES = {
         "doit être compris entre {low} et {high} secondes, valeur reçue : {value}",
     "cli.index.not_a_number": "n'est pas un nombre entier : {value}",
     "arg.index.negative": "doit être supérieur ou égal à 0, valeur reçue : {value}",
+    "arg.all_devices.cpu": "vérifie tous les GPU : incompatible avec le mode CPU (--device cpu)",
+    "arg.all_devices.one_device":
+        "vérifie tous les GPU : incompatible avec un périphérique choisi (--device-index, "
+        "--distributed)",
     "cli.device.rocm":
         "{value} n'est pas un mode de périphérique : les paquets ROCm et CUDA de PyTorch "
         "utilisent tous deux le nom de périphérique 'cuda', utilisez donc --device gpu (la "
@@ -443,6 +815,9 @@ MESSAGES = {
     "api.type.timeout":
         "check(timeout=...) attend des secondes sous forme d'int ou de float ; pas {type}",
     "api.type.host_check": "check(host_check=...) attend True ou False ; pas {type}",
+    "api.type.flag": "check({parameter}=...) attend True ou False ; pas {type}",
+    "api.type.all_devices": "check(all_devices=...) attend True ou False ; pas {type}",
+    "api.type.distributed": "check(distributed=...) attend True ou False ; pas {type}",
     "api.type.python":
         "check(python=...) attend le chemin de l'interpréteur sous forme de str ou "
         "d'os.PathLike, ou None ; pas {type}",
@@ -467,6 +842,17 @@ MESSAGES = {
         "pas répondu comme tel",
     "arg.python.too_old":
         "cet interpréteur est Python {version} ; le minimum est {minimum}",
+    "cli.distributed.no_launcher":
+        "--distributed s'exécute sous un lanceur : torchrun (définit {torchrun}) ou srun de "
+        "Slurm (définit {slurm}) ; aucune de ces variables n'est définie",
+    "cli.distributed.missing": "--distributed sous {launcher} : {names} non définie(s)",
+    "cli.distributed.invalid": "--distributed : la variable {name} n'a pas une valeur valide",
+    "cli.distributed.rank_range":
+        "--distributed : le rang {rank} n'est pas inférieur à la taille "
+        "{world_size}",
+    "cli.distributed.rank_verdict":
+        "rang {rank} sur {world_size} : {code} (sortie {exit}) ; le rapport du job est "
+        "celui du rang 0",
     "cli.output.dash":
         "--output - créerait un fichier nommé '-' : pour le rapport JSON sur la sortie standard "
         "utilisez --format json ; pour un fichier vraiment nommé '-' écrivez ./-",
@@ -543,13 +929,21 @@ MESSAGES = {
         "Montre ce qui a changé entre deux rapports de la vérification : code, étape, versions, "
         "périphériques, constats et durées par étape (une durée compte quand elle a varié d'au "
         "moins 100 ms et 20 pour cent). Sortie 0 quand les deux ont le même code, 1 quand le code "
-        "a changé, 2 quand un fichier n'est pas un rapport lisible.",
-    "compare.help.a": "le rapport précédent (le JSON écrit avec --output)",
-    "compare.help.b": "le rapport suivant",
+        "a changé, 2 quand un fichier n'est pas un rapport lisible. Deux tentatives du trial "
+        "(leurs dossiers ou fichiers attempt.json) se comparent de même, par leur statut : "
+        "paramètres, versions, dernière étape, première erreur, contrats, mémoire et durée par "
+        "étape.",
+    "compare.help.a":
+        "le rapport précédent (le JSON écrit avec --output), ou la tentative du trial",
+    "compare.help.b": "le rapport suivant, ou la tentative du trial",
     "compare.argument": "{which} ({name}) : {reason}",
     "compare.cannot_read": "comparaison impossible : {what}",
     "compare.same_code": "même code : {code}",
     "compare.code_changed": "le code a changé : {a} -> {b}",
+    "compare.same_status": "même statut : {code}",
+    "compare.status_changed": "le statut a changé : {a} -> {b}",
+    "compare.mixed": "{a} est un rapport de la vérification et {b} une tentative du trial : "
+                     "comparez deux du même type",
     "compare.nothing_else": "rien d'autre n'a changé",
     "compare.header.field": "champ",
     "compare.findings_added": "constats apparus dans B : {ids}",
@@ -580,4 +974,95 @@ MESSAGES = {
         "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
         "{unreadable} illisible(s)",
     "summarize.nothing_found": "aucun fichier à lire dans les chemins donnés",
+    # -- ramp (docs/operating-range.md) ; les issues restent des ids (passed, out_of_memory...) -
+    "ramp.help.description":
+        "Augmente un seul axe de votre application (batch, longueur, concurrence, processus) "
+        "jusqu'à l'échec, un processus par tentative, et enregistre la plage de fonctionnement "
+        "mesurée : ramp.json, ramp.md et, avec matplotlib, ramp.png dans --out. Donnez la "
+        "commande de l'application après -- ; {{NAME}} y est remplacé par la valeur.",
+    "ramp.help.epilog":
+        "Chaque tentative reçoit aussi KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE et "
+        "KERNODECK_RUN_DIR (où un Trial place son dossier de tentative). Relancez la même "
+        "commande avec le même --out pour reprendre : une tentative enregistrée n'est jamais "
+        "refaite. Sortie 0 quand une valeur a réussi, 1 quand même le début a échoué, 2 sur une "
+        "erreur d'usage.",
+    "ramp.help.axis": "le nom de l'axe, comme le marqueur {{NAME}} de la commande",
+    "ramp.help.start": "la première valeur (un entier, au moins 1)",
+    "ramp.help.stop": "la plus grande valeur à essayer",
+    "ramp.help.factor": "facteur de croissance entre deux valeurs (2 par défaut)",
+    "ramp.help.bisect":
+        "après le premier échec, bissecter entre la dernière réussite et lui, à l'entier près",
+    "ramp.help.attempt_timeout": "limite de temps d'une tentative, en secondes (600 par défaut)",
+    "ramp.help.out":
+        "dossier des fichiers de la rampe (runs/ramp-NAME par défaut) ; le même reprend",
+    "ramp.no_command": "donnez la commande de l'application après -- (ex. : -- python app.py)",
+    "ramp.bad_axis": "--axis {axis} : un nom de lettres, chiffres et _ (ex. : batch)",
+    "ramp.bad_range": "--start {start} --stop {stop} : il faut 1 <= start <= stop",
+    "ramp.bad_factor": "--factor {factor} : doit être supérieur à 1",
+    "ramp.bad_timeout": "--attempt-timeout {timeout} : doit être un nombre positif de secondes",
+    "ramp.bad_out": "--out ne peut pas contenir la rampe : {reason}",
+    "ramp.other_ramp":
+        "--out contient une rampe aux autres réglages ({settings}) ; choisissez un autre --out, "
+        "ou relancez la même commande pour la reprendre",
+    "ramp.resuming":
+        "reprise : {count} tentative(s) déjà enregistrée(s) dans ramp.json ne sont pas refaites",
+    "ramp.progress":
+        "[{index}] {axis}={value} : {outcome} en {duration} s, pic de mémoire {peak}",
+    "ramp.header.value": "{axis}",
+    "ramp.header.outcome": "issue",
+    "ramp.header.duration": "durée",
+    "ramp.header.peak": "pic de mémoire",
+    "ramp.header.detail": "détail",
+    "ramp.range":
+        "{axis} : dernière réussite {last}, premier échec {first} ({kind})",
+    "ramp.all_passed":
+        "{axis} : toutes les valeurs ont réussi, jusqu'à {value} (aucune limite trouvée)",
+    "ramp.none_passed": "{axis} : la première valeur, {value}, a déjà échoué ({kind})",
+    "ramp.written": "écrits dans le dossier --out : {files}",
+    "ramp.no_plot":
+        "pas de graphique : matplotlib n'est pas installé (pip install kernodeck-diagnostic[plot])",
+    "ramp.plot.duration": "durée (s)",
+    "ramp.plot.memory": "pic de mémoire (Mio)",
+    "ramp.interrupted":
+        "interrompu par {signal} ; la tentative en cours a été arrêtée, ramp.json conservé : "
+        "relancez la même commande pour reprendre.",
+    # -- resume-check ------------------------------------------------------------------------------
+    "resume.help.description":
+        "Lance votre application, l'arrête proprement quand le registre contient N "
+        "enregistrements (ou après S secondes), la relance jusqu'au bout, puis vérifie le "
+        "registre : chaque id attendu exactement une fois, aucun enregistrement à moitié écrit. "
+        "Sortie 0 seulement quand rien n'est perdu ni dupliqué.",
+    "resume.help.ledger":
+        "le registre des sorties de l'application (JSON Lines ; ne doit pas encore exister)",
+    "resume.help.stop_after_records":
+        "arrêter la première exécution quand le registre contient N enregistrements",
+    "resume.help.stop_after": "arrêter la première exécution après ce nombre de secondes",
+    "resume.help.expect_ids":
+        "fichier des ids attendus, un par ligne (par défaut : expected_ids de l'en-tête du "
+        "registre)",
+    "resume.help.grace":
+        "secondes entre SIGINT et SIGTERM, et entre SIGTERM et SIGKILL (10 par défaut)",
+    "resume.help.timeout": "limite de temps de chaque exécution, en secondes (3600 par défaut)",
+    "resume.not_positive": "{option} doit être un nombre positif",
+    "resume.ledger_exists":
+        "le registre existe déjà : la vérification part d'un registre vide (déplacez-le)",
+    "resume.bad_expect_ids": "--expect-ids illisible : {reason}",
+    "resume.first_run":
+        "première exécution arrêtée avec {records} enregistrement(s) dans le registre ; relance",
+    "resume.not_stopped":
+        "la première exécution s'est terminée seule (sortie {exit}) avant l'arrêt ; relance",
+    "resume.intact": "REPRISE OK : rien de perdu, rien de compté deux fois",
+    "resume.not_intact": "REPRISE EN ÉCHEC",
+    "resume.never_stopped":
+        "la première exécution n'a jamais été arrêtée (elle a fini avant) : rien n'a été repris ; "
+        "arrêtez-la plus tôt",
+    "resume.second_failed": "la seconde exécution s'est mal terminée (sortie {exit}) : {error}",
+    "resume.no_expected_ids":
+        "aucun id attendu (donnez --expect-ids, ou expected_ids à OutputLedger) : les ids perdus "
+        "ne peuvent pas être vérifiés",
+    "resume.expected": "{count} id(s) attendu(s)",
+    "resume.lost": "perdus ({count}) : {ids}",
+    "resume.duplicated": "dupliqués ({count}) : {ids}",
+    "resume.unexpected": "non attendus ({count}) : {ids}",
+    "resume.half_records": "enregistrements à moitié écrits ({count}) à la/aux ligne(s) : {lines}",
 }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 INSTALL = ("python -m pip install --force-reinstall torch --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA; escolha a versão CUDA suportada pelo "
-           "seu driver) ou --index-url https://download.pytorch.org/whl/rocm6.4 (AMD)")
+           "seu driver), --index-url https://download.pytorch.org/whl/rocm6.4 (AMD) ou "
+           "--index-url https://download.pytorch.org/whl/xpu (Intel)")
 
 MESSAGES = {
     # -- result codes ----------------------------------------------------------------------------
@@ -24,9 +25,11 @@ MESSAGES = {
     "code.TORCH_IMPORT_FAILED.next_action":
         "Verifique o interpretador, o pacote PyTorch e suas dependências.",
     "code.GPU_BACKEND_ABSENT.summary":
-        "Este pacote do PyTorch não declara nem CUDA nem HIP (um pacote somente para CPU).",
+        "Este pacote do PyTorch não declara nenhum backend de GPU: nem CUDA, nem HIP, nem XPU, "
+        "nem MPS (um pacote somente para CPU).",
     "code.GPU_BACKEND_ABSENT.next_action":
-        "Instale o pacote do PyTorch adequado à sua GPU (CUDA ou ROCm).",
+        "Instale o pacote do PyTorch adequado à sua GPU (CUDA, ROCm ou XPU; num Mac, o pacote "
+        "padrão tem MPS).",
     "code.GPU_UNAVAILABLE.summary": "A GPU não é utilizável neste processo.",
     "code.GPU_UNAVAILABLE.next_action":
         "Verifique a exposição da placa a este processo, o driver e as permissões.",
@@ -49,6 +52,17 @@ MESSAGES = {
     "code.WORKER_FAILED.summary": "A verificação terminou sem um relatório utilizável.",
     "code.WORKER_FAILED.next_action":
         "Trate o controle como uma falha; examine o ambiente na etapa indicada.",
+    "code.COLLECTIVE_FAILED.summary":
+        "A verificação deste rank passou, mas o job não está saudável: um rank falhou ou não "
+        "respondeu, ou a operação coletiva falhou, expirou ou deu uma soma errada.",
+    "code.COLLECTIVE_FAILED.next_action":
+        "Veja os ranks indicados no bloco distributed: verifique primeiro cada rank com falha ou "
+        "ausente no seu próprio nó.",
+    "code.EXTENSION_FAILED.summary":
+        "Uma extensão do torch falhou na importação (ou a importação travou); o torch passou.",
+    "code.EXTENSION_FAILED.next_action":
+        "Veja a extensão nomeada no erro e o diagnóstico: em geral foi compilada para outro torch "
+        "ou outra CUDA; instale os dois do mesmo índice, fixados juntos.",
     "code.OUTPUT_WRITE_FAILED.summary": "O relatório não foi salvo no destino solicitado.",
     "code.OUTPUT_WRITE_FAILED.next_action":
         "Use um novo nome de arquivo em uma pasta com permissão de escrita.",
@@ -65,6 +79,31 @@ MESSAGES = {
         "O PyTorch instalado é um pacote somente para CPU: ele não pode usar nenhuma GPU.",
     "finding.CPU_ONLY_BUILD.next_action":
         "Instale um pacote para GPU neste interpretador: " + INSTALL + ".",
+    "finding.CPU_ONLY_BUILD.macos.summary":
+        "O PyTorch instalado é um pacote somente para CPU: ele não pode usar a GPU deste Mac "
+        "(MPS).",
+    "finding.CPU_ONLY_BUILD.macos.next_action":
+        "Instale o pacote padrão para macOS neste interpretador (python -m pip install "
+        "--force-reinstall torch), que inclui o MPS, a partir de um Python arm64 nativo.",
+    "finding.MPS_UNAVAILABLE.rosetta.summary":
+        "Este PyTorch tem MPS, mas este Python roda como x86_64 (sob o Rosetta 2 num Mac com "
+        "Apple silicon), onde o MPS não está disponível.",
+    "finding.MPS_UNAVAILABLE.rosetta.next_action":
+        "Instale um Python arm64 nativo (o instalador universal de python.org, um conda arm64 "
+        "ou o Homebrew em /opt/homebrew) e o PyTorch nele: python -m pip install torch.",
+    "finding.MPS_UNAVAILABLE.macos_too_old.summary":
+        "Este PyTorch tem MPS, mas o macOS {version} é antigo demais para ele: o MPS exige o "
+        "macOS 12.3 ou mais recente, o PyTorch 2.5 e posteriores o macOS 13, as versões mais "
+        "recentes o macOS 14.",
+    "finding.MPS_UNAVAILABLE.macos_too_old.next_action":
+        "Atualize o macOS (para o 14 ou mais recente) ou instale um PyTorch mais antigo que "
+        "suporte o macOS {version}.",
+    "finding.MPS_UNAVAILABLE.no_device.summary":
+        "Este PyTorch tem MPS, mas nenhuma GPU Metal utilizável está visível (uma máquina "
+        "virtual, um executor de CI ou uma sessão remota sem acesso à GPU, ou um Mac Intel).",
+    "finding.MPS_UNAVAILABLE.no_device.next_action":
+        "Execute no próprio Mac com Apple silicon, fora de uma máquina virtual; verifique que "
+        "python -c \"import torch; print(torch.backends.mps.is_available())\" mostra True.",
     "finding.NVIDIA_DRIVER_MISSING.summary":
         "Nenhum driver NVIDIA está acessível a partir deste processo (nenhum instalado, ou um "
         "contêiner iniciado sem o runtime de GPU).",
@@ -247,6 +286,41 @@ MESSAGES = {
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Atualize essa biblioteca no ambiente (para a libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), ou execute o programa num ambiente cujas bibliotecas combinem com o torch.",
+    "finding.CUDA_TOOLKIT_MISMATCH.summary":
+        "O CUDA toolkit com que as extensões seriam compiladas (nvcc {toolkit}, encontrado via "
+        "{via}) não tem a versão principal do CUDA {build}, para o qual este torch foi compilado:"
+        " compilar uma extensão CUDA vai falhar.",
+    "finding.CUDA_TOOLKIT_MISMATCH.next_action":
+        "Aponte CUDA_HOME para um CUDA toolkit com a versão principal do build (ou ponha o nvcc "
+        "dele primeiro no PATH), ou instale um torch para o CUDA {toolkit}. O runtime do próprio "
+        "torch não é afetado.",
+    "finding.CUDA_LIBRARY_SHADOWED.library_path.summary":
+        "Este processo carregou {library} de uma pasta do LD_LIBRARY_PATH, e não do wheel {wheel}"
+        " instalado junto do torch: o torch roda com uma biblioteca para a qual não foi compilado"
+        " (o clássico conflito de versão do cuDNN).",
+    "finding.CUDA_LIBRARY_SHADOWED.library_path.next_action":
+        "Retire essa pasta do LD_LIBRARY_PATH para este programa (ou ponha a pasta do wheel "
+        "primeiro) e execute a verificação de novo.",
+    "finding.CUDA_LIBRARY_SHADOWED.elsewhere.summary":
+        "Este processo carregou {library} de uma pasta fora do wheel {wheel} instalado junto do "
+        "torch (uma segunda cópia antes no caminho de busca): o torch roda com uma biblioteca "
+        "para a qual não foi compilado.",
+    "finding.CUDA_LIBRARY_SHADOWED.elsewhere.next_action":
+        "Remova a outra cópia (uma pasta de pip install --target ou uma entrada do PYTHONPATH com"
+        " nvidia/...), ou reinstale-a na versão que o torch exige; --show-paths e pip list ajudam"
+        " a achá-la.",
+    "finding.CUDA_LAUNCH_BLOCKING_ON.summary":
+        "CUDA_LAUNCH_BLOCKING=1 está definido: cada lançamento de kernel na GPU espera a GPU "
+        "terminar, o que torna treino e inferência muito mais lentos.",
+    "finding.CUDA_LAUNCH_BLOCKING_ON.next_action":
+        "Remova CUDA_LAUNCH_BLOCKING fora da depuração (unset CUDA_LAUNCH_BLOCKING).",
+    "finding.HSA_OVERRIDE_ON_SUPPORTED_GPU.summary":
+        "HSA_OVERRIDE_GFX_VERSION={value} está definido embora este build ROCm tenha código para "
+        "a arquitetura da própria GPU: a substituição faz o runtime escolher código feito para "
+        "outra GPU.",
+    "finding.HSA_OVERRIDE_ON_SUPPORTED_GPU.next_action":
+        "Remova HSA_OVERRIDE_GFX_VERSION (unset HSA_OVERRIDE_GFX_VERSION) e execute a verificação"
+        " de novo.",
     "finding.WINDOWS_DLL_LOAD_FAILED.summary":
         "O Windows não conseguiu carregar {dll} ou uma de suas dependências.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
@@ -304,8 +378,230 @@ MESSAGES = {
         "kernodeck_diagnostic (com o pacote instalado lá), ou esse Python com o arquivo único. Se "
         "este é o ambiente do seu projeto, instale o torch nele.",
 
+    "finding.SLOW_FIRST_CALL.persistence_off.summary":
+        "O primeiro cálculo levou {seconds} s e o modo de persistência está desligado: a GPU "
+        "provavelmente foi inicializada para este processo (segundos por GPU), além de qualquer "
+        "compilação em tempo de execução (PTX).",
+    "finding.SLOW_FIRST_CALL.persistence_off.next_action":
+        "Ative a persistência (sudo systemctl enable --now nvidia-persistenced, ou sudo "
+        "nvidia-smi -pm 1) e execute a verificação novamente; se ainda for lenta na segunda vez, "
+        "instale um pacote com código nativo para esta GPU.",
+    # -- o nó, a saúde das GPUs e as variáveis (report/findings.py, facts/node.py) -------------
+    "finding.MASTER_PORT_IN_USE.summary":
+        "A porta do store do job (MASTER_PORT) já estava ocupada no nó do rank 0: o store não "
+        "consegue iniciar (\"Address already in use\") e todos os ranks esperam por ele.",
+    "finding.MASTER_PORT_IN_USE.next_action":
+        "Defina MASTER_PORT com uma porta livre, ou encerre o que a ocupa (muitas vezes um rank "
+        "0 que sobrou de um job anterior).",
+    "finding.DUPLICATE_GPU_PER_RANK.summary":
+        "Dois ranks de um mesmo nó usam a mesma GPU: o NCCL recusa o grupo (\"Duplicate GPU "
+        "detected\").",
+    "finding.DUPLICATE_GPU_PER_RANK.next_action":
+        "Inicie no máximo um rank por GPU (--nproc-per-node não maior que o número de GPUs, ou "
+        "uma GPU por tarefa pelo escalonador) e escolha o dispositivo de cada rank por "
+        "LOCAL_RANK.",
+    "finding.NCCL_P2P_BROKEN.summary":
+        "Uma cópia direta entre duas GPUs que calculam corretamente chegou errada ou não "
+        "terminou: as transferências peer-to-peer estão quebradas neste nó (muitas vezes o ACS do "
+        "PCIe ou o IOMMU), e o NCCL as usa entre essas GPUs.",
+    "finding.NCCL_P2P_BROKEN.next_action":
+        "Desative o ACS do PCIe (BIOS ou setpci) ou ponha o IOMMU em passthrough (iommu=pt), ou "
+        "peça ao provedor; enquanto isso, NCCL_P2P_DISABLE=1 faz o NCCL passar pela memória do "
+        "host.",
+    "finding.NCCL_SOCKET_IFNAME_MISSING.summary":
+        "{variables} não nomeia nenhuma interface de rede deste nó: o NCCL (ou o gloo) não "
+        "encontra interface de socket e o grupo não se forma.",
+    "finding.NCCL_SOCKET_IFNAME_MISSING.next_action":
+        "Nomeie uma interface que exista em todos os nós (veja ip link; um prefixo como eth ou "
+        "ib corresponde a eth0 ou ib0), ou remova a variável.",
+    "finding.MEMLOCK_LOW.summary":
+        "Há dispositivos RDMA, mas a memória bloqueada é limitada: o NCCL não consegue "
+        "registrar seus buffers (\"ibv_reg_mr failed: Cannot allocate memory\").",
+    "finding.MEMLOCK_LOW.next_action":
+        "Eleve o limite para ilimitado no job (ulimit -l unlimited; memlock em "
+        "/etc/security/limits.conf; PropagateResourceLimits ou --ulimit memlock=-1 do "
+        "contêiner).",
+    "finding.SHM_TOO_SMALL.small.summary":
+        "A pasta de memória compartilhada /dev/shm tem só {size_mib} MiB: os workers do "
+        "DataLoader morrem com \"Bus error\" e o NCCL não consegue criar seus segmentos.",
+    "finding.SHM_TOO_SMALL.small.next_action":
+        "Dê mais ao contêiner: docker run --shm-size=8g (ou --ipc=host); no Kubernetes monte "
+        "um emptyDir em memória (medium: Memory) em /dev/shm.",
+    "finding.SHM_TOO_SMALL.read_only.summary":
+        "Este usuário não pode escrever na pasta de memória compartilhada /dev/shm: os workers "
+        "do DataLoader e o NCCL não conseguem compartilhar memória entre processos.",
+    "finding.SHM_TOO_SMALL.read_only.next_action":
+        "Monte um /dev/shm gravável (um tmpfs, ou docker run --ipc=host / --shm-size=8g; no "
+        "Kubernetes um emptyDir em memória).",
+    "finding.DEVICE_ORDER_MISMATCH.summary":
+        "GPUs de modelos diferentes e um índice em CUDA_VISIBLE_DEVICES: o CUDA numera primeiro "
+        "a GPU mais rápida, o nvidia-smi pelo barramento PCI, então o mesmo índice designa "
+        "placas diferentes.",
+    "finding.DEVICE_ORDER_MISMATCH.next_action":
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID (para que os índices do CUDA sejam os do "
+        "nvidia-smi), ou selecione as GPUs pelo UUID (nvidia-smi -L).",
+    "finding.MIG_MULTIPLE_LISTED.summary":
+        "CUDA_VISIBLE_DEVICES lista {count} dispositivos MIG, mas um processo CUDA usa só o "
+        "primeiro que alcança.",
+    "finding.MIG_MULTIPLE_LISTED.next_action":
+        "Dê a cada processo um dispositivo MIG (CUDA_VISIBLE_DEVICES=MIG-<uuid>); execute um "
+        "processo por fatia.",
+    "finding.NVIDIA_MODULE_NOT_LOADED.summary":
+        "Há uma GPU NVIDIA no barramento PCI, mas o módulo do kernel da NVIDIA não está "
+        "carregado.",
+    "finding.NVIDIA_MODULE_NOT_LOADED.next_action":
+        "Carregue-o (sudo modprobe nvidia; o dmesg diz por que falha); após uma atualização do "
+        "kernel, recompile-o para o kernel em execução (DKMS: sudo dkms autoinstall); com Secure "
+        "Boot, registre a chave de assinatura do módulo (mokutil) ou assine-o; ou instale o "
+        "driver.",
+    "finding.NOUVEAU_BOUND.summary":
+        "{count} GPU(s) NVIDIA estão presas ao nouveau, o driver de código aberto, que o CUDA "
+        "não pode usar.",
+    "finding.NOUVEAU_BOUND.next_action":
+        "Coloque o nouveau na lista negra (blacklist nouveau e options nouveau modeset=0 em "
+        "/etc/modprobe.d/), refaça o initramfs (sudo update-initramfs -u ou dracut -f), "
+        "reinicie e carregue o driver da NVIDIA.",
+    "finding.CONTAINER_NO_COMPUTE_CAPABILITY.summary":
+        "Os dispositivos NVIDIA e a NVML (a biblioteca do nvidia-smi) estão aqui, mas a "
+        "libcuda.so.1 não: o runtime do contêiner deu as bibliotecas utilitárias do driver sem "
+        "as de computação.",
+    "finding.CONTAINER_NO_COMPUTE_CAPABILITY.next_action":
+        "Inicie o contêiner com NVIDIA_DRIVER_CAPABILITIES=compute,utility (ou all), ou "
+        "--gpus 'all,\"capabilities=compute,utility\"'; no Compose, capabilities: [gpu] ou "
+        "[compute, utility].",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.system.summary":
+        "Isto é o WSL 2, e o carregador encontra a libcuda.so.1 de um driver Linux antes da do "
+        "próprio WSL: um driver NVIDIA para Linux (ou um pacote do toolkit) foi instalado na "
+        "distribuição.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.system.next_action":
+        "Use só o driver do Windows: remova os pacotes do driver Linux da distribuição (p. ex. "
+        "sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'; instale o toolkit com "
+        "cuda-toolkit-12-x, nunca os metapacotes cuda ou cuda-drivers) e depois sudo ldconfig.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.library_path.summary":
+        "Isto é o WSL 2, e uma pasta de LD_LIBRARY_PATH fornece uma libcuda.so.1 antes da "
+        "biblioteca do driver do próprio WSL.",
+    "finding.WSL_LINUX_DRIVER_INSTALLED.library_path.next_action":
+        "Tire essa pasta do LD_LIBRARY_PATH (a libcuda.so.1 do WSL fica em /usr/lib/wsl/lib) e "
+        "remova dela as bibliotecas de driver Linux.",
+    "finding.LIBCUDA_LINK_MISSING.summary":
+        "A libcuda.so.1 é encontrada, mas não há libcuda.so ao lado: o torch.compile (Triton) "
+        "liga com -lcuda e falha com \"libcuda.so cannot found\".",
+    "finding.LIBCUDA_LINK_MISSING.next_action":
+        "Crie o link na pasta do driver (sudo ln -s libcuda.so.1 libcuda.so lá, depois sudo "
+        "ldconfig), ou defina TRITON_LIBCUDA_PATH como uma pasta que tenha a libcuda.so.",
+    "finding.GPU_NODES_MISMATCH.summary":
+        "Este processo alcança menos GPUs do que o driver NVIDIA tem: limites de dispositivos de "
+        "um escalonador ou de um contêiner o impedem de chegar às outras.",
+    "finding.GPU_NODES_MISMATCH.next_action":
+        "Peça as GPUs ao escalonador (Slurm: --gres=gpu:N ou --gpus=N; Kubernetes: "
+        "nvidia.com/gpu) em vez de expor dispositivos à mão; fora de um job, verifique as "
+        "permissões dos nós de dispositivo (ls -l /dev/nvidia*).",
+    "finding.GPU_MEMORY_HELD.summary":
+        "Antes da verificação, só {free} GiB dos {total} GiB de {device} estavam livres: outros "
+        "processos ocupam a maior parte da memória.",
+    "finding.GPU_MEMORY_HELD.next_action":
+        "Encontre quem a ocupa (o nvidia-smi lista) e pare-os, ou escolha uma GPU livre "
+        "(--device-index, CUDA_VISIBLE_DEVICES).",
+    "finding.GPU_BUSY.summary":
+        "A GPU está ocupada ou indisponível: em um modo de computação exclusivo ou proibido, "
+        "outro processo a tem, ou nenhum processo pode criar um contexto nela.",
+    "finding.GPU_BUSY.next_action":
+        "Use uma GPU livre, pare o processo que a ocupa, ou peça a um administrador que volte o "
+        "modo de computação ao padrão (sudo nvidia-smi -c DEFAULT).",
+    "finding.ECC_UNCORRECTABLE.summary":
+        "A GPU relata erros de memória ECC não corrigíveis: uma falha de hardware, não de "
+        "software.",
+    "finding.ECC_UNCORRECTABLE.next_action":
+        "Drene a GPU (nenhum job novo), reinicie-a (sudo nvidia-smi -r) ou reinicie o nó; se os "
+        "erros voltarem, chame o provedor ou o fabricante para substituí-la.",
+    "finding.GPU_NEEDS_RESET.summary":
+        "Páginas ou linhas de memória aguardam ser retiradas ou remapeadas: a GPU precisa ser "
+        "reiniciada para que isso tenha efeito.",
+    "finding.GPU_NEEDS_RESET.next_action":
+        "Drene a GPU e reinicie-a (sudo nvidia-smi -r -i N) ou reinicie o nó; se continuar "
+        "acontecendo, chame o provedor.",
+    "finding.GPU_LOST.summary":
+        "Uma GPU está perdida: o driver não a alcança (Xid 79, caiu do barramento), uma falha de "
+        "hardware ou de alimentação.",
+    "finding.GPU_LOST.next_action":
+        "O nó precisa de atenção: drene-o, reinicie-o e verifique a alimentação e o encaixe da "
+        "GPU (o dmesg mostra o Xid); chame o provedor se acontecer de novo.",
+    "finding.PERSISTENCE_MODE_OFF.summary":
+        "O modo de persistência está desligado e o início foi lento: sem ele o driver "
+        "inicializa as GPUs para cada processo (1-3 s por GPU) e as desmonta depois.",
+    "finding.PERSISTENCE_MODE_OFF.next_action":
+        "Ative-o: sudo systemctl enable --now nvidia-persistenced (ou sudo nvidia-smi -pm 1).",
+    "finding.DEBUG_INJECTION_SET.summary":
+        "Variáveis que mudam o comportamento do CUDA (depuradores, profilers, injeção, core "
+        "dumps) estão definidas: {names}.",
+    "finding.DEBUG_INJECTION_SET.next_action":
+        "Remova-as nas execuções de produção (unset {names}); mantenha-as só ao depurar ou "
+        "perfilar.",
+    "finding.ROCM_VISIBILITY_CONFLICT.summary":
+        "HIP_VISIBLE_DEVICES está definida junto com {variables}, e elas selecionam de forma "
+        "diferente: o ROCr aplica ROCR_VISIBLE_DEVICES primeiro e o HIP indexa o que sobra.",
+    "finding.ROCM_VISIBILITY_CONFLICT.next_action":
+        "Use uma só variável (ROCR_VISIBLE_DEVICES no Linux) e remova as outras.",
+
+    # -- a camada de bibliotecas (--extensions, --kernels; docs/libraries.md) -------------------
+    "finding.EXTENSION_TORCH_MISMATCH.declared.summary":
+        "{name} {version} exige torch{wants}, mas o torch instalado é {torch}: foi compilado para "
+        "outro torch.",
+    "finding.EXTENSION_TORCH_MISMATCH.declared.next_action":
+        "Instale o torch e {name} juntos, fixados, do mesmo índice, para que o pip escolha o "
+        "{name} compilado para esse torch: {command}; ou atualize o torch para o que {name} exige.",
+    "finding.EXTENSION_TORCH_MISMATCH.built.summary":
+        "{name} {version} foi compilado para outro torch que não o {torch} instalado: a "
+        "importação falha com os sinais disso.",
+    "finding.EXTENSION_TORCH_MISMATCH.built.next_action":
+        "Instale o torch e {name} juntos, fixados, do mesmo índice, para que o pip escolha o "
+        "{name} compilado para esse torch: {command}.",
+    "finding.EXTENSION_CUDA_MISMATCH.summary":
+        "{name} {version} foi compilado para {theirs}, o torch {torch} para {ours}.",
+    "finding.EXTENSION_CUDA_MISMATCH.next_action":
+        "Reinstale {name} a partir do índice da compilação do torch, com o torch fixado: "
+        "{command}.",
+    "finding.EXTENSION_IMPORT_FAILED.failed.summary":
+        "{name} {version} falha na importação: {what}",
+    "finding.EXTENSION_IMPORT_FAILED.failed.next_action":
+        "Importe-o sozinho para ver o erro inteiro (python -c \"import {module}\") e reinstale-o "
+        "para este torch e este Python, com o que lhe falta.",
+    "finding.EXTENSION_IMPORT_FAILED.timeout.summary":
+        "A importação de {name} {version} não terminou em {seconds} s: espera por algo (um lock, "
+        "a rede, um driver) ou é muito lenta.",
+    "finding.EXTENSION_IMPORT_FAILED.timeout.next_action":
+        "Importe-o sozinho para ver onde espera: python -X importtime -c \"import {module}\" "
+        "(ou py-spy dump no processo travado).",
+    "finding.DTYPE_UNSUPPORTED.summary":
+        "{device} não tem {dtype} nativo: o produto de matrizes em {dtype} não é suportado ali.",
+    "finding.DTYPE_UNSUPPORTED.next_action":
+        "Use {instead} (precisão mista: torch.autocast(device_type=\"cuda\", "
+        "dtype=torch.float16) com torch.amp.GradScaler), ou um dispositivo com {dtype} nativo "
+        "(bfloat16: NVIDIA Ampere, sm_80, ou mais recente).",
+    "finding.COMPILER_MISSING.cpp.summary":
+        "torch.compile não encontrou um compilador C++ que funcione: na CPU ele compila com um o "
+        "código que gera.",
+    "finding.COMPILER_MISSING.cpp.next_action":
+        "Instale um (Debian, Ubuntu: sudo apt install g++; Fedora: sudo dnf install gcc-c++; "
+        "conda: conda install -c conda-forge cxx-compiler; Windows: Visual Studio Build Tools) "
+        "ou aponte CXX para um que funcione; confira com g++ --version.",
+    "finding.COMPILER_MISSING.triton.summary":
+        "torch.compile não encontrou um Triton que funcione: numa GPU ele gera kernels Triton.",
+    "finding.COMPILER_MISSING.triton.next_action":
+        "Instale o Triton com que o torch foi compilado (python -m pip install triton na versão "
+        "que o torch exige; vem com as wheels CUDA do torch para Linux; ROCm: "
+        "pytorch-triton-rocm; Windows: triton-windows).",
+    "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
+        "scaled_dot_product_attention não pode usar {backends} aqui: recorre a kernels mais "
+        "lentos.",
+    "finding.FUSED_ATTENTION_UNAVAILABLE.next_action":
+        "Nada está quebrado. A evidência dá a razão do torch para cada backend (uma arquitetura "
+        "de GPU mais antiga, um dtype ou tamanho de cabeça que ele não aceita, uma compilação "
+        "sem ele); flash attention precisa de uma GPU NVIDIA Ampere (sm_80) ou mais recente.",
+
     # -- the tool's own sentences in error.message (error.message_key) -----------------------
-    "error.backend_absent": "o pacote não declara nem CUDA nem HIP",
+    "error.backend_absent": "o pacote não declara nenhum backend de GPU (nem CUDA, nem HIP, nem "
+                            "XPU, nem MPS)",
     "error.torch_shadowed":
         "'import torch' carregaria {module} (origem: {origin}), não um pacote PyTorch instalado: "
         "não foi importado",
@@ -313,15 +609,37 @@ MESSAGES = {
         "'import torch' deu um módulo sem {missing}: não é um PyTorch",
     "error.gpu_unavailable": "torch.cuda.is_available() é False",
     "error.gpu_unavailable.reason": "torch.cuda.is_available() é False: {reason}",
+    "error.backend_unavailable": "{call} é False",
+    "error.backend_unavailable.reason": "{call} é False: {reason}",
     "error.no_visible_device": "nenhum dispositivo visível",
     "error.no_visible_device.reason": "nenhum dispositivo visível: {reason}",
     "error.device_index_invalid": "índice de dispositivo {index} para {count} visíveis",
+    "error.extension_failed":
+        "{count} de {total} extensão(ões) do torch falharam na importação; a primeira: {name} "
+        "{version}: {what}",
+    "error.extension_failed.timeout":
+        "{count} de {total} extensão(ões) do torch falharam na importação; a primeira: {name} "
+        "{version}, cuja importação não terminou em {seconds} s",
+    "error.extension_failed.skipped":
+        "o tempo da verificação acabou antes de importar {count} de {total} extensão(ões) do "
+        "torch: dê um --timeout maior",
+    "error.kernel_wrong":
+        "o kernel {kernel} deu um resultado errado (maior diferença da resposta conhecida: "
+        "{difference})",
     "error.check_failed": "resultado errado: {what}",
     "error.no_verified_result": "o worker não relatou nenhum resultado verificado",
     "error.unreadable_log":
         "o registro de eventos do worker tinha {count} linha(s) ilegível(is) e nenhum resultado"
         " verificado",
     "error.timeout": "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}",
+    "error.collective.missing_ranks":
+        "rank(s) {ranks} não responderam dentro do limite de tempo (coletiva: {status})",
+    "error.collective.failed_ranks": "rank(s) {ranks} falharam (coletiva: {status})",
+    "error.collective.wrong_sum": "o all-reduce deu {observed}, esperado {expected}",
+    "error.collective.status":
+        "a coletiva terminou com o estado {status} ({backend}, {world_size} ranks)",
+    "error.collective.not_gathered":
+        "os resultados dos ranks nunca chegaram a este rank (coletiva: {status})",
     "error.timeout_at_start":
         "o interpretador não tinha iniciado em {seconds} s: ele trava na inicialização, ou inicia "
         "mais devagar do que o limite de tempo permite (um script intermediário, um sistema de "
@@ -367,6 +685,12 @@ MESSAGES = {
     "ui.label.gpu": "gpu",
     "ui.label.execution": "execução",
     "ui.label.host": "sistema",
+    "ui.label.distributed": "distribuído",
+    "ui.distributed.job": "{launcher}, rank {rank} de {world_size}",
+    "ui.distributed.collective": "coletiva {status}: soma {observed} (esperada {expected})",
+    "ui.distributed.rank": "rank {rank}",
+    "ui.distributed.rank_entry": "{code} em {stage}, nó {node}, rank local {local_rank}",
+    "ui.distributed.missing": "ranks ausentes: {ranks}",
     "ui.label.error": "erro",
     "ui.label.warning": "aviso",
     "ui.label.findings": "achados",
@@ -382,6 +706,13 @@ MESSAGES = {
     "ui.gpu.available": "disponível",
     "ui.gpu.not_available": "indisponível",
     "ui.gpu.visible": "visíveis: {count}",
+    "ui.device.passed": "aprovado em {ms} ms",
+    "ui.device.failed": "{code} em {where}: {what}",
+    "ui.device.not_checked": "não verificado: o worker foi parado antes deste dispositivo",
+    "ui.label.peers": "pares",
+    "ui.peers.verified": "{verified} de {total} cópias verificadas",
+    "ui.peers.access": "acesso direto {access} de {total}",
+    "ui.peers.failed": "{source} -> {target}: {code}",
     "ui.execution.not_reached": "não alcançada",
     "ui.execution.on": "em {device}",
     "ui.execution.product": "produto {state}",
@@ -394,6 +725,22 @@ MESSAGES = {
     "ui.host.failed": "{tool} falhou",
     "ui.host.driver": "driver {version}",
     "ui.host.mig": "{count} dispositivo(s) MIG",
+    "ui.label.system": "máquina",
+    "ui.label.driver": "driver",
+    "ui.label.toolkit": "toolkit",
+    "ui.label.configuration": "configuração",
+    "ui.label.cuda_libraries": "libs cuda",
+    "ui.label.packages": "pacotes",
+    "ui.system.kernel": "kernel {kernel}",
+    "ui.system.cpus": "{count} CPUs lógicas",
+    "ui.system.driver": "NVIDIA {version} (módulo do kernel)",
+    "ui.system.toolkit":
+        "nvcc {version} (via {via}), para compilar extensões, não o runtime do torch",
+    "ui.system.toolkit.default_location": "o local padrão",
+    "ui.system.toolkit_not_found": "nenhum CUDA toolkit encontrado (para compilar extensões)",
+    "ui.system.toolkit_failed": "o nvcc não respondeu",
+    "ui.pytorch.debug": "build de depuração",
+    "ui.libraries.other": "outra cópia carregada",
     "ui.error.at": "na etapa {where}: {what}",
     "ui.warning.during": "{category} durante {stage}: {message}",
     "ui.paths.interpreter": "interpretador {path}",
@@ -404,6 +751,22 @@ MESSAGES = {
     "ui.live.backend": "lendo o pacote",
     "ui.live.device": "consultando a GPU",
     "ui.live.compute": "calculando",
+    "ui.live.extensions": "importando extensões do torch",
+    "ui.live.kernels": "executando kernels",
+    "ui.label.extensions": "extensões",
+    "ui.label.kernels": "kernels",
+    "ui.libraries.none": "nenhuma instalada",
+    "ui.libraries.not_reached": "não alcançado",
+    "ui.libraries.status.passed": "ok",
+    "ui.libraries.status.failed": "FALHOU",
+    "ui.libraries.status.timeout": "ESGOTOU O TEMPO",
+    "ui.libraries.status.skipped": "pulado",
+    "ui.libraries.status.unsupported": "não suportado",
+    "ui.libraries.requires": "exige torch{wants}",
+    "ui.libraries.bandwidth": "{to_device} GB/s para o dispositivo, {to_host} GB/s de volta",
+    "ui.libraries.compile": "compilado em {ms} ms",
+    "ui.libraries.wrong": "resultado errado (maior diferença {difference})",
+    "ui.live.collective": "juntando-se aos outros ranks",
     "ui.severity.error": "erro",
     "ui.severity.warning": "alerta",
     "ui.severity.info": "info",
@@ -420,6 +783,10 @@ MESSAGES = {
     "arg.timeout.range": "deve estar entre {low} e {high} segundos, valor recebido: {value}",
     "cli.index.not_a_number": "não é um número inteiro: {value}",
     "arg.index.negative": "deve ser maior ou igual a 0, valor recebido: {value}",
+    "arg.all_devices.cpu": "verifica todas as GPUs: não combina com o modo CPU (--device cpu)",
+    "arg.all_devices.one_device":
+        "verifica todas as GPUs: não combina com um dispositivo escolhido (--device-index, "
+        "--distributed)",
     "cli.device.rocm":
         "{value} não é um modo de dispositivo: os pacotes ROCm e CUDA do PyTorch usam ambos o "
         "nome de dispositivo 'cuda', então use --device gpu (o padrão)",
@@ -432,6 +799,9 @@ MESSAGES = {
     "api.type.device_index": "check(device_index=...) recebe um int; não {type}",
     "api.type.timeout": "check(timeout=...) recebe segundos como int ou float; não {type}",
     "api.type.host_check": "check(host_check=...) recebe True ou False; não {type}",
+    "api.type.flag": "check({parameter}=...) recebe True ou False; não {type}",
+    "api.type.all_devices": "check(all_devices=...) recebe True ou False; não {type}",
+    "api.type.distributed": "check(distributed=...) recebe True ou False; não {type}",
     "api.type.python":
         "check(python=...) recebe o caminho do interpretador como str ou os.PathLike, ou None; "
         "não {type}",
@@ -456,6 +826,16 @@ MESSAGES = {
         "como um",
     "arg.python.too_old":
         "esse interpretador é Python {version}; o mínimo é {minimum}",
+    "cli.distributed.no_launcher":
+        "--distributed roda sob um lançador: torchrun (define {torchrun}) ou o srun do Slurm "
+        "(define {slurm}); nenhuma dessas variáveis está definida",
+    "cli.distributed.missing": "--distributed sob {launcher}: {names} não definida(s)",
+    "cli.distributed.invalid": "--distributed: a variável {name} não tem um valor válido",
+    "cli.distributed.rank_range":
+        "--distributed: o rank {rank} não é menor que o tamanho "
+        "{world_size}",
+    "cli.distributed.rank_verdict":
+        "rank {rank} de {world_size}: {code} (saída {exit}); o relatório do job é o do rank 0",
     "cli.output.dash":
         "--output - criaria um arquivo chamado '-': para o relatório JSON na saída padrão use "
         "--format json; para um arquivo chamado '-' de fato escreva ./-",
@@ -530,13 +910,19 @@ MESSAGES = {
         "Mostra o que mudou entre dois relatórios da verificação: código, etapa, versões, "
         "dispositivos, achados e tempos por etapa (um tempo conta quando variou 100 ms e 20 por "
         "cento ou mais). Sai com 0 quando os dois têm o mesmo código, 1 quando o código mudou, 2 "
-        "quando um arquivo não é um relatório legível.",
-    "compare.help.a": "o relatório anterior (o JSON gravado com --output)",
-    "compare.help.b": "o relatório posterior",
+        "quando um arquivo não é um relatório legível. Duas tentativas do trial (suas pastas ou "
+        "arquivos attempt.json) são comparadas da mesma forma, pelo status: parâmetros, versões, "
+        "última etapa, primeiro erro, contratos, memória e tempo por etapa.",
+    "compare.help.a": "o relatório anterior (o JSON gravado com --output), ou a tentativa do trial",
+    "compare.help.b": "o relatório posterior, ou a tentativa do trial",
     "compare.argument": "{which} ({name}): {reason}",
     "compare.cannot_read": "impossível comparar: {what}",
     "compare.same_code": "mesmo código: {code}",
     "compare.code_changed": "o código mudou: {a} -> {b}",
+    "compare.same_status": "mesmo status: {code}",
+    "compare.status_changed": "o status mudou: {a} -> {b}",
+    "compare.mixed": "{a} é um relatório da verificação e {b} uma tentativa do trial: compare "
+                     "dois do mesmo tipo",
     "compare.nothing_else": "nada mais mudou",
     "compare.header.field": "campo",
     "compare.findings_added": "achados novos em B: {ids}",
@@ -566,4 +952,88 @@ MESSAGES = {
         "{files} arquivo(s): {reports} relatório(s), {passed} aprovado(s), {failed} com falha, "
         "{unreadable} ilegível(is)",
     "summarize.nothing_found": "nenhum arquivo para ler nos caminhos indicados",
+    # -- ramp (docs/operating-range.md); os resultados ficam ids (passed, out_of_memory...) ----
+    "ramp.help.description":
+        "Aumenta um único eixo da sua aplicação (batch, comprimento, concorrência, processos) até "
+        "a falha, um processo por tentativa, e registra a faixa de operação medida: ramp.json, "
+        "ramp.md e, com matplotlib, ramp.png em --out. Dê o comando da aplicação depois de --; "
+        "{{NAME}} nele é substituído pelo valor.",
+    "ramp.help.epilog":
+        "Cada tentativa recebe também KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE e "
+        "KERNODECK_RUN_DIR (onde um Trial põe sua pasta de tentativa). Execute o mesmo comando "
+        "com o mesmo --out para retomar: tentativas registradas nunca são refeitas. Saída 0 "
+        "quando um valor passou, 1 quando até o início falhou, 2 em erro de uso.",
+    "ramp.help.axis": "o nome do eixo, como o marcador {{NAME}} do comando",
+    "ramp.help.start": "o primeiro valor (um inteiro, no mínimo 1)",
+    "ramp.help.stop": "o maior valor a tentar",
+    "ramp.help.factor": "fator de crescimento entre dois valores (padrão 2)",
+    "ramp.help.bisect":
+        "após a primeira falha, bissecta entre o último sucesso e ela, até a resolução inteira",
+    "ramp.help.attempt_timeout": "tempo limite de uma tentativa, em segundos (padrão 600)",
+    "ramp.help.out": "pasta dos arquivos da rampa (padrão runs/ramp-NAME); a mesma retoma",
+    "ramp.no_command": "dê o comando da aplicação depois de -- (ex.: -- python app.py)",
+    "ramp.bad_axis": "--axis {axis}: um nome de letras, dígitos e _ (ex.: batch)",
+    "ramp.bad_range": "--start {start} --stop {stop}: é preciso 1 <= start <= stop",
+    "ramp.bad_factor": "--factor {factor}: deve ser maior que 1",
+    "ramp.bad_timeout": "--attempt-timeout {timeout}: deve ser um número positivo de segundos",
+    "ramp.bad_out": "--out não pode conter a rampa: {reason}",
+    "ramp.other_ramp":
+        "--out contém uma rampa com outros parâmetros ({settings}); escolha outro --out, ou "
+        "execute o mesmo comando para retomá-la",
+    "ramp.resuming":
+        "retomando: {count} tentativa(s) já registrada(s) em ramp.json não são refeitas",
+    "ramp.progress": "[{index}] {axis}={value}: {outcome} em {duration} s, pico de memória {peak}",
+    "ramp.header.value": "{axis}",
+    "ramp.header.outcome": "resultado",
+    "ramp.header.duration": "duração",
+    "ramp.header.peak": "pico de memória",
+    "ramp.header.detail": "detalhe",
+    "ramp.range":
+        "{axis}: último sucesso {last}, primeira falha {first} ({kind})",
+    "ramp.all_passed": "{axis}: todos os valores passaram, até {value} (nenhum limite encontrado)",
+    "ramp.none_passed": "{axis}: o primeiro valor, {value}, já falhou ({kind})",
+    "ramp.written": "escritos na pasta --out: {files}",
+    "ramp.no_plot":
+        "sem gráfico: matplotlib não está instalado (pip install kernodeck-diagnostic[plot])",
+    "ramp.plot.duration": "duração (s)",
+    "ramp.plot.memory": "pico de memória (MiB)",
+    "ramp.interrupted":
+        "interrompido por {signal}; a tentativa em curso foi parada, ramp.json mantido: execute "
+        "o mesmo comando de novo para retomar.",
+    # -- resume-check ------------------------------------------------------------------------------
+    "resume.help.description":
+        "Executa a sua aplicação, para-a de forma limpa quando o registro contém N registros (ou "
+        "após S segundos), executa-a de novo até o fim e verifica o registro: cada id esperado "
+        "exatamente uma vez, nenhum registro pela metade. Saída 0 só quando nada foi perdido nem "
+        "duplicado.",
+    "resume.help.ledger": "o registro de saídas da aplicação (JSON Lines; não deve existir ainda)",
+    "resume.help.stop_after_records":
+        "para a primeira execução quando o registro tiver N registros",
+    "resume.help.stop_after": "para a primeira execução após tantos segundos",
+    "resume.help.expect_ids":
+        "arquivo dos ids esperados, um por linha (padrão: expected_ids do cabeçalho do registro)",
+    "resume.help.grace":
+        "segundos entre SIGINT e SIGTERM, e entre SIGTERM e SIGKILL (padrão 10)",
+    "resume.help.timeout": "tempo limite de cada execução, em segundos (padrão 3600)",
+    "resume.not_positive": "{option} deve ser um número positivo",
+    "resume.ledger_exists":
+        "o registro já existe: a verificação começa de um registro vazio (mova-o)",
+    "resume.bad_expect_ids": "--expect-ids não pode ser lido: {reason}",
+    "resume.first_run":
+        "primeira execução parada com {records} registro(s) no registro; executando de novo",
+    "resume.not_stopped":
+        "a primeira execução terminou sozinha (saída {exit}) antes da parada; executando de novo",
+    "resume.intact": "RETOMADA OK: nada perdido, nada contado duas vezes",
+    "resume.not_intact": "RETOMADA COM FALHA",
+    "resume.never_stopped":
+        "a primeira execução nunca foi parada (terminou antes): nada foi retomado; pare-a antes",
+    "resume.second_failed": "a segunda execução não terminou bem (saída {exit}): {error}",
+    "resume.no_expected_ids":
+        "nenhum id esperado (dê --expect-ids, ou expected_ids ao OutputLedger): os ids perdidos "
+        "não podem ser verificados",
+    "resume.expected": "{count} id(s) esperado(s)",
+    "resume.lost": "perdidos ({count}): {ids}",
+    "resume.duplicated": "duplicados ({count}): {ids}",
+    "resume.unexpected": "não esperados ({count}): {ids}",
+    "resume.half_records": "registros pela metade ({count}) na(s) linha(s): {lines}",
 }

@@ -10,11 +10,13 @@ from typing import Any
 from .. import TOOL_NAME, __version__
 from ..api import Request
 from ..i18n import ENGLISH, compose
+from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
 from ..worker.stages import EXPECTED, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import derive
+from .libraries import library_block, wrong_kernel
 from .redact import Redactor
 
 
@@ -23,12 +25,21 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     """The full report of one check, every string that came from the machine redacted.
 
     ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
-    ``library_override`` and ``tool_environment``, see ``environment``).
+    ``library_override`` and ``tool_environment``, see ``environment``; the ``node`` block, see
+    ``facts.node``), and the ``system`` block the front read beside the worker (``facts.system``).
     """
     state = run.state
     facts = redactor.value(state.facts)
     error = _error(request, run)
     wrong = _unverified(state.result)
+    every = None
+    if request.all_devices and _reached_compute(state):
+        # --all-devices: the verdict is that of the lowest-index device that failed, from
+        # each device's own values (a time limit or a crash ends the device it stopped).
+        from .devices import every_device
+
+        every = every_device(state, error, facts.get("pytorch", {}).get("backend"))
+        error, wrong = every.error, []
     if error is None and wrong and state.unreadable_lines:
         # Lines of the event log could not be read: what they said (maybe the error) is unknown,
         # so nothing is claimed about the computation.
@@ -39,22 +50,22 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
                       what=", ".join(wrong))
     elif error is None and wrong:
         error = _said("check_failed", "compute", None, "error.no_verified_result")
+    libraries = library_block(request.as_dict(), facts.get("libraries"), facts.get("pytorch", {}))
+    if error is None and (wrong_one := wrong_kernel(libraries)) is not None:
+        # A kernel that ran (--kernels) and gave a wrong result, as the front judges its values.
+        error = _said("check_failed", "kernels", wrong_one["name"], "error.kernel_wrong",
+                      kernel=wrong_one["name"], difference=wrong_one.get("max_abs_error"))
     code = classify(request.device, error)
-    error_block = None
-    if error is not None:
-        error_block = {"stage": error.get("stage") or state.stage or "interpreter",
-                       "kind": error.get("kind"), "type": error.get("type"),
-                       "message": redactor.text(str(error.get("message") or ""))}
-        if error.get("step"):
-            error_block["step"] = error["step"]
-        key, values = error.get("message_key"), redactor.value(error.get("message_values") or {})
-        if key and (english := compose(key, values, ENGLISH)) is not None:
-            # One of the tool's own sentences: English here, any language on the terminal.
-            error_block.update(message=english, message_key=key, message_values=values)
+    error_block = None if error is None else error_report(error, redactor, state.stage)
     stage = error_block["stage"] if error_block else "compute"
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
+    pytorch = _pytorch(facts.get("pytorch", {}))
+    for device in pytorch["devices"]:  # each device's verdict is the front's: never a worker's
+        device.pop("check", None)
+    execution = (_execution(facts.get("execution", {}), state.result) if every is None
+                 else every.fill(pytorch, lambda failure: error_report(failure, redactor)))
     return with_findings({
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
@@ -70,14 +81,39 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "runtime": {**_runtime(facts.get("runtime", {})),
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None})},
-        "pytorch": _pytorch(facts.get("pytorch", {})),
-        "execution": _execution(facts.get("execution", {}), state.result),
+        "pytorch": pytorch,
+        "execution": execution,
+        "libraries": libraries,
         "host": host,
+        "system": redactor.value((front or {}).get("system")),
+        "node": redactor.value((front or {}).get("node")),
         "findings": [],  # derived below, from the report itself
         "error": error_block,
         "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
     })
+
+
+def _reached_compute(state: WorkerState) -> bool:
+    """The worker reached the compute stage (or a later one), and did not fail in it on its own
+    (a failure outside any device's check: then that failure is the verdict)."""
+    return (state.stage is not None and STAGES.index(state.stage) >= STAGES.index("compute")
+            and (state.error or {}).get("stage") != "compute")
+
+
+def error_report(error: dict[str, Any], redactor: Redactor,
+                 stage: str | None = None) -> dict[str, Any]:
+    """An error as the report says it (the ``error`` block), redacted; ``stage`` is the one
+    reached, for an error that names none."""
+    block = {"stage": error.get("stage") or stage or "interpreter", "kind": error.get("kind"),
+             "type": error.get("type"), "message": redactor.text(str(error.get("message") or ""))}
+    if error.get("step"):
+        block["step"] = error["step"]
+    key, values = error.get("message_key"), redactor.value(error.get("message_values") or {})
+    if key and (english := compose(key, values, ENGLISH)) is not None:
+        # One of the tool's own sentences: English here, any language on the terminal.
+        block.update(message=english, message_key=key, message_values=values)
+    return block
 
 
 def with_findings(report: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +181,11 @@ def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
                           "init_error": None, "arch_list": None, "cudnn_version": None,
                           "nccl_version": None, "build_fact_errors": None, "origin": None,
                           "module_kind": None, "distributions_on_path": None,
-                          "numpy_present": None, "numpy_version": None})
+                          "numpy_present": None, "numpy_version": None,
+                          "xpu_build": None, "mps": None, "peers": None,
+                          "debug_build": None, "git_version": None, "cuda_libraries": None,
+                          "triton_version": None, "torchvision_version": None,
+                          "torchaudio_version": None})
 
 
 def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,11 @@ _TABLE = (
     Code("WORKER_FAILED", 11),
     # The check ran but its report was not saved where asked: the report keeps the check's code.
     Code("OUTPUT_WRITE_FAILED", 12, kind="process"),
-    # Exit statuses 13 and 14 are reserved: 13 for the distributed check, 14 for extensions.
+    # --distributed: the job is not healthy (a rank failed or is missing, the collective failed,
+    # timed out or summed wrong) while this rank's own check passed.
+    Code("COLLECTIVE_FAILED", 13),
+    # --extensions: a torch extension failed to import (or hung), the checks before it passed.
+    Code("EXTENSION_FAILED", 14),
     # The check ran (and its report file, if asked for, was saved) but what it printed could not
     # reach stdout (closed, a full device). Never inside a saved report, which is written before.
     Code("STDOUT_WRITE_FAILED", 15, kind="process"),
@@ -84,7 +88,7 @@ EXIT_STDOUT = CODES["STDOUT_WRITE_FAILED"].exit_code
 
 # What the front concludes itself: a result that is wrong or missing, the time limit reached, a
 # worker that ended without saying why. The worker's own kinds are the protocol's (ErrorKind).
-FrontErrorKind = Literal["check_failed", "timeout", "worker_failed"]
+FrontErrorKind = Literal["check_failed", "timeout", "worker_failed", "collective_failed"]
 
 # Error kinds, the worker's and the front's, mapped to codes. The worker names what went wrong;
 # this table (with the few rules in ``classify``) decides what that means for the user.
@@ -97,6 +101,8 @@ _KIND_TO_CODE: Mapping[WorkerErrorKind | FrontErrorKind, str] = {
     "runtime_error": "RUNTIME_ERROR",
     "timeout": "TIMEOUT",
     "worker_failed": "WORKER_FAILED",
+    "collective_failed": "COLLECTIVE_FAILED",
+    "extension_failed": "EXTENSION_FAILED",
 }
 
 

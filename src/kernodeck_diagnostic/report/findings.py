@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..i18n import ENGLISH, Translate
+from . import libraries as library_facts
 
 Report = dict[str, Any]
 
@@ -128,20 +129,59 @@ def _other_vendor(report: Report) -> Literal["amd", "nvidia"] | None:
 
 # -- the rules ------------------------------------------------------------------------------------
 
+def _driver_cause(report: Report) -> bool:
+    """The node's facts name why the driver cannot be reached (the module, nouveau, a container
+    without compute libraries): those findings say it, with the right advice."""
+    return any(rule(report) is not None for rule in (
+        nvidia_module_not_loaded, nouveau_bound, container_no_compute_capability))
+
+
 def cpu_only_build(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if not (_gpu_mode(report) and pytorch["imported"] and pytorch["backend"] == "cpu"):
         return None
+    # A Mac's GPU is MPS: the CUDA and ROCm builds are no advice there.
     return Finding(
         "CPU_ONLY_BUILD", "error",
-        (f"torch {pytorch['version']}", "torch.version.cuda is None", "torch.version.hip is None"))
+        (f"torch {pytorch['version']}", "torch.version.cuda is None", "torch.version.hip is None"),
+        variant="macos" if report["runtime"].get("os_family") == "macos" else None)
+
+
+# MPS needs macOS 12.3; PyTorch 2.5 and later need macOS 13, the latest releases macOS 14.
+MPS_MACOS = (14, 0)
+
+
+def mps_unavailable(report: Report) -> Finding | None:
+    """A build with MPS on a Mac where MPS is not usable: an x86_64 Python (Rosetta 2 on Apple
+    silicon), a macOS too old for this PyTorch, or no Metal GPU at all."""
+    pytorch = report["pytorch"]
+    mps = pytorch.get("mps") or {}
+    if not (_gpu_mode(report) and pytorch.get("backend") == "mps"
+            and mps.get("available") is False):
+        return None
+    version, machine, translated = mps.get("macos_version"), mps.get("machine"), \
+        mps.get("translated")
+    evidence = ["torch.backends.mps.is_built() is True",
+                "torch.backends.mps.is_available() is False"]
+    if version:
+        evidence.append(f"macOS {version}")
+    if translated or (machine == "x86_64" and translated is not False):
+        evidence.append(f"process architecture {machine}" + (
+            ", translated by Rosetta 2 (sysctl.proc_translated = 1)" if translated else ""))
+        variant = "rosetta"
+    elif version and _version_tuple(version) < MPS_MACOS:
+        variant = "macos_too_old"
+    else:
+        variant = "no_device"
+    return Finding("MPS_UNAVAILABLE", "error", tuple(evidence), {"version": version or "?"},
+                   variant=variant)
 
 
 def nvidia_driver_missing(report: Report) -> Finding | None:
     pytorch, nodes = report["pytorch"], report["runtime"].get("device_nodes") or {}
     # On a machine with only an AMD GPU a CUDA build says the same: BUILD_FOR_OTHER_VENDOR's case.
     if not (report["code"] == "GPU_UNAVAILABLE" and pytorch["backend"] == "cuda") or \
-            _other_vendor(report):
+            _other_vendor(report) or _driver_cause(report):
         return None
     said = _search(r"found no nvidia driver|no nvidia driver", _messages(report, ["device"]))
     nodes_absent = report["runtime"].get("os_family") == "linux" and nodes and not any(
@@ -170,14 +210,13 @@ def driver_too_old(report: Report) -> Finding | None:
         evidence = (f"torch built for CUDA {build}",
                     f"the driver supports CUDA up to {supported} (found version {found})")
     else:
-        host = report.get("host") or {}
-        driver = host.get("driver_version") if host.get("tool") == "nvidia-smi" else None
+        driver, source = _driver_version(report)
         minimum = MINIMUM_DRIVER.get(build_major, (None, None))
         limit = minimum[1] if report["runtime"].get("os_family") == "windows" else minimum[0]
         if not (driver and limit and _version_tuple(driver) < _version_tuple(limit)):
             return None
         evidence = (f"torch built for CUDA {build}",
-                    f"nvidia-smi: driver {driver}, below {limit}, the minimum for CUDA "
+                    f"{source}: driver {driver}, below {limit}, the minimum for CUDA "
                     f"{build_major}.x")
         if report["code"] == "GPU_CHECK_PASSED" or pytorch.get("gpu_available") is True:
             # The driver did run this build: only CUDA forward compatibility (the cuda-compat
@@ -191,6 +230,16 @@ def driver_too_old(report: Report) -> Finding | None:
     return Finding(
         "DRIVER_TOO_OLD", "error", evidence,
         {"build": build, "minimum": minimum_linux, "major": build_major})
+
+
+def _driver_version(report: Report) -> tuple[str | None, str]:
+    """The NVIDIA driver's version and who said it: nvidia-smi (``--host-check``), else the
+    kernel module's own file, read on every Linux check (``system.nvidia_driver_version``)."""
+    host = report.get("host") or {}
+    if host.get("tool") == "nvidia-smi" and host.get("driver_version"):
+        return str(host["driver_version"]), "nvidia-smi"
+    driver = (report.get("system") or {}).get("nvidia_driver_version")
+    return (str(driver) if driver else None), "/proc/driver/nvidia/version"
 
 
 def _sm(capability: str) -> tuple[int, int] | None:
@@ -490,6 +539,8 @@ def rocm_gfx_unsupported(report: Report) -> Finding | None:
     # HSA_OVERRIDE_GFX_VERSION (or a compatible code object), which is the advice, not a fault.
     if not (_gpu_mode(report) and pytorch["backend"] == "rocm") or report.get("status") == "passed":
         return None
+    if _override_unneeded(report):
+        return None  # the override itself is the cause: HSA_OVERRIDE_ON_SUPPORTED_GPU says so
     evidence = []
     said = _search(r"hipErrorNoBinaryForGpu|no binary for gpu|invalid device function",
                    _messages(report))
@@ -512,9 +563,12 @@ def slow_first_call(report: Report) -> Finding | None:
     duration = report["execution"].get("duration_ms")
     if not isinstance(duration, (int, float)) or duration <= SLOW_FIRST_CALL_MS:
         return None
+    # With persistence mode off, each process also pays the GPUs' initialisation: not JIT alone.
+    off = _persistence_off(report)
     return Finding(
-        "SLOW_FIRST_CALL", "warning", (f"execution.duration_ms = {duration:.0f}",),
-        {"seconds": f"{duration / 1000:.1f}"})
+        "SLOW_FIRST_CALL", "warning", (f"execution.duration_ms = {duration:.0f}",) + (
+            ("nvidia-smi: persistence mode is disabled",) if off else ()),
+        {"seconds": f"{duration / 1000:.1f}"}, variant="persistence_off" if off else None)
 
 
 def library_path_override(report: Report) -> Finding | None:
@@ -564,6 +618,625 @@ def tool_isolated_install(report: Report) -> Finding | None:
                    (said.get(kind, str(kind)), "torch is not installed in it"), variant=kind)
 
 
+def _configuration(report: Report) -> dict[str, Any]:
+    """The allow-listed configuration variables that are set (``system.configuration``)."""
+    return ((report.get("system") or {}).get("configuration")) or {}
+
+
+def cuda_toolkit_mismatch(report: Report) -> Finding | None:
+    """The toolkit an extension build would compile with has another CUDA major than the build:
+    torch.utils.cpp_extension refuses it ("The detected CUDA version ... mismatches")."""
+    pytorch = report["pytorch"]
+    toolkit = (report.get("system") or {}).get("cuda_toolkit") or {}
+    build, version = pytorch.get("cuda_build"), toolkit.get("version")
+    if not (pytorch.get("backend") == "cuda" and toolkit.get("status") == "ok"):
+        return None
+    build_major, toolkit_major = _version_tuple(build)[:1], _version_tuple(version)[:1]
+    if not build_major or not toolkit_major or build_major == toolkit_major:
+        return None
+    via = toolkit.get("found_via")
+    return Finding(
+        "CUDA_TOOLKIT_MISMATCH", "warning",
+        (f"torch built for CUDA {build}",
+         f"the CUDA toolkit extensions compile with: nvcc {version} (found via {via})"),
+        {"build": build, "toolkit": version, "via": via})
+
+
+def cuda_library_shadowed(report: Report) -> Finding | None:
+    """The process loaded another copy of a CUDA library than the nvidia-* wheel's next to torch:
+    the cuDNN (cuBLAS, NCCL...) torch was built against is not the one it runs with."""
+    libraries = [entry for entry in report["pytorch"].get("cuda_libraries") or []
+                 if entry.get("loaded") == "other"]
+    if not libraries:
+        return None
+    evidence = []
+    for entry in libraries:
+        where = ("a folder on LD_LIBRARY_PATH" if entry.get("loaded_from") == "LD_LIBRARY_PATH"
+                 else "a folder outside the wheel")
+        evidence.append(f"{entry.get('loaded_file')} was loaded from {where}, not from the "
+                        f"{entry.get('name')} {entry.get('version')} wheel next to torch")
+    first = libraries[0]
+    passed = str(report["code"]).endswith("_PASSED")
+    return Finding(
+        "CUDA_LIBRARY_SHADOWED", "warning" if passed else "error", tuple(evidence),
+        {"library": first.get("loaded_file"), "wheel": first.get("name")},
+        variant="library_path" if first.get("loaded_from") == "LD_LIBRARY_PATH" else "elsewhere")
+
+
+def cuda_launch_blocking(report: Report) -> Finding | None:
+    """CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait for the GPU: for debugging only."""
+    if report["pytorch"].get("backend") != "cuda" or \
+            _configuration(report).get("CUDA_LAUNCH_BLOCKING") != "1":
+        return None
+    return Finding("CUDA_LAUNCH_BLOCKING_ON", "warning", ("CUDA_LAUNCH_BLOCKING=1",))
+
+
+def _override_unneeded(report: Report) -> list[str] | None:
+    """The real architectures of the AMD GPUs (the kernel's KFD topology, which the override does
+    not change) when HSA_OVERRIDE_GFX_VERSION is set and the build has code for every one."""
+    pytorch = report["pytorch"]
+    if pytorch.get("backend") != "rocm" or "HSA_OVERRIDE_GFX_VERSION" not in _configuration(report):
+        return None
+    real = (report.get("system") or {}).get("kfd_gfx_targets") or []
+    built = {str(arch).split(":")[0] for arch in pytorch.get("arch_list") or []}
+    return real if real and built and all(gfx in built for gfx in real) else None
+
+
+def hsa_override_on_supported_gpu(report: Report) -> Finding | None:
+    real = _override_unneeded(report)
+    if real is None:
+        return None
+    value = _configuration(report)["HSA_OVERRIDE_GFX_VERSION"]
+    arch_list = " ".join(str(arch) for arch in report["pytorch"].get("arch_list") or [])
+    passed = str(report["code"]).endswith("_PASSED")
+    return Finding(
+        "HSA_OVERRIDE_ON_SUPPORTED_GPU", "warning" if passed else "error",
+        (f"HSA_OVERRIDE_GFX_VERSION={value}",
+         f"the GPUs are {', '.join(real)} (KFD topology); the build has {arch_list}"),
+        {"value": value})
+
+
+# -- the node, the GPUs' health and the variables (facts.node; the host check's health fields) -----
+
+SHM_MINIMUM_BYTES = 256 * 2**20  # a container's default is 64 MiB: too small for both users
+MEMORY_HELD_FRACTION = 0.5  # less than this much of the device free before the check: "held"
+_SHM = "/dev/shm"  # noqa: S108 - named in evidence, never opened here
+_EXCLUSIVE_MODES = ("Exclusive_Process", "Exclusive_Thread", "Prohibited")
+
+
+def _node(report: Report) -> dict[str, Any]:
+    node = report.get("node")
+    return node if isinstance(node, dict) else {}
+
+
+def _host_gpus(report: Report) -> list[dict[str, Any]]:
+    """``nvidia-smi``'s GPUs, in its order (its index), with the health fields it gave."""
+    host = report.get("host") or {}
+    if host.get("tool") != "nvidia-smi":
+        return []
+    return [gpu for gpu in host.get("gpus") or [] if isinstance(gpu, dict)]
+
+
+def _passed(report: Report) -> bool:
+    return str(report["code"]).endswith("_PASSED")
+
+
+def _cuda_or_unknown(report: Report) -> bool:
+    return report["pytorch"].get("backend") in ("cuda", None)
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.0f}"
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f}"
+
+
+def shm_too_small(report: Report) -> Finding | None:
+    """The shared-memory folder too small or read-only: DataLoader workers (CPU and GPU alike)
+    die of SIGBUS and NCCL cannot create its segments."""
+    shm = _node(report).get("shm") or {}
+    size, free = shm.get("size_bytes"), shm.get("free_bytes")
+    small = isinstance(size, int) and size < SHM_MINIMUM_BYTES
+    if not small and shm.get("writable") is not False:
+        return None
+    evidence = []
+    if isinstance(size, int) and small:
+        evidence.append(f"{_SHM} is {_mib(size)} MiB"
+                        + (f" ({_mib(free)} MiB free)" if isinstance(free, int) else "")
+                        + f", below {_mib(SHM_MINIMUM_BYTES)} MiB")
+    if shm.get("writable") is False:
+        evidence.append(f"{_SHM} is not writable by this user")
+    return Finding("SHM_TOO_SMALL", "warning", tuple(evidence),
+                   {"size_mib": _mib(size) if isinstance(size, int) else "?"},
+                   variant="small" if small else "read_only")
+
+
+def _models(report: Report) -> tuple[int, str]:
+    """How many GPU models the machine has, and where that is seen (MIG slices aside)."""
+    def distinct(names: Iterable[Any]) -> int:
+        return len({name for name in names if isinstance(name, str) and "MIG" not in name})
+
+    seen = [(distinct(d.get("name") for d in report["pytorch"]["devices"]), "PyTorch's devices"),
+            (distinct(gpu.get("name") for gpu in _host_gpus(report)), "nvidia-smi"),
+            (_node(report).get("pci_models") or 0, "the PCI bus")]
+    return max(seen, key=lambda pair: pair[0])
+
+
+def device_order_mismatch(report: Report) -> Finding | None:
+    """Different GPU models and an index in CUDA_VISIBLE_DEVICES, without PCI_BUS_ID order: CUDA
+    numbers the fastest first, nvidia-smi by PCI bus, so "GPU 1" is not the same card."""
+    if not (_gpu_mode(report) and report["pytorch"].get("backend") == "cuda"):
+        return None
+    if "CUDA_VISIBLE_DEVICES" not in (_node(report).get("visibility_by_index") or []):
+        return None
+    configuration = (report.get("system") or {}).get("configuration")
+    if not isinstance(configuration, dict):
+        return None  # a report without it: the order is unknown, not unset
+    order = configuration.get("CUDA_DEVICE_ORDER")
+    models, where = _models(report)
+    if order == "PCI_BUS_ID" or models < 2:
+        return None
+    said = ("CUDA_DEVICE_ORDER is unset (CUDA's default: FASTEST_FIRST)" if order is None else
+            f"CUDA_DEVICE_ORDER={order}" if order == "FASTEST_FIRST" else
+            "CUDA_DEVICE_ORDER is set, not to PCI_BUS_ID")
+    return Finding("DEVICE_ORDER_MISMATCH", "warning",
+                   (f"{models} different GPU models ({where})",
+                    "CUDA_VISIBLE_DEVICES selects devices by index", said))
+
+
+def mig_multiple_listed(report: Report) -> Finding | None:
+    count = (_node(report).get("mig_entries") or {}).get("CUDA_VISIBLE_DEVICES")
+    if not (_gpu_mode(report) and isinstance(count, int) and count > 1):
+        return None
+    return Finding("MIG_MULTIPLE_LISTED", "warning",
+                   (f"CUDA_VISIBLE_DEVICES lists {count} MIG devices",
+                    "a CUDA process enumerates one MIG device only"), {"count": count})
+
+
+def _pci_evidence(node: dict[str, Any]) -> str:
+    drivers = node.get("pci_drivers") or {}
+    bound = ", ".join(f"{count} bound to {name}" if name != "none" else f"{count} to no driver"
+                      for name, count in drivers.items() if count)
+    return f"{node.get('pci_gpus')} NVIDIA GPU(s) on the PCI bus" + (f": {bound}" if bound else "")
+
+
+def nvidia_module_not_loaded(report: Report) -> Finding | None:
+    node = _node(report)
+    if not (_gpu_mode(report) and not _passed(report) and report["pytorch"].get("backend") == "cuda"
+            and node.get("pci_gpus") and node.get("nvidia_module_loaded") is False
+            and not (node.get("pci_drivers") or {}).get("nouveau")):
+        return None  # a GPU nouveau holds is NOUVEAU_BOUND's
+    return Finding("NVIDIA_MODULE_NOT_LOADED", "error",
+                   (_pci_evidence(node), "the NVIDIA kernel module is not loaded: "
+                    "/proc/driver/nvidia and /sys/module/nvidia are absent"))
+
+
+def nouveau_bound(report: Report) -> Finding | None:
+    node = _node(report)
+    count = (node.get("pci_drivers") or {}).get("nouveau")
+    if not (_gpu_mode(report) and report["pytorch"].get("backend") == "cuda" and count):
+        return None
+    return Finding("NOUVEAU_BOUND", "warning" if _passed(report) else "error",
+                   (_pci_evidence(node), "CUDA cannot use a GPU the nouveau driver holds"),
+                   {"count": count})
+
+
+def container_no_compute_capability(report: Report) -> Finding | None:
+    """NVIDIA's device nodes and NVML are here, libcuda is not: a container given the driver's
+    utility libraries (nvidia-smi works) without its compute ones."""
+    node, nodes = _node(report), report["runtime"].get("device_nodes") or {}
+    if not (_gpu_mode(report) and not _passed(report) and node.get("libcuda") == "absent"
+            and node.get("nvml") is True and (nodes.get("nvidiactl") or node.get("dev_gpus"))):
+        return None
+    if not (report["pytorch"].get("backend") == "cuda"
+            or _search(r"libcuda\.so", _messages(report, ["import"]))):
+        return None
+    return Finding("CONTAINER_NO_COMPUTE_CAPABILITY", "error",
+                   ("NVIDIA device nodes are present (/dev/nvidiactl or /dev/nvidiaN)",
+                    "libnvidia-ml.so.1 (NVML, utility) is found; libcuda.so.1 (compute) is not"))
+
+
+def wsl_linux_driver_installed(report: Report) -> Finding | None:
+    node = _node(report)
+    place = node.get("libcuda")
+    if not (_gpu_mode(report) and not _passed(report) and _cuda_or_unknown(report)
+            and node.get("wsl") and place in ("system", "library_path")):
+        return None
+    where = "a folder of LD_LIBRARY_PATH" if place == "library_path" else "the system's folders"
+    return Finding("WSL_LINUX_DRIVER_INSTALLED", "error",
+                   ("/dev/dxg exists: WSL 2",
+                    f"the loader finds libcuda.so.1 first in {where}, not in WSL's driver folder"),
+                   variant=str(place))
+
+
+def libcuda_link_missing(report: Report) -> Finding | None:
+    """libcuda.so.1 is found but no libcuda.so: what Triton (torch.compile) links with -lcuda."""
+    node, pytorch = _node(report), report["pytorch"]
+    said = _search(r"libcuda\.so cannot found|cannot find -lcuda", _messages(report))
+    # Without Triton torch.compile generates no GPU code: nothing links with -lcuda (a report
+    # without the field says nothing either way).
+    triton = "triton_version" not in pytorch or pytorch["triton_version"] is not None or \
+        not pytorch.get("imported")
+    missing = node.get("libcuda") not in (None, "absent") and node.get("libcuda_unversioned") \
+        is False and triton
+    if not (_gpu_mode(report) and pytorch.get("backend") == "cuda" and (missing or said)):
+        return None
+    evidence = ["libcuda.so.1 is found, no libcuda.so beside it"] if missing else []
+    if said:
+        evidence.append(_quote(said[0]))
+    return Finding("LIBCUDA_LINK_MISSING", "warning", tuple(evidence))
+
+
+def gpu_nodes_mismatch(report: Report) -> Finding | None:
+    """Fewer GPUs reachable than the driver has: a scheduler's device limits (cgroup), a job that
+    did not ask for GPUs."""
+    pytorch, node = report["pytorch"], _node(report)
+    proc = node.get("proc_gpus")
+    if not (_gpu_mode(report) and pytorch.get("backend") == "cuda" and isinstance(proc, int)
+            and proc > 0):
+        return None
+    evidence = []
+    accessible = node.get("dev_gpus_accessible")
+    if isinstance(accessible, int) and accessible < proc:
+        evidence.append(f"/proc/driver/nvidia/gpus lists {proc} GPU(s); this process may open "
+                        f"{accessible} of the {node.get('dev_gpus')} /dev/nvidiaN nodes")
+    # cgroup v2 keeps its device filter out of sight: then CUDA's own count tells, when no
+    # variable and no MIG slice (CUDA enumerates one) explain a smaller one.
+    count = pytorch.get("visible_device_count")
+    sliced = (report.get("host") or {}).get("mig_devices") or any(
+        "MIG" in (device.get("name") or "") for device in pytorch["devices"])
+    nothing = _search(r"no CUDA-capable device is detected", _messages(report))
+    # A GPU that fell off the bus is missing from CUDA's count too: GPU_LOST says so.
+    if ((report["runtime"].get("visibility") or {}).get("CUDA_VISIBLE_DEVICES") == "unset"
+            and not sliced and isinstance(count, int) and count < proc and (count or nothing)
+            and gpu_lost(report) is None):
+        evidence.append(f"CUDA_VISIBLE_DEVICES is unset, yet CUDA enumerates {count} of them")
+    if not evidence:
+        return None
+    return Finding("GPU_NODES_MISMATCH", "warning" if _passed(report) else "error",
+                   tuple(evidence))
+
+
+def gpu_memory_held(report: Report) -> Finding | None:
+    """Most of the requested device's memory was taken before the check started."""
+    index = report["request"]["device_index"]
+    device: dict[str, Any] = next(
+        (d for d in report["pytorch"]["devices"] if d.get("index") == index), {})
+    free, total = device.get("free_memory_bytes"), device.get("total_memory_bytes")
+    if not (_gpu_mode(report) and isinstance(free, int) and isinstance(total, int) and total > 0
+            and free < total * MEMORY_HELD_FRACTION):
+        return None
+    evidence = [f"cuda:{index}: {_gib(free)} GiB of {_gib(total)} GiB free before the check"]
+    counted = [gpu["compute_processes"] for gpu in _host_gpus(report)
+               if isinstance(gpu.get("compute_processes"), int)]
+    if counted:
+        evidence.append(f"nvidia-smi lists {sum(counted)} compute process(es) on the GPUs (this "
+                        "check's own may be one)")
+    return Finding("GPU_MEMORY_HELD", "error" if report["code"] == "OUT_OF_MEMORY" else "warning",
+                   tuple(evidence), {"device": f"cuda:{index}", "free": _gib(free),
+                                     "total": _gib(total)})
+
+
+def gpu_busy(report: Report) -> Finding | None:
+    if not (_gpu_mode(report) and _cuda_or_unknown(report)):
+        return None
+    said = _search(r"(?:all CUDA-capable devices are|CUDA-capable device\(s\) is/are) busy or "
+                   r"unavailable", _messages(report))
+    modes = [f"nvidia-smi GPU {i}: compute mode {gpu['compute_mode']}"
+             for i, gpu in enumerate(_host_gpus(report))
+             if gpu.get("compute_mode") in _EXCLUSIVE_MODES]
+    if said is None and not (modes and not _passed(report)):
+        return None
+    return Finding("GPU_BUSY", "error", tuple(([_quote(said[0])] if said else []) + modes))
+
+
+def ecc_uncorrectable(report: Report) -> Finding | None:
+    said = _search(r"uncorrectable ECC error encountered", _messages(report))
+    counts = [f"nvidia-smi GPU {i}: {gpu['ecc_uncorrected_volatile']} uncorrectable ECC "
+              "error(s) since the driver loaded" for i, gpu in enumerate(_host_gpus(report))
+              if isinstance(gpu.get("ecc_uncorrected_volatile"), int)
+              and gpu["ecc_uncorrected_volatile"] > 0]
+    if said is None and not counts:
+        return None
+    return Finding("ECC_UNCORRECTABLE", "error",
+                   tuple(([_quote(said[0])] if said else []) + counts))
+
+
+def gpu_needs_reset(report: Report) -> Finding | None:
+    pending = [f"nvidia-smi GPU {i}: {what} pending" for i, gpu in enumerate(_host_gpus(report))
+               for field, what in (("retired_pages_pending", "retired pages"),
+                                   ("remapped_rows_pending", "row remapping"))
+               if gpu.get(field) is True]
+    if not pending:
+        return None
+    return Finding("GPU_NEEDS_RESET", "warning" if _passed(report) else "error", tuple(pending))
+
+
+def gpu_lost(report: Report) -> Finding | None:
+    lost = (report.get("host") or {}).get("lost_gpus")
+    said = _search(r"GPU is lost|fallen off the bus|Unable to determine the device handle",
+                   _messages(report))
+    if said is None and not (isinstance(lost, int) and lost > 0):
+        return None
+    evidence = [f"nvidia-smi cannot reach {lost} GPU(s): \"Unable to determine the device "
+                "handle\" or \"GPU is lost\""] if isinstance(lost, int) and lost > 0 else []
+    if said:
+        evidence.append(_quote(said[0]))
+    return Finding("GPU_LOST", "error", tuple(evidence))
+
+
+def _slow(report: Report) -> list[str]:
+    """What was slow: the first computation, or the device stage (initialising the GPUs)."""
+    duration = report["execution"].get("duration_ms")
+    device = (report.get("timings_ms") or {}).get("device")
+    slow = [f"execution.duration_ms = {duration:.0f}"] \
+        if isinstance(duration, (int, float)) and duration > SLOW_FIRST_CALL_MS else []
+    if isinstance(device, (int, float)) and device > SLOW_FIRST_CALL_MS:
+        slow.append(f"timings_ms.device = {device:.0f}")
+    return slow
+
+
+def _persistence_off(report: Report) -> list[int]:
+    return [i for i, gpu in enumerate(_host_gpus(report)) if gpu.get("persistence_mode") is False]
+
+
+def persistence_mode_off(report: Report) -> Finding | None:
+    """Persistence off and a slow start: each process pays the GPUs' initialisation."""
+    off, slow = _persistence_off(report), _slow(report)
+    if not (off and slow):
+        return None
+    return Finding("PERSISTENCE_MODE_OFF", "warning",
+                   (f"nvidia-smi: persistence mode is disabled on {len(off)} of "
+                    f"{len(_host_gpus(report))} GPU(s)", *slow))
+
+
+def debug_injection_set(report: Report) -> Finding | None:
+    names = [str(name) for name in _node(report).get("debug_variables") or []]
+    if not (names and _gpu_mode(report) and _cuda_or_unknown(report)):
+        return None
+    return Finding("DEBUG_INJECTION_SET", "warning",
+                   (f"set (names only): {', '.join(names)}",), {"names": ", ".join(names)})
+
+
+def rocm_visibility_conflict(report: Report) -> Finding | None:
+    conflicts = [str(name) for name in _node(report).get("visibility_conflicts") or []]
+    if not (conflicts and _gpu_mode(report) and report["pytorch"].get("backend") == "rocm"):
+        return None
+    return Finding("ROCM_VISIBILITY_CONFLICT", "warning" if _passed(report) else "error",
+                   tuple(f"HIP_VISIBLE_DEVICES and {name} are both set and select differently"
+                         for name in conflicts), {"variables": ", ".join(conflicts)})
+
+
+# -- the library layer (--extensions, --kernels: report/libraries.py, docs/libraries.md) ----------
+
+def _extensions(report: Report) -> list[dict[str, Any]]:
+    return list((report.get("libraries") or {}).get("extensions") or [])
+
+
+def _kernel(report: Report, name: str) -> dict[str, Any] | None:
+    kernels = (report.get("libraries") or {}).get("kernels") or []
+    return next((kernel for kernel in kernels if kernel.get("name") == name), None)
+
+
+def _pinned_install(report: Report, name: str) -> str:
+    """The command that installs torch and ``name`` together from torch's own index, torch
+    pinned, so that pip picks the extension built for it."""
+    version = str(report["pytorch"].get("version") or "")
+    public, _, label = version.partition("+")
+    command = f'python -m pip install "torch=={public}" "{name}"' if public else \
+        f'python -m pip install torch "{name}"'
+    if re.fullmatch(r"cpu|cu\d+|rocm[\d.]+|xpu", label):
+        command += f" --index-url https://download.pytorch.org/whl/{label}"
+    return command
+
+
+def _extension_evidence(extension: dict[str, Any]) -> str:
+    said = f"{extension.get('name')} {extension.get('version')}"
+    if extension.get("requires_torch") is not None:
+        said += f" requires torch{extension['requires_torch'] or ' (any version)'}"
+    if extension.get("cuda"):
+        said += f", built for {extension['cuda']}"
+    error = extension.get("error") or {}
+    if extension.get("status") == "timeout":
+        said += f"; its import did not finish within {extension.get('limit_s')} s"
+    elif error:
+        said += "; import: " + _quote(f"{error['type']}: {error.get('message')}"
+                                      if error.get("type") else str(error.get("message")))
+    return said
+
+
+def extension_torch_mismatch(report: Report) -> Finding | None:
+    """An extension built for another torch: its declared requirement excludes the installed
+    torch, or its import fails with the signs of it (an unregistered operator, an undefined
+    symbol)."""
+    found = [extension for extension in _extensions(report) if library_facts.torch_mismatch(
+        extension)]
+    if not found:
+        return None
+    first = found[0]
+    torch = str((report.get("libraries") or {}).get("torch_version")
+                or report["pytorch"].get("version"))
+    declared = first.get("requirement_met") is False
+    failed = any(extension.get("status") in ("failed", "timeout") for extension in found)
+    evidence = [f"torch {torch} is installed", *map(_extension_evidence, found)]
+    return Finding("EXTENSION_TORCH_MISMATCH", "error" if failed else "warning",
+                   tuple(evidence),
+                   {"name": first.get("name"), "version": first.get("version"),
+                    "wants": first.get("requires_torch") or "", "torch": torch,
+                    "command": _pinned_install(report, str(first.get("name")))},
+                   variant="declared" if declared else "built")
+
+
+def _build_name(cuda: str | None) -> str:
+    return f"CUDA {cuda}" if cuda and cuda[0].isdigit() else str(cuda or "the CPU only")
+
+
+def extension_cuda_mismatch(report: Report) -> Finding | None:
+    """An extension whose CUDA is not torch's, where both can be read (or its import says so)."""
+    ours = report["pytorch"].get("cuda_build")
+    found = [extension for extension in _extensions(report)
+             if library_facts.cuda_mismatch(extension, ours)]
+    if not found:
+        return None
+    first = found[0]
+    failed = any(extension.get("status") == "failed" for extension in found)
+    evidence = [f"torch {report['pytorch'].get('version')} is built for {_build_name(ours)}",
+                *map(_extension_evidence, found)]
+    return Finding("EXTENSION_CUDA_MISMATCH", "error" if failed else "warning", tuple(evidence),
+                   {"name": first.get("name"), "version": first.get("version"),
+                    "theirs": _build_name(first.get("cuda")), "ours": _build_name(ours),
+                    "torch": report["pytorch"].get("version"),
+                    "command": _pinned_install(report, str(first.get("name")))})
+
+
+def extension_import_failed(report: Report) -> Finding | None:
+    """An extension that failed to import or hung, for no reason the two rules above name."""
+    ours = report["pytorch"].get("cuda_build")
+    found = [extension for extension in _extensions(report)
+             if extension.get("status") in ("failed", "timeout")
+             and not library_facts.torch_mismatch(extension)
+             and not library_facts.cuda_mismatch(extension, ours)]
+    if not found:
+        return None
+    first = found[0]
+    error = first.get("error") or {}
+    what = f"{error['type']}: {error.get('message')}" if error.get("type") else \
+        str(error.get("message"))
+    return Finding("EXTENSION_IMPORT_FAILED", "error", tuple(map(_extension_evidence, found)),
+                   {"name": first.get("name"), "version": first.get("version"),
+                    "module": first.get("module") or first.get("name"), "what": _quote(what),
+                    "seconds": first.get("limit_s")},
+                   variant="timeout" if first.get("status") == "timeout" else "failed")
+
+
+def dtype_unsupported(report: Report) -> Finding | None:
+    """A half-precision matrix product the device does not support (--kernels)."""
+    for dtype, instead in (("bfloat16", "float16"), ("float16", "float32")):
+        kernel = _kernel(report, f"matmul_{dtype}")
+        if kernel is not None and kernel.get("status") == "unsupported":
+            device = str(kernel.get("device") or report["execution"].get("device"))
+            name = next((str(d.get("name")) for d in report["pytorch"]["devices"]
+                         if device.endswith(f":{d.get('index')}") and d.get("name")), device)
+            return Finding("DTYPE_UNSUPPORTED", "warning",
+                           (f"matmul_{dtype} on {device}: {kernel.get('reason')}",),
+                           {"dtype": dtype, "device": name, "instead": instead})
+    return None
+
+
+# torch.compile's words for a missing or broken compiler: Inductor's C++ one on the CPU,
+# Triton on a GPU.
+_NO_CXX = re.compile(r"InvalidCxxCompiler|No working C\+\+ compiler|CppCompileError.*"
+                     r"(not found|No such file)", re.IGNORECASE)
+_NO_TRITON = re.compile(r"Cannot find a working triton|triton.*(not installed|not found|"
+                        r"No module named)|No module named '?triton", re.IGNORECASE)
+
+
+def compiler_missing(report: Report) -> Finding | None:
+    """torch.compile failed for want of a working C++ compiler (CPU) or Triton (GPU)."""
+    kernel = _kernel(report, "compile")
+    error = (kernel or {}).get("error") or {}
+    message = f"{error.get('type')}: {error.get('message')}"
+    for variant, pattern in (("cpp", _NO_CXX), ("triton", _NO_TRITON)):
+        if kernel is not None and kernel.get("status") == "failed" and pattern.search(message):
+            return Finding("COMPILER_MISSING", "error",
+                           (f"torch.compile on {kernel.get('device')}: {_quote(message)}",),
+                           variant=variant)
+    return None
+
+
+def fused_attention_unavailable(report: Report) -> Finding | None:
+    """On a GPU, fused attention backends torch cannot use here, with its reasons (info)."""
+    kernel = _kernel(report, "sdpa")
+    if not (_gpu_mode(report) and kernel):
+        return None
+    missing = {name: backend for name, backend in (kernel.get("backends") or {}).items()
+               if backend.get("available") is False}
+    if not missing:
+        return None
+    evidence = tuple(f"{name}: {_quote(str(backend.get('reason') or 'no reason given'))}"
+                     for name, backend in missing.items())
+    return Finding("FUSED_ATTENTION_UNAVAILABLE", "info", evidence,
+                   {"backends": ", ".join(missing)})
+
+
+# -- --distributed: the node's facts and the ranks' devices (the ``distributed`` block) ----------
+
+def _distributed(report: Report) -> dict[str, Any]:
+    block = report.get("distributed")
+    return block if isinstance(block, dict) else {}
+
+
+def master_port_in_use(report: Report) -> Finding | None:
+    """Rank 0 serves the job's store and its port was taken: "Address already in use"."""
+    if _distributed(report).get("port_in_use") is not True:
+        return None
+    return Finding("MASTER_PORT_IN_USE", "error", (
+        "distributed.port_in_use: the store's port was taken on rank 0's node when the "
+        "check started",))
+
+
+def duplicate_gpu_per_rank(report: Report) -> Finding | None:
+    """Two ranks on one GPU of one node: NCCL's "Duplicate GPU detected"."""
+    groups = [group for group in _distributed(report).get("shared_devices") or [] if group]
+    if not groups:
+        return None
+    ranks = {entry.get("rank"): entry for entry in _distributed(report).get("ranks") or []}
+    evidence = []
+    for group in groups[:5]:
+        first = ranks.get(group[0]) or {}
+        evidence.append(f"ranks {', '.join(map(str, group))} on node {first.get('node')} all "
+                        f"use {first.get('device')}, no visibility variable set")
+    return Finding("DUPLICATE_GPU_PER_RANK", "error", tuple(evidence))
+
+
+def nccl_socket_ifname_missing(report: Report) -> Finding | None:
+    """NCCL_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME) names no interface of this node."""
+    states = _distributed(report).get("socket_interfaces") or {}
+    missing = sorted(name for name, state in states.items() if state == "missing")
+    if not missing:
+        return None
+    # The cause of a collective that failed; otherwise a trap for the next job (this one may
+    # have used the other backend).
+    passed = (_distributed(report).get("collective") or {}).get("status") == "passed"
+    return Finding("NCCL_SOCKET_IFNAME_MISSING", "warning" if passed else "error", tuple(
+        f"{name} is set and names no network interface of this node" for name in missing),
+        {"variables": ", ".join(missing)})
+
+
+def memlock_low(report: Report) -> Finding | None:
+    """RDMA devices under a locked-memory limit: NCCL cannot register its buffers."""
+    block = _distributed(report)
+    devices, limit = block.get("rdma_devices"), block.get("memlock_limit_bytes")
+    if not (isinstance(devices, int) and devices > 0 and isinstance(limit, int)):
+        return None
+    shown = f"{limit // 1024} KiB" if limit < 2**20 else f"{_mib(limit)} MiB"
+    return Finding("MEMLOCK_LOW", "warning", (
+        f"{devices} RDMA device(s) in /sys/class/infiniband",
+        f"locked-memory limit (ulimit -l) {shown}, not unlimited"))
+
+
+def nccl_p2p_broken(report: Report) -> Finding | None:
+    """--all-devices: a direct (peer-to-peer) copy between two GPUs that each computed right
+    arrived wrong or never ended, the way PCIe ACS or an IOMMU in the path breaks P2P, which NCCL
+    uses between such GPUs. A failed copy between GPUs without peer access went through host
+    memory: another fault, not this one."""
+    pytorch = report["pytorch"]
+    passed = {device.get("index") for device in pytorch.get("devices") or []
+              if (device.get("check") or {}).get("code") == "GPU_CHECK_PASSED"}
+    broken = [peer for peer in pytorch.get("peers") or []
+              if peer.get("access") is True and peer.get("code") in ("CHECK_FAILED", "TIMEOUT")
+              and {peer.get("source"), peer.get("target")} <= passed]
+    if not broken:
+        return None
+    backend = str(pytorch.get("backend") or "cuda")
+    prefix = "cuda" if backend in ("cuda", "rocm") else backend
+    return Finding("NCCL_P2P_BROKEN", "error", tuple(
+        f"{prefix}:{peer['source']} -> {prefix}:{peer['target']}: peer access reported, copy "
+        + ("wrong" if peer["code"] == "CHECK_FAILED" else "never ended") for peer in broken[:6]))
+
+
 RULES: tuple[Rule, ...] = (
     cpu_only_build, nvidia_driver_missing, driver_too_old, arch_not_in_build, arch_ptx_only,
     devices_hidden, fabric_manager_not_ready, driver_library_mismatch, forward_compat_unsupported,
@@ -572,4 +1245,15 @@ RULES: tuple[Rule, ...] = (
     torch_duplicate_install, shared_library_missing, undefined_symbol, windows_dll_load_failed,
     rocm_kfd_access, rocm_gfx_unsupported, slow_first_call, warning_as_error,
     library_path_override, host_memory_exhausted, tool_isolated_install, build_for_other_vendor,
+    mps_unavailable,
+    cuda_toolkit_mismatch, cuda_library_shadowed, cuda_launch_blocking,
+    hsa_override_on_supported_gpu,
+    shm_too_small, device_order_mismatch, mig_multiple_listed, nvidia_module_not_loaded,
+    nouveau_bound, container_no_compute_capability, wsl_linux_driver_installed,
+    libcuda_link_missing, gpu_nodes_mismatch, gpu_memory_held, gpu_busy, ecc_uncorrectable,
+    gpu_needs_reset, gpu_lost, persistence_mode_off, debug_injection_set, rocm_visibility_conflict,
+    extension_torch_mismatch, extension_cuda_mismatch, extension_import_failed, dtype_unsupported,
+    compiler_missing, fused_attention_unavailable,
+    master_port_in_use, duplicate_gpu_per_rank, nccl_socket_ifname_missing, memlock_low,
+    nccl_p2p_broken,
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -55,8 +56,11 @@ class Loaded:
                  limit=f"{MAX_REPORT_BYTES // 2**20} MiB")
 
 
-def load(path: str, name: str | None = None) -> Loaded:
-    """Read and judge one file. ``name`` is what is shown for it (default: its file name only)."""
+def load(path: str, name: str | None = None,
+         judged: Callable[[Any, str], Loaded] | None = None) -> Loaded:
+    """Read and judge one file. ``name`` is what is shown for it (default: its file name only);
+    ``judged`` judges the parsed document (default ``judge``: a report; a trial attempt's
+    ``trial.compare`` gives its own)."""
     shown = file_name(path) if name is None else name
     try:
         data = read_bounded(path)
@@ -68,7 +72,7 @@ def load(path: str, name: str | None = None) -> Loaded:
         document = loads(data.decode("utf-8-sig"))
     except ValueError:  # bad UTF-8 or JSON, absurd integers, absurd nesting (untrusted_json)
         return Loaded(shown, reason="not_json")
-    return judge(document, shown)
+    return (judged or judge)(document, shown)
 
 
 def judge(document: Any, name: str) -> Loaded:
@@ -92,13 +96,26 @@ def read_bounded(path: str) -> bytes | Reason:
     if not stat.S_ISREG(os.stat(path).st_mode):
         return "not_a_file"
     fd = os.open(path, _OPEN_FLAGS)
-    with os.fdopen(fd, "rb") as file:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return "not_a_file"
         if info.st_size > MAX_REPORT_BYTES:
             return "too_large"
-        data = file.read(MAX_REPORT_BYTES + 1)  # a file that grew since is still cut here
+        # Reads of the file's size (plain os.read: a buffered file object would first set aside
+        # the whole limit, 8 MiB, for every small report), until its end; a file that grew since
+        # is still cut at one byte over the limit.
+        chunks: list[bytes] = []
+        left = MAX_REPORT_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, max(info.st_size + 1, 64 * 1024)))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
     return "too_large" if len(data) > MAX_REPORT_BYTES else data
 
 

@@ -7,13 +7,16 @@ names, ids and versions stay as they are in every language; the sentences are tr
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import IO, Any
 
 from ..i18n import ENGLISH, Translate, compose
 from ..terminal import one_line
 from .codes import CODES
+from .devices import device_name
 from .findings import derive
+from .libraries import library_rows
 from .markup import code, escape
 from .markup import table as markup_table
 
@@ -86,9 +89,13 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
 def _rows(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
     """The facts, one labelled row each, in reading order."""
     return [(t("ui.label.runtime"), _runtime(report["runtime"], t)),
+            *_system(report, t),
             (t("ui.label.pytorch"), _pytorch(report["pytorch"], t)),
+            *_surroundings(report["pytorch"], t),
             *_devices(report, t),
             (t("ui.label.execution"), _execution(report, t)),
+            *library_rows(report.get("libraries"), t),
+            *_distributed(report.get("distributed"), t),
             *_host(report["host"], t),
             *_error(report["error"], t),
             *((t("ui.label.warning"), t("ui.warning.during", category=w["category"],
@@ -144,7 +151,11 @@ def _pytorch(pytorch: dict[str, Any], t: Translate) -> str:
     return _join(version,
                  f"CUDA build {pytorch['cuda_build']}" if pytorch["cuda_build"] else None,
                  f"HIP build {pytorch['hip_build']}" if pytorch["hip_build"] else None,
-                 f"backend {pytorch['backend']}" if pytorch["backend"] else None)
+                 f"XPU build {pytorch['xpu_build']}" if pytorch.get("xpu_build") else None,
+                 f"backend {pytorch['backend']}" if pytorch["backend"] else None,
+                 f"git {str(pytorch['git_version'])[:10]}" if pytorch.get("git_version")
+                 else None,
+                 t("ui.pytorch.debug") if pytorch.get("debug_build") else None)
 
 
 def _devices(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
@@ -159,12 +170,45 @@ def _devices(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
                                        count=pytorch["visible_device_count"])))]
     for device in pytorch["devices"]:
         memory = device.get("total_memory_bytes")
-        rows.append((f"  cuda:{device['index']}", _join(
+        rows.append((f"  {device_name(pytorch['backend'], device['index'])}", _join(
             device.get("name"),
             f"capability {device['capability']}" if device.get("capability") else None,
             device.get("gcn_arch"),
             f"{memory / 2**30:.1f} GiB" if isinstance(memory, int) else None,
-            device.get("error"))))
+            device.get("error"),
+            _device_check(device.get("check"), t))))
+    return rows + _peers(pytorch, t)
+
+
+def _device_check(check: dict[str, Any] | None, t: Translate) -> str | None:
+    """One device's own verdict (--all-devices), at the end of its line."""
+    if check is None:
+        return None
+    if check["code"] is None:
+        return t("ui.device.not_checked")
+    if check["error"] is None:
+        duration = check["duration_ms"]
+        return t("ui.device.passed", ms=f"{duration:.0f}" if duration is not None else "?")
+    return t("ui.device.failed", code=check["code"], where=_where(check["error"]),
+             what=_said(check["error"], t))
+
+
+def _peers(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+    """The copies between devices (--all-devices): how many were verified and reached their
+    target directly, then each one that failed."""
+    peers = pytorch.get("peers")
+    if not peers:
+        return []
+    backend = pytorch["backend"]
+    total = len(peers)
+    rows = [(f"  {t('ui.label.peers')}", _join(
+        t("ui.peers.verified", verified=sum(peer["copy_verified"] for peer in peers),
+          total=total),
+        t("ui.peers.access", access=sum(peer["access"] is True for peer in peers),
+          total=total)))]
+    rows += [("", t("ui.peers.failed", source=device_name(backend, peer["source"]),
+                    target=device_name(backend, peer["target"]), code=peer["code"]))
+             for peer in peers if peer["code"] != "GPU_CHECK_PASSED"]
     return rows
 
 
@@ -186,6 +230,31 @@ def _execution(report: dict[str, Any], t: Translate) -> str:
                  f"{duration:.0f} ms" if duration is not None else None)
 
 
+def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
+    """--distributed: the job, the collective, each rank that did not pass, the missing ranks."""
+    if block is None:
+        return []
+    collective = block["collective"]
+    observed = collective["observed"]
+    duration = collective["duration_ms"]
+    rows = [(t("ui.label.distributed"), _join(
+        t("ui.distributed.job", launcher=block["launcher"], rank=block["rank"],
+          world_size=block["world_size"]),
+        block["backend"],
+        t("ui.distributed.collective", status=collective["status"],
+          observed="-" if observed is None else observed, expected=collective["expected"]),
+        f"{duration:.0f} ms" if duration is not None else None))]
+    for entry in block["ranks"]:
+        if not CODES[entry["code"]].passed:
+            rows.append(("  " + t("ui.distributed.rank", rank=entry["rank"]), t(
+                "ui.distributed.rank_entry", code=entry["code"], stage=entry["stage"],
+                node=entry["node"], local_rank=entry["local_rank"])))
+    if block["missing_ranks"]:
+        rows.append(("  " + t("ui.label.distributed"), t(
+            "ui.distributed.missing", ranks=", ".join(map(str, block["missing_ranks"])))))
+    return rows
+
+
 def _host(host: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     if host is None:
         return []
@@ -203,15 +272,76 @@ def _host(host: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     return rows
 
 
+def _surroundings(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+    """The CUDA libraries' wheels next to torch and the packages torch works with, one line each
+    (only what is installed): ``cudnn 9.24.0.43, cublas 13.1.1.3...``."""
+    libraries = []
+    for entry in pytorch.get("cuda_libraries") or []:
+        name = re.sub(r"^nvidia[-_]|[-_]cu\d+$", "", str(entry.get("name")))
+        other = f" ({t('ui.libraries.other')}: {entry.get('loaded_file')})" \
+            if entry.get("loaded") == "other" else ""
+        libraries.append(f"{name} {entry.get('version')}{other}")
+    packages = [f"{name} {pytorch[name + '_version']}" for name in
+                ("numpy", "triton", "torchvision", "torchaudio") if pytorch.get(name + "_version")]
+    return [(label, ", ".join(items)) for label, items in
+            ((t("ui.label.cuda_libraries"), libraries), (t("ui.label.packages"), packages))
+            if items]
+
+
+def _system(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+    """The machine (operating system, kernel, C library, processor, memory), the NVIDIA kernel
+    module's driver, the CUDA toolkit extensions build with, the configuration variables set."""
+    system = report.get("system")
+    if not system:
+        return []
+    memory = system.get("memory_total_bytes")
+    cpus = system.get("logical_cpus")
+    rows = [(t("ui.label.system"), _join(
+        " ".join(str(part) for part in (system.get("os_name"), system.get("os_version")) if part),
+        t("ui.system.kernel", kernel=system["kernel"]) if system.get("kernel") else None,
+        system.get("libc"),
+        ", ".join(str(part) for part in (system.get("cpu_model"),
+                                         t("ui.system.cpus", count=cpus) if cpus else None)
+                  if part),
+        f"{memory / 2**30:.1f} GiB" if isinstance(memory, int) else None))]
+    if system.get("nvidia_driver_version"):
+        rows.append((t("ui.label.driver"),
+                     t("ui.system.driver", version=system["nvidia_driver_version"])))
+    toolkit = system.get("cuda_toolkit") or {}
+    status = toolkit.get("status")
+    if status == "ok":
+        via = toolkit.get("found_via")
+        if via == "default_location":
+            via = t("ui.system.toolkit.default_location")
+        rows.append((t("ui.label.toolkit"), t("ui.system.toolkit", version=toolkit.get("version"),
+                                              via=via)))
+    elif status in ("not_found", "timeout", "failed") and report["pytorch"].get("cuda_build"):
+        rows.append((t("ui.label.toolkit"), t("ui.system.toolkit_not_found" if status ==
+                                              "not_found" else "ui.system.toolkit_failed")))
+    configuration = system.get("configuration") or {}
+    if configuration:
+        rows.append((t("ui.label.configuration"),
+                     ", ".join(f"{name}={value}" for name, value in configuration.items())))
+    return rows
+
+
 def _error(error: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     if error is None:
         return []
-    where = error["stage"] + (f" ({error['step']})" if error.get("step") else "")
+    return [(t("ui.label.error"), t("ui.error.at", where=_where(error), what=_said(error, t)))]
+
+
+def _where(error: dict[str, Any]) -> str:
+    return str(error["stage"]) + (f" ({error['step']})" if error.get("step") else "")
+
+
+def _said(error: dict[str, Any], t: Translate) -> str:
+    """An error's message in the user's language when it is one of the tool's own sentences,
+    after its exception's type."""
     message = error["message"]
     if error.get("message_key"):
         message = compose(error["message_key"], error.get("message_values") or {}, t) or message
-    what = f"{error['type']}: {message}" if error.get("type") else message
-    return [(t("ui.label.error"), t("ui.error.at", where=where, what=what))]
+    return f"{error['type']}: {message}" if error.get("type") else str(message)
 
 
 def _paths(paths: Mapping[str, str | None] | None, t: Translate) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from ..report.validate import conforms, fact_schema
 from ..untrusted_json import loads
+from ..worker.collective import BACKENDS, COLLECTIVE_STATUSES
 from ..worker.stages import (
     ERROR_KINDS,
     EXPECTED,
@@ -33,6 +34,7 @@ MAX_EVENT_BYTES_TOTAL = 4 * 1024 * 1024  # all accepted events together: the fro
 MAX_WARNINGS = 50
 MAX_EVENTS = 10_000
 MAX_DROPPED_NAMED = 10  # how many of the dropped fields the note names
+MAX_DEVICES = 64  # --all-devices: results kept for devices 0 to 63 (a node has at most 16)
 SURROGATES = re.compile("[\ud800-\udfff]")  # lone surrogates: not encodable as UTF-8
 _MESSAGE_KEY = re.compile(r"error\.[a-z_]+(?:\.[a-z_]+)?")  # the tool's own sentences (i18n)
 # Report fields the front establishes itself (the computation's verdicts from the values of the
@@ -40,6 +42,8 @@ _MESSAGE_KEY = re.compile(r"error\.[a-z_]+(?:\.[a-z_]+)?")  # the tool's own sen
 FRONT_FACTS: Mapping[str, tuple[str, ...]] = {
     "runtime": ("library_override", "tool_environment"),
     "execution": ("product_verified", "gradient_verified", "loss"),
+    "pytorch": ("peers",),  # --all-devices: the front's verdicts on the copies between devices
+    "libraries": ("torch_version",),  # the torch the requirements were judged against
 }
 NOTE_CATEGORY = "kernodeck-diagnostic"  # the category of the tool's own note among the warnings
 
@@ -67,6 +71,19 @@ def _duration(value: Any) -> bool:
             and math.isfinite(value) and value >= 0)
 
 
+# Where another rank computed: a word of the tool's own, never free text from another machine.
+_RANK_DEVICE = re.compile(r"cpu|cuda:[0-9]{1,3}")
+
+
+def _or_null(check: Check) -> Check:
+    return lambda value: value is None or check(value)
+
+
+def _count(value: Any) -> bool:
+    """A rank, a node index, a sum: an integer, 0 or more."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _value(value: Any) -> bool:
     """A computed value (``result``): a number, "nan", "inf", "-inf", or null (none computed)."""
     return value is None or decode_number(value) is not None
@@ -78,8 +95,27 @@ def _matrix(value: Any) -> bool:
         for row in value))
 
 
+def _device(value: Any) -> bool:
+    """A device's index (--all-devices), below MAX_DEVICES: the front keeps one entry each."""
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and 0 <= value < MAX_DEVICES)
+
+
+# What one device's (or one copy's) failure says: null when it did not fail.
+_DEVICE_ERROR: Mapping[str, Check] = {
+    "kind": lambda value: value in ERROR_KINDS, "step": lambda value: value in STEPS,
+    "type": _string_or_null, "message": _string, "missing_module": _string_or_null}
+
+
+def _device_error(value: Any) -> bool:
+    return value is None or (isinstance(value, dict) and {"kind", "step", "message"} <= set(value)
+                             and all(name in _DEVICE_ERROR and _DEVICE_ERROR[name](item)
+                                     for name, item in value.items()))
+
+
 _STAGE = _one_of(STAGES)
-_STEP = {"stage": _STAGE, "step": _one_of(STEPS)}
+# With --all-devices, a step names its device (and the device a copy goes to).
+_STEP = {"stage": _STAGE, "step": _one_of(STEPS), "device": _device, "peer": _device}
 _STAGE_END = {"stage": _STAGE, "duration_ms": _duration}
 # Each event's fields and what each must be ("event" itself aside; "t_ms" is every event's). The
 # events are the protocol's EVENTS, each once (a test checks that no event is missing).
@@ -97,8 +133,32 @@ FIELDS: Mapping[str, Mapping[str, Check]] = {
                   _MESSAGE_KEY.fullmatch(value)),
               "message_values": _object},
     "result": {"product": _matrix, "loss": _value, "gradient": _matrix},
+    # --all-devices (worker/all_devices.py): one device's values, one copy's values.
+    "device_result": {"index": _device, "product": _matrix,
+                      "loss": _value, "gradient": _matrix,
+                      "synchronized": lambda value: isinstance(value, bool),
+                      "duration_ms": _duration, "error": _device_error},
+    "peer_result": {"source": _device,
+                    "target": _device, "copy": _matrix,
+                    "access": lambda value: value is None or isinstance(value, bool),
+                    "duration_ms": _duration, "error": _device_error},
     "local_paths": {"interpreter": _string_or_null, "torch": _string_or_null},
     "final": {},
+    # --distributed: one ``rank`` event per rank gathered from the job's store (from other
+    # machines: held to the same rules), then this rank's ``collective`` outcome.
+    "rank": {"rank": _count, "local_rank": _count, "node": _count,
+             "stage": _or_null(_STAGE), "kind": _or_null(_one_of(ERROR_KINDS)),
+             "type": _string_or_null, "missing_module": _string_or_null,
+             "device": _or_null(lambda value: isinstance(value, str)
+                                and bool(_RANK_DEVICE.fullmatch(value))),
+             "product": _matrix, "loss": _value,
+             "gradient": _matrix, "collective": _or_null(_one_of(COLLECTIVE_STATUSES)),
+             "observed": _or_null(_count),
+             "visibility_set": lambda value: isinstance(value, bool)},
+    "collective": {"backend": _one_of(BACKENDS), "status": _one_of(COLLECTIVE_STATUSES),
+                   "expected": _count, "observed": _or_null(_count),
+                   "duration_ms": _or_null(_duration), "error_type": _string_or_null,
+                   "gathered": lambda value: isinstance(value, bool)},
 }
 
 
@@ -115,6 +175,16 @@ class WorkerState:
     # The computation's values (``result``), decoded: floats, NaN and infinities included.
     result: dict[str, Any] = field(default_factory=dict)
     final: bool = False
+    # --all-devices: the device (and the device a copy goes to) of the last step, each device's
+    # values by index, each copy's by (source, target); see worker/all_devices.py.
+    device: int | None = None
+    peer: int | None = None
+    devices: dict[int, dict[str, Any]] = field(default_factory=dict)
+    peers: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    # --distributed: every rank's own account, as gathered (``rank`` events), and this rank's
+    # collective outcome (``collective``); see worker/collective.py.
+    ranks: list[dict[str, Any]] = field(default_factory=list)
+    collective: dict[str, Any] | None = None
     # Where the interpreter and torch live: for --show-paths on the terminal only. Kept apart
     # from the facts so that no path can reach a report.
     local_paths: dict[str, str | None] = field(default_factory=dict)
@@ -140,6 +210,9 @@ class WorkerState:
             self.stage_ms[fields["stage"]] = float(fields["duration_ms"])
         elif kind == "step" and "step" in fields:
             self.step = fields["step"]
+            self.device, self.peer = fields.get("device"), fields.get("peer")
+        elif kind in ("device_result", "peer_result"):
+            self._device_result(kind, fields)
         elif kind == "facts" and "block" in fields and "values" in fields:
             self._facts(fields["block"], fields["values"])
         elif kind == "warning" and len(self.warnings) < MAX_WARNINGS:
@@ -155,6 +228,29 @@ class WorkerState:
             self.local_paths = {name: fields.get(name) for name in ("interpreter", "torch")}
         elif kind == "final":
             self.final = True
+        elif kind in ("rank", "collective"):
+            self._distributed(kind, fields)
+
+    def _distributed(self, kind: str, fields: dict[str, Any]) -> None:
+        """--distributed: one rank's account (``rank``), or this rank's outcome (``collective``)."""
+        fields.pop("t_ms", None)
+        if kind == "rank" and "rank" in fields:
+            for name in EXPECTED:
+                fields[name] = _decoded(fields.get(name))
+            self.ranks.append(fields)
+        elif kind == "collective" and {"backend", "status", "expected"} <= set(fields):
+            self.collective = fields
+
+    def _device_result(self, kind: str, fields: dict[str, Any]) -> None:
+        """One device's values (``device_result``) or one copy's (``peer_result``), decoded."""
+        fields.pop("t_ms", None)
+        for name in ("product", "loss", "gradient", "copy"):
+            if name in fields:
+                fields[name] = _decoded(fields[name])
+        if kind == "device_result" and "index" in fields:
+            self.devices[fields["index"]] = fields
+        elif kind == "peer_result" and {"source", "target"} <= set(fields):
+            self.peers[fields["source"], fields["target"]] = fields
 
     def notes(self) -> list[dict[str, Any]]:
         """The report's note of what was dropped, shaped as a warning (none if nothing was)."""

@@ -18,6 +18,9 @@ _REAP_TIMEOUT_S = 2.0
 # (the host probe's tool runs in a thread the interrupt does not reach).
 _LIVE: set[subprocess.Popen[bytes]] = set()
 _LIVE_LOCK = threading.Lock()
+# Set by kill_all(for_good=True) when this process is about to end: a thread that starts a
+# child after that (the host probe's second tool) would leave it running behind us.
+_CLOSED = threading.Event()
 
 
 def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
@@ -37,13 +40,21 @@ def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
         process = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout,
                                    stderr=stderr, env=env, start_new_session=True)
     with _LIVE_LOCK:
-        _LIVE.add(process)
+        closed = _CLOSED.is_set()
+        if not closed:
+            _LIVE.add(process)
+    if closed:
+        kill_tree(process)
+        raise OSError("not started: the process is ending")
     return process
 
 
-def kill_all() -> None:
-    """Kill the tree of every child still running that ``spawn`` started."""
+def kill_all(*, for_good: bool = False) -> None:
+    """Kill the tree of every child still running that ``spawn`` started; ``for_good`` when
+    this process ends next: any child started later is killed at once."""
     with _LIVE_LOCK:
+        if for_good:
+            _CLOSED.set()
         live = list(_LIVE)
     for process in live:
         kill_tree(process)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Callable, Literal
 
@@ -163,10 +164,11 @@ def worker_files() -> dict[str, bytes]:
 
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                on_progress: ProgressCallback | None = None,
-               path0: str | None = None) -> WorkerRun:
+               path0: str | None = None, extra: Sequence[str] = ()) -> WorkerRun:
     """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds.
 
-    ``path0`` is the first import path the user's own code would have (see ``user_path0``).
+    ``path0`` is the first import path the user's own code would have (see ``user_path0``);
+    ``extra``, more of the worker's arguments (``--distributed``: the rank's place in the job).
 
     Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
     the private temporary folder removed before this returns or raises.
@@ -197,6 +199,7 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         # -I and -P keep a program's own folder off its search path: nothing is to be put back.
         if path0 is not None and not {"-I", "-P"} & set(options):
             argv += ["--path0", path0]
+        argv += extra
         with open(os.path.join(folder, "stdout"), "ab") as out, \
                 open(os.path.join(folder, "stderr"), "ab") as err, \
                 open(events_path, "rb") as events:
@@ -276,13 +279,10 @@ def last_stderr_line(path: str) -> str | None:
     ``terminate called after throwing...`` line before it. One line, at most
     MAX_STDERR_LINE_CHARS characters; None when there is none (or the file cannot be read).
     """
-    try:
-        with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            file.seek(max(0, size - STDERR_TAIL_BYTES))
-            tail = file.read(STDERR_TAIL_BYTES)
-    except OSError:
+    found = read_tail(path, STDERR_TAIL_BYTES)
+    if found is None:
         return None
+    tail, size = found
     lines = tail.decode("utf-8", "replace").splitlines()
     if len(tail) == STDERR_TAIL_BYTES and size > STDERR_TAIL_BYTES:
         lines = lines[1:]  # the first line may be cut anywhere: not a line of its own
@@ -302,6 +302,17 @@ def last_stderr_line(path: str) -> str | None:
             line = line[:MAX_STDERR_LINE_CHARS - 1] + "\u2026"
         return line
     return None
+
+
+def read_tail(path: str, limit: int) -> tuple[bytes, int] | None:
+    """The last ``limit`` bytes of a file and its size; None when it cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            file.seek(max(0, size - limit))
+            return file.read(limit), size
+    except OSError:
+        return None
 
 
 def _bound_capture(file: IO[bytes]) -> None:

@@ -11,7 +11,9 @@ that holds the user's folder. Companions are loaded before that path is put in p
 standard-library imports cannot be shadowed either), import nothing but the standard library at
 their top, and reach this module as ``stages``::
 
-    if TYPE_CHECKING or __package__:
+    # Told by the module's name, not __package__: Python 3.9's zipimport runs a module of the
+    # zipapp before setting __package__.
+    if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
         from . import stages
     else:  # copied beside the worker, which loaded this file (stages.companion)
         stages = sys.modules["_kernodeck_worker_stages"]
@@ -47,7 +49,8 @@ from collections.abc import Iterator
 from typing import Any, Callable, Literal, TextIO, get_args
 
 # The worker's companion modules (see the module's docstring), by file name without ".py".
-COMPANIONS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ("accelerators", "all_devices", "inventory", "collective",
+                               "libraries")
 _BY_PATH_PREFIX = "_kernodeck_worker_"
 
 
@@ -56,8 +59,8 @@ def companion(name: str) -> Any:
     the file copied beside this one (the worker run by path)."""
     import importlib
 
-    if __package__:
-        return importlib.import_module(f"{__package__}.{name}")
+    if __name__ != "__main__":  # imported from the package (by the front, or a Trial)
+        return importlib.import_module(f"{__name__.rpartition('.')[0]}.{name}")
     loaded = sys.modules.get(_BY_PATH_PREFIX + name)
     if loaded is not None:
         return loaded
@@ -80,22 +83,36 @@ def companion(name: str) -> Any:
 # supervision/events.py), because the interpreter under diagnosis may write anything.
 
 # The stages, in the order they run. A stable report field: never derived from a method's name.
-Stage = Literal["interpreter", "import", "backend", "device", "compute"]
+Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",
+                "collective"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
-# The steps of the compute stage, in order (``verify`` reads the values back to the host).
-Step = Literal["allocate", "product", "gradient", "synchronize", "verify"]
+# The kernels of the kernels stage (--kernels, worker/libraries.py), in the order they run: each
+# is a step of that stage, so a kernel that hangs is named.
+Kernel = Literal["matmul_float32", "matmul_tf32", "matmul_float16", "matmul_bfloat16", "conv2d",
+                 "sdpa", "transfer", "compile"]
+KERNELS: tuple[Kernel, ...] = get_args(Kernel)
+# The steps of the compute stage, in order (``verify`` reads the values back to the host;
+# ``copy``, with --all-devices only, copies a tensor from one device to another), then the
+# kernels'.
+Step = Literal["allocate", "product", "gradient", "synchronize", "verify", "copy", Kernel]
 STEPS: tuple[Step, ...] = get_args(Step)
 # Every event the worker writes: one JSON object a line, ``{"event": NAME, "t_ms": ..., ...}``.
+# With --all-devices, ``step`` also names the ``device`` (and the ``peer`` a copy goes to), and
+# each device's values come in a ``device_result``, each copy's in a ``peer_result``.
 EventName = Literal["facts", "stage_started", "stage_finished", "stage_failed", "step",
-                    "step_failed", "warning", "error", "result", "local_paths", "final"]
+                    "step_failed", "warning", "error", "result", "local_paths", "final",
+                    "device_result", "peer_result", "rank", "collective"]
 EVENTS: tuple[EventName, ...] = get_args(EventName)
 # The report's blocks a ``facts`` event fills.
-FactBlock = Literal["runtime", "pytorch", "execution"]
+FactBlock = Literal["runtime", "pytorch", "execution", "libraries"]
 FACT_BLOCKS: tuple[FactBlock, ...] = get_args(FactBlock)
 # What went wrong, as the worker names it; the front maps each to a result code.
 ErrorKind = Literal["import_failed", "backend_absent", "gpu_unavailable",
-                    "device_index_invalid", "out_of_memory", "runtime_error"]
+                    "device_index_invalid", "out_of_memory", "runtime_error",
+                    "extension_failed"]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+# The stages that run only when their flag asks for them (--extensions, --kernels).
+LIBRARY_STAGES: frozenset[Stage] = frozenset(("extensions", "kernels"))
 # Any string of an event, messages included, is at most this long (the front cuts longer ones).
 MAX_TEXT_CHARS = 2000
 MAX_WARNINGS_PER_STAGE = 20
@@ -146,12 +163,23 @@ class StageError(Exception):
         self.values = values
 
 
+class ComputeFailure(Exception):
+    """The fixed computation failed at ``step``: the exception, and its kind."""
+
+    def __init__(self, step: Step, exc: BaseException, kind: ErrorKind) -> None:
+        super().__init__(step)
+        self.step = step
+        self.exc = exc
+        self.kind = kind
+
+
 class Events:
     """Appends one JSON object per line to the events file, flushed at once."""
 
     def __init__(self, path: str) -> None:
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
-        self._start = time.monotonic()
+        self.path = path  # in the run's private folder: the extensions' children write there
+        self._start = self.start = time.monotonic()
 
     def emit(self, event: EventName, **fields: Any) -> None:
         record = {"event": event, "t_ms": round((time.monotonic() - self._start) * 1000, 1)}
@@ -183,6 +211,22 @@ class Worker:
         self.index = index
         self.path0 = path0
         self.torch: Any = None
+        self.all_devices = False  # --all-devices: every visible device (see all_devices.py)
+        self.backend = "cpu"
+        # The GPU backend's devices (accelerators.Accelerator; None in CPU mode), how many are
+        # visible, and where the computation runs (``cuda:0``, ``xpu:1``, ``mps``, ``cpu``): the
+        # stages after compute run on that same device (``accelerator.module`` is its torch API).
+        self.accelerator: Any = None
+        self.visible_count = 0
+        self.target = "cpu"
+        # --distributed: this rank's place in the job (see collective.py); None otherwise.
+        self.distributed: dict[str, Any] | None = None
+        self.failure: dict[str, Any] | None = None  # the first error event's fields
+        self.result: dict[str, Any] | None = None  # the ``result`` event's values
+        # --extensions, --kernels: the library stages asked for (libraries.py), and the front's
+        # time limit in seconds from the worker's start (--budget-s), which bounds them.
+        self.libraries: frozenset[str] = frozenset()
+        self.budget_s: float | None = None
 
     def run(self) -> None:
         self.facts("runtime", warnings_as_errors=warnings_as_errors())
@@ -192,10 +236,20 @@ class Worker:
             "interpreter": self.stage_interpreter, "import": self.stage_import,
             "backend": self.stage_backend, "device": self.stage_device,
             "compute": self.stage_compute,
+            "extensions": lambda: companion("libraries").stage_extensions(self),
+            "kernels": lambda: companion("libraries").stage_kernels(self),
         }
         for name in STAGES:
+            if name == "collective":
+                continue  # below: it also runs after a failed stage
+            if name in LIBRARY_STAGES and name not in self.libraries:
+                continue  # only when asked: the check stays as fast as it is
             if not self._run_stage(name, bodies[name]):
                 break
+        if self.distributed is not None and self.torch is not None:
+            # Also after this rank's own check failed: the other ranks learn it from the job's
+            # store instead of waiting for this rank until their time runs out.
+            self._run_stage("collective", lambda: companion("collective").stage(self))
         self.events.emit("final")
 
     def _run_stage(self, name: Stage, body: Callable[[], None]) -> bool:
@@ -223,6 +277,7 @@ class Worker:
                 error.update(type=None, message_key=failure.key,
                              message_values={k: bounded(str(v)) for k, v in failure.values.items()})
             self.events.emit("error", **error)
+            self.failure = self.failure or error
             self.events.emit("stage_failed", stage=name, duration_ms=duration)
             return False
         self.events.emit("stage_finished", stage=name, duration_ms=duration)
@@ -312,18 +367,16 @@ class Worker:
 
     def stage_backend(self) -> None:
         torch = self.torch
-        version_module = getattr(torch, "version", None)
-        cuda_build = getattr(version_module, "cuda", None)
-        hip_build = getattr(version_module, "hip", None)
-        backend = "rocm" if hip_build else "cuda" if cuda_build else "cpu"
+        declared = companion("accelerators").build_backend(torch)
+        self.backend = backend = declared["backend"]
         self.facts(
             "pytorch",
             version=str(getattr(torch, "__version__", "")) or None,
             distribution_version=distribution_version("torch"),
-            cuda_build=str(cuda_build) if cuda_build else None,
-            hip_build=str(hip_build) if hip_build else None,
-            backend=backend,
+            **declared,
         )
+        # What surrounds the build, from installed metadata (worker/inventory.py), in both modes.
+        self.facts("pytorch", **companion("inventory").inventory(torch))
         if self.device == "gpu":
             # What the build was made with needs no driver: known even when no GPU is usable,
             # which is when an architecture or library mismatch matters most.
@@ -335,91 +388,137 @@ class Worker:
     def stage_device(self) -> None:
         if self.device == "cpu":
             return  # CPU mode never asks the GPU driver anything: gpu facts stay null
-        cuda = self.torch.cuda
+        accelerators = companion("accelerators")
+        self.accelerator = accelerator = accelerators.Accelerator(self.torch, self.backend)
         try:
-            available = bool(cuda.is_available())
-            count = int(cuda.device_count())
+            available = accelerator.is_available()
+            # MPS counts its one device only when usable; CUDA and XPU count what they see.
+            count = accelerator.device_count() if available or accelerator.kind != "mps" else 0
         except Exception as exc:
             raise StageError("gpu_unavailable", exc) from None
+        self.visible_count = count
         self.facts("pytorch", gpu_available=available, visible_device_count=count)
+        if accelerator.kind == "mps":
+            self.facts("pytorch", mps=accelerators.apple_facts(available))
         if not available or count == 0:
-            reason = self.initialisation_error(cuda)
+            reason = accelerator.initialisation_error()
             self.facts("pytorch", init_error=reason)
-            key = "error.gpu_unavailable" if not available else "error.no_visible_device"
-            if reason:
-                raise StageError("gpu_unavailable", key=key + ".reason", reason=reason)
-            raise StageError("gpu_unavailable", key=key)
-        devices = [self.describe_device(cuda, index) for index in range(count)]
+            said: dict[str, str] = {}
+            if available:
+                key = "error.no_visible_device"
+            elif accelerator.kind == "cuda":
+                key = "error.gpu_unavailable"
+            else:  # the same sentence, naming the backend's own call
+                key, said = "error.backend_unavailable", {"call": accelerator.available_call}
+            failure = StageError("gpu_unavailable", key=key + ".reason" if reason else key)
+            failure.values.update(said, **({"reason": reason} if reason else {}))
+            raise failure
+        devices = [self.describe_device(accelerator, index) for index in range(count)]
+        if self.distributed is not None and self.index >= count:
+            # A rank's device is its local rank; a launcher that gives each task devices of its
+            # own (srun --gpus-per-task) shows it fewer: they are shared out in turn.
+            self.index %= count
+        if 0 <= self.index < count:
+            devices[self.index].update(free_memory(accelerator.module, self.index))
         self.facts("pytorch", devices=devices)
-        if not 0 <= self.index < count:
+        if not self.all_devices and not 0 <= self.index < count:
             raise StageError("device_index_invalid", key="error.device_index_invalid",
                              index=self.index, count=count)
 
     @staticmethod
-    def initialisation_error(cuda: Any) -> str | None:
-        """The reason the backend gives when asked to initialise (is_available() only says no)."""
-        try:
-            cuda.init()
-        except Exception as exc:
-            return bounded(str(exc)) or type(exc).__name__
-        return None
-
-    @staticmethod
-    def describe_device(cuda: Any, index: int) -> dict[str, Any]:
+    def describe_device(accelerator: Any, index: int) -> dict[str, Any]:
+        """One visible device as ``pytorch.devices[]`` says it (``accelerator``: the backend's
+        devices, see accelerators.Accelerator)."""
         device: dict[str, Any] = {"index": index, "name": None, "capability": None,
                                   "total_memory_bytes": None}
         try:
-            props = cuda.get_device_properties(index)
-            device["name"] = str(props.name)
-            device["capability"] = f"{props.major}.{props.minor}"
-            device["total_memory_bytes"] = int(props.total_memory)
-            gcn_arch = getattr(props, "gcnArchName", None)  # ROCm only: gfx942:sramecc+:xnack-
-            if gcn_arch:
-                device["gcn_arch"] = str(gcn_arch)
+            props = accelerator.properties(index)  # None: a backend without any (MPS)
+            if props is not None:
+                device["name"] = str(props.name)
+                major, minor = getattr(props, "major", None), getattr(props, "minor", None)
+                if major is not None and minor is not None:  # CUDA and ROCm; XPU has none
+                    device["capability"] = f"{major}.{minor}"
+                device["total_memory_bytes"] = int(props.total_memory)
+                gcn_arch = getattr(props, "gcnArchName", None)  # ROCm only: gfx942:sramecc+
+                if gcn_arch:
+                    device["gcn_arch"] = str(gcn_arch)
         except Exception as exc:  # one unreadable device is a partial result, not a failed run
             device["error"] = f"{type(exc).__name__}: {bounded(str(exc))}"
         return device
 
     def stage_compute(self) -> None:
-        torch = self.torch
         on_gpu = self.device == "gpu"
-        target = f"cuda:{self.index}" if on_gpu else "cpu"
-        self.facts("execution", device=target, synchronized=False if on_gpu else None)
+        self.target = self.accelerator.target(self.index) if on_gpu else "cpu"
+        if self.all_devices:  # every visible device, each with its own result
+            companion("all_devices").check_every_device(self)
+            return
+        self.facts("execution", device=self.target, synchronized=False if on_gpu else None)
         start = time.monotonic()
+
+        def reached(step: Step) -> None:
+            if step == "verify" and on_gpu:  # the synchronisation returned
+                self.facts("execution", synchronized=True)
+            self.events.emit("step", stage="compute", step=step)
+
+        try:
+            result = self.fixed_computation(self.index if on_gpu else None, reached)
+        except ComputeFailure as failure:
+            self.events.emit("step_failed", stage="compute", step=failure.step)
+            raise StageError(failure.kind, failure.exc) from None
+        self.facts("execution", duration_ms=round((time.monotonic() - start) * 1000, 1))
+        # The values themselves, not a verdict: the front compares them with EXPECTED.
+        self.result = result
+        self.events.emit("result", **result)
+
+    def fixed_computation(self, index: int | None,
+                          reached: Callable[[Step], None]) -> dict[str, Any]:
+        """The fixed computation on the accelerator's device ``index`` (None: on the CPU): the
+        values read back (the ``result`` event's). ``reached`` is told each step as it starts;
+        a failure raises ComputeFailure, naming its step."""
+        torch = self.torch
+        accelerator = self.accelerator if index is not None else None
+        target = accelerator.target(index) if accelerator is not None else "cpu"
         step: Step = "allocate"
         try:
-            self.events.emit("step", stage="compute", step=step)
-            if on_gpu:
-                torch.cuda.set_device(self.index)
+            reached(step)
+            if accelerator is not None:
+                accelerator.set_device(index)
             a = torch.tensor(A_VALUES, dtype=torch.float32, device=target, requires_grad=True)
             b = torch.tensor(B_VALUES, dtype=torch.float32, device=target)
             step = "product"
-            self.events.emit("step", stage="compute", step=step)
+            reached(step)
             product = a @ b
             loss = (product ** 2).sum()
             step = "gradient"
-            self.events.emit("step", stage="compute", step=step)
+            reached(step)
             loss.backward()
-            if on_gpu:
+            if accelerator is not None:
                 step = "synchronize"
-                self.events.emit("step", stage="compute", step=step)
-                torch.cuda.synchronize(self.index)
-                self.facts("execution", synchronized=True)
+                reached(step)
+                accelerator.synchronize(index)
             step = "verify"
-            self.events.emit("step", stage="compute", step=step)
-            result = {
+            reached(step)
+            return {
                 "product": encoded(product.detach().cpu().tolist()),
                 "loss": encoded(loss.detach().cpu().item()),
                 "gradient": encoded(a.grad.detach().cpu().tolist()) if a.grad is not None
                 else None,
             }
         except Exception as exc:
-            kind: ErrorKind = "out_of_memory" if is_out_of_memory(torch, exc) else "runtime_error"
-            self.events.emit("step_failed", stage="compute", step=step)
-            raise StageError(kind, exc) from None
-        self.facts("execution", duration_ms=round((time.monotonic() - start) * 1000, 1))
-        # The values themselves, not a verdict: the front compares them with EXPECTED.
-        self.events.emit("result", **result)
+            raise ComputeFailure(step, exc, "out_of_memory" if is_out_of_memory(torch, exc)
+                                 else "runtime_error") from None
+
+
+def free_memory(module: Any, index: int) -> dict[str, int]:
+    """The device's free memory before the computation (``torch.cuda.mem_get_info``, XPU's
+    alike): what other processes left. Asked of the requested device only, since it creates a
+    context there (the computation needs one anyway); nothing when the call fails or the backend
+    has none (MPS), the computation then says why."""
+    try:
+        free, _ = module.mem_get_info(index)
+        return {"free_memory_bytes": int(free)}
+    except Exception:
+        return {}
 
 
 def encoded(values: Any) -> Any:
@@ -1006,12 +1105,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--path0", help="the first import path of the user's own code")
     parser.add_argument("--watch-front", action="store_true",
                         help="stdin is a pipe the front holds: its end means the front is gone")
+    parser.add_argument("--all-devices", action="store_true",
+                        help="the computation on every visible device (all_devices.py)")
+    # The front's time limit, in seconds from the worker's start (--extensions, --kernels).
+    parser.add_argument("--budget-s", type=float)
+    # --distributed (collective.py): the front's limit as time.monotonic() says it, and this
+    # rank's place in the job.
+    parser.add_argument("--deadline", type=float)
+    parser.add_argument("--launcher")
+    for name in ("--rank", "--world-size", "--local-rank", "--node", "--master-port"):
+        parser.add_argument(name, type=int)
+    parser.add_argument("--master-addr")
+    for name in LIBRARY_STAGES:  # --extensions, --kernels (libraries.py)
+        parser.add_argument(f"--{name}", action="store_true")
     args = parser.parse_args(argv)
     if args.watch_front:
         watch_front(args.events)
     for name in COMPANIONS:  # now, before the user's folder is on the import path
         companion(name)
-    Worker(Events(args.events), args.device, args.device_index, search_path0(args.path0)).run()
+    events = Events(args.events)
+    worker = Worker(events, args.device, args.device_index, search_path0(args.path0))
+    worker.all_devices = args.all_devices
+    worker.libraries = frozenset(name for name in LIBRARY_STAGES if getattr(args, name))
+    worker.budget_s = args.budget_s
+    if args.launcher is not None:
+        worker.distributed = {
+            "launcher": args.launcher, "rank": args.rank, "world_size": args.world_size,
+            "local_rank": args.local_rank, "node": args.node, "master_addr": args.master_addr,
+            "master_port": args.master_port,
+            "deadline": companion("collective").worker_deadline(args.deadline)}
+    worker.run()
     return 0
 
 

@@ -23,6 +23,24 @@ scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure
                             a build linked against the NVIDIA driver (as Jetson's are) in a
                             container started without the GPU runtime: import fails on
                             libcuda.so.1
+    gpu_memory_held_by_another_process
+                            another process holds 11.5 GiB of the GPU's 12: mem_get_info says
+                            so, and the tiny check still passes
+    gpu_exclusive_process_busy
+                            the GPU is in Exclusive_Process compute mode and another process
+                            has its context: the first allocation fails with "CUDA-capable
+                            device(s) is/are busy or unavailable" (cudaErrorDevicesUnavailable)
+    uncorrectable_ecc_error
+                            a double-bit memory error: synchronisation fails with "uncorrectable
+                            ECC error encountered"
+    mixed_gpu_models        two GPUs of different models (with KD_FAKE_DEVICES=2): CUDA's default
+                            order puts the faster first
+
+Apple MPS, Intel XPU and nodes of four GPUs where one misbehaves (``mps_apple_silicon``,
+``xpu_intel_arc``, ``node_with_faulty_and_hung_gpu``...) are listed in ``_devices.py``.
+
+The kernels' scenarios (``tesla_t4_turing``, ``cudnn_status_not_initialized``) are listed in
+``_kernels.py``.
 
 Hostile workers (signals, exits, native hangs, floods, escaping processes, a corrupt event log,
 huge or non-UTF-8 messages, private data) are listed in ``_hostile.py``, next to this file.
@@ -52,7 +70,7 @@ _delay = float(os.environ.get("KD_FAKE_TORCH_IMPORT_DELAY", "0"))
 if _delay:
     time.sleep(_delay)
 
-from . import _hostile  # noqa: E402 - the hostile scenarios act at their points
+from . import _devices, _hostile, _kernels  # noqa: E402 - the hostile scenarios act at their points
 
 _hostile.at("import")
 
@@ -68,13 +86,14 @@ if SCENARIO == "import_error_with_secrets":
         f"https://{os.environ.get('KD_PLANTED_USER', 'someone')}:hunter2@models.example.com/x "
         f"on {os.environ.get('KD_PLANTED_USER', 'someone')}@buildhost")
 
-__version__ = "2.7.0+rocm6.3" if _ROCM else "2.7.0+cu128"
+__version__ = _devices.VERSION or ("2.7.0+rocm6.3" if _ROCM else "2.7.0+cu128")
 float32 = "float32"
 
 
 class version:  # noqa: N801 - mirrors torch.version
-    cuda = None if _ROCM else "12.8"
+    cuda = None if _ROCM or _devices.NOT_CUDA else "12.8"
     hip = "6.3.42131" if _ROCM else None
+    xpu = _devices.XPU_BUILD  # Intel XPU builds only (see _devices.py)
 
 
 class Tensor:
@@ -91,7 +110,7 @@ class Tensor:
             raise RuntimeError("CUDA error: no kernel image is available for execution on the "
                                "device\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side "
                                "assertions.")
-        rows = _matmul(self.rows, other.rows)
+        rows = _devices.product(self.device, _matmul(self.rows, other.rows))
         if SCENARIO == "wrong_product":
             rows[0][0] += 1.0
         if SCENARIO == "nan_in_product":
@@ -123,6 +142,9 @@ class Tensor:
             for parent, function in tensor._parents:
                 pending.append((parent, function(gradient)))
 
+    def to(self, device: str) -> Tensor:
+        return Tensor(_devices.copied(self.device, device, self.rows), device)
+
     def detach(self) -> Tensor:
         return Tensor(self.rows, self.device)
 
@@ -138,8 +160,12 @@ class Tensor:
 
 def tensor(values: list[list[float]], dtype: Any = None, device: str = "cpu",
            requires_grad: bool = False) -> Tensor:
+    if _kernels.nested_depth(values) != 2:  # a kernel's tensor (--kernels), not the 2x2's
+        return _kernels.Ideal(device)
     if device.startswith("cuda"):
         _hostile.at("allocate")
+    if SCENARIO == "gpu_exclusive_process_busy" and device.startswith("cuda"):
+        raise RuntimeError(_BUSY)
     if SCENARIO == "oom_at_allocation" and device.startswith("cuda"):
         raise cuda.OutOfMemoryError(
             "CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of "
@@ -151,15 +177,26 @@ class backends:  # noqa: N801 - mirrors torch.backends
     class cudnn:  # noqa: N801
         @staticmethod
         def version() -> int | None:
-            return None if _ROCM else 90800
+            return None if _ROCM or _devices.NOT_CUDA else 90800
+
+    mps = _devices.mps_backend
+
+
+_BUSY = ("CUDA error: CUDA-capable device(s) is/are busy or unavailable\nCUDA kernel errors "
+         "might be asynchronously reported at some other API call, so the stacktrace below might "
+         "be incorrect.")
 
 
 class _Properties:
     def __init__(self, index: int) -> None:
         self.name = "AMD Instinct MI300X" if _ROCM else "NVIDIA GeForce RTX 5070"
+        if SCENARIO == "mixed_gpu_models" and index == 1:
+            self.name = "NVIDIA GeForce GTX 1080"
         self.major, self.minor = (9, 4) if _ROCM else (12, 0)
         self.total_memory = (192 if _ROCM else 12) * 2**30
         self.gcnArchName = "gfx942:sramecc+:xnack-" if _ROCM else None
+        if _kernels.TURING:
+            self.name, self.major, self.minor, self.total_memory = "Tesla T4", 7, 5, 15 * 2**30
 
 
 class cuda:  # noqa: N801 - mirrors torch.cuda
@@ -169,16 +206,61 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
     @staticmethod
     def is_available() -> bool:
         _hostile.at("device")
-        return not _NO_DEVICE
+        return not _NO_DEVICE and not _devices.NOT_CUDA
 
     @staticmethod
     def device_count() -> int:
-        return 0 if _NO_DEVICE else int(os.environ.get("KD_FAKE_DEVICES", "1"))
+        return 0 if _NO_DEVICE else _devices.cuda_devices(int(os.environ.get("KD_FAKE_DEVICES",
+                                                                             "1")))
+
+    can_device_access_peer = staticmethod(_devices.can_device_access_peer)
 
     @staticmethod
     def init() -> None:
         if _NO_DEVICE:
             raise RuntimeError("No HIP GPUs are available")
+
+    # What the caching allocator reports, for the trial toolkit (a program that has used the
+    # GPU): 1 MiB allocated, 2 MiB reserved, the peak 1.5 MiB; and its history, recorded and
+    # dumped as torch.cuda.memory's private functions do (a pickle for the memory visualiser).
+    @staticmethod
+    def is_initialized() -> bool:
+        return not _NO_DEVICE
+
+    @staticmethod
+    def current_device() -> int:
+        return 0
+
+    @staticmethod
+    def memory_allocated(index: int | None = None) -> int:
+        return 2**20
+
+    @staticmethod
+    def memory_reserved(index: int | None = None) -> int:
+        return 2 * 2**20
+
+    @staticmethod
+    def max_memory_allocated(index: int | None = None) -> int:
+        return 3 * 2**19
+
+    @staticmethod
+    def reset_peak_memory_stats(index: int | None = None) -> None:
+        pass
+
+    class memory:  # noqa: N801 - mirrors torch.cuda.memory
+        recording: Any = None
+
+        @staticmethod
+        def _record_memory_history(enabled: Any = "all", max_entries: int = 0) -> None:
+            cuda.memory.recording = enabled
+
+        @staticmethod
+        def _dump_snapshot(filename: str) -> None:
+            import pickle
+
+            with open(filename, "wb") as file:
+                pickle.dump({"segments": [], "device_traces": [[]],
+                             "recording": cuda.memory.recording}, file)
 
     @staticmethod
     def get_arch_list() -> list[str]:
@@ -197,13 +279,26 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
         pass
 
     @staticmethod
+    def mem_get_info(index: int | None = None) -> tuple[int, int]:
+        total = _Properties(index or 0).total_memory
+        if SCENARIO == "gpu_exclusive_process_busy":
+            raise RuntimeError(_BUSY)
+        if SCENARIO == "gpu_memory_held_by_another_process":
+            return total // 24, total  # 0.5 of 12 GiB left
+        return total - 300 * 2**20, total  # what this process's own context takes
+
+    @staticmethod
     def synchronize(index: int | None = None) -> None:
         _hostile.at("synchronize")
+        if SCENARIO == "uncorrectable_ecc_error":
+            raise RuntimeError("CUDA error: uncorrectable ECC error encountered\nCUDA kernel "
+                               "errors might be asynchronously reported at some other API call")
         if SCENARIO == "error_at_synchronize":
             raise RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel "
                                "errors might be asynchronously reported at some other API call")
         if SCENARIO == "hang_in_synchronize":
             _hang()
+        _devices.synchronize(index, _hang)
 
 
 def _hang() -> None:
@@ -233,3 +328,13 @@ def _transpose(a: list[list[float]]) -> list[list[float]]:
 
 def _add(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
     return [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
+
+
+xpu = _devices.xpu  # Intel XPU and Apple MPS: see _devices.py
+mps = _devices.mps
+# --kernels: exact tensors and the GPU's own limits (see _kernels.py).
+from . import nn as nn  # noqa: E402 - torch.nn, a re-export
+
+globals().update({name: getattr(_kernels, name) for name in _kernels.TOP_LEVEL})
+
+cuda.is_bf16_supported = staticmethod(_kernels.is_bf16_supported)  # type: ignore[attr-defined]

@@ -1,0 +1,223 @@
+"""``kernodeck-diagnostic ramp``: grow one axis of the user's application until it fails, and record
+the measured operating range.
+
+    $ kernodeck-diagnostic ramp --axis batch --start 1 --stop 4096 --bisect \\
+          -- python app.py --batch {batch}
+
+Each attempt is the application's own process (no shell), with ``{batch}`` replaced by the value
+in its arguments and the variables of ``APPLICATION_VARIABLES`` set; its stdout and stderr, and the
+attempt folder of a ``Trial`` inside it, go to ``<out>/<axis>-<value>/``. Values: ``ramp/plan.py``;
+outcomes: ``ramp/outcome.py``; ``ramp.json``, ``ramp.md`` and ``ramp.png``: ``ramp/record.py``.
+One progress line per attempt goes to stderr. Ctrl-C stops the running attempt gently (SIGINT,
+then SIGTERM, then SIGKILL) and keeps ``ramp.json``: the same command with the same ``--out``
+resumes, and never runs a recorded value again.
+
+Exit codes: 0 when at least one value passed (a range was measured), 1 when even ``--start``
+failed, 2 on a usage error, 130/143/129 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..i18n import Translate
+from ..ramp import record
+from ..ramp.outcome import classify
+from ..ramp.plan import explore
+from ..report.redact import Redactor
+from ..supervision.application import run_application
+from ..supervision.process import Interrupted
+from ..terminal import line, write
+from .runner import InterruptOnSignals, Parser, UsageError, add_common_options, run_command
+from .tables import table
+
+PROG = "kernodeck-diagnostic ramp"
+EXIT_RANGE_MEASURED, EXIT_NOTHING_PASSED = 0, 1
+DEFAULT_FACTOR = 2.0
+DEFAULT_ATTEMPT_TIMEOUT_S = 600.0
+STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM), before the attempt's tree is killed
+AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The variables each attempt gets besides the environment it inherits unchanged (the
+# application must see what it sees when run by hand): which axis and value it runs with, and
+# where a Trial inside it puts its attempt folder.
+APPLICATION_VARIABLES = ("KERNODECK_AXIS_NAME", "KERNODECK_AXIS_VALUE", "KERNODECK_RUN_DIR")
+
+
+def main(argv: Sequence[str]) -> int:
+    options, command = split_command(argv)
+    return run_command(PROG, options, _parser,
+                       lambda args, t, guard: _act(args, command, t, guard),
+                       interrupted="ramp.interrupted")
+
+
+def split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The command's own options, and the application's command after the first ``--``."""
+    arguments = list(argv)
+    if "--" not in arguments:
+        return arguments, []
+    index = arguments.index("--")
+    return arguments[:index], arguments[index + 1:]
+
+
+def _parser(t: Translate) -> Parser:
+    parser = Parser(translate=t, prog=PROG, description=t("ramp.help.description"),
+                    usage=f"{PROG} --axis NAME --start N --stop N [options] -- COMMAND...",
+                    epilog=t("ramp.help.epilog"))
+    parser.add_argument("--axis", required=True, metavar="NAME", help=t("ramp.help.axis"))
+    parser.add_argument("--start", required=True, type=int, metavar="N",
+                        help=t("ramp.help.start"))
+    parser.add_argument("--stop", required=True, type=int, metavar="N", help=t("ramp.help.stop"))
+    parser.add_argument("--factor", type=float, default=DEFAULT_FACTOR, metavar="F",
+                        help=t("ramp.help.factor"))
+    parser.add_argument("--bisect", action="store_true", help=t("ramp.help.bisect"))
+    parser.add_argument("--attempt-timeout", type=float, default=DEFAULT_ATTEMPT_TIMEOUT_S,
+                        metavar="SECONDS", help=t("ramp.help.attempt_timeout"))
+    parser.add_argument("--out", metavar="FOLDER", help=t("ramp.help.out"))
+    add_common_options(parser, t)
+    return parser
+
+
+def _validate(args: argparse.Namespace, command: list[str], t: Translate) -> None:
+    if not command:
+        raise UsageError(t("ramp.no_command"), typed=False)
+    if not AXIS_NAME.fullmatch(args.axis):
+        raise UsageError(t("ramp.bad_axis", axis=args.axis))
+    if args.start < 1 or args.stop < args.start:
+        raise UsageError(t("ramp.bad_range", start=args.start, stop=args.stop))
+    if not args.factor > 1 or args.factor != args.factor or args.factor == float("inf"):
+        raise UsageError(t("ramp.bad_factor", factor=args.factor))
+    if not 0 < args.attempt_timeout < float("inf"):
+        raise UsageError(t("ramp.bad_timeout", timeout=args.attempt_timeout))
+
+
+def _act(args: argparse.Namespace, command: list[str], t: Translate,
+         _guard: InterruptOnSignals) -> int:
+    _validate(args, command, t)
+    out = args.out or os.path.join("runs", f"ramp-{args.axis}")
+    redactor = Redactor.for_this_machine()
+    ramp = record.Ramp(axis=args.axis, start=args.start, stop=args.stop, factor=args.factor,
+                       bisect=args.bisect, attempt_timeout_s=args.attempt_timeout,
+                       command=[redactor.text(part) for part in command],
+                       command_sha256=record.command_sha256(command))
+    try:
+        os.makedirs(out, exist_ok=True)
+        saved = record.load(out)
+    except (OSError, ValueError) as exc:
+        raise UsageError(t("ramp.bad_out", reason=_reason(exc)), typed=False) from None
+    if saved is not None:
+        differ = record.same_ramp(saved, ramp)
+        if differ:
+            raise UsageError(t("ramp.other_ramp", settings=", ".join(differ)), typed=False)
+        ramp.attempts = [item for item in saved["attempts"] if isinstance(item, dict)]
+        line(sys.stderr, t("ramp.resuming", count=len(ramp.attempts)))
+
+    def passes(value: int) -> bool:
+        done = ramp.recorded(value)
+        if done is None:
+            done = _attempt(ramp, value, command, out, redactor)
+            ramp.attempts.append(done)
+            record.save(ramp, out)
+            _progress(ramp, done, t)
+        return bool(done["outcome"] == "passed")
+
+    try:
+        explore(ramp.start, ramp.stop, ramp.factor, ramp.bisect, passes)
+    except Interrupted:
+        ramp.status = "interrupted"
+        record.save(ramp, out)
+        raise
+    ramp.status = "complete"
+    record.save(ramp, out)
+    _finish(ramp, out, args.format, t)
+    return EXIT_RANGE_MEASURED if ramp.last_passing_value is not None else EXIT_NOTHING_PASSED
+
+
+def _attempt(ramp: record.Ramp, value: int, command: list[str], out: str,
+             redactor: Redactor) -> dict[str, Any]:
+    """Run the application once with ``value``; its attempt record."""
+    name = f"{ramp.axis}-{value}"
+    folder = os.path.join(out, name)
+    _set_aside(folder)
+    os.makedirs(folder)
+    placeholder = "{" + ramp.axis + "}"
+    argv = [part.replace(placeholder, str(value)) for part in command]
+    env = {**os.environ, "KERNODECK_AXIS_NAME": ramp.axis, "KERNODECK_AXIS_VALUE": str(value),
+           "KERNODECK_RUN_DIR": os.path.abspath(folder)}
+    stderr_path = os.path.join(folder, "stderr.txt")
+    ending = run_application(argv, env=env, stdout_path=os.path.join(folder, "stdout.txt"),
+                             stderr_path=stderr_path, timeout_s=ramp.attempt_timeout_s,
+                             grace_s=STOP_GRACE_S)
+    result = classify(ending, folder, stderr_path, redactor)
+    return {"value": value, "outcome": result.outcome,
+            "exit_code": ending.returncode if ending.signal_name is None else None,
+            "signal": result.signal, "duration_s": round(ending.duration_s, 3),
+            "peak_memory_bytes": result.peak_memory_bytes,
+            "peak_memory_source": result.peak_memory_source, "oom": result.oom,
+            "contracts_failed": result.contracts_failed, "error": result.error,
+            "trial": result.trial, "folder": name}
+
+
+def _set_aside(folder: str) -> None:
+    """An attempt that was interrupted left its folder: keep it, under another name."""
+    if not os.path.lexists(folder):
+        return
+    number = 1
+    while os.path.lexists(f"{folder}.interrupted-{number}"):
+        number += 1
+    os.rename(folder, f"{folder}.interrupted-{number}")
+
+
+def _progress(ramp: record.Ramp, attempt: dict[str, Any], t: Translate) -> None:
+    detail = record.detail(attempt)
+    line(sys.stderr, t("ramp.progress", index=len(ramp.attempts), axis=ramp.axis,
+                       value=attempt["value"], outcome=attempt["outcome"],
+                       duration=f"{attempt['duration_s']:.2f}",
+                       peak=record.size(attempt["peak_memory_bytes"]))
+         + (f" ({detail})" if detail else ""))
+
+
+def conclusion(document: dict[str, Any], t: Translate) -> str:
+    """One sentence: the range found."""
+    last, first = document["last_passing_value"], document["first_failing"]
+    axis = document["axis"]
+    if first is None:
+        return t("ramp.all_passed", axis=axis, value=last)
+    kind = first["outcome"] + (f", {first['phase']}" if first.get("phase") else "") + (
+        f", {first['signal']}" if first.get("signal") else "")
+    if last is None:
+        return t("ramp.none_passed", axis=axis, value=first["value"], kind=kind)
+    return t("ramp.range", axis=axis, last=last, first=first["value"], kind=kind)
+
+
+def _finish(ramp: record.Ramp, out: str, form: str, t: Translate) -> None:
+    document = ramp.as_json()
+    header = tuple(t(f"ramp.header.{column}", axis=ramp.axis)
+                   for column in ("value", "outcome", "duration", "peak", "detail"))
+    said = conclusion(document, t)
+    with open(os.path.join(out, record.TABLE), "w", encoding="utf-8") as file:
+        file.write(record.markdown(document, header, said))
+    labels = {"duration": t("ramp.plot.duration"), "memory": t("ramp.plot.memory"),
+              "title": said}
+    plotted = record.plot(document, os.path.join(out, record.PLOT), labels)
+    files = [record.RECORD, record.TABLE, *([record.PLOT] if plotted else [])]
+    if form == "json":
+        write(sys.stdout, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    elif form == "markdown":
+        write(sys.stdout, record.markdown(document, header, said))
+    else:
+        write(sys.stdout, "\n".join([*table([header, *record.rows(document)]), "", said]) + "\n")
+    line(sys.stderr, t("ramp.written", files=", ".join(files)))
+    if not plotted:
+        line(sys.stderr, t("ramp.no_plot"))
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return (exc.strerror or type(exc).__name__).lower()
+    return str(exc)

@@ -1,0 +1,180 @@
+"""Which launcher started this rank (torchrun or Slurm), read from the variables it sets.
+
+``--distributed`` runs under a launcher only: each rank needs its rank, the number of ranks, its
+local rank (its device on a GPU node), its node's index, and where the job's key-value store is
+(MASTER_ADDR, MASTER_PORT). The front reads them here and hands them to the worker on its command
+line; none of them (an address, a port, a host name) ever reaches a report.
+
+- torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and GROUP_RANK (the node's
+  index among the job's nodes).
+- Slurm's ``srun`` sets SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and SLURM_NODEID. MASTER_ADDR
+  and MASTER_PORT are used when set; otherwise the address is the first host of the step's node
+  list (SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST: ``gpu[03-05,09]`` gives ``gpu03``), where
+  task 0 runs with Slurm's default block distribution, and the port is derived from the job and
+  step ids (``derived_port``), so that two steps of one job do not meet at one port. Reading the
+  node list needs no ``scontrol``: the compressed form is expanded here, for its first host only.
+
+torchrun's variables win when both are set: ``srun torchrun ...`` starts torchrun once per node,
+and the ranks are torchrun's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Launcher = Literal["torchrun", "slurm"]
+LAUNCHERS: tuple[Launcher, ...] = ("torchrun", "slurm")
+
+TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+SLURM_VARIABLES = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID")
+SLURM_NODELISTS = ("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST")
+# The derived port: in the dynamic range's lower part, below Linux's default ephemeral range
+# (32768-60999), so that it rarely meets a port the system handed to a client connection.
+PORT_BASE, PORT_SPAN = 20000, 10000
+MAX_WORLD_SIZE = 65536
+
+
+class LaunchError(ValueError):
+    """No launcher's variables, or unusable ones: a usage error, naming what is missing."""
+
+    def __init__(self, key: str, **values: str) -> None:
+        super().__init__(key)
+        self.key = key
+        self.values = values
+
+
+@dataclass(frozen=True)
+class Launch:
+    """This rank's place in the job, and where the job's store is (never in a report)."""
+
+    launcher: Launcher
+    rank: int
+    world_size: int
+    local_rank: int
+    node: int
+    master_addr: str
+    master_port: int
+
+    def worker_arguments(self) -> list[str]:
+        """The worker's command-line arguments for the collective stage."""
+        return ["--launcher", self.launcher, "--rank", str(self.rank),
+                "--world-size", str(self.world_size), "--local-rank", str(self.local_rank),
+                "--node", str(self.node), "--master-addr", self.master_addr,
+                "--master-port", str(self.master_port)]
+
+    def serves_store(self, environ: Mapping[str, str]) -> bool:
+        """Whether this rank serves the job's store itself (rank 0, unless torchrun's own store
+        is there: torchrun tells its workers so); see worker/collective.py."""
+        return self.rank == 0 and environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
+
+    def output_path(self, path: str) -> str | None:
+        """Where this rank writes its report for ``--output path``: every rank its own file when
+        the path holds ``{rank}``; otherwise rank 0 alone (the job's report), None for the rest."""
+        if "{rank}" in path:
+            return path.replace("{rank}", str(self.rank))
+        return path if self.rank == 0 else None
+
+
+def detect(environ: Mapping[str, str]) -> Launch:
+    """This rank under torchrun or Slurm; ``LaunchError`` naming what is missing otherwise."""
+    if any(name in environ for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK")):
+        return _torchrun(environ)
+    if any(name in environ for name in SLURM_VARIABLES):
+        return _slurm(environ)
+    raise LaunchError("cli.distributed.no_launcher", torchrun=", ".join(TORCHRUN_VARIABLES),
+                      slurm=", ".join(SLURM_VARIABLES))
+
+
+def _torchrun(environ: Mapping[str, str]) -> Launch:
+    _require(environ, TORCHRUN_VARIABLES, "torchrun")
+    rank, world = _number(environ, "RANK"), _number(environ, "WORLD_SIZE", low=1)
+    return _checked(Launch(
+        "torchrun", rank, world, _number(environ, "LOCAL_RANK"),
+        _number(environ, "GROUP_RANK") if "GROUP_RANK" in environ else 0,
+        _address(environ["MASTER_ADDR"]), _number(environ, "MASTER_PORT", low=1, high=65535)))
+
+
+def _slurm(environ: Mapping[str, str]) -> Launch:
+    _require(environ, SLURM_VARIABLES, "slurm")
+    address = environ.get("MASTER_ADDR")
+    if address is None:
+        nodelist = next((environ[name] for name in SLURM_NODELISTS if environ.get(name)), None)
+        if nodelist is None:
+            raise LaunchError("cli.distributed.missing", launcher="Slurm",
+                              names="MASTER_ADDR, " + " / ".join(SLURM_NODELISTS))
+        address = first_host(nodelist)
+    if "MASTER_PORT" in environ:
+        port = _number(environ, "MASTER_PORT", low=1, high=65535)
+    else:
+        port = derived_port(environ.get("SLURM_JOB_ID") or environ.get("SLURM_JOBID"),
+                            environ.get("SLURM_STEP_ID") or environ.get("SLURM_STEPID"))
+    return _checked(Launch(
+        "slurm", _number(environ, "SLURM_PROCID"), _number(environ, "SLURM_NTASKS", low=1),
+        _number(environ, "SLURM_LOCALID"), _number(environ, "SLURM_NODEID"),
+        _address(address), port))
+
+
+def derived_port(job_id: str | None, step_id: str | None) -> int:
+    """The store's port when Slurm sets none: from the job and step ids, the same on every task
+    of the step (PORT_BASE + (job * 16 + step) mod PORT_SPAN)."""
+    job = int(job_id) if job_id and job_id.isdigit() else 0
+    step = int(step_id) if step_id and step_id.isdigit() else 0
+    return PORT_BASE + (job * 16 + step) % PORT_SPAN
+
+
+_RANGE = re.compile(r"\[([^\]]*)\]")
+
+
+def first_host(nodelist: str) -> str:
+    """The first host of a Slurm host list: ``gpu[03-05,09],cpu01`` gives ``gpu03``.
+
+    Only the first entry's first range is expanded (zero padding kept), which is all the store
+    needs; no ``scontrol`` call.
+    """
+    depth, end = 0, len(nodelist)
+    for position, char in enumerate(nodelist):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            end = position
+            break
+    first = nodelist[:end].strip()
+    found = _RANGE.search(first)
+    if found is None:
+        return first
+    start = found.group(1).split(",")[0].split("-")[0].strip()
+    rest = first[found.end():]
+    return first[:found.start()] + start + (first_host(rest) if rest else "")
+
+
+def _require(environ: Mapping[str, str], names: tuple[str, ...], launcher: str) -> None:
+    missing = [name for name in names if not environ.get(name)]
+    if missing:
+        raise LaunchError("cli.distributed.missing",
+                          launcher="torchrun" if launcher == "torchrun" else "Slurm",
+                          names=", ".join(missing))
+
+
+def _number(environ: Mapping[str, str], name: str, low: int = 0,
+            high: int = MAX_WORLD_SIZE) -> int:
+    text = environ.get(name, "").strip()
+    if not text.isdigit() or not low <= int(text) <= high:
+        # The value itself is not repeated: it is a variable's value (never shown).
+        raise LaunchError("cli.distributed.invalid", name=name)
+    return int(text)
+
+
+def _address(text: str) -> str:
+    address = text.strip()
+    if not address or any(char.isspace() for char in address):
+        raise LaunchError("cli.distributed.invalid", name="MASTER_ADDR")
+    return address
+
+
+def _checked(launch: Launch) -> Launch:
+    if launch.rank >= launch.world_size:
+        raise LaunchError("cli.distributed.rank_range", rank=str(launch.rank),
+                          world_size=str(launch.world_size))
+    return launch

@@ -1,0 +1,162 @@
+"""A durable record of the outputs an application has written, so that a stopped run resumes
+without losing or repeating any.
+
+    from kernodeck_diagnostic import OutputLedger
+
+    ledger = OutputLedger("out/results.jsonl", expected_ids=[str(i) for i in range(1000)])
+    done = ledger.done_ids()
+    for item_id in ledger.expected_ids or ():
+        if item_id in done:
+            continue                      # written by an earlier run: never twice
+        ledger.append(item_id, {"dim": 768, "norm": 1.0})
+
+The file is JSON Lines: a header line ``{"format": "kernodeck-ledger", "version": 1,
+"expected_ids": [...] | null}``, then one line per record, ``{"id": "...", "record": {...}}``.
+``append`` writes the whole line with one ``write`` on a file opened in append mode, then
+``fsync``: once it returns, the record survives a crash, a kill or a power cut. A process killed
+in the middle of a write can leave a *half record* (a last line without its newline, or one that
+is not JSON): it never counts as written, ``done_ids`` ignores it, and the next ``OutputLedger``
+opened on the file cuts it off before appending, so the record is simply done again.
+
+This module runs in the user's application: standard library only, Python 3.9+. ``read_ledger``
+is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/operating-range.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMAT = "kernodeck-ledger"
+VERSION = 1
+
+
+class OutputLedger:
+    """An append-only, fsynced JSON Lines file of the records an application has written."""
+
+    def __init__(self, path: str | os.PathLike[str],
+                 expected_ids: Iterable[str] | None = None) -> None:
+        self.path = os.fspath(path)
+        wanted = None if expected_ids is None else [str(item) for item in expected_ids]
+        existing = read_ledger(self.path) if os.path.exists(self.path) else None
+        if existing is not None and existing.has_header:
+            if wanted is not None and existing.expected_ids not in (None, wanted):
+                raise ValueError("the ledger was started with other expected ids; use a new file")
+            self.expected_ids = existing.expected_ids if wanted is None else wanted
+            if existing.torn_tail_bytes:
+                # A record cut by a kill: it never counted; the next append starts a clean line.
+                _truncate(self.path, existing.size - existing.torn_tail_bytes)
+            return
+        if existing is not None and existing.size:
+            raise ValueError("the file exists and is not an output ledger")
+        self.expected_ids = wanted
+        header = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
+        self._write_line(header)
+        _sync_folder(self.path)
+
+    def append(self, record_id: str, record: Any = None) -> None:
+        """Write one record durably (one write, then fsync): done once this returns."""
+        self._write_line({"id": str(record_id), "record": record})
+
+    def done_ids(self) -> set[str]:
+        """The ids of every complete record in the file: the work to skip."""
+        return set(read_ledger(self.path).counts)
+
+    def _write_line(self, document: dict[str, Any]) -> None:
+        data = (json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
+                     0o666)
+        try:
+            written = 0
+            while written < len(data):  # a short write (a signal, a full pipe) goes on
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@dataclass
+class LedgerContents:
+    """What a ledger file holds, judged line by line."""
+
+    size: int = 0
+    has_header: bool = False
+    expected_ids: list[str] | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # id -> complete records with it
+    half_records: list[int] = field(default_factory=list)  # line numbers (1-based)
+    torn_tail_bytes: int = 0  # the last line's bytes when it has no newline (a cut write)
+
+    @property
+    def duplicated(self) -> list[str]:
+        return sorted((key for key, count in self.counts.items() if count > 1), key=_natural)
+
+
+def read_ledger(path: str) -> LedgerContents:
+    """Every complete record of a ledger, and where half records are (line numbers)."""
+    contents = LedgerContents()
+    with open(path, "rb") as file:
+        data = file.read()
+    contents.size = len(data)
+    lines = data.split(b"\n")
+    last = lines.pop()  # after the final newline: b"" unless the last write was cut
+    if last:
+        contents.torn_tail_bytes = len(last)
+        contents.half_records.append(len(lines) + 1)
+    for number, raw in enumerate(lines, start=1):
+        document = _parsed(raw)
+        if number == 1 and isinstance(document, dict) and document.get("format") == FORMAT:
+            contents.has_header = True
+            ids = document.get("expected_ids")
+            contents.expected_ids = [str(i) for i in ids] if isinstance(ids, list) else None
+        elif isinstance(document, dict) and isinstance(document.get("id"), (str, int)):
+            key = str(document["id"])
+            contents.counts[key] = contents.counts.get(key, 0) + 1
+        elif raw.strip():
+            contents.half_records.append(number)
+    return contents
+
+
+def _parsed(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON: a record cut and then written after
+        return None
+
+
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Ids in the order people expect: doc-2 before doc-10 (runs of digits by value)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part)
+                 for part in re.split(r"(\d+)", text) if part)
+
+
+def natural_order(ids: Iterable[str]) -> list[str]:
+    """``ids`` sorted with numbers by value (``2`` before ``10``)."""
+    return sorted(ids, key=_natural)
+
+
+def _truncate(path: str, size: int) -> None:
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_folder(path: str) -> None:
+    """Make the new file's name durable too (POSIX; Windows cannot open a folder)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,262 @@
+"""How one attempt of a ramp ended, from what it left: its exit, its attempt folder, its stderr.
+
+The outcomes, checked in this order:
+
+- ``timeout``: the attempt reached ``--attempt-timeout`` and was killed;
+- ``out_of_memory`` by the kernel's OOM killer: SIGKILL, and a sign of the kernel that it was the
+  OOM killer (``supervision/oom_killer.py``); the phase from where the trial's event log stops;
+- ``out_of_memory``: the trial's ``attempt.json`` holds an ``oom`` (with its phase), else its
+  ``events.jsonl`` records a failure that is one;
+- ``crashed``: ended by a signal (named), a SIGKILL without the OOM killer's sign included;
+- ``out_of_memory``: the error text (the last line of stderr that says why) is an allocator's
+  refusal (phase unknown);
+- ``contract_failed``: the trial's output contract failed;
+- ``failed``: any other non-zero exit (or a trial whose status is ``failed``);
+- ``passed``: exit 0.
+
+The attempt folder is the one a ``Trial`` of the application made inside ``KERNODECK_RUN_DIR``:
+``attempt.json`` when the trial ended, only ``events.jsonl`` when the process was killed first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..report.redact import Redactor
+from ..supervision.application import Ending
+from ..supervision.supervisor import last_stderr_line, read_tail
+from ..untrusted_json import loads
+
+Outcome = Literal["passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "out_of_memory", "timeout", "crashed",
+                                 "contract_failed", "failed")
+Phase = Literal["loading", "first_pass", "later_pass"]
+# Where the out-of-memory's facts come from, most precise first.
+OomSource = Literal["attempt", "events", "error_text", "kernel"]
+ATTEMPT_FORMAT = "kernodeck-attempt"
+MAX_FILE_BYTES = 16 * 2**20  # an attempt's files are small; a larger one is read from its end
+
+# An allocator's refusal as PyTorch and Python word it: CUDA/HIP/MPS "out of memory",
+# torch.OutOfMemoryError, the CPU allocator's "can't allocate memory", MemoryError, bad_alloc.
+OOM_TEXT = re.compile(r"out of memory|OutOfMemoryError|\bMemoryError\b|can't allocate memory|"
+                      r"std::bad_alloc|Cannot allocate memory", re.IGNORECASE)
+_REQUESTED_BYTES = re.compile(r"you tried to allocate (\d+) bytes", re.IGNORECASE)
+_REQUESTED_SIZE = re.compile(r"Tried to allocate ([0-9.]+) ?(B|KiB|MiB|GiB|TiB)\b")
+_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+@dataclass
+class Classified:
+    """One attempt's outcome and what is known of it."""
+
+    outcome: Outcome
+    signal: str | None = None
+    oom: dict[str, Any] | None = None  # {"phase", "pass_index", "requested_bytes", "source", ...}
+    error: str | None = None  # one line, redacted
+    contracts_failed: list[str] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    peak_memory_source: Literal["attempt", "events", "process"] | None = None
+    trial: Literal["attempt.json", "events.jsonl"] | None = None
+
+
+@dataclass
+class TrialFacts:
+    """What the attempt folder says, from ``attempt.json`` or else ``events.jsonl``."""
+
+    source: Literal["attempt.json", "events.jsonl"] | None = None
+    status: str | None = None
+    oom: dict[str, Any] | None = None
+    contracts_failed: list[str] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    error: str | None = None  # "type: message" of the first error
+    phase: Phase | None = None  # where the event log stops: before, in or after the first pass
+
+
+def classify(ending: Ending, run_dir: str, stderr_path: str,
+             redactor: Redactor | None = None) -> Classified:
+    """The outcome of one attempt (see the module's docstring for the order)."""
+    facts = read_trial(run_dir)
+    redactor = redactor or Redactor.for_this_machine()
+    text = facts.error or last_stderr_line(stderr_path) or ending.start_error
+    result = Classified("failed", signal=ending.signal_name, trial=facts.source,
+                        error=redactor.text(text) if text else None,
+                        contracts_failed=facts.contracts_failed)
+    _peak(result, facts, ending)
+    if ending.timed_out:
+        result.outcome = "timeout"
+        result.signal = None  # the tool's own kill at the limit says nothing of the attempt
+    elif ending.oom_evidence:
+        result.outcome = "out_of_memory"
+        result.oom = {**(facts.oom or {"phase": facts.phase, "pass_index": None,
+                                       "requested_bytes": None}),
+                      "source": "kernel", "oom_killer": True, "evidence": ending.oom_evidence}
+    elif facts.oom is not None:  # the first error was one, whatever ended the process after
+        result.outcome = "out_of_memory"
+        result.oom = {**facts.oom, "source": "attempt" if facts.source == "attempt.json"
+                      else "events"}
+    elif ending.signal_name is not None:
+        result.outcome = "crashed"
+    elif ending.returncode != 0 and text and OOM_TEXT.search(text):
+        result.outcome = "out_of_memory"
+        result.oom = {"phase": None, "pass_index": None,
+                      "requested_bytes": requested_bytes(text), "source": "error_text"}
+    elif facts.contracts_failed:
+        result.outcome = "contract_failed"
+    elif ending.returncode != 0 or facts.status == "failed":
+        result.outcome = "failed"
+    else:
+        result.outcome = "passed"
+    if result.outcome == "passed":
+        result.error = None
+    return result
+
+
+def requested_bytes(text: str) -> int | None:
+    """The size the allocator refused, when the message says it (CPU allocator, CUDA)."""
+    match = _REQUESTED_BYTES.search(text)
+    if match:
+        return int(match.group(1))
+    match = _REQUESTED_SIZE.search(text)
+    if match:
+        return int(float(match.group(1)) * _UNITS[match.group(2)])
+    return None
+
+
+def _peak(result: Classified, facts: TrialFacts, ending: Ending) -> None:
+    if facts.peak_memory_bytes is not None:
+        result.peak_memory_bytes = facts.peak_memory_bytes
+        result.peak_memory_source = "attempt" if facts.source == "attempt.json" else "events"
+    elif ending.peak_rss_bytes:
+        result.peak_memory_bytes = ending.peak_rss_bytes
+        result.peak_memory_source = "process"
+
+
+# -- the attempt folder ----------------------------------------------------------------------------
+
+def read_trial(run_dir: str) -> TrialFacts:
+    """The facts of the newest attempt folder in ``run_dir`` (none: empty facts)."""
+    folder = _newest_attempt(run_dir)
+    if folder is None:
+        return TrialFacts()
+    document = _json_file(os.path.join(folder, "attempt.json"))
+    if isinstance(document, dict) and document.get("format") == ATTEMPT_FORMAT:
+        return _from_attempt(document)
+    return _from_events(os.path.join(folder, "events.jsonl"))
+
+
+def _newest_attempt(run_dir: str) -> str | None:
+    try:
+        entries = [os.path.join(run_dir, name) for name in os.listdir(run_dir)]
+    except OSError:
+        return None
+    folders = [path for path in entries if os.path.isdir(path) and (
+        os.path.isfile(os.path.join(path, "attempt.json"))
+        or os.path.isfile(os.path.join(path, "events.jsonl")))]
+    return max(folders, key=lambda path: (os.path.getmtime(path), path), default=None)
+
+
+def _from_attempt(document: dict[str, Any]) -> TrialFacts:
+    facts = TrialFacts(source="attempt.json", status=_text(document.get("status")))
+    oom = document.get("oom")
+    if isinstance(oom, dict):
+        facts.oom = _oom(oom)
+    contracts = document.get("contracts")
+    facts.contracts_failed = [str(item.get("name")) for item in
+                              (contracts if isinstance(contracts, list) else [])
+                              if isinstance(item, dict) and item.get("passed") is False]
+    facts.peak_memory_bytes = _count(document.get("peak_memory_bytes"))
+    error = document.get("first_error")
+    if isinstance(error, dict):
+        facts.error = _error_text(error)
+    return facts
+
+
+def _from_events(path: str) -> TrialFacts:
+    """Facts from the event log alone (the process was killed before writing attempt.json)."""
+    events = [event for event in _json_lines(path) if isinstance(event, dict)]
+    if not events:
+        return TrialFacts()
+    facts = TrialFacts(source="events.jsonl")
+    passes_done = sum(1 for event in events if event.get("event") == "pass_completed")
+    pass_started = any(event.get("event") == "pass_started" for event in events)
+    # A trial writes pass_started before each pass: none yet is before the first one.
+    trial_log = any(event.get("event") == "attempt_started" for event in events)
+    facts.phase = ("later_pass" if passes_done else "first_pass" if pass_started
+                   else "loading" if trial_log else None)
+    peaks = [peak for event in events for peak in _peaks(event)]
+    facts.peak_memory_bytes = max(peaks) if peaks else None
+    for event in events:
+        if event.get("event") != "stage_failed" or facts.error is not None:
+            continue
+        error = event.get("error")
+        facts.error = _error_text(error) if isinstance(error, dict) else None
+        facts.status = "failed"
+        oom = event.get("oom")
+        if isinstance(oom, dict):
+            facts.oom = _oom(oom)
+        elif facts.error and OOM_TEXT.search(facts.error):
+            facts.oom = {"phase": facts.phase, "pass_index": passes_done if passes_done else None,
+                         "requested_bytes": requested_bytes(facts.error)}
+    return facts
+
+
+def _oom(oom: dict[str, Any]) -> dict[str, Any]:
+    phase = oom.get("phase")
+    return {"phase": phase if phase in ("loading", "first_pass", "later_pass") else None,
+            "pass_index": _count(oom.get("pass_index")),
+            "requested_bytes": _count(oom.get("requested_bytes"))}
+
+
+def _peaks(event: dict[str, Any]) -> list[int]:
+    """Peak sizes an event carries: ``peak_memory_bytes`` or ``*peak*bytes`` keys, one level down
+    too (a ``memory`` object)."""
+    found = []
+    for holder in (event, *(value for value in event.values() if isinstance(value, dict))):
+        found += [count for key, value in holder.items()
+                  if "peak" in str(key) and str(key).endswith("bytes")
+                  and (count := _count(value)) is not None]
+    return found
+
+
+def _error_text(error: dict[str, Any]) -> str | None:
+    kind, message = _text(error.get("type")), _text(error.get("message"))
+    if kind and message:
+        return f"{kind}: {message}"
+    return kind or message
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _json_file(path: str) -> Any:
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    try:
+        return loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+
+
+def _json_lines(path: str) -> list[Any]:
+    """Every complete JSON line of a file (its last MAX_FILE_BYTES); a cut or bad line skipped."""
+    tail = read_tail(path, MAX_FILE_BYTES)
+    found: list[Any] = []
+    for raw in (tail[0] if tail else b"").decode("utf-8", "replace").splitlines():
+        try:
+            found.append(loads(raw))
+        except ValueError:
+            continue
+    return found

@@ -1,0 +1,207 @@
+"""The record of a ramp: ``ramp.json`` (versioned, schema ``ramp/schema/ramp-v1.json``), its
+markdown table ``ramp.md`` and, with matplotlib, its plot ``ramp.png``.
+
+``ramp.json`` is rewritten (atomically) after every attempt: it is also what a second run of the
+same command with the same ``--out`` resumes from. A ramp is the same ramp when its axis, start,
+stop, factor, bisection and command are the same; the command is kept as a SHA-256 of its
+arguments (to recognise it) and, for people, with paths and secrets redacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .. import TOOL_NAME, __version__
+from ..report.markup import escape
+from ..report.markup import table as markdown_table
+from ..terminal import cell
+from ..untrusted_json import loads
+
+FORMAT = "kernodeck-ramp"
+VERSION = 1
+RECORD, TABLE, PLOT = "ramp.json", "ramp.md", "ramp.png"
+SCHEMA_FILE = ("ramp", "schema", "ramp-v1.json")
+Status = Literal["running", "interrupted", "complete"]
+# The settings that make two runs the same ramp (resume) rather than another one.
+IDENTITY = ("axis", "start", "stop", "factor", "bisect", "command_sha256")
+DETAIL_LIMIT = 100  # characters of an attempt's detail in a table; ramp.json has it whole
+
+
+@dataclass
+class Ramp:
+    """A ramp's settings and its attempts so far."""
+
+    axis: str
+    start: int
+    stop: int
+    factor: float
+    bisect: bool
+    attempt_timeout_s: float
+    command: list[str]  # redacted, for people
+    command_sha256: str
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    status: Status = "running"
+
+    def recorded(self, value: int) -> dict[str, Any] | None:
+        return next((item for item in self.attempts if item["value"] == value), None)
+
+    @property
+    def last_passing_value(self) -> int | None:
+        return max((item["value"] for item in self.attempts if item["outcome"] == "passed"),
+                   default=None)
+
+    @property
+    def first_failing(self) -> dict[str, Any] | None:
+        failing = [item for item in self.attempts if item["outcome"] != "passed"]
+        return min(failing, key=lambda item: int(item["value"]), default=None)
+
+    def as_json(self) -> dict[str, Any]:
+        first = self.first_failing
+        return {
+            "format": FORMAT, "version": VERSION,
+            "tool": {"name": TOOL_NAME, "version": __version__},
+            "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "status": self.status, "axis": self.axis, "start": self.start, "stop": self.stop,
+            "factor": self.factor, "bisect": self.bisect,
+            "attempt_timeout_s": self.attempt_timeout_s,
+            "command": self.command, "command_sha256": self.command_sha256,
+            "attempts": self.attempts,
+            "last_passing_value": self.last_passing_value,
+            "first_failing": None if first is None else {
+                "value": first["value"], "outcome": first["outcome"],
+                "phase": (first.get("oom") or {}).get("phase"), "signal": first.get("signal")},
+        }
+
+
+def command_sha256(argv: Sequence[str]) -> str:
+    return hashlib.sha256(json.dumps(list(argv)).encode("utf-8")).hexdigest()
+
+
+def save(ramp: Ramp, folder: str) -> None:
+    """Write ramp.json atomically: a reader (or a resume) never sees half of it."""
+    path = os.path.join(folder, RECORD)
+    partial = path + ".partial"
+    with open(partial, "w", encoding="utf-8") as file:
+        file.write(json.dumps(ramp.as_json(), indent=2, ensure_ascii=False) + "\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(partial, path)
+
+
+def load(folder: str) -> dict[str, Any] | None:
+    """The ramp.json of ``folder`` (None when there is none); ValueError when it is not one."""
+    path = os.path.join(folder, RECORD)
+    try:
+        with open(path, "rb") as file:
+            data = file.read(16 * 2**20)
+    except FileNotFoundError:
+        return None
+    document = loads(data.decode("utf-8"))
+    if (not isinstance(document, dict) or document.get("format") != FORMAT
+            or document.get("version") != VERSION or not isinstance(document.get("attempts"),
+                                                                     list)):
+        raise ValueError("not a ramp record of this version")
+    return document
+
+
+def same_ramp(document: dict[str, Any], ramp: Ramp) -> list[str]:
+    """The settings in which a saved ramp differs from this one (empty: the same ramp)."""
+    mine = ramp.as_json()
+    return [key for key in IDENTITY if document.get(key) != mine[key]]
+
+
+# -- for people ------------------------------------------------------------------------------
+
+def size(count: int | None) -> str:
+    """Bytes for people: 512.0 MiB."""
+    if count is None:
+        return "-"
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def detail(attempt: dict[str, Any]) -> str:
+    """What a table says of an attempt besides its outcome: phase, signal, contracts, error."""
+    parts = []
+    oom = attempt.get("oom") or {}
+    if oom.get("phase"):
+        parts.append(f"phase {oom['phase']}")
+    if oom.get("requested_bytes"):
+        parts.append(f"requested {size(oom['requested_bytes'])}")
+    if oom.get("oom_killer"):
+        parts.append("OOM killer")
+    if attempt.get("signal"):
+        parts.append(str(attempt["signal"]))
+    elif attempt.get("exit_code"):
+        parts.append(f"exit {attempt['exit_code']}")
+    if attempt.get("contracts_failed"):
+        parts.append("contracts: " + ", ".join(attempt["contracts_failed"]))
+    if attempt.get("error") and attempt["outcome"] != "passed":
+        parts.append(str(attempt["error"]))
+    return "; ".join(parts)
+
+
+def rows(document: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """One row per attempt, by value: value, outcome, duration, peak memory, detail (cut)."""
+    return [(str(item["value"]), item["outcome"], f"{item['duration_s']:.2f} s",
+             size(item.get("peak_memory_bytes")), cell(detail(item), DETAIL_LIMIT))
+            for item in sorted(document["attempts"], key=lambda item: int(item["value"]))]
+
+
+def markdown(document: dict[str, Any], header: Sequence[str], conclusion: str) -> str:
+    """ramp.md: the table of attempts and the range found."""
+    body = [tuple(escape(value) for value in row) for row in rows(document)]
+    lines = [f"# {escape(conclusion)}", "", *markdown_table([tuple(header), *body]), ""]
+    return "\n".join(lines)
+
+
+def plot(document: dict[str, Any], path: str, labels: dict[str, str]) -> bool:
+    """ramp.png: value → duration and peak memory, failures marked. False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display: a file only
+        import matplotlib.pyplot as plt
+        import matplotlib.ticker
+    except ImportError:
+        return False
+    attempts = sorted(document["attempts"], key=lambda item: int(item["value"]))
+    passed = [item for item in attempts if item["outcome"] == "passed"]
+    failed = [item for item in attempts if item["outcome"] != "passed"]
+    figure, left = plt.subplots(figsize=(8, 4.5))
+    left.plot([item["value"] for item in attempts], [item["duration_s"] for item in attempts],
+              "o-", color="tab:blue", label=labels["duration"])
+    left.set_xscale("log", base=2)
+    left.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    left.set_xlabel(document["axis"])
+    left.set_ylabel(labels["duration"], color="tab:blue")
+    # A failed attempt's peak is where it stopped, not what it needed: passes only.
+    peaks = [(item["value"], item["peak_memory_bytes"] / 2**20) for item in passed
+             if item.get("peak_memory_bytes")]
+    if peaks:
+        right = left.twinx()
+        right.plot([p[0] for p in peaks], [p[1] for p in peaks], "s--", color="tab:green",
+                   label=labels["memory"])
+        right.set_ylabel(labels["memory"], color="tab:green")
+    left.plot([item["value"] for item in failed], [item["duration_s"] for item in failed], "x",
+              color="tab:red", markersize=12, mew=2, linestyle="none")
+    first = document.get("first_failing")
+    if first is not None:
+        left.axvline(first["value"], color="tab:red", linestyle=":")
+        left.annotate(first["outcome"], (first["value"], 1.0), xycoords=("data", "axes fraction"),
+                      textcoords="offset points", xytext=(4, -14), color="tab:red")
+    left.set_title(labels["title"])
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return True

@@ -1,0 +1,154 @@
+"""--all-devices: each device's own verdict, each copy's, and the check's, decided by the front.
+
+The worker sends the values every device computed (and every copy between two devices held);
+this module compares them with the expected ones, as for a single device. A device that was
+being checked when the time limit (or a crash) ended the worker gets that ending as its verdict
+(``TIMEOUT``, ``WORKER_FAILED``); the devices checked before it keep theirs, and the ones after
+it were never reached (``code`` null). The check's code is that of the lowest-index device that
+failed; when every device passed, that of the first copy that failed; else the worker's own
+ending, if any; else ``GPU_CHECK_PASSED``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..supervision.events import WorkerState
+from ..worker.stages import A_VALUES, EXPECTED
+from .codes import classify
+
+ErrorReport = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def device_name(backend: object, index: int) -> str:
+    """The name tensors use for device ``index`` of ``backend``: ``cuda:0`` (ROCm too),
+    ``xpu:1``, ``mps``."""
+    if backend == "mps":
+        return "mps"
+    return f"{'xpu' if backend == 'xpu' else 'cuda'}:{index}"
+
+
+@dataclass
+class EveryDevice:
+    """The verdicts of one --all-devices run, before redaction."""
+
+    backend: object
+    # By device index: the check's fields (see ``_device``), its error not yet redacted.
+    devices: dict[int, dict[str, Any]] = field(default_factory=dict)
+    peers: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    shown: int | None = None  # the device the ``execution`` block describes
+
+    def fill(self, pytorch: dict[str, Any], report_error: ErrorReport) -> dict[str, Any]:
+        """Put each verdict in its ``pytorch.devices[]`` entry (``check``) and the copies in
+        ``pytorch.peers``, their errors as the report says them (``report_error``); the
+        ``execution`` block, of the device whose code is the check's (the first one when all
+        passed)."""
+        for entry in pytorch["devices"]:
+            check = self.devices.get(entry["index"])
+            if check is not None:
+                entry["check"] = _reported(check, report_error)
+        pytorch["peers"] = [_reported(peer, report_error) for peer in self.peers] \
+            if len(self.devices) > 1 else None
+        index = self.shown
+        shown = self.devices.get(index) if index is not None else None
+        if index is None or shown is None:
+            return {"device": None, "product_verified": False, "gradient_verified": False,
+                    "loss": None, "synchronized": None, "duration_ms": None}
+        return {"device": device_name(self.backend, index),
+                **{name: shown[name] for name in ("product_verified", "gradient_verified",
+                                                  "loss", "synchronized", "duration_ms")}}
+
+
+def every_device(state: WorkerState, ending: dict[str, Any] | None,
+                 backend: object) -> EveryDevice:
+    """The verdicts of every visible device (the ``visible_device_count`` the worker gave) and
+    of every copy, from the worker's values; ``ending`` is how the worker ended when it did not
+    finish (the time limit, a crash), else None."""
+    every = EveryDevice(backend)
+    count = state.facts.get("pytorch", {}).get("visible_device_count")
+    indexes = sorted(set(range(count if isinstance(count, int) else 0)) | set(state.devices))
+    copying = state.step == "copy"
+    for index in indexes:
+        values = state.devices.get(index)
+        if values is None and ending is None:
+            # The worker ended on its own without this device's values: nothing verified.
+            stopped: dict[str, Any] | None = _said(None, "error.no_verified_result")
+        else:
+            stopped = ending if index == state.device and not copying else None
+        every.devices[index] = _device(values, stopped)
+    for (source, target), values in sorted(state.peers.items()):
+        every.peers.append(_peer(source, target, values, backend))
+    if copying and ending is not None and (state.device, state.peer) not in state.peers \
+            and state.device is not None and state.peer is not None:
+        every.peers.append(_peer(state.device, state.peer, None, backend, ending))
+    failed = [(index, check) for index, check in every.devices.items()
+              if check["code"] not in (None, "GPU_CHECK_PASSED")]
+    failed_copies = [peer for peer in every.peers if peer["code"] != "GPU_CHECK_PASSED"]
+    if failed:
+        every.shown, every.error = failed[0][0], failed[0][1]["error"]
+    else:
+        every.shown = next((index for index, check in every.devices.items()
+                            if check["code"] is not None), None)
+        every.error = failed_copies[0]["error"] if failed_copies else ending
+    return every
+
+
+def _device(values: dict[str, Any] | None, ending: dict[str, Any] | None) -> dict[str, Any]:
+    """One device's check: its values compared, or the ending that stopped it, or nothing."""
+    if values is None:
+        return {"code": classify("gpu", ending).name if ending else None,
+                "stage": "compute" if ending else None,
+                "product_verified": False, "gradient_verified": False, "loss": None,
+                "synchronized": False if ending else None, "duration_ms": None,
+                "error": ending}
+    wrong = [name for name, expected in EXPECTED.items() if values.get(name) != expected]
+    error = _failure(values.get("error"))
+    if error is None and wrong:
+        error = _said("verify", "error.check_failed", what=", ".join(wrong))
+    loss = values.get("loss")
+    return {"code": classify("gpu", error).name, "stage": "compute",
+            "product_verified": "product" not in wrong,
+            "gradient_verified": "gradient" not in wrong,
+            # The value, right or wrong, when JSON can hold it (NaN and infinities it cannot).
+            "loss": loss if isinstance(loss, float) and math.isfinite(loss) else None,
+            "synchronized": values.get("synchronized"), "duration_ms": values.get("duration_ms"),
+            "error": error}
+
+
+def _peer(source: int, target: int, values: dict[str, Any] | None, backend: object,
+          ending: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One copy from ``source`` to ``target``: the values it held compared with A's."""
+    values = values or {}
+    copied = values.get("copy") == A_VALUES
+    error = ending or _failure(values.get("error"))
+    if error is None and not copied:
+        error = _said("copy", "error.check_failed",
+                      what=f"copy {device_name(backend, source)} -> "
+                           f"{device_name(backend, target)}")
+    return {"source": source, "target": target, "access": values.get("access"),
+            "copy_verified": error is None and copied, "code": classify("gpu", error).name,
+            "duration_ms": values.get("duration_ms"), "error": error}
+
+
+def _failure(error: Any) -> dict[str, Any] | None:
+    """A device's or a copy's own failure, as the report's error says it (before redaction)."""
+    if not isinstance(error, dict):
+        return None
+    return {"stage": "compute", "step": error.get("step"), "kind": error.get("kind"),
+            "type": error.get("type"), "message": error.get("message") or "",
+            "missing_module": error.get("missing_module")}
+
+
+def _said(step: str | None, key: str, **values: str) -> dict[str, Any]:
+    """A failure in the tool's own words (a message key and its values)."""
+    return {"stage": "compute", "step": step, "kind": "check_failed", "type": None,
+            "message": "", "message_key": key, "message_values": values}
+
+
+def _reported(check: dict[str, Any], report_error: ErrorReport) -> dict[str, Any]:
+    error = check["error"]
+    return {**check, "error": report_error(error) if error is not None else None}

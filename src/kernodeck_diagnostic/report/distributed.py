@@ -1,0 +1,146 @@
+"""The ``distributed`` block of a ``--distributed`` report, and the job's verdict.
+
+Every rank's front gets the same accounts of every rank from its worker (gathered by rank 0
+through the job's store, see worker/collective.py) and classifies each with the check's own rules
+(``codes.classify``, the same expected values): each reaches the same verdict on the job, and
+rank 0's report is the job's. A rank keeps its own code when its own check failed; otherwise any
+rank that failed, is missing (never joined, or never reported), a collective that did not pass
+or a wrong sum make the verdict ``COLLECTIVE_FAILED``, naming the ranks.
+
+The block holds no host name, address or port: ranks, local ranks, anonymous node indices,
+codes, stages, devices and the collective's numbers only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..facts.launcher import Launch
+from ..i18n import ENGLISH, compose
+from ..supervision.events import WorkerState
+from ..worker.stages import EXPECTED
+from .codes import CODES, Code, classify
+
+MAX_NAMED = 20  # ranks named in the error's sentence; the block lists them all
+
+
+def rank_code(device: str, entry: dict[str, Any], expected: int) -> Code:
+    """One rank's code, from its own account: its check's error, its values, its collective."""
+    if entry.get("kind") is not None:
+        return classify(device, entry)
+    if any(entry.get(name) != value for name, value in EXPECTED.items()):
+        return CODES["CHECK_FAILED"]
+    if entry.get("collective") != "passed" or entry.get("observed") != expected:
+        return CODES["COLLECTIVE_FAILED"]
+    return CODES["GPU_CHECK_PASSED" if device == "gpu" else "CPU_CHECK_PASSED"]
+
+
+def _rank_stage(code: Code, entry: dict[str, Any]) -> str:
+    if entry.get("kind") is not None:
+        return str(entry.get("stage") or "interpreter")
+    return "compute" if code.name == "CHECK_FAILED" else "collective"
+
+
+def apply(report: dict[str, Any], launch: Launch, state: WorkerState,
+          network: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``report`` (this rank's own check) with the ``distributed`` block and the job's verdict;
+    ``network``, this node's facts (facts/network.py)."""
+    device = report["request"]["device"]
+    outcome = state.collective or {}
+    expected = world_sum(launch.world_size)
+    status = outcome.get("status") or ("timeout" if state.stage == "collective" else "skipped")
+    gathered = bool(outcome.get("gathered"))
+    ranks: dict[int, dict[str, Any]] = {}
+    for entry in state.ranks:
+        number = entry["rank"]
+        if number < launch.world_size and number not in ranks:
+            code = rank_code(device, entry, expected)
+            ranks[number] = {"rank": number, "local_rank": entry.get("local_rank"),
+                             "node": entry.get("node"), "code": code.name,
+                             "stage": _rank_stage(code, entry), "device": entry.get("device")}
+    missing = sorted(set(range(launch.world_size)) - set(ranks)) if gathered else None
+    block = {"launcher": launch.launcher, "rank": launch.rank, "world_size": launch.world_size,
+             "backend": outcome.get("backend"),
+             "collective": {"status": status, "expected": expected,
+                            "observed": outcome.get("observed"),
+                            "duration_ms": outcome.get("duration_ms")},
+             "ranks": [ranks[number] for number in sorted(ranks)], "missing_ranks": missing,
+             "shared_devices": shared_devices(state.ranks),
+             **{name: (network or {}).get(name) for name in NETWORK_FACTS}}
+    own = CODES[report["code"]]
+    verdict = report
+    if own.passed:
+        error = job_error(block, outcome.get("error_type"))
+        if error is not None:
+            verdict = dict(report, status="failed", code="COLLECTIVE_FAILED",
+                           exit_code=CODES["COLLECTIVE_FAILED"].exit_code, stage="collective",
+                           summary=CODES["COLLECTIVE_FAILED"].summary,
+                           next_action=CODES["COLLECTIVE_FAILED"].next_action, error=error)
+        else:
+            verdict = dict(report, stage="collective")
+    placed: dict[str, Any] = {}
+    for key, value in verdict.items():
+        if key == "findings":
+            placed["distributed"] = block
+        placed[key] = value
+    return placed
+
+
+# This node's facts (facts/network.py), as the block holds them.
+NETWORK_FACTS = ("port_in_use", "socket_interfaces", "rdma_devices", "memlock_limit_bytes")
+
+
+def shared_devices(entries: list[dict[str, Any]]) -> list[list[int]]:
+    """Groups of ranks that computed on the same GPU: the same node, the same ``cuda:N``, and
+    no visibility variable set on any of them (with one set, ``cuda:0`` may be a different card
+    on each rank, which nothing here can tell)."""
+    groups: dict[tuple[Any, str], list[int]] = {}
+    for entry in entries:
+        device = entry.get("device")
+        if (isinstance(device, str) and device.startswith("cuda:")
+                and entry.get("visibility_set") is False):
+            groups.setdefault((entry.get("node"), device), []).append(entry["rank"])
+    return [sorted(set(ranks)) for ranks in groups.values() if len(set(ranks)) > 1]
+
+
+def world_sum(world_size: int) -> int:
+    """The all-reduce's expected sum of ``rank + 1``: n (n + 1) / 2."""
+    return world_size * (world_size + 1) // 2
+
+
+def job_error(block: dict[str, Any], error_type: str | None) -> dict[str, Any] | None:
+    """Why the job is not healthy, in the tool's own words; None when it is."""
+    collective = block["collective"]
+    failed = [entry for entry in block["ranks"] if not CODES[entry["code"]].passed
+              and entry["code"] != "COLLECTIVE_FAILED"]
+    values: dict[str, str] = {"status": collective["status"]}
+    if block["missing_ranks"]:
+        key = "error.collective.missing_ranks"
+        values["ranks"] = _named([str(number) for number in block["missing_ranks"]])
+    elif failed:
+        key = "error.collective.failed_ranks"
+        values["ranks"] = _named([f"{entry['rank']} ({entry['code']})" for entry in failed])
+    elif collective["status"] == "passed" and collective["observed"] != collective["expected"]:
+        key = "error.collective.wrong_sum"
+        values.update(observed=str(collective["observed"]),
+                      expected=str(collective["expected"]))
+    elif collective["status"] != "passed":
+        key = "error.collective.status"
+        values.update(backend=str(block["backend"] or "-"), world_size=str(block["world_size"]))
+    elif block["missing_ranks"] is None:
+        key = "error.collective.not_gathered"
+    elif any(entry["code"] == "COLLECTIVE_FAILED" for entry in block["ranks"]):
+        key = "error.collective.failed_ranks"
+        values["ranks"] = _named([f"{entry['rank']} (COLLECTIVE_FAILED)"
+                                  for entry in block["ranks"]
+                                  if entry["code"] == "COLLECTIVE_FAILED"])
+    else:
+        return None
+    return {"stage": "collective", "kind": "collective_failed", "type": error_type,
+            "message": compose(key, values, ENGLISH) or key, "message_key": key,
+            "message_values": values}
+
+
+def _named(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_NAMED])
+    return shown + (f", \u2026 ({len(items)})" if len(items) > MAX_NAMED else "")

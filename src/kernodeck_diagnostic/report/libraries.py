@@ -1,0 +1,180 @@
+"""The report's ``libraries`` block (--extensions, --kernels): the worker's facts, and the front's
+own verdicts on them.
+
+The worker says what it found and what happened: each extension's declared torch requirement and
+its import, each kernel's largest difference from its known answer. Here the front decides:
+whether the installed torch meets each requirement (``pep440``, as ``pip check`` does) and whether
+each kernel that ran passed (within ``worker.libraries.TOLERANCE``). The findings read this block.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..i18n import Translate
+from ..worker.libraries import tolerance
+from ..worker.stages import decode_number
+from .pep440 import satisfies
+
+# An import failing like this was built against another torch: its operators are not
+# registered (torchvision's "operator torchvision::nms does not exist"), or its library
+# wants symbols this torch does not have.
+TORCH_MISMATCH_SIGNS = re.compile(
+    r"operator \S+::\S+ does not exist|undefined symbol|"
+    r"was compiled against|compiled with a different version of torch", re.IGNORECASE)
+# torchvision's (and torchaudio's) own check at import.
+CUDA_MISMATCH_SIGNS = re.compile(r"compiled with different CUDA (major )?versions",
+                                 re.IGNORECASE)
+
+
+def library_block(asked: dict[str, Any], facts: dict[str, Any] | None,
+                  pytorch: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``libraries`` block: None when neither --extensions nor --kernels was asked."""
+    if not (asked.get("extensions") or asked.get("kernels")):
+        return None
+    facts = facts or {}
+    torch_version = pytorch.get("distribution_version") or pytorch.get("version")
+    extensions = facts.get("extensions") if asked.get("extensions") else None
+    kernels = facts.get("kernels") if asked.get("kernels") else None
+    return {
+        "torch_version": torch_version,
+        "extensions": None if extensions is None else [
+            _extension(entry, torch_version) for entry in extensions],
+        "kernels": None if kernels is None else [_kernel(entry) for entry in kernels],
+    }
+
+
+def _extension(entry: dict[str, Any], torch_version: str | None) -> dict[str, Any]:
+    wanted = entry.get("requires_torch")
+    met = satisfies(torch_version, wanted) if torch_version and wanted is not None else None
+    return {"name": entry.get("name"), "version": entry.get("version"),
+            "module": entry.get("module"), "requires_torch": wanted, "requirement_met": met,
+            "cuda": entry.get("cuda"),
+            # Found, but the stage ended (the time limit) before its import was tried.
+            "status": entry.get("status", "skipped"),
+            "duration_ms": entry.get("duration_ms"), "error": entry.get("error"),
+            **({"limit_s": entry["limit_s"]} if entry.get("limit_s") is not None else {})}
+
+
+def _kernel(entry: dict[str, Any]) -> dict[str, Any]:
+    """A kernel with the front's verdict: what the worker could not run keeps its status
+    (failed with an error, unsupported, skipped); one that ran passes only within tolerance."""
+    kernel = dict(entry)
+    status = entry.get("status")
+    if status not in ("failed", "unsupported", "skipped"):
+        difference = decode_number(entry.get("max_abs_error"))
+        within = difference is not None and difference <= tolerance(
+            str(entry.get("name")), entry.get("dtype"))
+        status = "passed" if within else "failed"
+    kernel["status"] = status
+    for name in ("dtype", "duration_ms", "max_abs_error", "error", "reason"):
+        kernel.setdefault(name, None)
+    return kernel
+
+
+def wrong_kernel(block: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The first kernel that ran and gave a wrong result (failed without an error), if any."""
+    for kernel in (block or {}).get("kernels") or []:
+        if kernel["status"] == "failed" and kernel.get("error") is None:
+            return dict(kernel)
+    return None
+
+
+def torch_mismatch(extension: dict[str, Any]) -> bool:
+    """The extension was built for another torch: its declared requirement excludes the
+    installed torch, or its import failed with the signs of it."""
+    if extension.get("requirement_met") is False:
+        return True
+    return _failed_with(extension, TORCH_MISMATCH_SIGNS)
+
+
+def cuda_mismatch(extension: dict[str, Any], torch_cuda: str | None) -> bool:
+    """The extension's CUDA (its version's label, or what it says) is not the build's: another
+    CUDA version, a CPU build beside a CUDA torch, a CUDA build beside a CPU-only torch; or its
+    import says so. Compared where both can be read."""
+    if _failed_with(extension, CUDA_MISMATCH_SIGNS):
+        return True
+    theirs = extension.get("cuda")
+    if not theirs or str(theirs).startswith("rocm"):
+        return False
+    if theirs == "cpu":
+        return torch_cuda is not None
+    if torch_cuda is None:  # a CUDA build beside a CPU-only (or ROCm) torch: fails to load
+        return extension.get("status") == "failed"
+    return _major_minor(theirs) != _major_minor(torch_cuda)
+
+
+def _major_minor(version: str) -> tuple[str, ...]:
+    return tuple(version.split(".")[:2])
+
+
+def _failed_with(extension: dict[str, Any], signs: re.Pattern[str]) -> bool:
+    error = extension.get("error") or {}
+    return extension.get("status") == "failed" and bool(signs.search(
+        str(error.get("message") or "")))
+
+
+# -- what the terminal and markdown show (report/render.py) ----------------------------------------
+
+def library_rows(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
+    """The extensions and kernels, one labelled row each (nothing when neither was asked)."""
+    if block is None:
+        return []
+    rows: list[tuple[str, str]] = []
+    for label, entries, describe in (("extensions", block.get("extensions"), _extension_row),
+                                     ("kernels", block.get("kernels"), _kernel_row)):
+        if entries is None:
+            continue
+        if not entries:
+            rows.append((t(f"ui.label.{label}"), t(
+                "ui.libraries.none" if label == "extensions" else "ui.libraries.not_reached")))
+        rows += [(t(f"ui.label.{label}") if index == 0 else "", describe(entry, t))
+                 for index, entry in enumerate(entries)]
+    return rows
+
+
+def _parts(*parts: str | None) -> str:
+    return " | ".join(part for part in parts if part)
+
+
+def _status(entry: dict[str, Any], t: Translate) -> str:
+    duration = entry.get("duration_ms")
+    return t(f"ui.libraries.status.{entry['status']}") + (
+        f" ({duration:.0f} ms)" if isinstance(duration, (int, float)) else "")
+
+
+def _failure(entry: dict[str, Any]) -> str | None:
+    error = entry.get("error") or {}
+    if error:
+        return f"{error['type']}: {error.get('message')}" if error.get("type") else \
+            str(error.get("message"))
+    return entry.get("reason")
+
+
+def _extension_row(entry: dict[str, Any], t: Translate) -> str:
+    wanted = entry.get("requires_torch")
+    requires = None if not wanted else t("ui.libraries.requires", wants=wanted) + (
+        " (!)" if entry.get("requirement_met") is False else "")
+    return _parts(f"{entry.get('name')} {entry.get('version')}", requires,
+                  f"CUDA {entry['cuda']}" if str(entry.get("cuda") or "")[:1].isdigit()
+                  else entry.get("cuda"), _status(entry, t), _failure(entry))
+
+
+def _kernel_row(entry: dict[str, Any], t: Translate) -> str:
+    extra: list[str | None] = []
+    if entry.get("compile_ms") is not None:
+        extra.append(t("ui.libraries.compile", ms=f"{entry['compile_ms']:.0f}"))
+    to_device, to_host = (entry.get("host_to_device_bytes_per_s"),
+                          entry.get("device_to_host_bytes_per_s"))
+    if isinstance(to_device, (int, float)) and isinstance(to_host, (int, float)):
+        extra.append(t("ui.libraries.bandwidth", to_device=f"{to_device / 1e9:.1f}",
+                       to_host=f"{to_host / 1e9:.1f}"))
+    backends = entry.get("backends") or {}
+    if backends:
+        extra.append(" ".join(f"{name}{'+' if backend.get('available') else '-'}"
+                              for name, backend in backends.items()))
+    wrong = entry["status"] == "failed" and not entry.get("error")
+    return _parts(f"{entry.get('name')} {entry.get('device') or ''}".strip(), _status(entry, t),
+                  *extra, t("ui.libraries.wrong", difference=entry.get("max_abs_error"))
+                  if wrong else _failure(entry))

@@ -1,0 +1,149 @@
+"""Running the user's own application (``ramp``, ``resume-check``): one process group, a time limit,
+a gentle stop, and how it ended.
+
+The application is started from an argument list (never a shell) as the leader of its own process
+group, its stdout and stderr going to files (bounded like the worker's). It ends in one of four
+ways: it exits by itself; the time limit is reached and its whole tree is killed; the caller asks it
+to stop (``stop_when``); or the front itself is interrupted (Ctrl-C, SIGTERM, SIGHUP), which stops
+it the same gentle way before the interrupt goes on. A gentle stop is what a user's Ctrl-C would
+be: SIGINT to the group (CTRL_BREAK on Windows), SIGTERM after ``grace_s``, then SIGKILL to the
+whole tree after another ``grace_s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from .oom_killer import Evidence, OomWatch
+from .process import Interrupted, kill_tree, spawn
+from .supervisor import _bound_capture
+
+POLL_INTERVAL_S = 0.05
+GRACE_S = 10.0
+_SIGKILL = getattr(signal, "SIGKILL", 9)
+
+
+@dataclass
+class Ending:
+    """How one run of the application ended."""
+
+    returncode: int | None  # negative: killed by that signal (POSIX); None: never started
+    duration_s: float
+    timed_out: bool = False
+    stopped: bool = False  # the caller (or an interrupt) asked it to stop
+    start_error: str | None = None  # why it could not be started (no path in it)
+    peak_rss_bytes: int | None = None  # the process's own peak, from wait4 (POSIX)
+    oom_evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+
+def run_application(argv: Sequence[str], *, env: Mapping[str, str], stdout_path: str,
+                    stderr_path: str, timeout_s: float, grace_s: float = GRACE_S,
+                    stop_when: Callable[[float], bool] | None = None) -> Ending:
+    """Run ``argv`` to its end, within ``timeout_s``; ``stop_when(elapsed)`` asks for a gentle stop.
+
+    Raises ``Interrupted`` (after stopping the application gently) when the front is interrupted.
+    """
+    watch = OomWatch()
+    start = time.monotonic()
+    with open(stdout_path, "ab") as out, open(stderr_path, "ab") as err:
+        try:
+            process = spawn(argv, stdout=out, stderr=err, env=dict(env))
+        except OSError as exc:
+            return Ending(None, 0.0, start_error=(exc.strerror or type(exc).__name__).lower())
+        ending = Ending(None, 0.0)
+        try:
+            _wait(process, ending, watch=watch, captures=(out, err), start=start,
+                  timeout_s=timeout_s, grace_s=grace_s, stop_when=stop_when)
+        except Interrupted:
+            ending.stopped = True
+            stop_gently(process, grace_s, ending)
+            raise
+        finally:
+            kill_tree(process)  # what it left running in its group goes too
+    if ending.returncode is None:
+        ending.returncode = process.returncode
+    ending.duration_s = time.monotonic() - start
+    if ending.returncode == -_SIGKILL and not ending.timed_out and not ending.stopped:
+        ending.oom_evidence = watch.evidence(process.pid)
+    return ending
+
+
+def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,
+          captures: tuple[IO[bytes], IO[bytes]], start: float, timeout_s: float, grace_s: float,
+          stop_when: Callable[[float], bool] | None) -> None:
+    while not _reaped(process, ending):
+        elapsed = time.monotonic() - start
+        if elapsed >= timeout_s:
+            ending.timed_out = True
+            kill_tree(process)
+            _reaped(process, ending)
+            return
+        if stop_when is not None and stop_when(elapsed):
+            ending.stopped = True
+            stop_gently(process, grace_s, ending)
+            return
+        watch.see(process.pid)
+        for capture in captures:
+            _bound_capture(capture)
+        time.sleep(POLL_INTERVAL_S)
+
+
+def stop_gently(process: subprocess.Popen[bytes], grace_s: float, ending: Ending) -> None:
+    """SIGINT to the group, SIGTERM after ``grace_s``, then the whole tree killed."""
+    if sys.platform == "win32":
+        steps = [int(signal.CTRL_BREAK_EVENT)]  # what a console's Ctrl-Break sends a group
+    else:
+        steps = [int(signal.SIGINT), int(signal.SIGTERM)]
+    for signum in steps:
+        _signal_group(process, signum)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            if _reaped(process, ending):
+                return
+            time.sleep(POLL_INTERVAL_S)
+    kill_tree(process)
+    _reaped(process, ending)
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(OSError):
+        if sys.platform == "win32":
+            process.send_signal(signum)
+        else:
+            os.killpg(process.pid, signum)
+
+
+def _reaped(process: subprocess.Popen[bytes], ending: Ending) -> bool:
+    """Whether the process has ended; on POSIX it is reaped with ``wait4`` for its peak memory."""
+    if process.returncode is not None:
+        return True
+    if sys.platform == "win32":  # no wait4: no peak of its own
+        return process.poll() is not None
+    try:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+    except ChildProcessError:  # reaped elsewhere (kill_tree's wait)
+        return process.poll() is not None
+    if pid == 0:
+        return False
+    process.returncode = os.waitstatus_to_exitcode(status)
+    ending.returncode = process.returncode
+    # ru_maxrss: KiB on Linux, bytes on macOS.
+    ending.peak_rss_bytes = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    return True

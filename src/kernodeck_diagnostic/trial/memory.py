@@ -1,0 +1,177 @@
+"""Memory and synchronisation of the devices the user's program is using, read cheaply.
+
+Nothing here initialises a device the program has not used: CUDA (and ROCm, which PyTorch
+drives through ``torch.cuda``) and XPU count only once ``is_initialized()``; MPS once the
+program has allocated on it. torch itself is the one the program imported (``sys.modules``):
+this module never imports it.
+
+On the CPU, the resident set size and its peak are read from ``/proc/self/status`` (``VmRSS``,
+``VmHWM``) and the peak is reset at the start of each stage by writing ``5`` to
+``/proc/self/clear_refs`` (Linux 4.0+). Elsewhere the peak is the process's since it started
+(``getrusage``) and the current size is unknown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from typing import Any, Callable
+
+_STATUS = "/proc/self/status"
+# VmHWM (the peak) comes right before VmRSS in every kernel's status file.
+_RSS = re.compile(rb"VmHWM:\s*(\d+) kB\nVmRSS:\s*(\d+) kB")
+_CLEAR_REFS = "/proc/self/clear_refs"
+
+
+class CpuMemory:
+    """The process's resident set: now and its peak since the last ``reset_peak``.
+
+    The two files stay open for the attempt (``open``, ``close``): reading ``status`` again from
+    offset 0 gives fresh values, and each write to ``clear_refs`` is a reset, so a stage costs
+    one system call for each instead of three.
+    """
+
+    def __init__(self) -> None:
+        self._status: int | None = None
+        self._clear_refs: int | None = None
+
+    def open(self) -> None:
+        self._status = _open(_STATUS, os.O_RDONLY)
+        self._clear_refs = _open(_CLEAR_REFS, os.O_WRONLY)
+
+    def reset_peak(self) -> None:
+        if self._clear_refs is not None:
+            try:
+                os.write(self._clear_refs, b"5")
+            except OSError:  # not allowed here: the peak is then the process's since it started
+                _close(self._clear_refs)
+                self._clear_refs = None
+
+    def read(self) -> tuple[int | None, int | None]:
+        """(resident bytes, peak resident bytes)."""
+        if self._status is not None and sys.platform != "win32":
+            try:
+                found = _RSS.search(os.pread(self._status, 8192, 0))
+                if found is not None:
+                    return int(found.group(2)) * 1024, int(found.group(1)) * 1024
+            except OSError:
+                _close(self._status)
+                self._status = None
+        return None, _process_peak()
+
+    def close(self) -> None:
+        _close(self._status)
+        _close(self._clear_refs)
+        self._status = self._clear_refs = None
+
+
+def _open(path: str, flags: int) -> int | None:
+    """A /proc file opened for the attempt, once it was read or written as it will be."""
+    if sys.platform == "win32":
+        return None  # no /proc (and no pread)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if flags == os.O_WRONLY:
+            os.write(fd, b"5")
+        else:
+            os.pread(fd, 8192, 0)
+    except OSError:
+        _close(fd)
+        return None
+    return fd
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _process_peak() -> int | None:
+    if sys.platform == "win32":
+        return None  # no resource module; the Windows API would be needed
+    import resource
+
+    peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+
+
+class Accelerator:
+    """One device backend the program uses: how to synchronise it and read its memory."""
+
+    def __init__(self, name: str, module: Any, index: int | None) -> None:
+        self.name = name  # "cuda:0", "xpu:0", "mps"
+        self.module = module
+        self.index = index
+        self._peaks = all(hasattr(module, attribute) for attribute in
+                          ("memory_allocated", "memory_reserved", "max_memory_allocated",
+                           "reset_peak_memory_stats"))
+
+    def synchronize(self) -> None:
+        if self.index is None:
+            self.module.synchronize()
+        else:
+            self.module.synchronize(self.index)
+
+    def reset_peak(self) -> None:
+        if self._peaks:
+            self.module.reset_peak_memory_stats(self.index)
+
+    def read(self) -> dict[str, Any]:
+        if self._peaks:
+            return {"device": self.name,
+                    "allocated_bytes": int(self.module.memory_allocated(self.index)),
+                    "reserved_bytes": int(self.module.memory_reserved(self.index)),
+                    "peak_allocated_bytes": int(self.module.max_memory_allocated(self.index))}
+        if self.name == "mps":
+            return {"device": self.name,
+                    "allocated_bytes": int(self.module.current_allocated_memory()),
+                    "reserved_bytes": int(self.module.driver_allocated_memory()),
+                    "peak_allocated_bytes": None}
+        return {"device": self.name, "allocated_bytes": None, "reserved_bytes": None,
+                "peak_allocated_bytes": None}
+
+
+class Devices:
+    """Finds the device backends the program has started using (none on a CPU-only program).
+
+    Asked at every stage boundary, so it stays cheap: whether MPS exists is asked once.
+    """
+
+    def __init__(self) -> None:
+        self._mps: bool | None = None
+        self._torch: Any = None
+        self._started: list[tuple[str, Any, Callable[[], Any]]] = []
+
+    def in_use(self, torch: Any) -> list[Accelerator]:
+        if torch is None:
+            return []
+        if torch is not self._torch:  # the lookups, once per torch module
+            self._torch = torch
+            self._started = [(name, module, module.is_initialized) for name in ("cuda", "xpu")
+                             if (module := getattr(torch, name, None)) is not None
+                             and callable(getattr(module, "is_initialized", None))]
+        found: list[Accelerator] = []
+        for name, module, started in self._started:
+            if _true(started):
+                index = int(module.current_device())
+                found.append(Accelerator(f"{name}:{index}", module, index))
+        if self._mps is None:
+            available = getattr(getattr(getattr(torch, "backends", None), "mps", None),
+                                "is_available", None)
+            self._mps = available is not None and _true(available)
+        if self._mps and _true(lambda: torch.mps.current_allocated_memory() > 0):
+            found.append(Accelerator("mps", torch.mps, None))
+        return found
+
+
+def _true(ask: Callable[[], Any]) -> bool:
+    try:
+        return bool(ask())
+    except Exception:  # a backend that cannot answer is one the program does not use
+        return False

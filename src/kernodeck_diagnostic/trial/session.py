@@ -1,0 +1,532 @@
+"""``Trial``: the attempt of the user's own program, stage by stage, kept in a small folder.
+
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs", params={"batch": 8}) as trial:
+        with trial.stage("load_weights"):
+            model = load()
+        for step in trial.passes(3):             # pass 0 is reported apart
+            with trial.stage("compute", sync=True):
+                out = model(batch)
+        trial.expect_vectors(ids, out, dim=768)
+
+It runs inside the user's process and imports torch only as the program already did
+(``sys.modules``). A stage costs a few microseconds when it does not synchronise (measured in
+docs/performance.md); everything else happens once, when the attempt ends. docs/trial.md is the
+guide; the attempt folder's format is ``schema/attempt-v1.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Literal
+
+from .. import TOOL_NAME, __version__
+from ..report.redact import Redactor
+from ..worker.stages import bounded, encode_number
+from . import contracts, folder, oom
+from .log import EventLog
+from .memory import Accelerator, CpuMemory, Devices
+
+# How an attempt, and each of its stages, ended.
+Status = Literal["completed", "failed", "interrupted"]
+MAX_TENSORS = 200  # descriptions kept in attempt.json (a loop that describes every batch)
+MAX_STAGE_RECORDS = 10_000  # stage records kept in attempt.json; events.jsonl has them all
+HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
+
+
+class Terminated(SystemExit):
+    """Raised in the program's main thread when SIGTERM arrives during an attempt: the attempt
+    ends as ``interrupted`` and the program exits with status 143, as a shell reports SIGTERM."""
+
+    def __init__(self) -> None:
+        super().__init__(128 + int(signal.SIGTERM))
+
+
+class Trial:
+    """One attempt of the program: stages, passes, memory, timings, contracts, first error.
+
+    ``root``: the folder that receives the attempt folders (``KERNODECK_RUN_DIR``, when set,
+    wins). ``params``: the attempt's parameters (batch size, input length...), kept as given.
+    ``memory_history``: on CUDA, record the allocator's history and save a snapshot for
+    PyTorch's memory visualiser when the attempt runs out of memory.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] = "runs",
+                 params: Mapping[str, Any] | None = None, *, memory_history: bool = False) -> None:
+        self.root = folder.root_folder(root)
+        self.params = dict(params or {})
+        self.memory_history = memory_history
+        self.attempt_id: str | None = None
+        self.folder: str | None = None
+        self._log: EventLog | None = None
+        self._redactor: Redactor | None = None
+        self._names: dict[str, str] = {}
+        self._cpu = CpuMemory()
+        self._devices = Devices()
+        self._open: list[str] = []
+        self._stages: list[dict[str, Any]] = []
+        self._last_completed: str | None = None
+        self._first_error: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+        self._oom: dict[str, Any] | None = None
+        self._passes_started = False
+        self._passes_requested = 0
+        self._next_pass = 0
+        self._pass: int | None = None
+        self._abandoned_pass: int | None = None
+        self._pass_records: list[dict[str, Any]] = []
+        self._memory_after_pass: list[int | None] = []
+        self._tensors: list[dict[str, Any]] = []
+        self._contracts: list[dict[str, Any]] = []
+        self._output: dict[str, Any] = {}
+        self._history: dict[str, Any] = {"requested": memory_history, "recorded": False,
+                                         "snapshot": None}
+        self._previous_sigterm: Any = None
+        self._started_at = ""
+        self._command: list[str] = []
+
+    # -- the attempt -------------------------------------------------------------------------------
+
+    def __enter__(self) -> Trial:
+        if self._log is not None:
+            raise RuntimeError("a Trial is one attempt: it is entered once")
+        self._redactor = Redactor.for_this_machine()
+        self.attempt_id, self.folder = folder.create(self.root)
+        self._log = EventLog(self.folder)
+        self._cpu.open()
+        self._started_at = _now()
+        from .facts import command_line
+
+        self._command = command_line(self._redactor)
+        torch = sys.modules.get("torch")
+        self._log.write("attempt_started", format=folder.FORMAT, version=folder.VERSION,
+                        attempt_id=self.attempt_id, command=self._command,
+                        params=self._jsonable(self.params),
+                        python_version=sys.version.split()[0],
+                        torch_version=_torch_version(torch))
+        self._catch_sigterm()
+        self._start_history(torch)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
+        try:
+            self._finish(exc)
+        except Exception as error:  # the toolkit never replaces the program's own outcome
+            sys.stderr.write(f"{TOOL_NAME}: the attempt could not be closed "
+                             f"({type(error).__name__}); events.jsonl holds what happened\n")
+        return False  # the exception, if any, goes on to the program
+
+    def stage(self, name: str, sync: bool = False) -> _Stage:
+        """A stage of the program: timed, its memory read, marked in the log when it completes.
+
+        ``sync=True`` synchronises the devices in use (CUDA, ROCm, XPU, MPS) at both ends, so
+        the duration includes the device's work; the CPU has nothing to synchronise.
+        """
+        if self._log is None:
+            raise RuntimeError("use the stage inside `with Trial(...) as trial:`")
+        shown = self._names.get(name)
+        if shown is None:
+            shown = self._names[name] = self._text(str(name))
+        return _Stage(self, shown, sync)
+
+    def passes(self, count: int) -> Iterator[int]:
+        """Yield the pass indexes (0, 1, ...): each pass is timed and its memory read at its end;
+        the report keeps pass 0 apart from the following ones."""
+        if count < 1:
+            raise ValueError("passes(count) needs a count of at least 1")
+        self._passes_started = True
+        self._passes_requested += count
+        for _ in range(count):
+            index = self._next_pass
+            self._next_pass += 1
+            self._pass = index
+            self._write("pass_started", pass_index=index)
+            start = time.perf_counter()
+            try:
+                yield index
+            except GeneratorExit:
+                # A body that raised, or a loop left by break: the pass did not complete. An
+                # error raised outside every stage is still placed in it.
+                self._pass, self._abandoned_pass = None, index
+                raise
+            self._pass = None
+            self._pass_completed(index, (time.perf_counter() - start) * 1000)
+
+    def describe(self, **values: Any) -> str:
+        """Record the dtype, shape and device of tensors (never their values); return the
+        description, one line per name: ``input_ids: int64 8x512 cuda:0``."""
+        torch = sys.modules.get("torch")
+        described = [contracts.describe_value(self._text(name), value, torch)
+                     for name, value in values.items()]
+        where = {"stage": self._open[-1] if self._open else None, "pass_index": self._pass}
+        for item in described:
+            item.update(where)
+            if len(self._tensors) < MAX_TENSORS:
+                self._tensors.append(item)
+        self._write("tensors_described", tensors=described, **where)
+        return "\n".join(item["text"] for item in described)
+
+    def expect(self, name: str, ok: bool, detail: str = "") -> bool:
+        """A contract of the program's own (a business metric): ``ok`` says if it holds."""
+        return self._contract({"name": self._text(name), "passed": bool(ok),
+                               "detail": self._text(str(detail))})
+
+    def expect_vectors(self, ids: Iterable[Any], vectors: Any, dim: int, *,
+                       output_ids: Iterable[Any] | None = None) -> bool:
+        """One finite vector of dimension ``dim`` per input id (see ``contracts.vectors``)."""
+        found, obtained = contracts.vectors(ids, vectors, dim, sys.modules.get("torch"),
+                                            output_ids)
+        self._output["vectors"] = obtained
+        return self._contract(found)
+
+    def expect_training_step(self, loss: Any, params_before: Mapping[str, Any],
+                             params_after: Mapping[str, Any], *,
+                             checkpoint: str | os.PathLike[str] | None = None) -> bool:
+        """A finite, usable loss; every parameter named in ``params_before`` changed in
+        ``params_after``; the checkpoint saved and loadable (see ``contracts.training_step``)."""
+        found, obtained = contracts.training_step(loss, params_before, params_after, checkpoint,
+                                                  sys.modules.get("torch"))
+        self._output["training_step"] = obtained
+        return self._contract(found)
+
+    # -- what a stage reports ----------------------------------------------------------------------
+
+    def _stage_ended(self, name: str, status: Status, duration_ms: float,
+                     synchronized: bool | None, devices: list[Accelerator], *,
+                     exc: BaseException | None = None) -> None:
+        # The event's fields are the record's, "stage" for "name" (a stage's own events).
+        event = {"stage": name, "pass_index": self._pass, "status": status,
+                 "duration_ms": round(duration_ms, 3), "synchronized": synchronized,
+                 "memory": self._memory(devices)}
+        if len(self._stages) < MAX_STAGE_RECORDS:
+            record = event.copy()
+            record["name"] = record.pop("stage")
+            self._stages.append(record)
+        if status == "completed":
+            self._last_completed = name
+        elif status == "failed" and exc is not None:
+            event.update(self._error_fields(exc))
+        if self._log is not None:
+            self._log.write_fields("stage_" + status, event)
+
+    def _error_fields(self, exc: BaseException) -> dict[str, Any]:
+        """An error (type, redacted message) and, for the first one, its out-of-memory block,
+        as the events carry them."""
+        if exc is self._error and self._first_error is not None:
+            error = {"type": self._first_error["type"], "message": self._first_error["message"]}
+            return {"error": error, "oom": self._oom}
+        return {"error": {"type": type(exc).__name__, "message": self._text(bounded(str(exc)))},
+                "oom": None}
+
+    def _memory(self, devices: list[Accelerator]) -> dict[str, Any]:
+        rss, peak = self._cpu.read()
+        memory: dict[str, Any] = {"rss_bytes": rss, "rss_peak_bytes": peak, "device": None,
+                                  "allocated_bytes": None, "reserved_bytes": None,
+                                  "peak_allocated_bytes": None}
+        if devices:
+            try:
+                memory.update(devices[0].read())
+            except Exception:  # a device in a failed state: its memory is unknown
+                memory["device"] = devices[0].name
+        return memory
+
+    def _pass_completed(self, index: int, duration_ms: float) -> None:
+        memory = self._memory(self._devices.in_use(sys.modules.get("torch")))
+        kept = (memory["allocated_bytes"] if memory["device"] is not None
+                else memory["rss_bytes"])
+        self._memory_after_pass.append(kept)
+        record = {"index": index, "duration_ms": round(duration_ms, 3), "memory": memory}
+        self._pass_records.append(record)
+        self._write("pass_completed", pass_index=index, duration_ms=record["duration_ms"],
+                    memory=memory)
+
+    def _failed(self, exc: BaseException, stage: str | None) -> None:
+        """Keep the first error: its type and redacted message, its trace (locally), and, for
+        an out-of-memory failure, its phase, sizes and the allocator's snapshot."""
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, Terminated: no error of the program
+            return
+        if self._error is not None:
+            return
+        self._error = exc
+        pass_index = self._pass if self._pass is not None else self._abandoned_pass
+        self._first_error = {"stage": stage, "pass_index": pass_index,
+                             "type": type(exc).__name__, "message": self._text(bounded(str(exc)))}
+        self._write_trace(exc)
+        torch = sys.modules.get("torch")
+        if oom.is_oom(exc, torch):
+            phase = oom.phase_of(pass_index, self._passes_started)
+            self._oom = oom.describe(exc, phase, pass_index if phase != "loading" else None,
+                                     list(self._memory_after_pass))
+            self._save_snapshot(torch)
+        if stage is None:  # a failed stage's own event carries the error
+            self._write("error", pass_index=pass_index, **self._error_fields(exc))
+
+    def _write_trace(self, exc: BaseException) -> None:
+        if self.folder is None:
+            return
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        with contextlib.suppress(OSError):  # attempt.json still says what failed
+            folder.write_new(os.path.join(self.folder, folder.TRACE_FILE), text.encode(
+                "utf-8", "replace"))
+
+    # -- CUDA's allocator history ------------------------------------------------------------------
+
+    def _start_history(self, torch: Any) -> None:
+        if not self.memory_history or self._history["recorded"] or torch is None:
+            return
+        cuda = getattr(torch, "cuda", None)
+        record = getattr(getattr(cuda, "memory", None), "_record_memory_history", None)
+        if record is None or not _asks(getattr(cuda, "is_available", None)):
+            return
+        # An older torch or a build without it: the attempt goes on without the history.
+        with contextlib.suppress(Exception):
+            record(max_entries=HISTORY_ENTRIES)
+            self._history["recorded"] = True
+
+    def _save_snapshot(self, torch: Any) -> None:
+        if not self._history["recorded"] or self.folder is None:
+            return
+        # No room left even for the snapshot: the attempt still says why it failed.
+        with contextlib.suppress(Exception):
+            torch.cuda.memory._dump_snapshot(os.path.join(self.folder, folder.SNAPSHOT_FILE))
+            self._history["snapshot"] = folder.SNAPSHOT_FILE
+
+    def _stop_history(self) -> None:
+        if self._history["recorded"]:
+            # Recording that cannot be stopped stops with the process.
+            with contextlib.suppress(Exception):
+                sys.modules["torch"].cuda.memory._record_memory_history(enabled=None)
+
+    # -- SIGTERM -----------------------------------------------------------------------------------
+
+    def _catch_sigterm(self) -> None:
+        # Only the main thread may set handlers, and a handler of the program's own stays.
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.SIG_DFL
+            signal.signal(signal.SIGTERM, _terminate)
+
+    def _release_sigterm(self) -> None:
+        if self._previous_sigterm is not None and signal.getsignal(signal.SIGTERM) is _terminate:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def _finish(self, exc: BaseException | None) -> None:
+        log = self._log
+        if log is None or self.folder is None:
+            return
+        self._release_sigterm()
+        if exc is not None and exc is not self._error:
+            self._failed(exc, None)  # raised outside every stage
+        status: Status = ("completed" if exc is None
+                          else "failed" if isinstance(exc, Exception) else "interrupted")
+        self._stop_history()
+        document = self._document(status)
+        try:
+            folder.write_new(os.path.join(self.folder, folder.ATTEMPT_FILE),
+                             folder.to_json(document))
+        except OSError as error:
+            sys.stderr.write(f"{TOOL_NAME}: the attempt's attempt.json could not be written "
+                             f"({type(error).__name__}); events.jsonl holds what happened\n")
+        self._write("attempt_ended", status=status,
+                    last_completed_stage=self._last_completed,
+                    contracts_passed=document["contracts_passed"],
+                    peak_memory_bytes=document["peak_memory_bytes"])
+        log.close()
+        self._cpu.close()
+
+    def _document(self, status: Status) -> dict[str, Any]:
+        from .facts import environment
+
+        torch = sys.modules.get("torch")
+        try:
+            runtime, pytorch = environment(torch, self._redactor or Redactor())
+        except Exception:  # facts are a help, never a reason to lose the attempt
+            runtime, pytorch = {}, {}
+        passed = [item["passed"] for item in self._contracts]
+        return {
+            "format": folder.FORMAT,
+            "version": folder.VERSION,
+            "attempt_id": self.attempt_id,
+            "tool": {"name": TOOL_NAME, "version": __version__},
+            "started_at": self._started_at,
+            "ended_at": _now(),
+            "status": status,
+            "last_completed_stage": self._last_completed,
+            "first_error": self._first_error,
+            "oom": self._oom,
+            "contracts": self._contracts,
+            "contracts_passed": all(passed) if passed else None,
+            "peak_memory_bytes": self._peak(),
+            "command": self._command,
+            "params": self._jsonable(self.params),
+            "runtime": runtime,
+            "pytorch": pytorch,
+            "stages": self._stages,
+            "passes": self._passes_summary(),
+            "timings": self._timings(),
+            "tensors": self._tensors,
+            "output": self._output,
+            "memory_history": self._history,
+            "trace": folder.TRACE_FILE if self._first_error is not None
+            and os.path.exists(os.path.join(self.folder or "", folder.TRACE_FILE)) else None,
+        }
+
+    def _peak(self) -> int | None:
+        memories = [record["memory"] for record in self._stages]
+        device = [m["peak_allocated_bytes"] for m in memories
+                  if m["device"] is not None and m["peak_allocated_bytes"] is not None]
+        cpu = [m["rss_peak_bytes"] for m in memories if m["rss_peak_bytes"] is not None]
+        peaks: list[int] = device or cpu
+        return max(peaks) if peaks else None
+
+    def _passes_summary(self) -> dict[str, Any]:
+        durations = {record["index"]: record["duration_ms"] for record in self._pass_records}
+        return {"requested": self._passes_requested, "completed": len(self._pass_records),
+                **_first_and_later(durations),
+                "memory_after_pass_bytes": list(self._memory_after_pass),
+                "growth_per_pass_bytes": oom.growth(self._memory_after_pass),
+                "items": self._pass_records}
+
+    def _timings(self) -> list[dict[str, Any]]:
+        """Per stage: its duration outside the passes, or pass 0's apart from the median and
+        spread of the later passes. Never an average that hides the first pass."""
+        by_name: dict[str, dict[int | None, float]] = {}
+        for record in self._stages:
+            if record["status"] == "completed":
+                by_name.setdefault(record["name"], {})
+                durations = by_name[record["name"]]
+                key = record["pass_index"]
+                durations[key] = durations.get(key, 0.0) + record["duration_ms"]
+        timings = []
+        for name, durations in by_name.items():
+            in_passes = {key: ms for key, ms in durations.items() if key is not None}
+            timings.append({"stage": name, "outside_passes_ms": durations.get(None),
+                            **_first_and_later(in_passes)})
+        return timings
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _contract(self, found: dict[str, Any]) -> bool:
+        for problem in found.get("problems", ()):
+            if "ids" in problem:
+                problem["ids"] = [self._text(identifier) for identifier in problem["ids"]]
+        found["detail"] = self._text(found["detail"])
+        self._contracts.append(found)
+        self._write("contract_checked", name=found["name"], passed=found["passed"],
+                    detail=found["detail"])
+        return bool(found["passed"])
+
+    def _write(self, event: str, **fields: Any) -> None:
+        if self._log is not None:
+            self._log.write(event, **fields)
+
+    def _text(self, text: str) -> str:
+        return text if self._redactor is None else self._redactor.text(text)
+
+    def _jsonable(self, value: Any) -> Any:
+        """A value as JSON holds it (non-finite numbers and other objects as text), redacted."""
+        if isinstance(value, Mapping):
+            return {self._text(str(key)): self._jsonable(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._jsonable(item) for item in value]
+        if isinstance(value, float):
+            return encode_number(value)
+        if value is None or isinstance(value, (bool, int)):
+            return value
+        return self._text(str(value))
+
+
+class _Stage:
+    """The context manager ``Trial.stage`` returns (a class: cheaper than a generator)."""
+
+    __slots__ = ("devices", "name", "start", "sync", "trial")
+
+    def __init__(self, trial: Trial, name: str, sync: bool) -> None:
+        self.trial = trial
+        self.name = name
+        self.sync = sync
+        self.start = 0.0
+        self.devices: list[Accelerator] = []
+
+    def __enter__(self) -> _Stage:
+        trial = self.trial
+        torch = sys.modules.get("torch")
+        if trial.memory_history and not trial._history["recorded"]:
+            trial._start_history(torch)
+        self.devices = devices = trial._devices.in_use(torch)
+        for device in devices:
+            if self.sync:
+                device.synchronize()
+            device.reset_peak()
+        trial._cpu.reset_peak()
+        trial._open.append(self.name)
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        trial = self.trial
+        devices = trial._devices.in_use(sys.modules.get("torch"))  # the stage may have begun one
+        synchronized = None if not devices else self.sync
+        raised: BaseException | None = None
+        if self.sync and exc is None:
+            try:
+                for device in devices:
+                    device.synchronize()
+            except Exception as error:  # an asynchronous fault surfaces here: the stage failed
+                raised = exc = error
+        duration = (time.perf_counter() - self.start) * 1000
+        if trial._open and trial._open[-1] == self.name:
+            trial._open.pop()
+        if exc is None:
+            trial._stage_ended(self.name, "completed", duration, synchronized, devices)
+            return
+        trial._failed(exc, self.name)
+        status: Status = "failed" if isinstance(exc, Exception) else "interrupted"
+        trial._stage_ended(self.name, status, duration, synchronized, devices, exc=exc)
+        if raised is not None:
+            raise raised
+
+
+def _first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
+    """Pass 0's duration apart; the later passes' count, median and spread (min, max)."""
+    later = [ms for index, ms in sorted(durations.items()) if index != 0]
+    summary = None
+    if later:
+        summary = {"count": len(later), "median_ms": round(statistics.median(later), 3),
+                   "min_ms": round(min(later), 3), "max_ms": round(max(later), 3)}
+    return {"first_pass_ms": durations.get(0), "later_passes": summary}
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+def _torch_version(torch: Any) -> str | None:
+    version = getattr(torch, "__version__", None) if torch is not None else None
+    return str(version) if version is not None else None
+
+
+def _asks(question: Any) -> bool:
+    try:
+        return bool(question())
+    except Exception:  # a backend that cannot answer is not available
+        return False
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,265 @@
+"""The collective stage of ``--distributed``: join the job's store, an all-reduce, a barrier, and
+every rank's result gathered on rank 0. A companion of the worker (see stages.py).
+
+Every rank whose torch imports runs it, also after its own check failed: it joins the job's
+key-value store (``torch.distributed.TCPStore``: torchrun's own store, or one rank 0 serves under
+Slurm) and says there how its check ended, so that rank 0 can name it and the others stop waiting
+for it. Then, only when every rank has said its check completed, the ranks form the process group
+(``gloo`` on the CPU, ``nccl`` on a GPU: RCCL on ROCm) and all-reduce ``rank + 1``; the front
+compares the sum with ``n (n + 1) / 2``. Each rank puts its result in the store; rank 0 gathers
+them and puts them back as one value, which every rank reads, so every rank's front reaches the
+same verdict on the job. Nothing but the store carries them: object collectives need NumPy.
+
+What travels through the store names no host, address or port: the rank, local rank, node index,
+the stage reached, the error's kind and type, the computed values, the device and the
+collective's status. Messages stay on their own rank (they may name a peer's address).
+
+Every wait is bounded by the worker's own deadline, a little before the front's time limit, in
+phases (the shares below of the time left when the stage starts): a rank that never starts, hangs
+or dies is waited for until its phase ends, and named by rank 0 as missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
+    from . import stages
+else:  # copied beside the worker, which loaded this file (stages.companion)
+    stages = sys.modules["_kernodeck_worker_stages"]
+
+# The protocol of this stage's events (the front imports these names from here).
+# passed: the sum was computed (the front compares it); failed: forming the group or the
+# all-reduce raised; timeout: a rank did not join, or the collective did not end, in time;
+# skipped: every rank joined but one's own check had failed, so no group was formed.
+CollectiveStatus = Literal["passed", "failed", "timeout", "skipped"]
+COLLECTIVE_STATUSES: tuple[CollectiveStatus, ...] = get_args(CollectiveStatus)
+Backend = Literal["gloo", "nccl"]
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
+
+# The end of each phase, as a share of the time left when the stage starts.
+JOIN_SHARE = 0.45  # the store joined, and every rank's own check heard
+COLLECTIVE_SHARE = 0.72  # the group formed, the all-reduce and the barrier done
+GATHER_SHARE = 0.86  # rank 0 has every rank's result; the others wait for it until the end
+# The worker's own deadline comes this long before the front's limit: its last events written.
+END_MARGIN_S = 1.5
+POLL_S = 0.05
+MAX_RANK_TEXT = 200  # an error type, a module name: short words
+
+
+def expected_sum(world_size: int) -> int:
+    """The all-reduce's sum of ``rank + 1`` over every rank."""
+    return world_size * (world_size + 1) // 2
+
+
+def stage(worker: Any) -> None:
+    """The collective stage's body: never raises; its outcome is the ``collective`` event."""
+    plan = worker.distributed
+    start = time.monotonic()
+    left = max(float(plan["deadline"]) - start, 0.5)
+
+    def until(share: float) -> float:
+        return start + left * share
+
+    own = own_summary(worker)
+    outcome: dict[str, Any] = {"backend": backend(worker), "status": "timeout",
+                               "expected": expected_sum(plan["world_size"]), "observed": None,
+                               "duration_ms": None, "error_type": None, "gathered": False}
+    try:
+        store = join_store(worker.torch, plan, until(JOIN_SHARE))
+    except Exception as exc:
+        outcome.update(status=_status_of(exc), error_type=type(exc).__name__)
+        worker.events.emit("collective", **outcome)
+        return
+    try:
+        _run(worker, store, own, outcome, until)
+    except Exception as exc:  # the store failed under us (rank 0's store gone): said, bounded
+        if outcome["status"] == "passed":
+            outcome.update(error_type=type(exc).__name__)
+        else:
+            outcome.update(status=_status_of(exc), error_type=type(exc).__name__)
+    worker.events.emit("collective", **outcome)
+
+
+def _run(worker: Any, store: Any, own: dict[str, Any], outcome: dict[str, Any],
+         until: Any) -> None:
+    plan = worker.distributed
+    rank, world = plan["rank"], plan["world_size"]
+    ready = own["kind"] is None and own["product"] is not None
+    if not ready:
+        store.add("failed", 1)  # before its check key: whoever sees every key sees this too
+    store.set(f"check/{rank}", json.dumps(own))
+    joined = wait_for(store, [f"check/{r}" for r in range(world)], until(JOIN_SHARE))
+    if len(joined) == world and int(store.add("failed", 0)) == 0:
+        outcome.update(collective(worker, store, until(COLLECTIVE_SHARE)))
+    elif len(joined) == world:
+        outcome["status"] = "skipped"  # a rank's own check failed: no group to form
+    own.update(collective=outcome["status"], observed=outcome["observed"])
+    store.set(f"result/{rank}", json.dumps(own))
+    if rank == 0:
+        keys = [f"result/{r}" for r in joined]
+        reported = wait_for(store, keys, until(GATHER_SHARE))
+        ranks = [json.loads(store.get(f"result/{r}")) for r in reported]
+        store.set("all", json.dumps(ranks))
+    else:
+        wait_for(store, ["all"], plan["deadline"], strict=True)
+        ranks = json.loads(store.get("all"))
+        store.add("done", 1)
+    for entry in ranks if isinstance(ranks, list) else []:
+        if isinstance(entry, dict):
+            worker.events.emit("rank", **{name: entry.get(name) for name in RANK_FIELDS})
+    outcome["gathered"] = True
+    if rank == 0 and plan.get("serves_store"):
+        # The store lives in this process: it stays until every rank that joined has read the
+        # results, or until the deadline.
+        while (int(store.add("done", 0)) < len(joined) - 1
+               and time.monotonic() < plan["deadline"]):
+            time.sleep(POLL_S)
+
+
+# What a rank says of itself in the store: its place and its check, no text that could name a
+# host (messages stay on their own rank).
+RANK_FIELDS = ("rank", "local_rank", "node", "stage", "kind", "type", "missing_module",
+               "device", "product", "loss", "gradient", "collective", "observed",
+               "visibility_set")
+
+
+def own_summary(worker: Any) -> dict[str, Any]:
+    """This rank's own check, as the store carries it."""
+    plan = worker.distributed
+    failure = worker.failure or {}
+    result = worker.result or {}
+    device = f"cuda:{worker.index}" if worker.device == "gpu" else "cpu"
+    return {"rank": plan["rank"], "local_rank": plan["local_rank"], "node": plan["node"],
+            "stage": failure.get("stage") or "compute", "kind": failure.get("kind"),
+            "type": _short(failure.get("type")),
+            "missing_module": _short(failure.get("missing_module")),
+            "device": device if worker.failure is None or failure.get("stage") == "compute"
+            else None,
+            "product": result.get("product"), "loss": result.get("loss"),
+            "gradient": result.get("gradient"), "collective": None, "observed": None,
+            # A visibility variable set: cuda:0 may then be a different card on each rank.
+            "visibility_set": any(name in os.environ for name in stages.VISIBILITY_VARIABLES)}
+
+
+def _short(value: Any) -> str | None:
+    return None if value is None else str(value)[:MAX_RANK_TEXT]
+
+
+def backend(worker: Any) -> str:
+    """gloo on the CPU; nccl on a GPU (RCCL on ROCm) when the build has it, else gloo."""
+    if worker.device != "gpu":
+        return "gloo"
+    dist = getattr(worker.torch, "distributed", None)
+    try:
+        return "nccl" if dist is not None and dist.is_nccl_available() else "gloo"
+    except Exception:
+        return "gloo"
+
+
+def join_store(torch: Any, plan: dict[str, Any], until: float, serve: bool = True) -> Any:
+    """The job's store: torchrun's own (its workers are told so), or else one that rank 0
+    serves (unless ``serve`` is False: a second connection), joined by every other rank; our
+    keys under a prefix of their own."""
+    from datetime import timedelta  # here: the front imports this module for its protocol
+
+    dist = torch.distributed
+    if not dist.is_available():
+        raise RuntimeError("torch.distributed is not available in this build")
+    timeout = timedelta(seconds=max(until - time.monotonic(), 0.1))
+    serves = (serve and plan["rank"] == 0
+              and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True")
+    if serve:
+        plan["serves_store"] = serves
+    store = dist.TCPStore(plan["master_addr"], plan["master_port"],
+                          plan["world_size"] if serves else None, serves, timeout=timeout,
+                          wait_for_workers=False)
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    return dist.PrefixStore(f"kernodeck-diagnostic/{restart}/", store)
+
+
+def wait_for(store: Any, keys: list[str], until: float, strict: bool = False) -> list[int]:
+    """Wait until every key is set or ``until``; the ranks (the keys' last part) that are set.
+    With ``strict``, a timeout raises."""
+    from datetime import timedelta
+
+    try:
+        store.wait(keys, timedelta(seconds=max(until - time.monotonic(), 0.05)))
+    except Exception:
+        if strict:
+            raise
+    return [int(key.rsplit("/", 1)[1]) for key in keys
+            if key != "all" and store.check([key])]
+
+
+def collective(worker: Any, store: Any, until: float) -> dict[str, Any]:
+    """Form the process group, all-reduce ``rank + 1`` and pass a barrier, by ``until``.
+
+    In a thread: a peer that never answers leaves it blocked, and the stage goes on without it
+    (the worker exits without waiting for it). Its status: passed, failed or timeout. The group
+    talks through a connection of its own to the store: one a blocked peer holds busy must not
+    hold up this stage's own exchanges.
+    """
+    found: dict[str, Any] = {"status": "timeout", "observed": None}
+    thread = threading.Thread(target=_group, args=(worker, store, until, found), daemon=True,
+                              name="collective")
+    start = time.monotonic()
+    thread.start()
+    thread.join(max(until - time.monotonic(), 0.05))
+    found["duration_ms"] = round((time.monotonic() - start) * 1000, 1)
+    return dict(found)
+
+
+def _group(worker: Any, store: Any, until: float, found: dict[str, Any]) -> None:
+    from datetime import timedelta
+
+    torch = worker.torch
+    dist = torch.distributed
+    plan = worker.distributed
+    name = backend(worker)
+    on_gpu = worker.device == "gpu"
+    try:
+        if on_gpu:
+            torch.cuda.set_device(worker.index)
+        own = join_store(torch, plan, until, serve=False)
+        # The group's own timeout runs to the front's limit, past this phase's end: a rank whose
+        # backend gave up first would close its connections, and the peers still waiting would
+        # see a failure where they waited for a rank that never came (a timeout). Each rank
+        # stops waiting at the phase's end (the thread's join); it exits only once rank 0 has
+        # every result, so after every rank's phase has ended.
+        dist.init_process_group(name, store=dist.PrefixStore("group/", own),
+                                rank=plan["rank"], world_size=plan["world_size"],
+                                timeout=timedelta(seconds=max(
+                                    plan["deadline"] + END_MARGIN_S - time.monotonic(), 0.1)))
+        device = f"cuda:{worker.index}" if on_gpu else "cpu"
+        value = torch.tensor([plan["rank"] + 1], dtype=torch.int64, device=device)
+        dist.all_reduce(value)
+        if on_gpu:
+            torch.cuda.synchronize(worker.index)
+        observed = int(value.item())
+        if name == "nccl":
+            dist.barrier(device_ids=[worker.index])
+        else:
+            dist.barrier()
+        found.update(status="passed", observed=observed)
+    except Exception as exc:
+        if found.get("status") == "timeout":
+            found.update(status=_status_of(exc), error_type=type(exc).__name__)
+
+
+def _status_of(exc: BaseException) -> str:
+    """A wait that ran out of time is a timeout; anything else a failure."""
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "timeout" if "timeout" in text or "timed out" in text else "failed"
+
+
+def worker_deadline(front_deadline: float) -> float:
+    """The stage's own deadline, END_MARGIN_S before the front's limit: ``time.monotonic()``
+    in the front, the same clock here (one per machine, whatever the process)."""
+    return front_deadline - END_MARGIN_S
+

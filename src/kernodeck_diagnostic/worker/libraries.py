@@ -1,0 +1,675 @@
+"""The library layer, in the worker: the torch extensions installed beside torch (--extensions)
+and the kernels applications lean on (--kernels), each bounded and each with its own result.
+
+Extensions are found from installed-distribution metadata, without importing anything: every
+distribution that requires ``torch`` (unconditionally, not only through an extra). Each is then
+imported in a short-lived child of the worker, one after another, because an import cannot be
+stopped from inside the process that runs it (a thread with a deadline could only stop waiting):
+the child imports torch, then each extension in turn, and writes a line as each starts and ends.
+An import that outlives its share of the time left is killed with its child, named, and the next
+child goes on with the rest; one that kills its child (a segmentation fault) is named the same
+way. The worker only says what happened (versions, the declared requirement, the error): the
+front evaluates the requirement against the installed torch and decides what is a mismatch.
+
+Kernels run in the worker, on the device of the fixed computation, after it passed, each against
+a known answer: the worker sends the largest difference it measured, never a verdict; the front
+holds it to ``TOLERANCE``. The kernels are the protocol's ``stages.Kernel`` (each one is a step of
+the ``kernels`` stage, so a hang is named by its kernel).
+
+A companion of the worker (see ``stages``): the standard library only at its top, Python 3.9+.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import warnings
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
+    from . import stages
+else:  # copied beside the worker, which loaded this file (stages.companion)
+    stages = sys.modules["_kernodeck_worker_stages"]
+
+MAX_EXTENSIONS = 50
+# The longest one import may take, whatever time is left; each also gets no more than its share
+# of the time left (see share_s), so that one hanging import leaves time for the others.
+IMPORT_LIMIT_S = 20.0
+IMPORT_MIN_S = 2.0
+# Kept for what follows the last import: the stage's events, the kernels' first steps, the report.
+END_RESERVE_S = 1.5
+POLL_S = 0.02
+# The largest difference from the known answer a kernel may show and still pass (front-side
+# verdict). The matrix products and the convolution use small integers, exact in every
+# precision tried (see matmul): they must match exactly. Attention is compared with its own math
+# reference, computed in float32 from the same inputs: half precision rounds.
+TOLERANCE: dict[str, float] = {"sdpa.float16": 1e-2, "sdpa.bfloat16": 5e-2, "sdpa.float32": 1e-4}
+MATMUL_SIZE = 256  # big enough for the vendor BLAS; every partial sum of +-1 products is <= 256
+COPY_BYTES = 64 * 2**20
+FUSED_BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
+                  "cudnn": "CUDNN_ATTENTION"}
+_LOCAL_CUDA = re.compile(r"\+cu(\d{2,3})\b")
+_LOCAL_OTHER = re.compile(r"\+(cpu|rocm[\d.]*)\b")
+
+
+def tolerance(name: str, dtype: str | None) -> float:
+    """How far a kernel's result may be from the known answer and still pass."""
+    return TOLERANCE.get(f"{name}.{dtype}", 0.0)
+
+
+# -- --extensions ---------------------------------------------------------------------------------
+
+def normalized(name: str) -> str:
+    """A distribution name as PEP 503 compares them: torch, Torch and TORCH are one."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_REQUIREMENT = re.compile(
+    r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;()]*)\)?\s*(?:;(.*))?$")
+
+
+def torch_requirement(requires: list[str]) -> str | None:
+    """The version specifier of an unconditional requirement on torch (``>=2.14.0``; "" for any
+    version), or None when the distribution does not require torch. A requirement only under an
+    extra (``extra == "torch"``) is optional: not one."""
+    for line in requires:
+        match = _REQUIREMENT.match(line)
+        if match is None or normalized(match.group(1)) != "torch":
+            continue
+        marker = match.group(3) or ""
+        if re.search(r"\bextra\b", marker):
+            continue
+        return " ".join(match.group(2).split())
+    return None
+
+
+def find_extensions(path: list[str]) -> list[dict[str, Any]]:
+    """Every distribution on ``path`` that requires torch: name, version, the torch it declares,
+    the module to import and the CUDA its version names. The first of a name wins, as for
+    imports. Metadata only: nothing is imported."""
+    from importlib import metadata
+
+    seen: set[str] = set()
+    found: list[dict[str, Any]] = []
+    for dist in metadata.distributions(path=path):
+        try:
+            name = str(dist.metadata["Name"] or "")
+            requires = list(dist.requires or [])
+            version = str(dist.version)
+        except Exception:  # noqa: S112 - unreadable metadata: nothing to say about it
+            continue
+        key = normalized(name)
+        if not name or key in seen:
+            continue
+        seen.add(key)
+        wanted = torch_requirement(requires)
+        if wanted is None or key == "torch":
+            continue
+        found.append({"name": stages.bounded(name), "version": stages.bounded(version),
+                      "requires_torch": stages.bounded(wanted), "module": import_name(dist, key),
+                      "cuda": build_cuda(version)})
+    found.sort(key=lambda entry: normalized(entry["name"]))
+    return found[:MAX_EXTENSIONS]
+
+
+def import_name(dist: Any, key: str) -> str | None:
+    """The module a distribution is imported as: its top-level name matching the distribution's
+    (``flash-attn`` -> ``flash_attn``), else its first public top-level module (top_level.txt,
+    else the files it installed), else the distribution's name with underscores."""
+    wanted = key.replace("-", "_")
+    names: list[str] = []
+    try:
+        names = (dist.read_text("top_level.txt") or "").split()
+    except Exception:
+        names = []
+    if not names:
+        try:
+            names = sorted({_top_level(str(file)) for file in (dist.files or [])} - {""})
+        except Exception:
+            names = []
+    if wanted in names:
+        return wanted
+    public = [name for name in names if name.isidentifier() and not name.startswith("_")]
+    if public:
+        return public[0]
+    return wanted if wanted.isidentifier() else None
+
+
+def _top_level(file: str) -> str:
+    """The top-level module a RECORD entry belongs to, or "" (metadata, scripts, data)."""
+    parts = file.replace("\\", "/").split("/")
+    if len(parts) > 1:
+        folder = parts[0]
+        return "" if folder.endswith((".dist-info", ".data", ".libs")) or folder in (
+            "..", "__pycache__") else folder
+    for suffix in (".py", *stages.extension_suffixes()):
+        if file.endswith(suffix):
+            return file[: -len(suffix)]
+    return ""
+
+
+def build_cuda(version: str | None) -> str | None:
+    """The CUDA a version's local label names: ``0.29.1+cu128`` -> ``12.8``; ``cpu`` or a
+    ``rocm...`` label as it is; None when it names none."""
+    if not version:
+        return None
+    found = _LOCAL_CUDA.search(version)
+    if found:
+        digits = found.group(1)
+        return f"{digits[:-1]}.{digits[-1]}"
+    other = _LOCAL_OTHER.search(version)
+    return other.group(1) if other else None
+
+
+def cuda_of(value: Any) -> str | None:
+    """A module's own ``version.cuda`` (torchvision's: ``"12.8"``, or an int such as 12080 once
+    it checked the library) as ``MAJOR.MINOR``; None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 1000:
+        return f"{value // 1000}.{value % 1000 // 10}"
+    if isinstance(value, str) and re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
+        return ".".join(value.split(".")[:2])
+    return None
+
+
+# What each child runs (``python -c``): torch first, as an application does, then each module,
+# one line of JSON per event to the file given. Python 3.9, standard library only.
+_CHILD = r"""
+import json, sys, time
+out = open(sys.argv[1], "a", encoding="utf-8")
+def say(**fields):
+    out.write(json.dumps(fields, default=str) + "\n")
+    out.flush()
+if sys.argv[2]:
+    sys.path[0] = sys.argv[2]
+import importlib
+import torch
+say(event="ready")
+for name in sys.argv[3:]:
+    say(event="start", module=name)
+    start = time.monotonic()
+    try:
+        module = importlib.import_module(name)
+    except BaseException as exc:
+        say(event="done", module=name, ok=False, type=type(exc).__name__,
+            message=str(exc)[:4000], ms=(time.monotonic() - start) * 1000)
+        continue
+    cuda = getattr(getattr(module, "version", None), "cuda", None)
+    say(event="done", module=name, ok=True, ms=(time.monotonic() - start) * 1000,
+        module_version=str(getattr(module, "__version__", "") or "")[:100],
+        module_cuda=cuda if isinstance(cuda, (int, str)) else None)
+"""
+
+
+class ImportChild:
+    """One child importing modules in order; its lines read back as they come."""
+
+    def __init__(self, folder: str, serial: int, path0: str | None, modules: list[str]) -> None:
+        self.lines = os.path.join(folder, f"extensions-{serial}.jsonl")
+        open(self.lines, "w").close()
+        self._offset = 0
+        self.started = time.monotonic()
+        self.startup_s = 0.0  # how long it took to import torch: known once it is ready
+        # The interpreter's own options (-W, -X, -E, -s, -I...), as the worker was started:
+        # the child imports as the user's program would.
+        flags: list[str] = getattr(subprocess, "_args_from_interpreter_flags", list)()
+        # Not a session of its own: the front ends the worker's process group, children included.
+        self.process = subprocess.Popen(
+            [sys.executable, *flags, "-c", _CHILD, self.lines, path0 or "", *modules],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def read(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.lines, encoding="utf-8", errors="replace") as file:
+                file.seek(self._offset)
+                text = file.read()
+        except OSError:
+            return []
+        complete = text[: text.rfind("\n") + 1]
+        self._offset += len(complete.encode("utf-8"))
+        events = []
+        for line in complete.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+        return events
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        # A process stuck in the kernel: the front's kill of the worker's group ends it.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(2.0)
+        with contextlib.suppress(OSError):
+            os.remove(self.lines)
+
+
+def share_s(deadline: float, left: int, startup_s: float) -> float:
+    """The time the next import may take: its share of what is left, within the bounds, once
+    a new child's start (``startup_s``: importing torch again) is kept for the ones after it,
+    should this one hang."""
+    remaining = deadline - time.monotonic() - (startup_s if left > 1 else 0.0)
+    return max(min(IMPORT_LIMIT_S, remaining / max(left, 1)), min(IMPORT_MIN_S, remaining))
+
+
+def import_each(modules: list[str], folder: str, path0: str | None,
+                deadline: float) -> dict[str, dict[str, Any]]:
+    """Import each module in a child, in order: what happened to each, by module.
+
+    ``status``: ``passed``, ``failed`` (with ``error``), ``timeout`` (killed after ``limit_s``)
+    or ``skipped`` (the check's time ran out first).
+    """
+    results: dict[str, dict[str, Any]] = {}
+    pending = list(modules)
+    serial = 0
+    while pending:
+        if deadline - time.monotonic() <= 0:
+            break
+        serial += 1
+        child = ImportChild(folder, serial, path0, pending)
+        try:
+            pending = _follow(child, pending, results, deadline)
+        finally:
+            child.stop()
+    for name in pending:
+        results.setdefault(name, {"status": "skipped", "duration_ms": None, "error": None})
+    return results
+
+
+def _follow(child: ImportChild, pending: list[str], results: dict[str, dict[str, Any]],
+            deadline: float) -> list[str]:
+    """Read ``child`` until it has imported every module, one hangs or it dies: the modules
+    still to import (in a new child) after that."""
+    current: str | None = None
+    started = limit = 0.0
+    while True:
+        for event in child.read():
+            kind, name = event.get("event"), event.get("module")
+            if kind == "ready":
+                child.startup_s = time.monotonic() - child.started
+            elif kind == "start" and isinstance(name, str):
+                current, started = name, time.monotonic()
+                limit = share_s(deadline, len(pending), child.startup_s)
+            elif kind == "done" and name == current and current is not None:
+                results[current] = _imported(event)
+                pending = pending[1:]
+                current = None
+        if not pending:
+            return []
+        now = time.monotonic()
+        if current is not None and now - started > limit:
+            results[current] = {"status": "timeout", "duration_ms": round(limit * 1000, 1),
+                                "error": None, "limit_s": round(limit, 1)}
+            return pending[1:]
+        if now > deadline:
+            return pending
+        if child.process.poll() is not None:
+            return _after_end(child, current, pending, results, started)
+        time.sleep(POLL_S)
+
+
+def _after_end(child: ImportChild, current: str | None, pending: list[str],
+               results: dict[str, dict[str, Any]], started: float) -> list[str]:
+    """The child ended: the module it was importing failed (unless its line came just before
+    the end); without one, torch itself did not import there, and nothing more is tried."""
+    for event in child.read():  # lines written just before it ended
+        if current is not None and event.get("event") == "done" \
+                and event.get("module") == current:
+            results[current] = _imported(event)
+            return pending[1:]
+    ended = _ending(child.process.returncode)
+    if current is None:
+        for name in pending:
+            results[name] = {"status": "failed", "duration_ms": None, "error": {
+                "type": None, "message": f"the child importing torch {ended}"}}
+        return []
+    results[current] = {"status": "failed",
+                        "duration_ms": round((time.monotonic() - started) * 1000, 1),
+                        "error": {"type": None, "message": f"the import {ended}"}}
+    return pending[1:]
+
+
+def _imported(event: dict[str, Any]) -> dict[str, Any]:
+    ms = event.get("ms")
+    result: dict[str, Any] = {"duration_ms": round(float(ms), 1)
+                              if isinstance(ms, (int, float)) else None}
+    if event.get("ok"):
+        result.update(status="passed", error=None,
+                      module_version=event.get("module_version") or None,
+                      module_cuda=cuda_of(event.get("module_cuda")))
+    else:
+        result.update(status="failed", error={
+            "type": stages.bounded(str(event.get("type") or "")) or None,
+            "message": stages.bounded(str(event.get("message") or ""))})
+    return result
+
+
+def _ending(code: int | None) -> str:
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            return f"ended its process (signal {signal.Signals(-code).name})"
+        except ValueError:
+            return f"ended its process (signal {-code})"
+    return f"ended its process (exit code {code})"
+
+
+def stage_extensions(worker: Any) -> None:
+    """The ``extensions`` stage: find the extensions, import each, say what happened."""
+    extensions = find_extensions(list(sys.path))
+    worker.facts("libraries", extensions=extensions)
+    modules = [entry["module"] for entry in extensions if entry["module"]]
+    folder = os.path.dirname(os.path.abspath(worker.events.path))
+    results = import_each(modules, folder, worker.path0, stage_deadline(worker))
+    for entry in extensions:
+        result = results.get(entry["module"] or "") or {
+            "status": "skipped", "duration_ms": None, "error": None}
+        entry.update(status=result["status"], duration_ms=result["duration_ms"],
+                     error=result["error"])
+        # The CUDA the module says it was built with, when its version's label did not.
+        entry["cuda"] = entry["cuda"] or build_cuda(result.get("module_version")) \
+            or result.get("module_cuda")
+        if result.get("limit_s") is not None:
+            entry["limit_s"] = result["limit_s"]
+    worker.facts("libraries", extensions=extensions)
+    failed = [entry for entry in extensions if entry["status"] in ("failed", "timeout")]
+    # Not imported for want of time (one without a module to import was never tried).
+    skipped = [entry for entry in extensions if entry["status"] == "skipped" and entry["module"]]
+    if failed:
+        first = failed[0]
+        values = {"count": len(failed), "total": len(extensions), "name": first["name"],
+                  "version": first["version"]}
+        if first["status"] == "timeout":
+            raise stages.StageError("extension_failed", key="error.extension_failed.timeout",
+                                    seconds=first.get("limit_s"), **values)
+        error = first["error"] or {}
+        what = f"{error['type']}: {error['message']}" if error.get("type") else error["message"]
+        raise stages.StageError("extension_failed", key="error.extension_failed", what=what,
+                                **values)
+    if skipped:
+        raise stages.StageError("extension_failed", key="error.extension_failed.skipped",
+                                count=len(skipped), total=len(extensions))
+
+
+def stage_deadline(worker: Any) -> float:
+    """When this stage must be done: END_RESERVE_S before the front's limit (``--budget-s``,
+    counted from the worker's start); without one, IMPORT_LIMIT_S per import at most."""
+    budget = getattr(worker, "budget_s", None)
+    if budget is None:
+        return time.monotonic() + IMPORT_LIMIT_S * MAX_EXTENSIONS
+    return float(worker.events.start) + float(budget) - END_RESERVE_S
+
+
+# -- --kernels ------------------------------------------------------------------------------------
+
+class Unsupported(Exception):
+    """This device or build does not offer what the kernel needs: not a failure."""
+
+
+class Skipped(Exception):
+    """The kernel does not apply here (the copy in CPU mode)."""
+
+
+def unsupported_dtype(exc: BaseException) -> bool:
+    """The backend has no kernel for this dtype: "not implemented for 'BFloat16'"."""
+    return bool(re.search(r"not implemented for '(Half|BFloat16)'|"
+                          r"(bf16|bfloat16|half|float16)\b.*\bnot supported", str(exc), re.I))
+
+
+def native_bfloat16(module: Any) -> bool | None:
+    """Whether the device computes bfloat16 natively (torch emulates it on older GPUs, slowly);
+    None when the backend cannot say (the CPU, a torch without the call)."""
+    ask = getattr(module, "is_bf16_supported", None) if module is not None else None
+    if ask is None:
+        return None
+    try:
+        return bool(ask(including_emulation=False))
+    except TypeError:  # a torch from before emulation was counted
+        return bool(ask())
+    except Exception:
+        return None
+
+
+class Kernels:
+    """The kernels, on the device the fixed computation used."""
+
+    def __init__(self, worker: Any) -> None:
+        self.worker = worker
+        self.torch = worker.torch
+        self.on_gpu = worker.device == "gpu"
+        accelerator = getattr(worker, "accelerator", None) if self.on_gpu else None
+        self.accelerator = accelerator
+        # The requested device (--device-index), where the fixed computation ran (with
+        # --all-devices, the first of those it ran on).
+        self.target: str = (accelerator.target(worker.index) if accelerator is not None
+                            else f"cuda:{worker.index}" if self.on_gpu else "cpu")
+        self.module: Any = (getattr(accelerator, "module", None) if accelerator is not None
+                            else (self.torch.cuda if self.on_gpu else None))
+
+    def synchronize(self) -> None:
+        if self.accelerator is not None:
+            self.accelerator.synchronize(self.worker.index)
+        elif self.module is not None:
+            self.module.synchronize(self.worker.index)
+
+    def run(self) -> None:
+        bodies: dict[str, Callable[[dict[str, Any]], None]] = {
+            "matmul_float32": lambda entry: self.matmul(entry, "float32", tf32=False),
+            "matmul_tf32": lambda entry: self.matmul(entry, "float32", tf32=True),
+            "matmul_float16": lambda entry: self.matmul(entry, "float16"),
+            "matmul_bfloat16": lambda entry: self.matmul(entry, "bfloat16"),
+            "conv2d": self.conv2d, "sdpa": self.sdpa, "transfer": self.transfer,
+            "compile": self.compile,
+        }
+        done: list[dict[str, Any]] = []
+        first_error: tuple[str, BaseException] | None = None
+        for name in stages.KERNELS:
+            self.worker.events.emit("step", stage="kernels", step=name)
+            entry: dict[str, Any] = {"name": name, "device": self.target, "dtype": None,
+                                     "duration_ms": None, "max_abs_error": None, "error": None}
+            start = time.monotonic()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # a kernel's advice is not the check's
+                    bodies[name](entry)
+                    self.synchronize()
+            except Unsupported as exc:
+                entry.update(status="unsupported", reason=stages.bounded(str(exc)))
+            except Skipped as exc:
+                entry.update(status="skipped", reason=stages.bounded(str(exc)))
+            except Exception as exc:
+                if unsupported_dtype(exc):
+                    entry.update(status="unsupported", reason=stages.bounded(str(exc)))
+                else:
+                    entry.update(status="failed", max_abs_error=None,
+                                 error=stages.describe_exception(exc))
+                    self.worker.events.emit("step_failed", stage="kernels", step=name)
+                    first_error = first_error or (name, exc)
+            entry["duration_ms"] = round((time.monotonic() - start) * 1000, 1)
+            done.append(entry)
+            # Each kernel as it ends: a later hang still leaves the earlier results.
+            self.worker.facts("libraries", kernels=done)
+        if first_error is not None:
+            failed, failure = first_error
+            # The error names the kernel that raised, not the last one that ran.
+            self.worker.events.emit("step", stage="kernels", step=failed)
+            kind: stages.ErrorKind = ("out_of_memory" if stages.is_out_of_memory(
+                self.torch, failure) else "runtime_error")
+            raise stages.StageError(kind, failure)
+
+    # -- the kernels --------------------------------------------------------------------------
+
+    def tensor(self, rows: Any, dtype: Any) -> Any:
+        return self.torch.tensor(rows, dtype=dtype).to(self.target)
+
+    def matmul(self, entry: dict[str, Any], dtype_name: str, tf32: bool = False) -> None:
+        """A @ B in ``dtype_name`` through the vendor BLAS, against the exact integer product.
+
+        A and B hold -1, 0 and 1, so every partial sum is an integer of at most MATMUL_SIZE
+        (256) in size: exact in float16 (to 2048), bfloat16 (to 256), TF32 and float32, whatever
+        order or precision the library accumulates in. The expected product is computed on the
+        CPU in int64 (no BLAS).
+        """
+        torch = self.torch
+        dtype = getattr(torch, dtype_name)
+        entry["dtype"] = "tf32" if tf32 else dtype_name
+        if dtype_name == "bfloat16" and native_bfloat16(self.module) is False:
+            raise Unsupported(f"torch.{self.accelerator_kind()}.is_bf16_supported("
+                              "including_emulation=False) is False on this device")
+        n = MATMUL_SIZE
+        index = torch.arange(n, dtype=torch.int64)
+        a_int = (index.view(-1, 1) * 7 + index.view(1, -1) * 3) % 3 - 1
+        b_int = (index.view(-1, 1) * 5 + index.view(1, -1) * 11 + 1) % 3 - 1
+        expected = a_int @ b_int
+        previous = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
+        try:
+            a = a_int.to(dtype).to(self.target)
+            b = b_int.to(dtype).to(self.target)
+            product = a @ b
+            self.synchronize()
+        finally:
+            torch.set_float32_matmul_precision(previous)
+        entry["max_abs_error"] = _largest_difference(torch, product, expected)
+
+    def accelerator_kind(self) -> str:
+        return str(getattr(self.accelerator, "kind", "cuda"))
+
+    def conv2d(self, entry: dict[str, Any]) -> None:
+        """A 3x3 convolution (cuDNN or MIOpen on a GPU, oneDNN on the CPU) of small integers
+        with a kernel of ones: each output is the sum of its window, computed here in Python."""
+        torch = self.torch
+        entry["dtype"] = "float32"
+        batch, channels, size, out_channels = 2, 8, 16, 4
+        values = [[[[float((b + 2 * c + 3 * h + 5 * w) % 4) for w in range(size)]
+                    for h in range(size)] for c in range(channels)] for b in range(batch)]
+        x = self.tensor(values, torch.float32)
+        weight = torch.ones(out_channels, channels, 3, 3, dtype=torch.float32).to(self.target)
+        output = torch.nn.functional.conv2d(x, weight)
+        self.synchronize()
+        expected = [[[[sum(values[b][c][h + dh][w + dw] for c in range(channels)
+                           for dh in range(3) for dw in range(3))
+                       for w in range(size - 2)] for h in range(size - 2)]
+                     for _ in range(out_channels)] for b in range(batch)]
+        entry["max_abs_error"] = _largest_difference(
+            torch, output, torch.tensor(expected, dtype=torch.float64))
+
+    def sdpa(self, entry: dict[str, Any]) -> None:
+        """scaled_dot_product_attention as torch picks it, against the math written out in
+        float32; then each fused backend alone, to say which this device has and why not."""
+        torch = self.torch
+        dtype_name = "float16" if self.on_gpu else "float32"
+        dtype = getattr(torch, dtype_name)
+        entry["dtype"] = dtype_name
+        generator = torch.Generator().manual_seed(15)
+        shape = (1, 4, 128, 64)  # batch, heads, sequence, head size (a multiple of 8)
+        q, k, v = (torch.randn(shape, generator=generator).to(dtype).to(self.target)
+                   for _ in range(3))
+        attention = torch.nn.functional.scaled_dot_product_attention
+        reference = torch.softmax(
+            (q.float() @ k.float().transpose(-2, -1)) / (shape[-1] ** 0.5), dim=-1) @ v.float()
+        output = attention(q, k, v)
+        self.synchronize()
+        entry["max_abs_error"] = _largest_difference(torch, output, reference)
+        entry["backends"] = self.fused_backends(attention, (q, k, v), reference)
+
+    def fused_backends(self, attention: Any, inputs: tuple[Any, Any, Any],
+                       reference: Any) -> dict[str, Any]:
+        """Each fused backend alone: ``available`` with its largest difference, or not, and the
+        reason torch gives (its warnings, else its error)."""
+        torch = self.torch
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+        except Exception:
+            return {name: {"available": None, "reason": "this torch cannot choose a backend "
+                                                        "(no torch.nn.attention.sdpa_kernel)"}
+                    for name in FUSED_BACKENDS}
+        found: dict[str, Any] = {}
+        for name, member in FUSED_BACKENDS.items():
+            backend = getattr(SDPBackend, member, None)
+            if backend is None:
+                found[name] = {"available": False,
+                               "reason": f"this torch has no SDPBackend.{member}"}
+                continue
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                try:
+                    with sdpa_kernel([backend]):
+                        output = attention(*inputs)
+                    self.synchronize()
+                except Exception as exc:
+                    reasons = [stages.bounded(str(w.message)) for w in said][:3]
+                    found[name] = {"available": False, "reason": stages.bounded(
+                        "; ".join(reasons) or f"{type(exc).__name__}: {exc}")}
+                    continue
+            found[name] = {"available": True, "reason": None,
+                           "max_abs_error": _largest_difference(torch, output, reference)}
+        return found
+
+    def transfer(self, entry: dict[str, Any]) -> None:
+        """A COPY_BYTES buffer to the device and back, verified exactly; each way's bandwidth."""
+        if not self.on_gpu:
+            raise Skipped("CPU mode: no host-device copy")
+        torch = self.torch
+        entry["dtype"] = "int32"
+        host = torch.arange(COPY_BYTES // 4, dtype=torch.int32) % 65521
+        self.synchronize()
+        start = time.monotonic()
+        device = host.to(self.target)
+        self.synchronize()
+        middle = time.monotonic()
+        back = device.cpu()
+        end = time.monotonic()
+        entry["bytes"] = COPY_BYTES
+        entry["host_to_device_bytes_per_s"] = _rate(COPY_BYTES, middle - start)
+        entry["device_to_host_bytes_per_s"] = _rate(COPY_BYTES, end - middle)
+        # Every element compared, and the sums (int64) as the checksum the report shows.
+        entry["max_abs_error"] = float((back.to(torch.int64) - host.to(torch.int64))
+                                       .abs().max().item())
+
+    def compile(self, entry: dict[str, Any]) -> None:
+        """torch.compile of a small pointwise function (generated C++ on the CPU, Triton on a
+        GPU), its first call (compilation) timed apart from the second (the run)."""
+        torch = self.torch
+        entry["dtype"] = "float32"
+
+        def function(x: Any) -> Any:
+            return (x * 3 + 1) - x
+
+        x = torch.arange(1024, dtype=torch.float32).to(self.target)
+        start = time.monotonic()  # torch.compile itself loads the compiler stack: counted
+        compiled = torch.compile(function)
+        compiled(x)
+        self.synchronize()
+        middle = time.monotonic()
+        output = compiled(x)
+        self.synchronize()
+        end = time.monotonic()
+        entry["compile_ms"] = round((middle - start) * 1000, 1)
+        entry["run_ms"] = round((end - middle) * 1000, 3)
+        expected = torch.arange(1024, dtype=torch.float64) * 2 + 1
+        entry["max_abs_error"] = _largest_difference(torch, output, expected)
+
+
+def _largest_difference(torch: Any, computed: Any, expected: Any) -> float | str:
+    """max |computed - expected|, in float64 on the CPU (``nan`` when a value is not finite)."""
+    difference = (computed.detach().to("cpu", torch.float64)
+                   - expected.to(torch.float64)).abs().max().item()
+    return stages.encode_number(float(difference))
+
+
+def _rate(size: int, seconds: float) -> float | None:
+    return round(size / seconds) if seconds > 0 else None
+
+
+def stage_kernels(worker: Any) -> None:
+    """The ``kernels`` stage."""
+    Kernels(worker).run()

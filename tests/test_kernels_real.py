@@ -1,0 +1,75 @@
+"""--kernels with the real CPU build of torch: every kernel verified against its known answer,
+and torch.compile without a C++ compiler (COMPILER_MISSING) while the others are still
+verified."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Result, clean_env
+from kernodeck_diagnostic.worker.stages import KERNELS
+from library_fixtures import checked
+
+pytestmark = pytest.mark.slow
+# torch.compile's first run loads Inductor and compiles C++: tens of seconds on a busy machine.
+TIMEOUT = "120"
+
+
+def check(python: Path, pyz: Path, tmp_path: Path, env: dict[str, str] | None = None,
+          ) -> Result:
+    return checked(python, pyz, tmp_path, ["--device", "cpu", "--kernels", "--timeout",
+                                           TIMEOUT], env)
+
+
+def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {kernel["name"]: kernel for kernel in report["libraries"]["kernels"]}
+
+
+def test_every_kernel_is_verified_on_the_cpu(cpu_torch_python: Path, pyz: Path,
+                                             tmp_path: Path) -> None:
+    result = check(cpu_torch_python, pyz, tmp_path)
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"]) == (0, "CPU_CHECK_PASSED"), result.stdout
+    found = by_name(report)
+    assert list(found) == list(KERNELS)
+    assert {name for name, k in found.items() if k["status"] == "passed"} == \
+        set(KERNELS) - {"transfer"}
+    assert found["transfer"]["status"] == "skipped"  # no device to copy to in CPU mode
+    for name in ("matmul_float32", "matmul_tf32", "matmul_float16", "matmul_bfloat16",
+                 "conv2d", "compile"):
+        assert found[name]["max_abs_error"] == 0, name  # exact, as the inputs are chosen
+        assert found[name]["device"] == "cpu"
+    assert [found[n]["dtype"] for n in KERNELS[:4]] == ["float32", "tf32", "float16",
+                                                         "bfloat16"]
+    assert 0 <= found["sdpa"]["max_abs_error"] <= 1e-4
+    assert found["compile"]["compile_ms"] > found["compile"]["run_ms"]
+    assert report["timings_ms"]["kernels"] > 0
+    assert "compile cpu | ok" in result.stdout
+
+
+def test_without_a_compiler_torch_compile_is_named_and_the_rest_verified(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    # A PATH without any compiler, and CXX pointing nowhere: Inductor has none to use.
+    env = clean_env({"PATH": str(empty), "CXX": str(tmp_path / "no" / "c++")})
+    result = check(cpu_torch_python, pyz, tmp_path, env=env)
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"], report["stage"]) == (9, "RUNTIME_ERROR",
+                                                                     "kernels")
+    assert report["error"]["step"] == "compile"
+    found = by_name(report)
+    assert found["compile"]["status"] == "failed"
+    assert "No working C++ compiler" in found["compile"]["error"]["message"]
+    assert {name for name, k in found.items() if k["status"] == "passed"} == \
+        set(KERNELS) - {"transfer", "compile"}
+    finding = next(f for f in report["findings"] if f["id"] == "COMPILER_MISSING")
+    assert finding["severity"] == "error"
+    assert "C++ compiler" in finding["summary"]
+    assert "g++" in finding["next_action"]
+    assert str(tmp_path) not in result.stdout + str(report)  # CXX's value is never shown

@@ -1,0 +1,108 @@
+"""``OutputLedger``: records written durably, done ids read back, a record cut by a kill never
+counted, and the library importable as a user imports it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SRC, clean_env
+from kernodeck_diagnostic.ledger import OutputLedger, read_ledger
+
+
+def test_records_are_appended_and_their_ids_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    ledger = OutputLedger(path, expected_ids=["a", "b", "c"])
+    assert ledger.done_ids() == set()
+    ledger.append("a", {"dim": 3})
+    ledger.append("b", [1.5, 2.5])
+    assert ledger.done_ids() == {"a", "b"}
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert lines == [{"format": "kernodeck-ledger", "version": 1, "expected_ids": ["a", "b", "c"]},
+                     {"id": "a", "record": {"dim": 3}}, {"id": "b", "record": [1.5, 2.5]}]
+    # A second run opens the same file: the header, expected ids and records stay.
+    again = OutputLedger(path)
+    assert again.expected_ids == ["a", "b", "c"]
+    assert again.done_ids() == {"a", "b"}
+    with pytest.raises(ValueError, match="other expected ids"):
+        OutputLedger(path, expected_ids=["x"])
+
+
+def test_each_record_is_synced_before_append_returns(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = OutputLedger(tmp_path / "results.jsonl")
+    synced: list[bytes] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(Path(f"/proc/self/fd/{fd}").read_bytes() if Path("/proc").is_dir()
+                      else b"")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    ledger.append("a", 1)
+    assert len(synced) == 1
+    if synced[0]:  # on Linux: the record is in the file when it is synced
+        assert synced[0].endswith(b'{"id":"a","record":1}\n')
+
+
+def test_a_record_cut_by_a_kill_never_counts_and_is_cut_off_on_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    OutputLedger(path).append("a", {"ok": True})
+    with open(path, "ab") as file:
+        file.write(b'{"id": "b", "rec')  # what a write cut by SIGKILL leaves
+    contents = read_ledger(str(path))
+    assert contents.counts == {"a": 1}
+    assert contents.half_records == [3]
+    assert OutputLedger(path).done_ids() == {"a"}  # reopening cuts the half record off
+    ledger = OutputLedger(path)
+    ledger.append("b", {"ok": True})
+    contents = read_ledger(str(path))
+    assert (contents.counts, contents.half_records) == ({"a": 1, "b": 1}, [])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_a_writer_killed_mid_run_leaves_only_whole_records_and_at_most_one_half(
+        tmp_path: Path) -> None:
+    """A real process appending as fast as it can, killed by SIGKILL: every line but maybe the
+    last is a whole record, the ids run without a gap, and the next run repairs the tail."""
+    path = tmp_path / "results.jsonl"
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nfrom kernodeck_diagnostic import OutputLedger\n"
+         "ledger = OutputLedger(sys.argv[1])\n"
+         "for i in range(10**6):\n"
+         "    ledger.append(str(i), {'payload': 'x' * 3000})\n", str(path)],
+        env=clean_env({"PYTHONPATH": str(SRC)}), stdin=subprocess.DEVNULL)
+    try:
+        while not path.exists() or path.stat().st_size < 200_000:
+            assert writer.poll() is None
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(30)
+    finally:
+        writer.kill()
+    contents = read_ledger(str(path))
+    assert len(contents.half_records) <= 1
+    count = len(contents.counts)
+    assert count > 10
+    assert contents.counts == {str(i): 1 for i in range(count)}
+    OutputLedger(path).append(str(count), None)
+    assert read_ledger(str(path)).half_records == []
+
+
+def test_the_package_exports_it_lazily() -> None:
+    probe = ("import sys, kernodeck_diagnostic\n"
+             "assert 'kernodeck_diagnostic.ledger' not in sys.modules\n"
+             "from kernodeck_diagnostic import OutputLedger\n"
+             "print(OutputLedger.__module__)\n")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               env=clean_env({"PYTHONPATH": str(SRC)}), timeout=60,
+                               check=False)
+    assert (completed.returncode, completed.stdout) == (0, "kernodeck_diagnostic.ledger\n"), (
+        completed.stderr)

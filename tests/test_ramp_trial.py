@@ -1,0 +1,148 @@
+"""``ramp`` over applications that use ``Trial``: what the attempt folder says is read through its
+contract (``attempt.json``; ``events.jsonl`` alone when the process was killed before writing it).
+
+- a real CPU torch program whose first pass needs more memory than the address-space limit it
+  sets itself: ``out_of_memory`` in phase ``first_pass``, from ``attempt.json``;
+- a program whose output contract fails from some value on: ``contract_failed``, named;
+- a program that keeps each pass's output, killed by the kernel's OOM killer in a later pass
+  (a real memory cgroup): only ``events.jsonl`` is left, and the phase is read from it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SRC, Result, clean_env, run_tool
+from test_ramp import memory_limited, ramp_in
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_AS, signals")
+
+TORCH_TRIAL_APP = """
+import os, resource
+import torch
+from kernodeck_diagnostic import Trial
+batch = int(os.environ["KERNODECK_AXIS_VALUE"])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+limit = size + 1500 * 2**20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+with Trial("runs", params={"batch": batch}) as trial:
+    with trial.stage("load_weights"):
+        weights = torch.ones(256, 256)
+    sums = []
+    for step in trial.passes(2):
+        with trial.stage("compute"):
+            x = torch.ones(batch, 8 * 2**20)  # 32 MiB per unit of batch
+            sums.append(float(x.sum()))
+            del x
+    trial.expect("sums", sums == [float(batch * 8 * 2**20)] * 2)
+"""
+
+CONTRACT_APP = """
+import os
+from kernodeck_diagnostic import Trial
+value = int(os.environ["KERNODECK_AXIS_VALUE"])
+with Trial("runs", params={"n": value}) as trial:
+    with trial.stage("compute"):
+        rows = [[float(i)] * 4 for i in range(value if value < 4 else value - 1)]
+    trial.expect("one_row_per_input", len(rows) == value, detail=f"{len(rows)} rows")
+"""
+
+# Each pass keeps its output (a retained tensor, in a real program): memory grows per pass.
+RETAINING_APP = """
+import os
+from kernodeck_diagnostic import Trial
+mib = int(os.environ["KERNODECK_AXIS_VALUE"])
+kept = []
+with Trial("runs", params={"mib": mib}) as trial:
+    with trial.stage("load"):
+        table = bytearray(2**20)
+    for step in trial.passes(3):
+        with trial.stage("compute"):
+            kept.append(bytearray(mib * 2**20))  # zero-filled: every page really touched
+"""
+
+
+def _ramp(pyz: Path, out: Path, app: Path, python: Path | str, *options: str) -> Result:
+    return run_tool(sys.executable, pyz,
+                    ["ramp", "--out", str(out), *options, "--", str(python), str(app)],
+                    env=clean_env({"LC_ALL": "C.UTF-8", "PYTHONPATH": str(SRC)}))
+
+
+def _record(out: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((out / "ramp.json").read_text(encoding="utf-8"))
+    return document
+
+
+def _attempt_file(out: Path, name: str) -> dict[str, Any]:
+    found = list((out / name).glob("*/attempt.json"))
+    assert len(found) == 1, found
+    document: dict[str, Any] = json.loads(found[0].read_text(encoding="utf-8"))
+    return document
+
+
+@pytest.mark.slow
+@posix_only
+def test_a_trials_first_pass_out_of_memory_is_read_from_its_attempt_file(
+        pyz: Path, tmp_path: Path, cpu_torch_python: Path) -> None:
+    app, out = tmp_path / "app.py", tmp_path / "ramp-batch"
+    app.write_text(TORCH_TRIAL_APP)
+    result = _ramp(pyz, out, app, cpu_torch_python, "--axis", "batch", "--start", "16",
+                   "--stop", "64")
+    assert result.returncode == 0, result.stderr
+    attempts = _record(out)["attempts"]
+    assert [(item["value"], item["outcome"]) for item in attempts] == [
+        (16, "passed"), (32, "passed"), (64, "out_of_memory")]
+    passed, failed = attempts[1], attempts[2]
+    # The trial's own account: its phase, its request, its peak.
+    trial = _attempt_file(out, "batch-64")
+    assert trial["oom"]["phase"] == "first_pass"
+    assert failed["trial"] == "attempt.json"
+    assert failed["oom"] == {"phase": "first_pass", "pass_index": 0,
+                             "requested_bytes": 64 * 32 * 2**20, "source": "attempt"}
+    assert failed["error"].startswith("RuntimeError: ")
+    assert passed["peak_memory_source"] == "attempt"
+    assert passed["peak_memory_bytes"] == _attempt_file(out, "batch-32")["peak_memory_bytes"]
+    assert "phase first_pass" in result.stdout
+
+
+@posix_only
+def test_a_trials_failed_contract_is_contract_failed(pyz: Path, tmp_path: Path) -> None:
+    app, out = tmp_path / "app.py", tmp_path / "ramp-n"
+    app.write_text(CONTRACT_APP)
+    result = _ramp(pyz, out, app, sys.executable, "--axis", "n", "--start", "1", "--stop", "16")
+    assert result.returncode == 0, result.stderr
+    document = _record(out)
+    assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
+        (1, "passed"), (2, "passed"), (4, "contract_failed")]
+    failed = document["attempts"][2]
+    assert failed["exit_code"] == 0  # the program ended well; its output did not
+    assert failed["contracts_failed"] == ["one_row_per_input"]
+    assert document["first_failing"]["outcome"] == "contract_failed"
+    assert "contracts: one_row_per_input" in result.stdout
+
+
+@posix_only
+def test_a_trial_killed_by_the_oom_killer_in_a_later_pass_is_read_from_its_events(
+        pyz: Path, tmp_path: Path) -> None:
+    app, out = tmp_path / "app.py", tmp_path / "ramp-mib"
+    app.write_text(RETAINING_APP)
+    with memory_limited(200) as group:
+        result = ramp_in(group, pyz, out, [sys.executable, str(app)], "--axis", "mib",
+                         "--start", "16", "--stop", "256", env={"PYTHONPATH": str(SRC)})
+    assert result.returncode == 0, result.stderr
+    document = _record(out)
+    first = document["first_failing"]
+    failed = next(item for item in document["attempts"] if item["value"] == first["value"])
+    assert failed["outcome"] == "out_of_memory", failed
+    assert failed["signal"] == "SIGKILL"
+    assert failed["trial"] == "events.jsonl"  # killed before it could write attempt.json
+    assert not list((out / failed["folder"]).glob("*/attempt.json"))
+    assert failed["oom"]["source"] == "kernel"
+    assert failed["oom"]["phase"] == "later_pass"
+    assert first["phase"] == "later_pass"

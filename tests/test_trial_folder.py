@@ -1,0 +1,103 @@
+"""The attempt folder: a new one for every attempt, never reused nor overwritten; where it goes."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SUPPORTED_PYTHONS, required_pyenv_python
+from kernodeck_diagnostic import Trial
+from kernodeck_diagnostic.trial import folder
+from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt, run_app
+
+
+def test_an_attempt_id_drawn_twice_is_drawn_again(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    draws = iter(["aaaaaa", "aaaaaa", "bbbbbb"])
+    monkeypatch.setattr(folder.secrets, "token_hex", lambda _: next(draws))
+    monkeypatch.setattr(folder.time, "gmtime", lambda: (2026, 12, 1, 6, 0, 0, 1, 335, 0))
+    first_id, first = folder.create(str(tmp_path))
+    (Path(first) / "attempt.json").write_text("the first attempt's", encoding="utf-8")
+    second_id, second = folder.create(str(tmp_path))
+    assert (first_id, second_id) == ("20261201T060000Z-aaaaaa", "20261201T060000Z-bbbbbb")
+    assert (Path(first) / "attempt.json").read_text(encoding="utf-8") == "the first attempt's"
+    assert not any(Path(second).iterdir())
+
+
+def test_files_are_never_written_over(tmp_path: Path) -> None:
+    target = tmp_path / "attempt.json"
+    folder.write_new(str(target), b"{}")
+    with pytest.raises(FileExistsError):
+        folder.write_new(str(target), b"[]")
+    assert target.read_bytes() == b"{}"
+
+
+def test_attempts_in_the_same_second_get_their_own_folders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
+    made = []
+    for batch in (1, 2, 3):
+        with Trial(tmp_path / "runs", params={"batch": batch}) as trial, trial.stage("work"):
+            pass
+        made.append(Path(trial.folder or ""))
+    assert len({path.name for path in made}) == 3
+    for batch, path in zip((1, 2, 3), made):
+        attempt = attempt_of(path)
+        assert_valid_attempt(attempt)
+        assert attempt["params"] == {"batch": batch}
+        assert events_of(path)[-1]["event"] == "attempt_ended"
+
+
+def test_the_run_folder_variable_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNODECK_RUN_DIR", str(tmp_path / "given"))
+    with Trial(tmp_path / "asked") as trial:
+        pass
+    assert Path(trial.folder or "").parent == tmp_path / "given"
+    assert not (tmp_path / "asked").exists()
+
+
+def test_without_torch_the_attempt_still_says_what_it_can(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # whatever another test imported
+    with Trial(tmp_path) as trial:
+        # SIGTERM is the trial's own during the attempt, the program's again after it.
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        trial.expect("always", True)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    attempt = attempt_of(Path(trial.folder or ""))
+    assert_valid_attempt(attempt)
+    assert attempt["pytorch"]["imported"] is False
+    assert attempt["status"] == "completed"
+    assert attempt["last_completed_stage"] is None
+    with pytest.raises(RuntimeError, match="entered once"):
+        trial.__enter__()
+
+
+# Without torch: the toolkit itself, in every Python the user's program may run in.
+ANY_PYTHON = """
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs", params={"batch": 2}) as trial:
+        with trial.stage("load_weights"):
+            pass
+        for step in trial.passes(2):
+            with trial.stage("compute"):
+                pass
+        trial.describe(ids=["a", "b"])
+        trial.expect_vectors(["a", "b"], [[1.0, 2.0], [3.0, float("nan")]], dim=2)
+"""
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_PYTHONS)
+def test_the_toolkit_runs_on_every_supported_python(minor: str, tmp_path: Path) -> None:
+    done = run_app(required_pyenv_python(minor), tmp_path, ANY_PYTHON)
+    assert done.returncode == 0, done.stderr[-3000:]
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    assert_valid_attempt(attempt)
+    assert attempt["runtime"]["python_version"].startswith(minor + ".")
+    assert attempt["passes"]["completed"] == 2
+    assert attempt["contracts"][0]["detail"] == "non-finite values (NaN or infinity) for ids: b"

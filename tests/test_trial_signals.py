@@ -1,0 +1,106 @@
+"""Interrupts and kills of a real program: Ctrl-C and SIGTERM end the attempt as interrupted and
+reach the program; SIGKILL leaves every completed stage in events.jsonl."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from trial_helpers import (
+    app_env,
+    assert_valid_attempt,
+    attempt_of,
+    events_of,
+    only_attempt,
+    write_app,
+)
+
+pytestmark = pytest.mark.slow
+
+# Two stages complete, then the third waits (a long computation) after saying it started.
+APPLICATION = """
+    import sys, time
+    import torch
+    from kernodeck_diagnostic import Trial
+
+    try:
+        with Trial("runs") as trial:
+            with trial.stage("load_weights"):
+                model = torch.nn.Linear(4, 4)
+            with trial.stage("prepare_input"):
+                batch = torch.ones(2, 4)
+            for step in trial.passes(3):
+                with trial.stage("compute"):
+                    out = model(batch)
+                    if step == 1:
+                        open("inside-compute", "w").close()
+                        time.sleep(60)
+    except KeyboardInterrupt:
+        print("the program saw KeyboardInterrupt")
+        raise
+"""
+WAIT_S = 60
+
+
+def _start(python: Path, work: Path) -> subprocess.Popen[str]:
+    script = write_app(work, APPLICATION)
+    process = subprocess.Popen([str(python), script.name], cwd=work, env=app_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + WAIT_S
+    while not (work / "inside-compute").exists():
+        assert process.poll() is None, process.communicate(timeout=10)
+        assert time.monotonic() < deadline, "the application never reached its compute stage"
+        time.sleep(0.05)
+    return process
+
+
+@pytest.mark.parametrize(("signum", "returncode", "said"), [
+    (signal.SIGINT, -signal.SIGINT, "the program saw KeyboardInterrupt"),
+    (signal.SIGTERM, 128 + signal.SIGTERM, ""),
+])
+def test_an_interrupt_in_a_stage_ends_the_attempt_as_interrupted(
+        cpu_torch_python: Path, tmp_path: Path, signum: int, returncode: int,
+        said: str) -> None:
+    process = _start(cpu_torch_python, tmp_path)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=WAIT_S)
+    # The exception went on to the program, which ended as it would without the trial.
+    assert process.returncode == returncode, stderr[-3000:]
+    assert said in stdout
+    folder = only_attempt(tmp_path / "runs")
+    attempt = attempt_of(folder)
+    assert_valid_attempt(attempt)
+    assert attempt["status"] == "interrupted"
+    assert attempt["last_completed_stage"] == "compute"  # pass 0's
+    assert attempt["first_error"] is None
+    assert attempt["passes"]["completed"] == 1
+    assert attempt["stages"][-1]["status"] == "interrupted"
+    assert attempt["stages"][-1]["pass_index"] == 1
+    events = events_of(folder)
+    assert [e["event"] for e in events][-2:] == ["stage_interrupted", "attempt_ended"]
+    assert events[-1]["status"] == "interrupted"
+
+
+def test_sigkill_leaves_every_completed_stage_in_the_event_log(cpu_torch_python: Path,
+                                                               tmp_path: Path) -> None:
+    process = _start(cpu_torch_python, tmp_path)
+    process.kill()
+    process.communicate(timeout=WAIT_S)
+    assert process.returncode == -signal.SIGKILL
+    folder = only_attempt(tmp_path / "runs")
+    assert not (folder / "attempt.json").exists()  # never reached: only the log is left
+    events = events_of(folder)  # every line whole
+    assert [(e["event"], e.get("stage"), e.get("pass_index")) for e in events] == [
+        ("attempt_started", None, None),
+        ("stage_completed", "load_weights", None),
+        ("stage_completed", "prepare_input", None),
+        ("pass_started", None, 0),
+        ("stage_completed", "compute", 0),
+        ("pass_completed", None, 0),
+        ("pass_started", None, 1),
+    ]

@@ -1,0 +1,107 @@
+"""A GPU program (the fake torch: no GPU here): sync=True synchronises at both ends of the stage,
+device memory is read per stage, and a CUDA out-of-memory error leaves the allocator's snapshot."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from pathlib import Path
+
+from trial_helpers import (
+    app_env,
+    assert_valid_attempt,
+    attempt_of,
+    events_of,
+    only_attempt,
+    run_app,
+)
+
+# The device is still working when the stage's code returns: the second synchronisation waits
+# 0.25 s for it, and the stage's duration must include that wait.
+SYNC = """
+    import json, sys, time
+    import torch
+    from kernodeck_diagnostic import Trial
+
+    calls = []
+
+    def synchronize(index=None):
+        calls.append(["synchronize", index])
+        if len(calls) == 3:
+            time.sleep(0.25)
+
+    torch.cuda.synchronize = synchronize
+    with Trial("runs") as trial:
+        with trial.stage("compute", sync=True):
+            calls.append(["kernel launched", None])
+        with trial.stage("write_output"):
+            calls.append(["written", None])
+    print(json.dumps(calls))
+"""
+
+
+def test_sync_synchronises_the_device_at_both_ends_of_the_stage(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, SYNC, env=app_env(fake="cuda_pass"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == [["synchronize", 0], ["kernel launched", None],
+                                       ["synchronize", 0], ["written", None]]
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    assert_valid_attempt(attempt)
+    compute, write = attempt["stages"]
+    assert compute["synchronized"] is True
+    assert compute["duration_ms"] >= 250
+    assert write["synchronized"] is False
+    assert write["duration_ms"] < 250
+    # Device memory per stage, from the allocator; the attempt's peak is the device's.
+    assert compute["memory"]["device"] == "cuda:0"
+    assert (compute["memory"]["allocated_bytes"], compute["memory"]["reserved_bytes"],
+            compute["memory"]["peak_allocated_bytes"]) == (2**20, 2 * 2**20, 3 * 2**19)
+    assert attempt["peak_memory_bytes"] == 3 * 2**19
+    # The report's pytorch block, the devices included: the program initialised its GPU.
+    assert attempt["pytorch"]["cuda_build"] == "12.8"
+    assert attempt["pytorch"]["arch_list"][-1] == "compute_120"
+    assert [d["name"] for d in attempt["pytorch"]["devices"]] == ["NVIDIA GeForce RTX 5070"]
+
+
+OOM_WITH_HISTORY = """
+    import torch
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs", memory_history=True) as trial:
+        with trial.stage("load_weights"):
+            pass
+        try:
+            for step in trial.passes(2):
+                with trial.stage("compute", sync=True):
+                    torch.tensor([[1.0]], device="cuda:0")
+        except torch.cuda.OutOfMemoryError:
+            print("recording during the attempt:", torch.cuda.memory.recording)
+    print("recording after it:", torch.cuda.memory.recording)
+"""
+
+
+def test_a_cuda_oom_saves_the_allocator_snapshot_with_its_phase(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, OOM_WITH_HISTORY,
+                   env=app_env(fake="oom_at_allocation"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["recording during the attempt: all",
+                                        "recording after it: None"]
+    folder = only_attempt(tmp_path / "runs")
+    attempt = attempt_of(folder)
+    assert_valid_attempt(attempt)
+    assert attempt["oom"]["phase"] == "first_pass"
+    assert attempt["oom"]["pass_index"] == 0
+    assert attempt["oom"]["device"] == "cuda:0"
+    assert attempt["oom"]["requested_bytes"] == 2 * 2**20
+    assert attempt["oom"]["total_bytes"] == int(11.94 * 2**30)
+    assert attempt["oom"]["free_bytes"] == 0
+    assert attempt["first_error"]["type"] == "OutOfMemoryError"
+    assert attempt["memory_history"] == {"requested": True, "recorded": True,
+                                         "snapshot": "memory_snapshot.pickle"}
+    with (folder / "memory_snapshot.pickle").open("rb") as file:
+        assert pickle.load(file)["recording"] == "all"  # noqa: S301 - the test's own file
+    # Caught by the program inside the attempt: the attempt ran to its end, first error kept.
+    assert attempt["status"] == "completed"
+    failed = [e for e in events_of(folder) if e["event"] == "stage_failed"]
+    assert failed[0]["oom"]["phase"] == "first_pass"
