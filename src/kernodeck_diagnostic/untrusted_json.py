@@ -21,7 +21,6 @@ ValueError, before a value reaches anything:
 from __future__ import annotations
 
 import json
-from itertools import accumulate
 from typing import Any
 
 # 2**64 has 20 digits: every count, size, index and duration an event or a report holds fits.
@@ -30,9 +29,10 @@ MAX_INT_DIGITS = 20
 MAX_DEPTH = 16
 
 
-# Everything but brackets and quotes, deleted from the text to measure its nesting (_depth).
+# Everything but brackets and quotes, deleted from the text to measure its nesting; then
+# objects' braces read as lists' brackets (_nested_deeper_than).
 _NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'[]{}"')
-_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
 # Digits as "1", anything else as " ": a run of more "1" than an integer may have digits is the
 # only way the text can hold an integer too long (_bounded_int).
 _DIGIT_RUNS = bytes(ord("1") if byte in b"0123456789" else ord(" ") for byte in range(256))
@@ -50,8 +50,8 @@ def loads(text: str) -> Any:
         value = decoder.decode(text)
     except RecursionError:  # deeper than the decoder itself can go
         raise ValueError("nested too deep") from None
-    if _depth(data) >= MAX_DEPTH:  # a list or an object at depth MAX_DEPTH is one level too deep
-        raise ValueError("nested too deep")
+    if _nested_deeper_than(data, MAX_DEPTH):  # a list or an object at depth MAX_DEPTH (the
+        raise ValueError("nested too deep")      # top level is 0) is one level too deep
     return value
 
 
@@ -66,18 +66,25 @@ _CHECKING = json.JSONDecoder(parse_int=_bounded_int)
 _PLAIN = json.JSONDecoder()
 
 
-def _depth(data: bytes) -> int:
-    """How deep lists and objects nest in ``data``, valid JSON in UTF-8 (the top level is 0;
-    -1 for a lone number or string).
+def _nested_deeper_than(data: bytes, levels: int) -> bool:
+    """Whether lists and objects in ``data`` (valid JSON in UTF-8) nest more than ``levels``
+    deep, the outermost being the first level.
 
     Read from the text rather than by walking the decoded value: a walk takes a step of Python
     for every value, and summarize reads thousands of reports. Escaped backslashes and escaped
     quotes go first (pairs, left to right, as JSON reads them); the quotes left then delimit the
-    strings, so every other piece between them is outside any string, where each bracket opens
-    or closes one level. Every step is a bytes method, and UTF-8 never puts these ASCII bytes
-    inside another character.
+    strings, so every other piece between them is outside any string, where brackets and braces
+    nest. Each pass of removing every empty pair ``[]`` takes away exactly one level (a pair goes
+    in the pass after the last of its children), so what is left after ``levels`` passes nests
+    deeper. Every step is a bytes method, and UTF-8 never puts these ASCII bytes inside another
+    character.
     """
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     outside = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
-    return max(accumulate(map(_STEP.__getitem__, outside)), default=0) - 1
+    brackets = outside.translate(_BRACES_AS_BRACKETS)
+    for _ in range(levels):
+        if not brackets:
+            return False
+        brackets = brackets.replace(b"[]", b"")
+    return bool(brackets)

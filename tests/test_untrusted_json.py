@@ -1,0 +1,44 @@
+"""untrusted_json's nesting bound, read from the text, agrees with a walk of the decoded value
+on any JSON, strings full of brackets, quotes and backslashes included."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernodeck_diagnostic.untrusted_json import MAX_DEPTH, _nested_deeper_than, loads
+
+TRICKY = st.text(alphabet='[]{}"\\\\ ab\u00e9\u4e2d', max_size=8)
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-9, 9) | TRICKY,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TRICKY, inner, max_size=3),
+    max_leaves=40)
+
+
+def nesting(value: Any) -> int:
+    if isinstance(value, (list, dict)):
+        children = value.values() if isinstance(value, dict) else value
+        return 1 + max((nesting(child) for child in children), default=0)
+    return 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, st.booleans(), st.integers(1, 8))
+def test_the_bound_read_from_the_text_is_the_walks(value: Any, ascii_only: bool,
+                                                   levels: int) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8")
+    assert _nested_deeper_than(text, levels) == (nesting(value) > levels)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1])
+def test_a_document_one_level_too_deep_is_refused(depth: int) -> None:
+    text = "[" * depth + "]" * depth
+    if depth > MAX_DEPTH:
+        with pytest.raises(ValueError, match="nested too deep"):
+            loads(text)
+    else:
+        assert nesting(loads(text)) == depth
