@@ -252,19 +252,30 @@ def test_a_host_tool_does_not_hold_the_workers_lifeline(pyz: Path, tmp_path: Pat
     with front([sys.executable, str(pyz), "--timeout", "60", "--host-check"], env,
                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                stderr=subprocess.DEVNULL) as process:
-        # The worker, its child and the two nvidia-smi runs of the probe.
-        wait_for(lambda: len(recorded_pids(pids_file)) >= 4, 30, "the GPU and the tool to hang")
+        def workers(pids: list[int]) -> list[int]:
+            return [pid for pid in pids if b"worker.py" in _cmdline(pid)]
+
+        # The worker and its child, and the probe's three nvidia-smi runs (query, listing,
+        # processes), all hanging: counting 4 pids alone could miss the worker's child.
+        wait_for(lambda: (len(workers(recorded_pids(pids_file))) == 2
+                          and len(recorded_pids(pids_file)) >= 5), 30,
+                 "the GPU and the tool to hang")
         pids = recorded_pids(pids_file)
         try:
-            workers = [pid for pid in pids
-                       if b"worker.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-            assert len(workers) == 2, pids
+            assert len(pids) == 5, pids
             os.kill(process.pid, signal.SIGKILL)
             process.wait(10)
-            assert pids_gone(workers, GONE_WITHIN_S) == []
+            assert pids_gone(workers(pids), GONE_WITHIN_S) == []
             assert leftovers(tmp) == []
         finally:
             kill_what_is_left(pids)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone already
+        return b""
 
 
 def test_the_thread_watch_ends_the_worker_alone(tmp_path: Path) -> None:
