@@ -128,7 +128,11 @@ except OSError:
 if peak is None:  # elsewhere; it may include the spawning process's peak
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak = peak // 1024 if sys.platform == "darwin" else peak
-sys.stderr.write("KD-BENCH-RSS " + json.dumps({"peak_kib": peak, "exit": code}) + "\\n")
+# The largest child's own peak (summarize's parts, forked.py); 0 when none ran.
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+children = children // 1024 if sys.platform == "darwin" else children
+sys.stderr.write("KD-BENCH-RSS " + json.dumps({"peak_kib": peak, "children_peak_kib": children,
+                                               "exit": code}) + "\\n")
 """
 
 # The trial toolkit inside a program (issue 13): what ``with trial.stage(...)`` costs per call
@@ -463,6 +467,12 @@ def front_memory(setup: Setup, runs: int) -> dict[str, float]:
 
 
 def _peak_rss_mb(python: Path, where: str, mode: str, *more: str, expect_exit: int = 0) -> float:
+    return _peaks_mb(python, where, mode, *more, expect_exit=expect_exit)[0]
+
+
+def _peaks_mb(python: Path, where: str, mode: str, *more: str,
+              expect_exit: int = 0) -> tuple[float, float]:
+    """The peak resident memory of the front (in-process), and of its largest child."""
     completed = subprocess.run([str(python), "-c", MEMORY_PROBE, where, mode, *more],
                                env=base_env(), capture_output=True, text=True,
                                timeout=RUN_LIMIT_S, stdin=subprocess.DEVNULL, check=False)
@@ -473,7 +483,8 @@ def _peak_rss_mb(python: Path, where: str, mode: str, *more: str, expect_exit: i
     if mode != "bare" and result["exit"] != expect_exit:
         raise BenchmarkError(f"memory probe: the front exited {result['exit']}:\n"
                              f"{completed.stdout[-1000:]}")
-    return float(result["peak_kib"]) * 1024 / 1e6
+    return (float(result["peak_kib"]) * 1024 / 1e6,
+            float(result.get("children_peak_kib", 0)) * 1024 / 1e6)
 
 
 def trial_overhead(setup: Setup, smoke: bool) -> dict[str, float]:
@@ -556,6 +567,7 @@ class Fleet:
     sizes: tuple[int, int]  # the small fleet, the large one
     commands: dict[str, Command]
     peaks_mb: dict[str, tuple[float, float]]
+    child_peak_mb: dict[str, float]  # on the large fleet: the largest part's child (forked.py)
 
 
 def make_fleet(folder: Path, count: int) -> Path:
@@ -585,10 +597,13 @@ def summarize_fleet(setups: Mapping[str, Setup], settings: Settings, work: Path)
                 for name, setup in setups.items()}
     alternate(list(commands.values()), settings)
     # Exit 1: some reports of the fleet failed, as they should.
-    peaks = {name: (_peak_rss_mb(setup.python, "-", "summarize", str(folders[0]), expect_exit=1),
-                    _peak_rss_mb(setup.python, "-", "summarize", str(folders[1]), expect_exit=1))
-             for name, setup in setups.items()}
-    return Fleet(sizes, commands, peaks)
+    peaks, child_peaks = {}, {}
+    for name, setup in setups.items():
+        small = _peak_rss_mb(setup.python, "-", "summarize", str(folders[0]), expect_exit=1)
+        large_peak, child_peaks[name] = _peaks_mb(setup.python, "-", "summarize", str(folders[1]),
+                                                  expect_exit=1)
+        peaks[name] = (small, large_peak)
+    return Fleet(sizes, commands, peaks, child_peaks)
 
 
 def fleet_rows(fleet: Fleet) -> list[Row]:
@@ -606,8 +621,10 @@ def fleet_rows(fleet: Fleet) -> list[Row]:
             continue
         low, high = fleet.peaks_mb[name]
         per_report = (high - low) * 1e6 / 1024 / (large - small)
+        child = fleet.child_peak_mb.get(name, 0.0)
         found.append(Row("12b", f"summarize peak RSS{' (--baseline)' if name != 'this' else ''}"
-                                f", {large} reports", f"{high:.1f} MB",
+                                f", {large} reports", f"{high:.1f} MB"
+                         + (f" (largest child {child:.1f} MB)" if child else ""),
                          f"{small} reports {low:.1f} MB",
                          f"+{per_report:.2f} KiB per report",
                          f"<= {TARGETS['summarize_kib_per_report']:.1f} KiB per report",

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from kernodeck_diagnostic.commands import summarize
+from kernodeck_diagnostic.forked import can_fork, in_parts
 from kernodeck_diagnostic.report.redact import Redactor
 
 SNAPSHOTS = sorted((ROOT / "tests" / "snapshots").glob("*.json"))  # real reports, recorded
@@ -97,3 +99,42 @@ def test_unchanged_is_true_for_plain_names_and_false_when_one_needs_redacting() 
                  "some-value-from-env.json"):
         assert REDACTOR.text(name) != name
         assert not REDACTOR.unchanged([*plain, name])
+
+
+# -- reading in parts ------------------------------------------------------------------------------
+
+def _mixed(folder: Path) -> list[str]:
+    """Reports with unreadable files among them in every part, and a file named twice: through
+    its folder (an early part) and directly at the end (the last part)."""
+    _fleet(folder, 23)
+    (folder / "rack-00" / "broken.json").write_text("{", encoding="utf-8")
+    (folder / "rack-00" / "list.json").write_text("[1]", encoding="utf-8")
+    (folder / "rack-00" / "version.json").write_text('{"schema_version": 7}', encoding="utf-8")
+    return [str(folder), str(folder / "rack-00" / "node-0003.json"), str(folder / "missing.json")]
+
+
+@pytest.mark.parametrize("form", ["text", "markdown", "json"])
+def test_reading_in_parts_gives_the_same_output_as_one_after_the_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        form: str) -> None:
+    arguments = [*_mixed(tmp_path / "fleet"), "--format", form]
+    assert summarize.main(arguments) == 1
+    alone = capsys.readouterr().out
+    parts: list[int] = []
+
+    def recorded(work: object, items: list[object], count: int) -> list[object]:
+        parts.append(count)
+        return in_parts(work, items, count)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(summarize, "FILES_PER_PART", 3)
+    monkeypatch.setattr(summarize, "usable_cpus", lambda: 8)
+    monkeypatch.setattr(summarize, "in_parts", recorded)
+    assert summarize.main(arguments) == 1
+    assert capsys.readouterr().out == alone
+    assert parts == [8]
+    if sys.platform.startswith("linux"):
+        assert can_fork()  # the parts really ran in children
+    if form == "json":
+        assert len(json.loads(alone)["reports"]) == 23
+    else:
+        assert "27 file(s): 23 report(s), " in alone

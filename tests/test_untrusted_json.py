@@ -34,6 +34,20 @@ def test_the_bound_read_from_the_text_is_the_walks(value: Any, ascii_only: bool,
     assert _nested_deeper_than(text, levels) == (nesting(value) > levels)
 
 
+@pytest.mark.parametrize(("value", "depth"), [
+    ({"a": "[", "b": "]"}, 1),          # a string's bracket closed by the next string's
+    (["", "[[", "", "]]", ""], 1),      # empty strings side by side with bracketed ones
+    ([["\\"], "]\"[", [[]]], 3),       # escapes next to quotes and brackets
+    ({"": {"": [""]}}, 3),
+])
+def test_brackets_inside_strings_never_count(value: Any, depth: int) -> None:
+    for ascii_only in (True, False):
+        text = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8")
+        assert nesting(value) == depth
+        assert not _nested_deeper_than(text, depth)
+        assert _nested_deeper_than(text, depth - 1)
+
+
 @pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1])
 def test_a_document_one_level_too_deep_is_refused(depth: int) -> None:
     text = "[" * depth + "]" * depth

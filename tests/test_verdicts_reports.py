@@ -11,6 +11,7 @@ files are real ones.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -94,9 +95,14 @@ def test_a_fifo_is_refused_at_once_not_waited_for(pyz: Path, tmp_path: Path) -> 
     assert json.loads(device.stdout)["unreadable"][0]["reason"] == "not_a_file"
 
 
-def _interrupted(process: subprocess.Popen[bytes], signum: int, command: str) -> None:
-    """Send ``signum`` and check the command ends by itself, at once, as the check does."""
-    process.send_signal(signum)
+def _interrupted(process: subprocess.Popen[bytes], signum: int, command: str,
+                 group: bool = False) -> None:
+    """Send ``signum`` (to the process's group when ``group``: a terminal's Ctrl-C) and check
+    the command ends by itself, at once, as the check does."""
+    if group:
+        os.killpg(process.pid, signum)
+    else:
+        process.send_signal(signum)
     try:
         # Nobody reads stdout: a command that kept its unwritten output would never exit.
         process.wait(timeout=10)
@@ -200,6 +206,66 @@ def test_a_signal_ends_summarize_busy_reading_big_reports(pyz: Path, big_reports
         if process.poll() is None:
             process.kill()
         process.communicate()
+
+
+# Summarize with its reading in parts (forked.in_parts) forced on these 30 reports: four parts of
+# a few files, the first in the front, three in forked children, whatever the processors here.
+IN_PARTS = """
+import runpy, sys
+sys.path.insert(0, sys.argv[1])
+from kernodeck_diagnostic.commands import summarize
+summarize.FILES_PER_PART, summarize.usable_cpus = 1, lambda: 4
+sys.argv = ["kernodeck-diagnostic", *sys.argv[2:]]
+runpy.run_module("kernodeck_diagnostic", run_name="__main__", alter_sys=True)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+@posix_only
+@linux_only
+@pytest.mark.parametrize(("signum", "to"), [(signal.SIGINT, "front"), (signal.SIGTERM, "front"),
+                                            (signal.SIGINT, "group")],
+                         ids=["SIGINT", "SIGTERM", "Ctrl-C"])
+def test_a_signal_ends_summarize_reading_in_parts_and_every_part(
+        pyz: Path, big_reports: Path, signum: int, to: str) -> None:
+    """Sent to the front alone (``kill``), the front kills and reaps its children; to the whole
+    group (Ctrl-C in a terminal), each child dies of it at once and silently. Either way: the
+    front's exit status and one line, and no child left reading."""
+    process = subprocess.Popen([sys.executable, "-c", IN_PARTS, str(pyz), "summarize",
+                                str(big_reports)], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
+                               start_new_session=True)
+    children: set[int] = set()
+
+    def started() -> int:
+        children.update(_children(process.pid))
+        return len(children)
+
+    try:
+        wait_for(lambda: started() >= 3, QUICK_S, "three children reading")
+        wait_for(lambda: _bytes_read(process.pid) > 6 * 2**20, QUICK_S, "the front reading")
+        assert process.poll() is None
+        _interrupted(process, signum, "summarize", group=to == "group")
+        # Gone already: killed (or dead of the signal) and reaped before the front ended.
+        assert [child for child in children if Path(f"/proc/{child}").exists()] == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
 
 
 # == item 17: names relative to what was given, each real file once, "too large" ================

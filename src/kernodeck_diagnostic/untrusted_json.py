@@ -74,15 +74,21 @@ def _nested_deeper_than(data: bytes, levels: int) -> bool:
     for every value, and summarize reads thousands of reports. Escaped backslashes and escaped
     quotes go first (pairs, left to right, as JSON reads them); the quotes left then delimit the
     strings, so every other piece between them is outside any string, where brackets and braces
-    nest. Each pass of removing every empty pair ``[]`` takes away exactly one level (a pair goes
-    in the pass after the last of its children), so what is left after ``levels`` passes nests
-    deeper. Every step is a bytes method, and UTF-8 never puts these ASCII bytes inside another
-    character.
+    nest. Most strings hold no bracket and are left as two quotes side by side: those pairs go
+    first, in one pass (two adjacent quotes are either an empty string or the end of a string and
+    the start of the next with no bracket between them: taking them away leaves every other quote
+    where it was, opening or closing, and no bracket moves in or out of a string), so only the
+    strings with brackets in them are split apart. Each pass of removing every empty pair ``[]``
+    takes away exactly one level (a pair goes in the pass after the last of its children), so
+    what is left after ``levels`` passes nests deeper. Every step is a bytes method, and UTF-8
+    never puts these ASCII bytes inside another character.
     """
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    outside = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
-    brackets = outside.translate(_BRACES_AS_BRACKETS)
+    structure = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in structure:
+        structure = b"".join(structure.split(b'"')[::2])
+    brackets = structure.translate(_BRACES_AS_BRACKETS)
     for _ in range(levels):
         if not brackets:
             return False

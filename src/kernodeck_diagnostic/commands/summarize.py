@@ -27,7 +27,9 @@ a variable. A file named twice
 (directly and through its folder, or through a link) is read and counted once. Only regular files
 are read, up to 8 MiB each, one at a time: of a report only the line printed for it is kept, so
 memory grows by about 1 KiB per file (its name and its line), not by the report
-(docs/performance.md). A FIFO, a device or a bigger file is not waited for. Files that are not
+(docs/performance.md). Thousands of files are read in parts at once, on Linux, one per processor
+the command may use (up to 8): the first here, each other in a forked child (``forked.py``); the
+output is the same. A FIFO, a device or a bigger file is not waited for. Files that are not
 readable reports (not JSON, another schema version, not a report at all, too large, not a regular
 file, missing) are listed with the reason, and the others are still summarized.
 
@@ -48,6 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..forked import in_parts, usable_cpus
 from ..i18n import Translate
 from ..report.codes import VERDICTS
 from ..report.load import Loaded, Reason, exit_code_of, file_name, load, reason_of
@@ -83,6 +86,9 @@ SEVERITY = (
 )
 RANK = {name: rank for rank, name in enumerate(SEVERITY)}
 COLUMNS = ("report", "code", "exit", "stage", "python", "torch", "backend", "devices")
+# Reading in parts (Summary.read): at most this many at once, each of at least this many files
+# (below that, the time a part saves is not worth a process).
+MAX_PARTS, FILES_PER_PART = 8, 1000
 
 
 def main(argv: Sequence[str]) -> int:
@@ -101,7 +107,7 @@ class Found:
 
 def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Found]:
     """Every file the arguments name, in the order given (folders sorted), named as the module's
-    docstring says. Nothing is read yet: ``Summary.read`` reads them one at a time."""
+    docstring says. Nothing is read yet: ``Summary.read`` reads them."""
     found: list[tuple[str, Reason | None]] = []  # a file, or a folder that could not be listed
     for path in paths:
         if os.path.isdir(path):
@@ -148,35 +154,43 @@ class Summary:
         self.unreadable: list[Loaded] = []
 
     def read(self, found: Iterable[Found]) -> Summary:
-        """Load and judge each file, each real file once however it was named."""
-        seen: set[tuple[Any, ...]] = set()
+        """Load and judge each file, each real file once however it was named. Thousands of
+        files are read in parts at once, one per processor this process may use, up to
+        ``MAX_PARTS`` (``forked.in_parts``): the same result, sooner."""
+        files = _once_each(found)
         # Decoded JSON is a tree, and what is kept holds no cycle either: reference counting
         # frees it all, and the cycle collector's passes over the growing rows would only cost
         # time (about 8 % of reading 20,000 reports). It is back as it was at the end.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for item in found:
-                if item.reason is not None:
-                    self.add(Loaded(item.name, reason=item.reason))
-                    continue
-                identity = _identity(item.path)
-                if identity not in seen:
-                    seen.add(identity)
-                    self.add(load(item.path, item.name))
+            parts = min(usable_cpus(), MAX_PARTS, len(files) // FILES_PER_PART)
+            for codes, kept, unreadable in in_parts(self._judge, files, parts):
+                self.rows += kept
+                self.by_code.update(codes)
+                self.passed += sum(VERDICTS[code].passed for code in codes)
+                self.unreadable += unreadable
         finally:
             if collecting:
                 gc.enable()
         return self
 
-    def add(self, loaded: Loaded) -> None:
-        if loaded.report is None:
-            self.unreadable.append(loaded)
-            return
-        code = loaded.report["code"]
-        self.rows.append(self.keep(loaded))
-        self.by_code[str(code)] += 1
-        self.passed += VERDICTS[code].passed
+    def _judge(self, files: Sequence[tuple[Found, int | None]]
+               ) -> tuple[list[str], list[Any], list[Loaded]]:
+        """The code of each readable report and what is kept of it, in order; the files that
+        are not readable reports."""
+        codes: list[str] = []
+        kept: list[Any] = []
+        unreadable: list[Loaded] = []
+        for item, mode in files:
+            loaded = (Loaded(item.name, reason=item.reason) if item.reason is not None
+                      else load(item.path, item.name, mode=mode))
+            if loaded.report is None:
+                unreadable.append(loaded)
+            else:
+                codes.append(loaded.report["code"])
+                kept.append(self.keep(loaded))
+        return codes, kept, unreadable
 
     @property
     def files(self) -> int:
@@ -368,7 +382,19 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
     # What a path strictly inside the root starts with: the quick test for thousands of files
     # under one folder (the others go through _inside).
     prefix = os.path.join(os.path.normcase(root), "") if deep and root is not None else None
+    # Thousands of files share a few folders: below the root, a file is shown as its folder's
+    # shown path, made once per folder, and its own name.
+    below: dict[str, tuple[str, str] | None] = {}
     for path in paths:
+        folder, name = os.path.split(path)
+        if prefix is not None and root is not None and name not in ("", ".", ".."):
+            if folder not in below:
+                below[folder] = _shown_below(folder, root, prefix, root_depth)
+            known = below[folder]
+            if known is not None:
+                start, parent = known
+                shown[path] = start + without_user_names([parent, name])[1]
+                continue
         full = os.path.abspath(path)
         parts = _components(full)
         if prefix is not None and root is not None and (
@@ -391,6 +417,19 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
     if redactor.unchanged(list(shown.values())):  # the usual case: one search per rule in all
         return {path: cell(name) for path, name in shown.items()}
     return {path: cell(redactor.text(name)) for path, name in shown.items()}
+
+
+def _shown_below(folder: str, root: str, prefix: str, root_depth: int) -> tuple[str, str] | None:
+    """For the files of a folder inside the root (or the root itself): what their shown paths
+    start with (its components below the root, users' own folders as ``<user>``, each followed
+    by a slash), and its last component (which says whether a file's name is a user's folder).
+    None for a folder outside the root."""
+    full = os.path.abspath(folder)
+    if not (os.path.normcase(os.path.join(full, "")).startswith(prefix) or _inside(full, root)):
+        return None
+    parts = _components(full)
+    return ("".join(part + "/" for part in without_user_names(parts)[root_depth:]),
+            parts[-1] if parts else "")
 
 
 def _distinct_endings(paths: dict[str, list[str]]) -> dict[str, int]:
@@ -426,16 +465,33 @@ def _slashed(relative: str) -> str:
     return relative.replace(os.sep, "/")
 
 
-def _identity(path: str) -> tuple[Any, ...]:
-    """What makes a file the same file, however it was named: its device and inode (links,
-    a folder given twice), else its real path (a file that does not exist)."""
+def _once_each(found: Iterable[Found]) -> list[tuple[Found, int | None]]:
+    """The files, each real file once (its first name), with its ``st_mode`` (None when its
+    ``os.stat`` fails); and the folders that could not be listed."""
+    seen: set[tuple[Any, ...]] = set()
+    files: list[tuple[Found, int | None]] = []
+    for item in found:
+        if item.reason is not None:
+            files.append((item, None))
+            continue
+        info, identity = _identity(item.path)
+        if identity not in seen:
+            seen.add(identity)
+            files.append((item, None if info is None else info.st_mode))
+    return files
+
+
+def _identity(path: str) -> tuple[os.stat_result | None, tuple[Any, ...]]:
+    """The file's ``os.stat`` (None when it fails), and what makes it the same file however it
+    was named: its device and inode (links, a folder given twice), else its real path (a file
+    that does not exist)."""
     try:
         info = os.stat(path)
     except OSError:
-        return ("path", os.path.realpath(path))
+        return None, ("path", os.path.realpath(path))
     if info.st_ino:
-        return ("file", info.st_dev, info.st_ino)
-    return ("path", os.path.realpath(path))
+        return info, ("file", info.st_dev, info.st_ino)
+    return info, ("path", os.path.realpath(path))
 
 
 def _md_name(name: str, line_start: bool = False) -> str:

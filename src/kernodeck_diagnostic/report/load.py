@@ -57,13 +57,15 @@ class Loaded:
 
 
 def load(path: str, name: str | None = None,
-         judged: Callable[[Any, str], Loaded] | None = None) -> Loaded:
+         judged: Callable[[Any, str], Loaded] | None = None,
+         mode: int | None = None) -> Loaded:
     """Read and judge one file. ``name`` is what is shown for it (default: its file name only);
     ``judged`` judges the parsed document (default ``judge``: a report; a trial attempt's
-    ``trial.compare`` gives its own)."""
+    ``trial.compare`` gives its own); ``mode``, the path's ``st_mode`` from the caller's own
+    ``os.stat``, spares ``read_bounded`` one."""
     shown = file_name(path) if name is None else name
     try:
-        data = read_bounded(path)
+        data = read_bounded(path, mode)
     except OSError as exc:
         return Loaded(shown, reason=reason_of(exc))
     if isinstance(data, str):
@@ -87,13 +89,14 @@ def judge(document: Any, name: str) -> Loaded:
     return Loaded(name, report=document)
 
 
-def read_bounded(path: str) -> bytes | Reason:
+def read_bounded(path: str, mode: int | None = None) -> bytes | Reason:
     """The bytes of a regular file of at most ``MAX_REPORT_BYTES``, or the reason id why not.
 
-    A FIFO, a socket or a device is refused before it is opened (and again after, in case it
-    was swapped in between): reading one could wait forever or never end.
+    A FIFO, a socket or a device is refused before it is opened (by ``mode``, the path's
+    ``st_mode`` when the caller has made an ``os.stat`` of it, else by one made here; and again
+    after, in case it was swapped in between): reading one could wait forever or never end.
     """
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    if not stat.S_ISREG(os.stat(path).st_mode if mode is None else mode):
         return "not_a_file"
     fd = os.open(path, _OPEN_FLAGS)
     try:
@@ -102,17 +105,22 @@ def read_bounded(path: str) -> bytes | Reason:
             return "not_a_file"
         if info.st_size > MAX_REPORT_BYTES:
             return "too_large"
-        # Reads of the file's size (plain os.read: a buffered file object would first set aside
-        # the whole limit, 8 MiB, for every small report), until its end; a file that grew since
-        # is still cut at one byte over the limit.
+        # Reads of the file's size and a byte (plain os.read: a buffered file object would first
+        # set aside the whole limit, 8 MiB, for every small report), until its end: an empty
+        # read, or a short one once the size fstat gave is all there (a report takes one read; a
+        # short read before that, which a network file system may give, is read on from). A file
+        # that grew since is still cut at one byte over the limit.
         chunks: list[bytes] = []
-        left = MAX_REPORT_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, max(info.st_size + 1, 64 * 1024)))
+        got, limit = 0, MAX_REPORT_BYTES + 1
+        while got < limit:
+            wanted = min(limit - got, max(info.st_size + 1, 64 * 1024))
+            chunk = os.read(fd, wanted)
             if not chunk:
                 break
             chunks.append(chunk)
-            left -= len(chunk)
+            got += len(chunk)
+            if len(chunk) < wanted and got >= info.st_size:
+                break
     finally:
         os.close(fd)
     data = b"".join(chunks)
