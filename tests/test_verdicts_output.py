@@ -21,7 +21,14 @@ from typing import IO, Any
 
 import pytest
 
-from conftest import RUN_TIMEOUT_S, assert_valid_report, clean_env, read_terminal, small_tmpfs
+from conftest import (
+    RUN_TIMEOUT_S,
+    SRC,
+    assert_valid_report,
+    clean_env,
+    read_terminal,
+    small_tmpfs,
+)
 from kernodeck_diagnostic.report.writer import OutputError, write_new
 
 # `>&-` without a shell: the launcher closes fd 1 and becomes the tool, which starts with no
@@ -239,3 +246,82 @@ def test_a_dumb_terminal_receives_no_escape_sequence(cpu_torch_python: Path, pyz
                      rb"\.\.\. \d+\.\d s / 30 s", seen), seen
     assert re.search(rb"\r {20,}\r", seen), seen
     assert b"PASSED CPU_CHECK_PASSED (exit 0) at stage compute" in seen
+
+
+# -- the other commands: a failing stdout is the user's device, said as the check says it -------
+
+RECORDED = Path(__file__).parent / "snapshots"
+
+
+# resume-check's application: five records through an OutputLedger, skipping those done.
+LEDGER_APP = """
+import sys, time
+from kernodeck_diagnostic import OutputLedger
+ids = [f"doc-{i}" for i in range(5)]
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item not in done:
+        time.sleep(0.2)
+        ledger.append(item, {"length": len(item)})
+"""
+
+
+def _command(pyz: Path, name: str, tmp_path: Path) -> tuple[list[str], int, dict[str, str]]:
+    """A real run of each command that prints a result, its exit status when stdout works, and
+    its environment."""
+    tool = [sys.executable, str(pyz), name]
+    if name == "summarize":
+        return [*tool, str(RECORDED)], 1, clean_env()  # some reports failed
+    if name == "compare":
+        return [*tool, str(RECORDED / "gpu_pass.json"), str(RECORDED / "out_of_memory.json")], \
+            1, clean_env()  # the code changed
+    if name == "ramp":
+        return [*tool, "--out", str(tmp_path / "ramp"), "--axis", "n", "--start", "1", "--stop",
+                "2", "--", sys.executable, "-c", "pass"], 0, clean_env()
+    app, ledger = tmp_path / "app.py", tmp_path / f"ledger-{len(list(tmp_path.iterdir()))}.jsonl"
+    app.write_text(LEDGER_APP, encoding="utf-8")
+    return ([*tool, "--ledger", str(ledger), "--stop-after-records", "2", "--", sys.executable,
+             str(app), str(ledger)], 0, clean_env({"PYTHONPATH": str(SRC)}))
+
+
+@pytest.mark.parametrize("name", ["summarize", "compare", "ramp", "resume-check"])
+@pytest.mark.parametrize("broken", ["full", "closed"])
+def test_the_other_commands_say_a_failing_stdout_as_the_check_does(pyz: Path, tmp_path: Path,
+                                                                   name: str,
+                                                                   broken: str) -> None:
+    """Before: 'internal error (OSError: [Errno 28] No space left on device); please report it'
+    and exit 1 on /dev/full (our bug, said the tool: the user's full device); and with stdout
+    closed, the result lost without a word."""
+    command, usual, env = _command(pyz, name, tmp_path)
+    assert _run(command, stdout=subprocess.DEVNULL, env=env).returncode == usual
+    command, _, env = _command(pyz, name, tmp_path)  # resume-check: a ledger not there yet
+    if broken == "full":
+        with open("/dev/full", "wb") as full:
+            run = _run(command, stdout=full, env=env)
+        reason = "no space left on the device"
+    else:
+        run = _run([sys.executable, "-c", CLOSE_STDOUT_THEN_EXEC, *command],
+                   stdout=subprocess.DEVNULL, env=env)
+        reason = "it is closed"
+    _no_crash(run)
+    assert run.returncode == 15, run.stderr
+    said = [line for line in run.stderr_lines if "stdout" in line]
+    assert said == [f"kernodeck-diagnostic {name}: the result could not be written to stdout: "
+                    f"{reason} (exit 15, STDOUT_WRITE_FAILED)."]
+    assert "internal error" not in run.stderr
+    if name == "ramp":  # the record is kept, and said to be
+        assert (tmp_path / "ramp" / "ramp.json").exists()
+        assert any("ramp.json" in line for line in run.stderr_lines)
+
+
+def test_a_reader_that_left_is_still_no_failure_for_the_other_commands(pyz: Path) -> None:
+    """A pipe whose reader is gone before the first write (| head that ended): EPIPE."""
+    command, usual, env = _command(pyz, "summarize", Path())
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "wb") as gone:
+        run = _run(command, stdout=gone, env=env)
+    _no_crash(run)
+    assert run.returncode == usual
+    assert run.stderr == ""

@@ -18,7 +18,7 @@ evidence), the warnings, and the tool's own version. Not compared: when a report
 the sentences that only restate the code. Stage timings come last, and only those that moved
 noticeably. Exit 0 when both reports have the same code, 1 when the code changed, 2 when an
 argument is not a readable report (one line says which and why; only file names are shown, never
-the folders they are in).
+the folders they are in), 15 when stdout is closed or refuses the result (a full device).
 
 Two trial attempts (their folders, or their ``attempt.json``) are compared the same way, headed by
 their status instead of a code (``compare_attempts``; what is compared: ``trial/compare.py``). A
@@ -38,10 +38,10 @@ from typing import Any, Literal
 from ..i18n import Translate
 from ..report.load import Loaded, load
 from ..report.markup import table as markdown_table
-from ..terminal import CELL_LIMIT, cell, line, write
+from ..terminal import CELL_LIMIT, cell, line
 from ..trial import compare as attempts
 from ..worker.stages import STAGES
-from .runner import InterruptOnSignals, Parser, add_common_options, run_command
+from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
 from .tables import md, md_code, table
 
 PROG = "kernodeck-diagnostic compare"
@@ -202,7 +202,7 @@ def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> 
         line(sys.stderr, f"{PROG}: " + t("compare.mixed", a=report.name, b=attempt.name))
         return EXIT_UNREADABLE
     result = (compare_attempts if kinds[0] else compare)(a.report, b.report)
-    write(sys.stdout, _render(args.format, result, a, b, t))
+    print_result(_render(args.format, result, a, b, t))
     return EXIT_SAME if result.same_code else EXIT_CHANGED
 
 

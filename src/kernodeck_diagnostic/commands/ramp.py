@@ -13,7 +13,8 @@ then SIGTERM, then SIGKILL) and keeps ``ramp.json``: the same command with the s
 resumes, and never runs a recorded value again.
 
 Exit codes: 0 when at least one value passed (a range was measured), 1 when even ``--start``
-failed, 2 on a usage error, 130/143/129 when interrupted.
+failed, 2 on a usage error, 15 when stdout is closed or refuses the result (the record is in
+``--out`` all the same), 130/143/129 when interrupted.
 """
 
 from __future__ import annotations
@@ -33,8 +34,15 @@ from ..ramp.plan import explore
 from ..report.redact import Redactor
 from ..supervision.application import run_application
 from ..supervision.process import Interrupted
-from ..terminal import line, write
-from .runner import InterruptOnSignals, Parser, UsageError, add_common_options, run_command
+from ..terminal import line
+from .runner import (
+    InterruptOnSignals,
+    Parser,
+    UsageError,
+    add_common_options,
+    print_result,
+    run_command,
+)
 from .tables import table
 
 PROG = "kernodeck-diagnostic ramp"
@@ -206,15 +214,17 @@ def _finish(ramp: record.Ramp, out: str, form: str, t: Translate) -> None:
               "title": said}
     plotted = record.plot(document, os.path.join(out, record.PLOT), labels)
     files = [record.RECORD, record.TABLE, *([record.PLOT] if plotted else [])]
-    if form == "json":
-        write(sys.stdout, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    elif form == "markdown":
-        write(sys.stdout, record.markdown(document, header, said))
-    else:
-        write(sys.stdout, "\n".join([*table([header, *record.rows(document)]), "", said]) + "\n")
-    line(sys.stderr, t("ramp.written", files=", ".join(files)))
-    if not plotted:
-        line(sys.stderr, t("ramp.no_plot"))
+    try:
+        if form == "json":
+            print_result(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        elif form == "markdown":
+            print_result(record.markdown(document, header, said))
+        else:
+            print_result("\n".join([*table([header, *record.rows(document)]), "", said]) + "\n")
+    finally:  # said even when stdout failed: the record is in its folder all the same
+        line(sys.stderr, t("ramp.written", files=", ".join(files)))
+        if not plotted:
+            line(sys.stderr, t("ramp.no_plot"))
 
 
 def _reason(exc: Exception) -> str:

@@ -14,7 +14,8 @@ else from the ledger's header. Each run is bounded by ``--timeout``.
 
 Exit codes: 0 when nothing is lost, duplicated or half written, and the application was really
 stopped and then finished; 1 otherwise (what is wrong is named); 2 on a usage error (the ledger
-must not exist yet: the check starts from nothing); 130/143/129 when interrupted.
+must not exist yet: the check starts from nothing); 15 when stdout is closed or refuses the
+verdict (a full device); 130/143/129 when interrupted.
 """
 
 from __future__ import annotations
@@ -32,9 +33,16 @@ from ..i18n import Translate
 from ..ledger import LedgerContents, natural_order, read_ledger
 from ..supervision.application import GRACE_S, Ending, run_application
 from ..supervision.supervisor import last_stderr_line
-from ..terminal import cell, line, write
+from ..terminal import cell, line
 from .ramp import split_command
-from .runner import InterruptOnSignals, Parser, UsageError, add_common_options, run_command
+from .runner import (
+    InterruptOnSignals,
+    Parser,
+    UsageError,
+    add_common_options,
+    print_result,
+    run_command,
+)
 
 PROG = "kernodeck-diagnostic resume-check"
 EXIT_INTACT, EXIT_NOT_INTACT = 0, 1
@@ -137,9 +145,9 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
     verdict = _verdict(first, second, records_at_stop, contents, expected)
     verdict.error = error
     if args.format == "json":
-        write(sys.stdout, json.dumps(verdict.as_json(), indent=2, ensure_ascii=False) + "\n")
+        print_result(json.dumps(verdict.as_json(), indent=2, ensure_ascii=False) + "\n")
     else:
-        write(sys.stdout, render_text(verdict, t, markdown=args.format == "markdown"))
+        print_result(render_text(verdict, t, markdown=args.format == "markdown"))
     return EXIT_INTACT if verdict.intact else EXIT_NOT_INTACT
 
 

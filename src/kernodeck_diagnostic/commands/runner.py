@@ -9,6 +9,9 @@ The check, ``compare`` and ``summarize`` all run through ``run_command``, so the
 - SIGINT, SIGTERM and SIGHUP stop the command: what it started is killed, one line says so, and
   the exit status is 130, 143 or 129 (128 + the signal's number, as a shell reports a process
   killed by it);
+- a stdout that is closed or refuses the result (``>/dev/full``) is one line and exit 15
+  (STDOUT_WRITE_FAILED), as for the check: the user's device, not a bug (``print_result``); a
+  reader that leaves (``| head``) is no failure;
 - a bug of ours is one line, redacted, and exit 1; with ``--debug``, its traceback first.
 """
 
@@ -24,7 +27,8 @@ from typing import Any, NoReturn
 
 from .. import TOOL_NAME, __version__
 from ..i18n import LANGUAGES, Translate, language_from, translator
-from ..report.codes import EXIT_INTERNAL, EXIT_USAGE, INTERRUPT_EXITS
+from ..report.codes import EXIT_INTERNAL, EXIT_STDOUT, EXIT_USAGE, INTERRUPT_EXITS
+from ..report.writer import OutputError, show
 from ..supervision.process import Interrupted, kill_all
 from ..terminal import discard, language_asked, line, write
 
@@ -49,6 +53,23 @@ class UsageError(Exception):
     def __init__(self, message: str, *, typed: bool = True) -> None:
         super().__init__(message)
         self.typed = typed
+
+
+class StdoutFailed(Exception):
+    """The result could not be written to stdout: it is closed (``>&-``) or refuses the bytes
+    (``>/dev/full``). ``run_command`` says so in one line and exits 15 (STDOUT_WRITE_FAILED)."""
+
+    def __init__(self, error: OutputError) -> None:
+        super().__init__(error.reason)
+        self.error = error
+
+
+def print_result(text: str) -> None:
+    """Write (part of) a command's result to stdout; StdoutFailed when stdout is closed or
+    refuses it. A reader that left (``| head``) is no failure (``terminal.write``)."""
+    failed = show(sys.stdout, text)
+    if failed is not None:
+        raise StdoutFailed(failed)
 
 
 class _Done(Exception):
@@ -146,6 +167,10 @@ def _parse_and_act(prog: str, arguments: list[str], *, build: Callable[[Translat
         return act(args, t, guard)
     except _Done as done:
         return done.status
+    except StdoutFailed as exc:
+        line(sys.stderr, f"{prog}: " + t("cli.stdout.lost", reason=exc.error.explain(t),
+                                          exit=EXIT_STDOUT, code="STDOUT_WRITE_FAILED"))
+        return EXIT_STDOUT
     except UsageError as exc:
         # The message repeats what was typed: a secret or a path pasted by mistake is not echoed.
         said = _redacted(str(exc)) if exc.typed else str(exc)

@@ -34,7 +34,9 @@ readable reports (not JSON, another schema version, not a report at all, too lar
 file, missing) are listed with the reason, and the others are still summarized.
 
 Exit codes: 0 when every report passed and no file was unreadable; 1 when a report failed or a
-file was unreadable; 2 on a usage error, or when no readable report was found at all.
+file was unreadable; 2 on a usage error, or when no readable report was found at all; 15
+(STDOUT_WRITE_FAILED, as for the check) when stdout is closed or refuses the result, a full
+device (``commands/runner.py``).
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ from ..report.load import Loaded, Reason, exit_code_of, file_name, load, reason_
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
 from ..report.redact import Redactor, without_user_names
-from ..terminal import cell, line, write
-from .runner import InterruptOnSignals, Parser, add_common_options, run_command
+from ..terminal import cell, line
+from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
 from .tables import md, md_code, table, table_lines
 
 PROG = "kernodeck-diagnostic summarize"
@@ -334,10 +336,10 @@ def _write_lines(lines: Iterable[str], chunk: int = 64 * 1024) -> None:
         size += blanks + len(text) + 1
         blanks = 0
         if size >= chunk:
-            write(sys.stdout, "\n".join(batch) + "\n")
+            print_result("\n".join(batch) + "\n")
             batch, size = [], 0
     if batch:
-        write(sys.stdout, "\n".join(batch) + "\n")
+        print_result("\n".join(batch) + "\n")
 
 
 def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:

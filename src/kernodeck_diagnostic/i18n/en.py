@@ -870,9 +870,9 @@ MESSAGES = {
         "Show what changed between two reports of the check: code, stage, versions, devices, "
         "findings and stage timings (a timing counts when it moved by 100 ms and 20 percent or "
         "more). Exit 0 when both have the same code, 1 when the code changed, 2 when a file is "
-        "not a readable report. Two trial attempts (their folders or attempt.json files) are "
-        "compared the same way, by their status: parameters, versions, last stage, first error, "
-        "contracts, memory and timing per stage.",
+        "not a readable report, 15 when stdout refuses the result. Two trial attempts (their "
+        "folders or attempt.json files) are compared the same way, by their status: parameters, "
+        "versions, last stage, first error, contracts, memory and timing per stage.",
     "compare.help.a": "the earlier report (JSON written with --output), or trial attempt",
     "compare.help.b": "the later report, or trial attempt",
     "compare.argument": "{which} ({name}): {reason}",
@@ -894,7 +894,8 @@ MESSAGES = {
     "summarize.help.epilog":
         "Order of the codes, worst first: {order}. Exit 0 when every report passed and every "
         "file was readable, 1 when a report failed or a file was unreadable, 2 on a usage error "
-        "or when no readable report was found.",
+        "or when no readable report was found, 15 when stdout is closed or refuses the result "
+        "(a full device).",
     "summarize.header.report": "report",
     "summarize.header.code": "code",
     "summarize.header.exit": "exit",
@@ -920,7 +921,8 @@ MESSAGES = {
         "Each attempt also gets KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE and KERNODECK_RUN_DIR "
         "(where a Trial puts its attempt folder). Run the same command with the same --out to "
         "resume: recorded attempts are never rerun. Exit 0 when a value passed, 1 when even the "
-        "start failed, 2 on a usage error.",
+        "start failed, 2 on a usage error, 15 when stdout is closed or refuses the result (the "
+        "record is in --out all the same).",
     "ramp.help.axis": "the axis's name, as the {{NAME}} placeholder of the command",
     "ramp.help.start": "the first value (an integer, at least 1)",
     "ramp.help.stop": "the largest value to try",

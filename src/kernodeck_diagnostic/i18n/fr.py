@@ -929,7 +929,8 @@ MESSAGES = {
         "Montre ce qui a changé entre deux rapports de la vérification : code, étape, versions, "
         "périphériques, constats et durées par étape (une durée compte quand elle a varié d'au "
         "moins 100 ms et 20 pour cent). Sortie 0 quand les deux ont le même code, 1 quand le code "
-        "a changé, 2 quand un fichier n'est pas un rapport lisible. Deux tentatives du trial "
+        "a changé, 2 quand un fichier n'est pas un rapport lisible, 15 quand la sortie standard "
+        "refuse le résultat. Deux tentatives du trial "
         "(leurs dossiers ou fichiers attempt.json) se comparent de même, par leur statut : "
         "paramètres, versions, dernière étape, première erreur, contrats, mémoire et durée par "
         "étape.",
@@ -958,7 +959,8 @@ MESSAGES = {
         "Ordre des codes, du pire au meilleur : {order}. Sortie 0 quand tous les rapports ont "
         "réussi et que tous les fichiers étaient lisibles, 1 quand un rapport a échoué ou qu'un "
         "fichier était illisible, 2 en cas d'erreur d'utilisation ou quand aucun rapport lisible "
-        "n'a été trouvé.",
+        "n'a été trouvé, 15 quand la sortie standard est fermée ou refuse le résultat (un "
+        "périphérique plein).",
     "summarize.header.report": "rapport",
     "summarize.header.code": "code",
     "summarize.header.exit": "sortie",
@@ -985,7 +987,8 @@ MESSAGES = {
         "KERNODECK_RUN_DIR (où un Trial place son dossier de tentative). Relancez la même "
         "commande avec le même --out pour reprendre : une tentative enregistrée n'est jamais "
         "refaite. Sortie 0 quand une valeur a réussi, 1 quand même le début a échoué, 2 sur une "
-        "erreur d'usage.",
+        "erreur d'usage, 15 quand la sortie standard est fermée ou refuse le résultat "
+        "(l'enregistrement est dans --out malgré tout).",
     "ramp.help.axis": "le nom de l'axe, comme le marqueur {{NAME}} de la commande",
     "ramp.help.start": "la première valeur (un entier, au moins 1)",
     "ramp.help.stop": "la plus grande valeur à essayer",

@@ -910,8 +910,9 @@ MESSAGES = {
         "Mostra o que mudou entre dois relatórios da verificação: código, etapa, versões, "
         "dispositivos, achados e tempos por etapa (um tempo conta quando variou 100 ms e 20 por "
         "cento ou mais). Sai com 0 quando os dois têm o mesmo código, 1 quando o código mudou, 2 "
-        "quando um arquivo não é um relatório legível. Duas tentativas do trial (suas pastas ou "
-        "arquivos attempt.json) são comparadas da mesma forma, pelo status: parâmetros, versões, "
+        "quando um arquivo não é um relatório legível, 15 quando a saída padrão recusa o "
+        "resultado. Duas tentativas do trial (suas pastas ou arquivos attempt.json) são "
+        "comparadas da mesma forma, pelo status: parâmetros, versões, "
         "última etapa, primeiro erro, contratos, memória e tempo por etapa.",
     "compare.help.a": "o relatório anterior (o JSON gravado com --output), ou a tentativa do trial",
     "compare.help.b": "o relatório posterior, ou a tentativa do trial",
@@ -936,7 +937,8 @@ MESSAGES = {
         "Ordem dos códigos, do pior ao melhor: {order}. Sai com 0 quando todos os relatórios "
         "foram aprovados e todos os arquivos puderam ser lidos, 1 quando um relatório falhou ou "
         "um arquivo não pôde ser lido, 2 em caso de erro de uso ou quando nenhum relatório "
-        "legível foi encontrado.",
+        "legível foi encontrado, 15 quando a saída padrão está fechada ou recusa o resultado "
+        "(um dispositivo cheio).",
     "summarize.header.report": "relatório",
     "summarize.header.code": "código",
     "summarize.header.exit": "saída",
@@ -962,7 +964,9 @@ MESSAGES = {
         "Cada tentativa recebe também KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE e "
         "KERNODECK_RUN_DIR (onde um Trial põe sua pasta de tentativa). Execute o mesmo comando "
         "com o mesmo --out para retomar: tentativas registradas nunca são refeitas. Saída 0 "
-        "quando um valor passou, 1 quando até o início falhou, 2 em erro de uso.",
+        "quando um valor passou, 1 quando até o início falhou, 2 em erro de uso, 15 quando a "
+        "saída padrão está fechada ou recusa o resultado (o registro fica em --out mesmo "
+        "assim).",
     "ramp.help.axis": "o nome do eixo, como o marcador {{NAME}} do comando",
     "ramp.help.start": "o primeiro valor (um inteiro, no mínimo 1)",
     "ramp.help.stop": "o maior valor a tentar",
