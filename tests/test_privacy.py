@@ -73,6 +73,10 @@ def test_a_passing_real_check_carries_nothing_private(cpu_torch_python: Path, py
     ("token ghp_abcdefghijklmnopqrstuvwxyz0123 rejected", "<token>", "ghp_abcdef"),
     ("key sk-proj-abcdefghijklmnop0123 rejected", "<token>", "sk-proj"),
     ("login as bob@gpu-node-17.cluster.local", "<user>@<host>", "gpu-node-17"),
+    ("ssh root@10.0.0.7 refused", "ssh <user>@<host> refused", "10.0.0.7"),
+    # Not a user at a host: a metric, a pinned version (it read <user>@<host> before).
+    ("recall@10 fell below 0.9", "recall@10 fell below 0.9", "<user>"),
+    ("pinned torch@2.5.1", "pinned torch@2.5.1", "<host>"),
     ("file:///home/alice/data/x.bin missing", "file://<path>/x.bin", "alice"),
     ("Found no NVIDIA driver; see http://www.nvidia.com/Download/index.aspx",
      "http://www.nvidia.com/Download/index.aspx", "<path>"),
@@ -88,6 +92,8 @@ def test_redaction_of_machine_names_and_secret_variables() -> None:
                                                                 "carol": "<user>"})
     text = redactor.text("carol on gpubox7 sent opaque-secret-value; caroline stays")
     assert text == "<user> on <host> sent <redacted>; caroline stays"
+    # A user's name before a number is no user@host, and still the user's name.
+    assert redactor.text("carol@7 left") == "<user>@7 left"
 
 
 def test_secret_variables_are_found_by_name() -> None:
