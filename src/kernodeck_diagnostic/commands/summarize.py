@@ -388,8 +388,9 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
     # shown path, made once per folder, and its own name.
     below: dict[str, tuple[str, str] | None] = {}
     for path in paths:
-        folder, name = os.path.split(path)
-        if prefix is not None and root is not None and name not in ("", ".", ".."):
+        full = os.path.abspath(path)
+        folder, name = os.path.split(full)
+        if prefix is not None and root is not None and name:  # strictly inside the root
             if folder not in below:
                 below[folder] = _shown_below(folder, root, prefix, root_depth)
             known = below[folder]
@@ -397,13 +398,7 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
                 start, parent = known
                 shown[path] = start + without_user_names([parent, name])[1]
                 continue
-        full = os.path.abspath(path)
         parts = _components(full)
-        if prefix is not None and root is not None and (
-                os.path.normcase(full).startswith(prefix)
-                or (_inside(full, root) and not _same(full, root))):
-            shown[path] = "/".join(without_user_names(parts)[root_depth:])
-            continue
         folder, label = next(((folder, label) for folder, label in redactor.folders
                               if _inside(full, folder)), ("", ""))
         if folder and _same(full, folder):
@@ -422,14 +417,14 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
 
 
 def _shown_below(folder: str, root: str, prefix: str, root_depth: int) -> tuple[str, str] | None:
-    """For the files of a folder inside the root (or the root itself): what their shown paths
-    start with (its components below the root, users' own folders as ``<user>``, each followed
-    by a slash), and its last component (which says whether a file's name is a user's folder).
-    None for a folder outside the root."""
-    full = os.path.abspath(folder)
-    if not (os.path.normcase(os.path.join(full, "")).startswith(prefix) or _inside(full, root)):
+    """For the files of an absolute folder inside the root (or the root itself): what their
+    shown paths start with (its components below the root, users' own folders as ``<user>``,
+    each followed by a slash), and its last component (which says whether a file's name is a
+    user's folder). None for a folder outside the root."""
+    if not (os.path.normcase(os.path.join(folder, "")).startswith(prefix)
+            or _inside(folder, root)):
         return None
-    parts = _components(full)
+    parts = _components(folder)
     return ("".join(part + "/" for part in without_user_names(parts)[root_depth:]),
             parts[-1] if parts else "")
 
