@@ -400,7 +400,10 @@ def baseline_commands(baseline: Setup) -> list[Command]:
     return [Command("baseline", f"{TOOL} --device cpu (--baseline)", [tool, "--device", "cpu"],
                     base_env(), expect_text="CPU_CHECK_PASSED"),
             Command("baseline_fake", f"{TOOL} --device cpu (--baseline, fake instant torch)",
-                    [tool, "--device", "cpu"], fake, expect_text="CPU_CHECK_PASSED")]
+                    [tool, "--device", "cpu"], fake, expect_text="CPU_CHECK_PASSED"),
+            Command("baseline_zipapp", "python kernodeck-diagnostic-v1.pyz --device cpu "
+                    "(--baseline)", [str(baseline.python), str(baseline.pyz), "--device", "cpu"],
+                    base_env(), expect_text="CPU_CHECK_PASSED")]
 
 
 def baseline_table(by_key: Mapping[str, Command]) -> str:
@@ -409,15 +412,20 @@ def baseline_table(by_key: Mapping[str, Command]) -> str:
     lines = ["", "## Against --baseline (same rounds, medians)", "",
              "| measurement | this checkout | --baseline | ratio | growth (paired) |",
              "|---|---|---|---|---|"]
-    for key, label in (("tool", "`--device cpu`"), ("tool_fake", "`--device cpu`, fake instant "
-                                                                 "torch")):
-        mine, theirs = by_key[key], by_key[key.replace("tool", "baseline")]
+    for key, theirs_key, label in (
+            ("tool", "baseline", "`--device cpu`"),
+            ("tool_fake", "baseline_fake", "`--device cpu`, fake instant torch"),
+            ("zipapp", "baseline_zipapp", "zipapp `--device cpu`")):
+        mine, theirs = by_key[key], by_key[theirs_key]
         # The median of the per-round differences: both ran in the same round, so the load of
         # the moment cancels out (the medians of a loaded machine move by seconds).
         paired = statistics.median(a - b for a, b in zip(mine.times, theirs.times))
         lines.append(f"| {label} | {_s(mine.median)} | {_s(theirs.median)} | "
                      f"{mine.median / theirs.median:.3f} | {paired * 1000:+.0f} ms |")
     tool, base = by_key["tool"].median, by_key["baseline"].median
+    lines.append(f"| zipapp / installed (<= {TARGETS['zipapp_vs_installed']:.2f}) | "
+                 f"{by_key['zipapp'].median / tool:.3f} | "
+                 f"{by_key['baseline_zipapp'].median / base:.3f} | - | - |")
     for key, label, target in (("bare", "/ bare import+compute", TARGETS["tool_vs_bare"]),
                                ("collect_env", "/ collect_env", TARGETS["tool_vs_collect_env"])):
         if key in by_key:

@@ -53,3 +53,40 @@ def test_each_module_is_compiled_once(pyz: Path) -> None:
     assert twice == {}
     for ours, zipimport_own in probe["files"].values():
         assert ours == zipimport_own
+
+
+# Runs the archive's check, recording in order the worker's start (its argv carries --watch-front)
+# and the first import of the modules that read its result.
+ORDER_PROBE = """
+import runpy, sys
+archive = sys.argv[1]
+order = []
+def hook(event, args):
+    if event == "subprocess.Popen" and "--watch-front" in list(args[1] or ()):
+        order.append("worker started")
+    elif event == "import" and args[0].startswith("kernodeck_diagnostic.report.") \\
+            and args[0] not in order:
+        order.append(args[0])
+sys.addaudithook(hook)
+sys.argv = [archive, "--device", "cpu", "--format", "json"]
+try:
+    runpy.run_path(archive, run_name="__main__")
+except SystemExit:
+    pass
+sys.stderr.write("KD-ORDER " + ",".join(order) + "\\n")
+"""
+
+
+def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) -> None:
+    """Loading (in the zipapp: compiling) the findings, the report's builder and its redaction
+    before the worker starts would delay the whole check by as much: they load once it runs."""
+    completed = subprocess.run([sys.executable, "-c", ORDER_PROBE, str(pyz)], capture_output=True,
+                               text=True, timeout=60, env=clean_env(), check=False)
+    line = next(line for line in completed.stderr.splitlines() if line.startswith("KD-ORDER "))
+    order = line.split(" ", 1)[1].split(",")
+    started = order.index("worker started")
+    # Before the worker: the exit codes, the output's pre-flight, the events' schema.
+    assert set(order[:started]) <= {f"kernodeck_diagnostic.report.{name}"
+                                     for name in ("codes", "writer", "validate")}, order
+    for module in ("findings", "redact", "libraries", "devices"):
+        assert f"kernodeck_diagnostic.report.{module}" in order[started:], order

@@ -14,6 +14,7 @@ value (a ``Report`` whose ``passed`` is False), never an exception; only invalid
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import operator
@@ -417,8 +418,6 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     from .facts.system import start_probe
 
     system = start_probe()
-    from .report.build import build
-    from .report.redact import Redactor
     from .supervision.supervisor import is_front_interpreter, run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
     launch = options.launch
@@ -430,7 +429,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
                                 if launch.serves_store(os.environ) else None)
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
-                        on_progress=on_progress, path0=user_path0(),
+                        on_progress=on_progress, on_started=_load_what_reads_the_result,
+                        path0=user_path0(),
                         # --deadline: the front's limit, on the clock every process of the
                         # machine shares (time.monotonic).
                         extra=[*([*launch.worker_arguments(), "--deadline", repr(deadline)]
@@ -445,6 +445,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
                 kill_all()  # the host probe's tool, if it still runs
             raise
     from .facts.environment import library_override, tool_environment
+    from .report.build import build
+    from .report.redact import Redactor
     state = worker.state
     # The worker inherited this process's environment: the raw messages (not yet redacted) name
     # the library the loader rejected, and the variables here say which folder supplied it.
@@ -462,6 +464,18 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
 
         data = with_findings(apply(data, launch, worker.state, network))
     return Report(data, worker.state.local_paths)
+
+
+# What the front needs once the worker has ended: loaded while the worker starts its interpreter
+# and imports torch (a second or more; on another processor where there is one), not before the
+# worker starts. It matters most in the zipapp, which compiles every module it loads.
+_READS_THE_RESULT = ("report.build", "report.redact", "report.render", "facts.environment",
+                     "facts.node")
+
+
+def _load_what_reads_the_result() -> None:
+    for name in _READS_THE_RESULT:
+        importlib.import_module(f".{name}", __package__)
 
 
 def library_arguments(options: Options) -> list[str]:

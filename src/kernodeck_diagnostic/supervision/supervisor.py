@@ -164,11 +164,14 @@ def worker_files() -> dict[str, bytes]:
 
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                on_progress: ProgressCallback | None = None,
+               on_started: Callable[[], None] | None = None,
                path0: str | None = None, extra: Sequence[str] = ()) -> WorkerRun:
     """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds.
 
     ``path0`` is the first import path the user's own code would have (see ``user_path0``);
-    ``extra``, more of the worker's arguments (``--distributed``: the rank's place in the job).
+    ``extra``, more of the worker's arguments (``--distributed``: the rank's place in the job);
+    ``on_started``, what the front does once the worker runs, while it starts its interpreter and
+    imports torch (its time limit and its kill on any ending already cover it).
 
     Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
     the private temporary folder removed before this returns or raises.
@@ -204,7 +207,7 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                 open(os.path.join(folder, "stderr"), "ab") as err, \
                 open(events_path, "rb") as events:
             run = _supervise(argv, captures=(out, err), reader=EventReader(events),
-                             timeout_s=timeout_s, on_progress=on_progress)
+                             timeout_s=timeout_s, on_progress=on_progress, on_started=on_started)
         run.stderr_line = last_stderr_line(os.path.join(folder, "stderr"))
         return run
     finally:
@@ -212,7 +215,8 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
 
 
 def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader: EventReader,
-               timeout_s: float, on_progress: ProgressCallback | None) -> WorkerRun:
+               timeout_s: float, on_progress: ProgressCallback | None,
+               on_started: Callable[[], None] | None = None) -> WorkerRun:
     state = reader.state
     start = time.monotonic()
     deadline = start + timeout_s
@@ -224,6 +228,8 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
         return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
     outcome: Outcome = "timeout"
     try:
+        if on_started is not None:
+            on_started()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
