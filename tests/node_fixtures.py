@@ -12,6 +12,7 @@ from findings_helpers import report, unavailable
 # A Linux machine with one NVIDIA GPU, its driver loaded, nothing odd: no finding.
 NODE: dict[str, Any] = {
     "shm": {"size_bytes": 8 * 2**30, "free_bytes": 8 * 2**30, "writable": True},
+    "memory_limits": {"address_space_bytes": None, "data_bytes": None},
     "nvidia_module_loaded": True, "pci_gpus": 1, "pci_models": 1,
     "pci_drivers": {"nvidia": 1, "nouveau": 0, "vfio-pci": 0, "other": 0, "none": 0},
     "proc_gpus": 1, "dev_gpus": 1, "dev_gpus_accessible": 1, "libcuda": "system",

@@ -64,7 +64,8 @@ NOT_IDS = {
     # what facts/system.py reads of the system: a confstr name, an os-release key
     "CS_GNU_LIBC_VERSION", "VERSION_ID",
     # constants of the system, a symbol version, a way of writing names
-    "PATH_MAX", "PR_SET_CHILD_SUBREAPER", "RLIMIT_AS", "GLIBCXX_3", "UPPER_SNAKE_CASE",
+    "PATH_MAX", "PR_SET_CHILD_SUBREAPER", "RLIMIT_AS", "RLIMIT_DATA", "GLIBCXX_3",
+    "UPPER_SNAKE_CASE",
 }
 # A row of the README's code tables: | `NAME` | 130 / 143 / 129 | ...
 CODE_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]+)` \| ([0-9][0-9 /]*) \|", re.MULTILINE)

@@ -7,16 +7,18 @@ from __future__ import annotations
 import copy
 import json
 import os
+import resource
 import shutil
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import assert_valid_report, clean_env, fake_gpu_env, run_tool
+from conftest import SRC, assert_valid_report, clean_env, fake_gpu_env, run_tool
 from findings_helpers import BASE, ids, report
 from kernodeck_diagnostic.facts import node as node_facts
 from kernodeck_diagnostic.i18n import LANGUAGES, translator
@@ -385,6 +387,31 @@ def test_collect_on_this_machine_is_schema_shaped() -> None:
     one = report()
     one["node"] = collected
     assert isinstance(derive(one), list)
+
+
+def _soft_limits(address_space: int, data: int) -> Callable[[], None]:
+    def set_limits() -> None:
+        for limit, soft in ((resource.RLIMIT_AS, address_space), (resource.RLIMIT_DATA, data)):
+            resource.setrlimit(limit, (soft, resource.getrlimit(limit)[1]))
+    return set_limits
+
+
+def test_memory_limits_are_the_ones_the_process_runs_under() -> None:
+    hard = {key: resource.getrlimit(limit)[1] for key, limit in (
+        ("address_space_bytes", resource.RLIMIT_AS), ("data_bytes", resource.RLIMIT_DATA))}
+    if any(value != resource.RLIM_INFINITY for value in hard.values()):
+        pytest.skip(f"this machine has hard limits on memory: {hard}")
+    code = ("import json; from kernodeck_diagnostic.facts import node; "
+            "print(json.dumps(node.memory_limits()))")
+    said = []
+    for preexec in (_soft_limits(6 * 2**30, 5 * 2**30),
+                    _soft_limits(resource.RLIM_INFINITY, resource.RLIM_INFINITY)):
+        completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                   timeout=60, env=clean_env({"PYTHONPATH": str(SRC)}),
+                                   preexec_fn=preexec, check=True)
+        said.append(json.loads(completed.stdout))
+    assert said == [{"address_space_bytes": 6 * 2**30, "data_bytes": 5 * 2**30},
+                    {"address_space_bytes": None, "data_bytes": None}]
 
 
 # -- for real ------------------------------------------------------------------------------------

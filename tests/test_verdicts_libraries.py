@@ -230,25 +230,44 @@ def test_the_conda_environments_own_lib_without_a_variable(tmp_path: Path) -> No
 
 # -- item 5: the worker's last words -------------------------------------------------------------
 
-def _with_address_space_limit(megabytes: int) -> Any:
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (megabytes * 2**20, megabytes * 2**20))
+def _with_memory_limit(megabytes: int, limit: int = resource.RLIMIT_AS) -> Any:
+    def set_limit() -> None:
+        resource.setrlimit(limit, (megabytes * 2**20, megabytes * 2**20))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return limit
+    return set_limit
 
 
-def test_a_real_import_that_runs_out_of_host_memory_says_std_bad_alloc(
+def _check_under_limit(python: Path, pyz: Path, out: Path, megabytes: int,
+                       limit: int = resource.RLIMIT_AS) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), str(pyz), "--device", "cpu", "--output", str(out)],
+        capture_output=True, text=True, timeout=180, env=clean_env(), check=False,
+        stdin=subprocess.DEVNULL, preexec_fn=_with_memory_limit(megabytes, limit))
+
+
+def _names_the_limit(report: dict[str, Any], command: str, megabytes: int) -> dict[str, Any]:
+    """HOST_MEMORY_EXHAUSTED, naming the limit in its evidence, summary and advice."""
+    assert report["node"]["memory_limits"] == {
+        "address_space_bytes": megabytes * 2**20 if command == "ulimit -v" else None,
+        "data_bytes": megabytes * 2**20 if command == "ulimit -d" else None}
+    finding = _findings(report)["HOST_MEMORY_EXHAUSTED"]
+    assert finding["evidence"][1:] == [
+        f"{command}: {megabytes} MiB for this process and the worker"]
+    assert f"({command}: {megabytes} MiB)" in finding["summary"]
+    assert f"{command} unlimited" in finding["next_action"]
+    return finding
+
+
+def test_a_real_import_that_dies_of_an_address_space_limit_names_the_limit(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
-    # Under an address-space limit (ulimit -v), a real `import torch` either fails to map a
-    # library, raises MemoryError, or throws std::bad_alloc from a static initialiser and aborts:
-    # which one depends on the limit. The limits around the one that aborts here are tried.
+    # Under an address-space limit (ulimit -v), a real `import torch` fails to map a library,
+    # raises MemoryError, or dies: a static initialiser throws std::bad_alloc and aborts, or the
+    # dynamic loader cannot allocate a new thread's TLS and exits 127. Which one depends on the
+    # limit and the machine: the limits around the ones that die here are tried.
     seen = {}
     for megabytes in (400, 390, 410, 420, 380, 440, 460, 370, 480, 500):
         out = tmp_path / f"limit-{megabytes}.json"
-        completed = subprocess.run(
-            [str(cpu_torch_python), str(pyz), "--device", "cpu", "--output", str(out)],
-            capture_output=True, text=True, timeout=180, env=clean_env(), check=False,
-            stdin=subprocess.DEVNULL, preexec_fn=_with_address_space_limit(megabytes))
+        completed = _check_under_limit(cpu_torch_python, pyz, out, megabytes)
         if not out.is_file():
             seen[megabytes] = completed.stderr.strip()[-200:]
             continue
@@ -257,21 +276,60 @@ def test_a_real_import_that_runs_out_of_host_memory_says_std_bad_alloc(
         if report["code"] == "WORKER_FAILED":
             break
     else:
-        pytest.skip(f"no limit made the real import abort on this machine: {seen}")
+        pytest.skip(f"no limit made the real import die on this machine: {seen}")
     assert_valid_report(report)
     assert completed.returncode == 11
     error = report["error"]
     assert error["stage"] == "import"
-    assert error["message_key"] == "error.worker_ended.signal_stderr"
-    assert error["message_values"]["signal"] == "SIGABRT"
-    assert error["message"] == (
-        "the worker was killed by signal SIGABRT during import, without a final result; its "
-        "last line on stderr: terminate called after throwing an instance of 'std::bad_alloc' "
-        "what(): std::bad_alloc")
-    finding = _findings(report)["HOST_MEMORY_EXHAUSTED"]
-    assert "std::bad_alloc" in finding["evidence"][0]
-    assert "ulimit -v" in finding["next_action"]
-    assert "std::bad_alloc" in completed.stdout  # on the terminal too
+    if error["message_key"] == "error.worker_ended.signal_stderr":
+        assert error["message_values"]["signal"] == "SIGABRT"
+        last_words = ("terminate called after throwing an instance of 'std::bad_alloc' what(): "
+                      "std::bad_alloc")
+        assert error["message"] == (
+            "the worker was killed by signal SIGABRT during import, without a final result; its "
+            f"last line on stderr: {last_words}")
+    else:
+        assert error["message_key"] == "error.worker_ended.exit_stderr"
+        assert error["message_values"]["code"] == "127"
+        last_words = "cannot allocate memory for thread-local data: ABORT"
+        assert error["message"] == (
+            "the worker exited with code 127 during import, without a final result; its last "
+            f"line on stderr: {last_words}")
+    finding = _names_the_limit(report, "ulimit -v", megabytes)
+    assert last_words in finding["evidence"][0]
+    assert last_words in completed.stdout  # on the terminal too
+    assert "ulimit -v: " in completed.stdout
+
+
+def test_a_real_import_that_cannot_map_torchs_library_under_a_limit_is_host_memory(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    # Far below what torch needs, the loader cannot even map libtorch_cpu.so: an ImportError that
+    # reads like a damaged install, and reinstalling torch would change nothing.
+    out = tmp_path / "report.json"
+    completed = _check_under_limit(cpu_torch_python, pyz, out, 200)
+    report = json.loads(out.read_text())
+    assert (completed.returncode, report["code"]) == (4, "TORCH_IMPORT_FAILED")
+    assert "failed to map segment from shared object" in report["error"]["message"]
+    finding = _names_the_limit(report, "ulimit -v", 200)
+    assert finding["evidence"][0].startswith("ImportError: ")
+    assert "failed to map segment" in finding["evidence"][0]
+
+
+def test_the_loaders_words_alone_are_not_host_memory() -> None:
+    # Without a limit, "failed to map segment" is as likely a noexec mount or a damaged file; the
+    # static TLS block is a fixed area (LD_PRELOAD=libgomp is the usual cure), not memory.
+    for message in ("<path>/libtorch_cpu.so: failed to map segment from shared object",
+                    "libgomp-a34b3233.so.1.0.0: cannot allocate memory in static TLS block"):
+        report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
+                       None, Redactor())
+        report.update(code="TORCH_IMPORT_FAILED", node={"memory_limits": {
+            "address_space_bytes": None, "data_bytes": None}}, error={
+            "stage": "import", "kind": "import_failed", "type": "ImportError",
+            "message": message})
+        assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(report)}, message
+        if "static TLS" in message:  # not even under a limit
+            report["node"]["memory_limits"]["address_space_bytes"] = 2**30
+            assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(report)}
 
 
 @pytest.mark.parametrize("lang", ["en", "fr"])
@@ -364,14 +422,11 @@ def test_the_stderr_line_is_redacted_and_gives_findings(tmp_path: Path) -> None:
 
 def test_a_real_import_that_raises_memory_error_is_host_memory_too(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
-    # A little above the limit that aborts, the import gets further and raises MemoryError.
+    # A little above the limits that kill it, the import gets further and raises MemoryError.
     seen = {}
-    for megabytes in (450, 440, 460, 430, 470):
+    for megabytes in (450, 440, 460, 430, 470, 500, 520):
         out = tmp_path / f"limit-{megabytes}.json"
-        subprocess.run(
-            [str(cpu_torch_python), str(pyz), "--device", "cpu", "--output", str(out)],
-            capture_output=True, text=True, timeout=180, env=clean_env(), check=False,
-            stdin=subprocess.DEVNULL, preexec_fn=_with_address_space_limit(megabytes))
+        _check_under_limit(cpu_torch_python, pyz, out, megabytes)
         report = json.loads(out.read_text()) if out.is_file() else None
         seen[megabytes] = report and (report["code"], (report["error"] or {}).get("type"))
         if report and (report["error"] or {}).get("type") == "MemoryError":
@@ -379,8 +434,19 @@ def test_a_real_import_that_raises_memory_error_is_host_memory_too(
     else:
         pytest.skip(f"no limit gave a MemoryError on this machine: {seen}")
     assert (report["code"], report["stage"]) == ("TORCH_IMPORT_FAILED", "import")
-    assert _findings(report)["HOST_MEMORY_EXHAUSTED"]["evidence"] == [
-        "MemoryError at the import stage"]
+    finding = _names_the_limit(report, "ulimit -v", megabytes)
+    assert finding["evidence"][0] == "MemoryError at the import stage"
+
+
+def test_a_data_limit_is_named_as_such(cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    # ulimit -d (RLIMIT_DATA) bounds the heap and, since Linux 4.7, every private mapping.
+    out = tmp_path / "report.json"
+    _check_under_limit(cpu_torch_python, pyz, out, 100, resource.RLIMIT_DATA)
+    report = json.loads(out.read_text())
+    # MemoryError or a worker that dies of it, as with ulimit -v, depending on the machine.
+    assert report["code"] in ("TORCH_IMPORT_FAILED", "WORKER_FAILED")
+    assert report["stage"] == "import"
+    _names_the_limit(report, "ulimit -d", 100)
 
 
 def test_a_memory_error_at_import_is_host_memory_too() -> None:

@@ -9,6 +9,9 @@ and variable names: never a path, a value or a device identifier.
 
 - ``shm``: ``/dev/shm``'s size and free space (bytes) and whether this user can write there; null
   when it is absent. DataLoader workers share tensors through it (both modes), NCCL its buffers.
+- ``memory_limits``: the address-space (``ulimit -v``) and data (``ulimit -d``) limits this process
+  runs under, and the worker it starts inherits (bytes; null when unlimited). Importing torch alone
+  maps about 1 GB; under a lower limit it fails in ways that look like a broken install.
 - ``nvidia_module_loaded``: ``/proc/driver/nvidia`` or ``/sys/module/nvidia`` exists.
 - ``pci_gpus``, ``pci_models``, ``pci_drivers``: NVIDIA display-class PCI functions (vendor
   0x10de, class 0x03xx) in ``/sys/bus/pci/devices``, how many distinct device ids (models) they
@@ -74,6 +77,7 @@ def collect(environ: Mapping[str, str] | None = None, root: str = "/") -> dict[s
     libcuda = libraries.find("libcuda.so.1")
     return {
         "shm": shared_memory(root),
+        "memory_limits": memory_limits(),
         "nvidia_module_loaded": any(os.path.exists(os.path.join(root, path))
                                     for path in ("proc/driver/nvidia", "sys/module/nvidia")),
         "pci_gpus": pci[0], "pci_models": pci[1], "pci_drivers": pci[2],
@@ -136,6 +140,21 @@ def shared_memory(root: str = "/") -> dict[str, Any] | None:
     return {"size_bytes": found.f_blocks * found.f_frsize,
             "free_bytes": found.f_bavail * found.f_frsize,
             "writable": not read_only and os.access(path, os.W_OK | os.X_OK)}
+
+
+def memory_limits() -> dict[str, int | None]:
+    """The soft address-space and data limits of this process (the ones that fail an allocation),
+    in bytes; None for a limit that is not set."""
+    if sys.platform == "win32":  # no such limits (nor a node block)
+        return {"address_space_bytes": None, "data_bytes": None}
+    import resource
+
+    def soft(limit: int) -> int | None:
+        value = resource.getrlimit(limit)[0]
+        return None if value == resource.RLIM_INFINITY or value < 0 else value
+
+    return {"address_space_bytes": soft(resource.RLIMIT_AS),
+            "data_bytes": soft(resource.RLIMIT_DATA)}
 
 
 def pci_gpus(root: str = "/") -> tuple[int, int, dict[str, int]]:

@@ -332,11 +332,19 @@ MESSAGES = {
         "Run the check again: if it is fast the second time, the delay was JIT compilation (now "
         "cached); install a build with native code for this GPU to avoid it.",
     "finding.HOST_MEMORY_EXHAUSTED.summary":
-        "The process ran out of host (CPU) memory: std::bad_alloc or MemoryError.",
+        "The process ran out of host (CPU) memory: std::bad_alloc, MemoryError, or the loader "
+        "could not allocate.",
     "finding.HOST_MEMORY_EXHAUSTED.next_action":
         "Free memory, or raise the process's limit: ulimit -v (address space), the container's "
         "memory limit (docker run --memory), the job's memory request; importing torch alone "
         "needs about 1 GB of address space.",
+    "finding.HOST_MEMORY_EXHAUSTED.limited.summary":
+        "The process ran out of memory under a limit set on it ({command}: {limit}): importing "
+        "torch alone maps about 1 GB, and a GPU's driver reserves far more address space.",
+    "finding.HOST_MEMORY_EXHAUSTED.limited.next_action":
+        "Raise or remove the limit for this program ({command} unlimited in the shell that starts "
+        "it), or change the setting of the job, container or login node that imposes it (Slurm "
+        "passes the submitting shell's limits on to the job); then run the check again.",
     "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
         "The check ran in the tool's own pipx environment, which has no torch: it says nothing "
         "about your project's Python.",

@@ -356,11 +356,21 @@ MESSAGES = {
         "Relancez la vérification : si elle est rapide la deuxième fois, c'était le cache JIT ; "
         "installez un paquet avec du code natif pour ce GPU pour l'éviter.",
     "finding.HOST_MEMORY_EXHAUSTED.summary":
-        "Le processus a manqué de mémoire hôte (CPU) : std::bad_alloc ou MemoryError.",
+        "Le processus a manqué de mémoire hôte (CPU) : std::bad_alloc, MemoryError, ou le "
+        "chargeur n'a pas pu allouer.",
     "finding.HOST_MEMORY_EXHAUSTED.next_action":
         "Libérez de la mémoire ou relevez la limite du processus : ulimit -v (espace d'adressage), "
         "la limite mémoire du conteneur (docker run --memory), la mémoire demandée par le job ; "
         "importer torch seul demande environ 1 Go d'espace d'adressage.",
+    "finding.HOST_MEMORY_EXHAUSTED.limited.summary":
+        "Le processus a manqué de mémoire sous une limite qui lui est imposée ({command} : "
+        "{limit}) : importer torch seul projette environ 1 Go, et le pilote d'un GPU réserve bien "
+        "plus d'espace d'adressage.",
+    "finding.HOST_MEMORY_EXHAUSTED.limited.next_action":
+        "Relevez ou supprimez la limite pour ce programme ({command} unlimited dans le shell qui "
+        "le lance), ou changez le réglage du job, du conteneur ou du nœud de connexion qui "
+        "l'impose (Slurm transmet au job les limites du shell qui l'a soumis) ; puis relancez la "
+        "vérification.",
     "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
         "La vérification a tourné dans l'environnement pipx propre à l'outil, qui n'a pas torch : "
         "elle ne dit rien du Python de votre projet.",

@@ -350,11 +350,21 @@ MESSAGES = {
         "Execute a verificação novamente: se for rápida na segunda vez, era o cache JIT; instale "
         "um pacote com código nativo para esta GPU para evitar isso.",
     "finding.HOST_MEMORY_EXHAUSTED.summary":
-        "O processo ficou sem memória do host (CPU): std::bad_alloc ou MemoryError.",
+        "O processo ficou sem memória do host (CPU): std::bad_alloc, MemoryError, ou o carregador "
+        "não conseguiu alocar.",
     "finding.HOST_MEMORY_EXHAUSTED.next_action":
         "Libere memória ou aumente o limite do processo: ulimit -v (espaço de endereços), o "
         "limite de memória do contêiner (docker run --memory), a memória pedida pelo job; só "
         "importar o torch precisa de cerca de 1 GB de espaço de endereços.",
+    "finding.HOST_MEMORY_EXHAUSTED.limited.summary":
+        "O processo ficou sem memória sob um limite imposto a ele ({command}: {limit}): só "
+        "importar o torch mapeia cerca de 1 GB, e o driver de uma GPU reserva muito mais espaço de "
+        "endereços.",
+    "finding.HOST_MEMORY_EXHAUSTED.limited.next_action":
+        "Aumente ou remova o limite para este programa ({command} unlimited no shell que o "
+        "inicia), ou mude a configuração do job, do contêiner ou do nó de login que o impõe (o "
+        "Slurm repassa ao job os limites do shell que o submeteu); depois rode a verificação de "
+        "novo.",
     "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
         "A verificação rodou no ambiente pipx da própria ferramenta, que não tem torch: ela não "
         "diz nada sobre o Python do seu projeto.",

@@ -593,15 +593,37 @@ def library_path_override(report: Report) -> Finding | None:
                    variant="variable" if variable else "conda")
 
 
+# How running out of host memory reads: C++'s std::bad_alloc (the worker then aborts), the dynamic
+# loader's fatal error for a thread's TLS (exit 127), ENOMEM in an OSError. Not glibc's "cannot
+# allocate memory in static TLS block", a fixed-size area that no amount of memory enlarges.
+_OUT_OF_MEMORY = (r"std::bad_alloc|cannot allocate memory for thread-local data"
+                  r"|\[Errno 12\] Cannot allocate memory")
+# The loader could not map a library: ENOMEM under a limit, but also a noexec mount or a damaged
+# file, so it counts only when a limit is set.
+_MAP_FAILED = r"failed to map segment from shared object"
+# The limits that fail an allocation (node.memory_limits), with the shell's command for each.
+_MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
+
+
 def host_memory_exhausted(report: Report) -> Finding | None:
-    """The process ran out of host memory: C++'s std::bad_alloc (the worker then aborts) or
-    Python's MemoryError."""
+    """The process ran out of host memory: std::bad_alloc, MemoryError, the loader's own words;
+    under a limit on memory (``ulimit -v``, ``-d``), the limit is named and raising it is the
+    advice."""
     error = report.get("error") or {}
-    said = _search(r"std::bad_alloc", _messages(report))
+    limits = (report.get("node") or {}).get("memory_limits") or {}
+    limited = [(command, limits[key]) for key, command in _MEMORY_LIMITS
+               if isinstance(limits.get(key), int)]
+    said = _search(_OUT_OF_MEMORY + (f"|{_MAP_FAILED}" if limited else ""), _messages(report))
     if said is None and error.get("type") != "MemoryError":
         return None
-    evidence = _quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"
-    return Finding("HOST_MEMORY_EXHAUSTED", "error", (evidence,))
+    evidence = [_quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"]
+    evidence += [f"{command}: {_mib(limit)} MiB for this process and the worker"
+                 for command, limit in limited]
+    if not limited:
+        return Finding("HOST_MEMORY_EXHAUSTED", "error", tuple(evidence))
+    command, limit = limited[0]
+    return Finding("HOST_MEMORY_EXHAUSTED", "error", tuple(evidence),
+                   {"command": command, "limit": f"{_mib(limit)} MiB"}, variant="limited")
 
 
 def tool_isolated_install(report: Report) -> Finding | None:
