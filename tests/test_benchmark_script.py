@@ -37,3 +37,19 @@ def test_smoke_run_prints_every_measurement() -> None:
         assert words in table, words
     # --smoke skips collect_env, and says so instead of inventing a ratio.
     assert "collect_env not run (--smoke)" in table
+
+
+def test_the_front_head_to_head_prints_both_checkouts() -> None:
+    # This checkout against itself: two rounds prove the script runs; nothing is timed here.
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "front.py"), "--baseline", str(ROOT),
+         "--runs", "2"], capture_output=True, text=True, timeout=SMOKE_TIMEOUT_S,
+        env=clean_env(), stdin=subprocess.DEVNULL, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    rows = [line.split("|")[1:-1] for line in completed.stdout.splitlines()
+            if line.startswith("| zipapp |") or line.startswith("| installed |")]
+    assert [(form.strip(), torch.strip()) for form, torch, *_ in rows] == [
+        ("zipapp", "real torch"), ("zipapp", "fake instant torch"),
+        ("installed", "real torch"), ("installed", "fake instant torch")]
+    assert all(cell.strip().endswith((" s", " ms")) for row in rows for cell in row[2:])
+    assert "| ratio of the medians |" in completed.stdout
