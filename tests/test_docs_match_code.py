@@ -49,6 +49,8 @@ NOT_IDS = {
     "PYTORCH_VERSION", "ROCR_VISIBLE_DEVICES", "SUDO_USER", "TORCH_LOGS", "WANDB_API_KEY",
     # a variable the test suite sets for the processes it starts
     "KD_RUN_TAG",
+    # threading and dispatch variables a test sets to values their libraries refuse
+    "ATEN_CPU_CAPABILITY", "KMP_AFFINITY", "MKL_THREADING_LAYER", "OMP_PROC_BIND",
     # variables the node block names (facts/node.py: names only), their values, their advice
     "COMPUTE_PROFILE", "CUDA_AUTO_BOOST", "CUDA_COREDUMP_FILE", "CUDA_DEVICE_WAITS_ON_EXCEPTION",
     "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_INJECTION32_PATH", "CUDA_INJECTION64_PATH",

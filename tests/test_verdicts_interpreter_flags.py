@@ -151,6 +151,32 @@ def test_another_interpreter_does_not_get_the_fronts_options(
     assert [w["category"] for w in report["warnings"]] == ["UserWarning"]
 
 
+# Threading and dispatch variables holding values their libraries refuse (a typo in a job script):
+# torch ignores them, or says so in a warning, and the user's program computes; so does the check,
+# and the value never reaches the report or the terminal.
+BOGUS_THREADING = {"OMP_NUM_THREADS": "abc", "MKL_THREADING_LAYER": "bogus",
+                   "OMP_PROC_BIND": "bogus", "KMP_AFFINITY": "bogus",
+                   "ATEN_CPU_CAPABILITY": "zq-avx9000-secret"}
+
+
+def test_threading_variables_torch_refuses_are_no_failure(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    program = user_program(cpu_torch_python, [], "import torch; "
+                           "print((torch.ones(2, 2) @ torch.ones(2, 2)).sum().item())",
+                           env=BOGUS_THREADING)
+    assert (program.returncode, program.stdout.strip()) == (0, "8.0"), program.stderr
+    assert "ATEN_CPU_CAPABILITY" in program.stderr  # torch's own warning, to the user too
+    result = check(cpu_torch_python, [str(pyz)], ["--device", "cpu"], tmp_path,
+                   env=BOGUS_THREADING)
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"]) == (0, "CPU_CHECK_PASSED"), result.stdout
+    said = [w["message"] for w in report["warnings"] if "ATEN_CPU_CAPABILITY" in w["message"]]
+    assert len(said) == 1, report["warnings"]
+    assert "<redacted>" in said[0]
+    assert "avx9000" not in json.dumps(report) + result.stdout + result.stderr
+
+
 # -- item 3: options that change where imports come from ------------------------------------------
 
 @pytest.mark.parametrize("option", ["-P", "-I"])
