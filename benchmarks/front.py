@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 2:
         parser.error("--runs must be at least 2")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from run import FAKES, base_env, load_envs  # benchmarks/run.py, beside this script
+    from run import load_envs  # benchmarks/run.py, beside this script
 
     envs = load_envs()
     python = str(envs.python_of(envs.torch_cpu()))
@@ -63,15 +63,12 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run([sys.executable, str(checkout / "scripts" / "build_pyz.py"),
                             "--output", str(pyz)], check=True, capture_output=True,
                            timeout=BOUND_S)
-            for torch, extra in (("real torch", {}),
-                                 ("fake instant torch", {"KD_FAKE_TORCH": "cuda_pass"})):
-                fakes = [str(FAKES)] if extra else []
+            for torch, fake in (("real torch", False), ("fake instant torch", True)):
                 commands[(name, "zipapp", torch)] = (
-                    [python, str(pyz), "--device", "cpu"],
-                    base_env(**extra, **({"PYTHONPATH": str(FAKES)} if fakes else {})))
+                    [python, str(pyz), "--device", "cpu"], _env([], fake=fake))
                 commands[(name, "installed", torch)] = (
                     [python, "-m", "kernodeck_diagnostic", "--device", "cpu"],
-                    base_env(**extra, PYTHONPATH=os.pathsep.join([str(source), *fakes])))
+                    _env([str(source)], fake=fake))
         times: dict[tuple[str, str, str], list[float]] = {key: [] for key in commands}
         keys = list(commands)
         for round_ in range(args.runs + 1):  # the first is the warm-up: bytecode, caches
@@ -109,6 +106,16 @@ def main(argv: list[str] | None = None) -> int:
               for name in ("this", "baseline")]
     print(f"| ratio of the medians | {ratios[0]:.3f} | {ratios[1]:.3f} |")
     return 0
+
+
+def _env(paths: list[str], *, fake: bool) -> dict[str, str]:
+    """benchmarks/run.py's clean environment, with ``paths`` first on the import path, and the
+    fake torch (tests/fakes) after them when ``fake``."""
+    from run import FAKES, base_env
+
+    paths = [*paths, str(FAKES)] if fake else paths
+    return base_env(**({"KD_FAKE_TORCH": "cuda_pass"} if fake else {}),
+                    **({"PYTHONPATH": os.pathsep.join(paths)} if paths else {}))
 
 
 if __name__ == "__main__":

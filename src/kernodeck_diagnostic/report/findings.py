@@ -611,19 +611,19 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     advice."""
     error = report.get("error") or {}
     limits = (report.get("node") or {}).get("memory_limits") or {}
-    limited = [(command, limits[key]) for key, command in _MEMORY_LIMITS
+    limited = [(command, f"{_mib(limits[key])} MiB") for key, command in _MEMORY_LIMITS
                if isinstance(limits.get(key), int)]
     said = _search(_OUT_OF_MEMORY + (f"|{_MAP_FAILED}" if limited else ""), _messages(report))
     if said is None and error.get("type") != "MemoryError":
         return None
     evidence = [_quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"]
-    evidence += [f"{command}: {_mib(limit)} MiB for this process and the worker"
+    evidence += [f"{command}: {limit} for this process and the worker"
                  for command, limit in limited]
     if not limited:
         return Finding("HOST_MEMORY_EXHAUSTED", "error", tuple(evidence))
     command, limit = limited[0]
     return Finding("HOST_MEMORY_EXHAUSTED", "error", tuple(evidence),
-                   {"command": command, "limit": f"{_mib(limit)} MiB"}, variant="limited")
+                   {"command": command, "limit": limit}, variant="limited")
 
 
 def tool_isolated_install(report: Report) -> Finding | None:
