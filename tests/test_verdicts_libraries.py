@@ -449,6 +449,23 @@ def test_a_data_limit_is_named_as_such(cpu_torch_python: Path, pyz: Path, tmp_pa
     _names_the_limit(report, "ulimit -d", 100)
 
 
+def test_a_memory_error_the_worker_could_not_report_is_host_memory_too() -> None:
+    # Under ulimit -d 100 MB the MemoryError sometimes escapes before the worker can say it: it
+    # exits 1 and its last line on stderr is the exception's name (seen for real, 2026-12-02).
+    report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
+                   None, Redactor())
+    report.update(code="WORKER_FAILED", error={
+        "stage": "import", "kind": "worker_failed", "type": None,
+        "message": "the worker exited with code 1 during import, without a final result; its "
+                   "last line on stderr: MemoryError"})
+    found = {f["id"]: f for f in derive(report)}
+    assert found["HOST_MEMORY_EXHAUSTED"]["evidence"][0].endswith("stderr: MemoryError")
+    for other in ("the worker exited with code 1 during import, without a final result; its "
+                  "last line on stderr: MemoryErrors", "an answer mentioning MemoryError"):
+        report["error"]["message"] = other
+        assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(report)}, other
+
+
 def test_a_memory_error_at_import_is_host_memory_too() -> None:
     report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
                    None, Redactor())

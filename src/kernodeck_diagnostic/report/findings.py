@@ -594,10 +594,12 @@ def library_path_override(report: Report) -> Finding | None:
 
 
 # How running out of host memory reads: C++'s std::bad_alloc (the worker then aborts), the dynamic
-# loader's fatal error for a thread's TLS (exit 127), ENOMEM in an OSError. Not glibc's "cannot
-# allocate memory in static TLS block", a fixed-size area that no amount of memory enlarges.
+# loader's fatal error for a thread's TLS (exit 127), ENOMEM in an OSError, a MemoryError the worker
+# could not even report (the report's sentence quotes its last line on stderr; one it reported is
+# the error's type). Not glibc's "cannot allocate memory in static TLS block", a fixed-size area
+# that no amount of memory enlarges.
 _OUT_OF_MEMORY = (r"std::bad_alloc|cannot allocate memory for thread-local data"
-                  r"|\[Errno 12\] Cannot allocate memory")
+                  r"|\[Errno 12\] Cannot allocate memory|on stderr: MemoryError\b")
 # The loader could not map a library: ENOMEM under a limit, but also a noexec mount or a damaged
 # file, so it counts only when a limit is set.
 _MAP_FAILED = r"failed to map segment from shared object"
