@@ -109,3 +109,49 @@ def test_a_hung_host_tool_is_killed_too(pyz: Path, tmp_path: Path) -> None:
                                ready=3, args=["--host-check"],
                                PATH=f"{tools}{os.pathsep}{os.environ['PATH']}")
     assert_stopped_cleanly(result, tag, tmp_path, signal.SIGTERM)
+
+
+def test_a_child_being_started_when_the_front_ends_is_killed_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race behind a hung nvidia-smi that outlived an interrupted front: the host probe's
+    thread had started the tool (it was running) but not yet registered it when the final
+    kill_all took its list. The final kill_all now waits for children being started."""
+    import threading
+
+    from kernodeck_diagnostic.supervision import process as proc
+
+    monkeypatch.setattr(proc, "_LIVE", set())
+    monkeypatch.setattr(proc, "_CLOSED", threading.Event())
+    real_popen = subprocess.Popen
+    running = threading.Event()
+    children: list[subprocess.Popen[bytes]] = []
+
+    def slow_to_return(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        child = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        children.append(child)
+        running.set()
+        time.sleep(0.5)  # the thread is not scheduled again for a while
+        return child  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(proc.subprocess, "Popen", slow_to_return)
+    started: list[object] = []
+
+    def probe() -> None:
+        try:
+            started.append(proc.spawn(["sleep", "60"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        except OSError as refused:
+            started.append(refused)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    assert running.wait(10)
+    monkeypatch.setattr(proc.subprocess, "Popen", real_popen)
+    proc.kill_all(for_good=True)
+    assert children[0].poll() == -signal.SIGKILL, "the child being started outlived kill_all"
+    assert not proc._LIVE
+    thread.join(10)
+    assert len(started) == 1
+    assert isinstance(started[0], OSError)
+    with pytest.raises(OSError, match="ending"):
+        proc.spawn(["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -17,10 +17,14 @@ _REAP_TIMEOUT_S = 2.0
 # Every child started here and not yet killed and reaped: on an interrupt, kill_all() ends them
 # (the host probe's tool runs in a thread the interrupt does not reach).
 _LIVE: set[subprocess.Popen[bytes]] = set()
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = threading.Condition()
 # Set by kill_all(for_good=True) when this process is about to end: a thread that starts a
 # child after that (the host probe's second tool) would leave it running behind us.
 _CLOSED = threading.Event()
+# Children being started right now (forked, perhaps already running, not yet in _LIVE): a final
+# kill_all waits for them, or a child whose thread had not registered it yet would outlive us.
+_STARTING: set[object] = set()
+_START_WAIT_S = 2.0
 
 
 def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
@@ -32,29 +36,42 @@ def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
     not inheritable, and ``close_fds`` keeps it from every other child), so the child reads
     end-of-file once this process is gone, whatever ended it.
     """
-    if sys.platform == "win32":
-        process = subprocess.Popen(
-            list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=env,
-            creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
-    else:
-        process = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout,
-                                   stderr=stderr, env=env, start_new_session=True)
     with _LIVE_LOCK:
-        closed = _CLOSED.is_set()
-        if not closed:
-            _LIVE.add(process)
+        if _CLOSED.is_set():
+            raise OSError("not started: the process is ending")
+        start = object()
+        _STARTING.add(start)
+    process = None
+    try:
+        if sys.platform == "win32":
+            process = subprocess.Popen(
+                list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=env,
+                creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+        else:
+            process = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout,
+                                       stderr=stderr, env=env, start_new_session=True)
+    finally:
+        with _LIVE_LOCK:
+            if process is not None:
+                _LIVE.add(process)
+            _STARTING.discard(start)
+            _LIVE_LOCK.notify_all()
+            closed = _CLOSED.is_set()
     if closed:
-        kill_tree(process)
+        # The final kill_all waited for this start and kills the child itself (this thread may
+        # never run again: the process may end first).
         raise OSError("not started: the process is ending")
     return process
 
 
 def kill_all(*, for_good: bool = False) -> None:
     """Kill the tree of every child still running that ``spawn`` started; ``for_good`` when
-    this process ends next: any child started later is killed at once."""
+    this process ends next: no child starts any more, and those being started are waited for
+    (at most a few seconds) and killed too."""
     with _LIVE_LOCK:
         if for_good:
             _CLOSED.set()
+            _LIVE_LOCK.wait_for(lambda: not _STARTING, _START_WAIT_S)
         live = list(_LIVE)
     for process in live:
         kill_tree(process)
