@@ -466,6 +466,33 @@ def test_a_memory_error_the_worker_could_not_report_is_host_memory_too() -> None
         assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(report)}, other
 
 
+def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:
+    # Under ulimit -d 100 MB, a third of real checks here: the worker aborts with CPython 3.11's
+    # "Cannot recover from stack overflow" while its stack holds 30 frames (a MemoryError in the
+    # import machinery), or "Cannot recover from MemoryErrors while normalizing exceptions".
+    def aborted(last_line: str, limit: int | None) -> dict[str, Any]:
+        report = build(Request("cpu", 0, 30, False),
+                       WorkerRun(WorkerState(), "finished", 0, 0.5), None, Redactor())
+        report.update(code="WORKER_FAILED", node={"memory_limits": {
+            "address_space_bytes": None, "data_bytes": limit}}, error={
+            "stage": "import", "kind": "worker_failed", "type": None,
+            "message": "the worker was killed by signal SIGABRT during import, without a final "
+                       f"result; its last line on stderr: {last_line}"})
+        return {f["id"]: f for f in derive(report)}
+
+    overflow = "Fatal Python error: _Py_CheckRecursiveCall: Cannot recover from stack overflow."
+    normalizing = ("Fatal Python error: _PyErr_NormalizeException: Cannot recover from "
+                   "MemoryErrors while normalizing exceptions.")
+    found = aborted(overflow, 100 * 2**20)["HOST_MEMORY_EXHAUSTED"]
+    assert found["evidence"] == [
+        f"the worker was killed by signal SIGABRT during import, without a final result; its "
+        f"last line on stderr: {overflow}",
+        "ulimit -d: 100 MiB for this process and the worker"]
+    assert "HOST_MEMORY_EXHAUSTED" not in aborted(overflow, None)  # a deep recursion, as likely
+    for limit in (None, 100 * 2**20):
+        assert "HOST_MEMORY_EXHAUSTED" in aborted(normalizing, limit)
+
+
 def test_a_memory_error_at_import_is_host_memory_too() -> None:
     report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
                    None, Redactor())

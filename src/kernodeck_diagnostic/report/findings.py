@@ -599,10 +599,14 @@ def library_path_override(report: Report) -> Finding | None:
 # the error's type). Not glibc's "cannot allocate memory in static TLS block", a fixed-size area
 # that no amount of memory enlarges.
 _OUT_OF_MEMORY = (r"std::bad_alloc|cannot allocate memory for thread-local data"
-                  r"|\[Errno 12\] Cannot allocate memory|on stderr: MemoryError\b")
-# The loader could not map a library: ENOMEM under a limit, but also a noexec mount or a damaged
-# file, so it counts only when a limit is set.
-_MAP_FAILED = r"failed to map segment from shared object"
+                  r"|\[Errno 12\] Cannot allocate memory|on stderr: MemoryError\b"
+                  r"|Cannot recover from MemoryErrors")
+# What counts only when a limit on memory is set: the loader could not map a library (ENOMEM
+# under a limit, but also a noexec mount or a damaged file), and CPython's fatal "Cannot recover
+# from stack overflow", which a MemoryError in the middle of an import gives with a stack of 30
+# frames (CPython 3.11 under ulimit -d, seen for real), and a deep recursion gives without one.
+_UNDER_A_LIMIT = (r"failed to map segment from shared object"
+                  r"|Fatal Python error: \S+: Cannot recover from stack overflow")
 # The limits that fail an allocation (node.memory_limits), with the shell's command for each.
 _MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
 
@@ -615,7 +619,7 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     limits = (report.get("node") or {}).get("memory_limits") or {}
     limited = [(command, f"{_mib(limits[key])} MiB") for key, command in _MEMORY_LIMITS
                if isinstance(limits.get(key), int)]
-    said = _search(_OUT_OF_MEMORY + (f"|{_MAP_FAILED}" if limited else ""), _messages(report))
+    said = _search(_OUT_OF_MEMORY + (f"|{_UNDER_A_LIMIT}" if limited else ""), _messages(report))
     if said is None and error.get("type") != "MemoryError":
         return None
     evidence = [_quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"]
