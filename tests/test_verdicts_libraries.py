@@ -501,6 +501,80 @@ def test_a_memory_error_at_import_is_host_memory_too() -> None:
     assert "HOST_MEMORY_EXHAUSTED" in {f["id"] for f in derive(report)}
 
 
+
+# CUDA under ulimit -v: the driver reserves host address space for the GPU's memory and says "out
+# of memory" when the limit refuses it. The limit is real; the GPU is the fake's (it refuses like
+# CUDA only when the process's real RLIMIT_AS is below twice its 12 GiB).
+@pytest.mark.parametrize(("scenario", "code", "status"), [
+    ("driver_init_under_address_space_limit", "GPU_UNAVAILABLE", 6),
+    ("context_under_address_space_limit", "OUT_OF_MEMORY", 9)])
+def test_cuda_refused_its_address_space_is_the_limit_not_a_full_gpu(
+        pyz: Path, tmp_path: Path, scenario: str, code: str, status: int) -> None:
+    out = tmp_path / "report.json"
+    completed = subprocess.run(
+        [sys.executable, str(pyz), "--output", str(out)], capture_output=True, text=True,
+        timeout=120, env=fake_gpu_env(scenario), check=False, stdin=subprocess.DEVNULL,
+        preexec_fn=_with_memory_limit(4096))
+    report = json.loads(out.read_text())
+    assert_valid_report(report)
+    assert (completed.returncode, report["code"], report["stage"]) == (
+        status, code, "device" if code == "GPU_UNAVAILABLE" else "compute")
+    found = _findings(report)
+    finding = found["HOST_MEMORY_EXHAUSTED"]
+    assert "out of memory" in finding["evidence"][0]
+    assert finding["evidence"][1:] == [
+        "ulimit -v: 4096 MiB for this process and the worker",
+        "the device's free memory could not be read: CUDA had no context on it yet"]
+    assert "CUDA could not start under the address-space limit" in finding["summary"]
+    assert "(ulimit -v: 4096 MiB)" in finding["summary"]
+    assert "The GPU's own memory did not run out." in finding["summary"]
+    assert "ulimit -v unlimited" in finding["next_action"]
+    assert "GPU_MEMORY_HELD" not in found
+    # No NVIDIA device node here, but error 2 comes from a loaded driver: not a missing one.
+    assert "NVIDIA_DRIVER_MISSING" not in found
+    assert "CUDA could not start under the address-space limit" in completed.stdout
+    # The same GPU without the limit passes: the limit was the cause.
+    free = tmp_path / "unlimited.json"
+    result = run_tool(sys.executable, pyz, ["--output", str(free)], env=fake_gpu_env(scenario))
+    assert result.returncode == 0, result.stdout
+    assert "HOST_MEMORY_EXHAUSTED" not in _findings(json.loads(free.read_text()))
+
+
+def _cuda_out_of_memory(message: str, *, free: int | None, backend: str = "cuda",
+                        address_space: int | None = 4 * 2**30) -> dict[str, Any]:
+    report = build(Request("gpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
+                   None, Redactor())
+    device = {"index": 0, "name": "NVIDIA H200", "capability": "9.0",
+              "total_memory_bytes": 141 * 2**30,
+              **({"free_memory_bytes": free} if free is not None else {})}
+    report["pytorch"].update(imported=True, backend=backend, gpu_available=True,
+                             visible_device_count=1, devices=[device])
+    report.update(code="OUT_OF_MEMORY", stage="compute",
+                  node={"memory_limits": {"address_space_bytes": address_space,
+                                          "data_bytes": None}},
+                  error={"stage": "compute", "kind": "out_of_memory", "type": "RuntimeError",
+                         "message": message})
+    return report
+
+
+def test_cuda_out_of_memory_is_the_limit_only_before_a_context() -> None:
+    raw = "CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported"
+    assert "HOST_MEMORY_EXHAUSTED" in {f["id"] for f in derive(_cuda_out_of_memory(raw, free=None))}
+    for report, why in (
+            (_cuda_out_of_memory(raw, free=10 * 2**30), "a context was made: the GPU's own"),
+            (_cuda_out_of_memory(raw, free=None, address_space=None), "no limit"),
+            (_cuda_out_of_memory(raw, free=None, backend="rocm"), "not CUDA"),
+            (_cuda_out_of_memory("CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a "
+                                 "total capacity of 139.8 GiB of which 0 bytes is free.",
+                                 free=None), "the caching allocator: a full GPU"),
+            (_cuda_out_of_memory("Error 12: out of memory", free=None), "another error")):
+        assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(report)}, why
+    passed = _cuda_out_of_memory(raw, free=None)
+    passed.update(code="GPU_CHECK_PASSED", error=None,
+                  warnings=[{"stage": "compute", "category": "UserWarning", "message": raw}])
+    assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(passed)}
+
+
 # -- item 6: the tool's own isolated install -----------------------------------------------------
 
 @pytest.fixture(scope="session")

@@ -345,6 +345,16 @@ MESSAGES = {
         "Raise or remove the limit for this program ({command} unlimited in the shell that starts "
         "it), or change the setting of the job, container or login node that imposes it (Slurm "
         "passes the submitting shell's limits on to the job); then run the check again.",
+    "finding.HOST_MEMORY_EXHAUSTED.cuda_reservation.summary":
+        "CUDA could not start under the address-space limit set on this process ({command}: "
+        "{limit}): its \"out of memory\" means the driver could not reserve the host address "
+        "space it maps the GPUs' memory into (at least as large as that memory, and never really "
+        "used). The GPU's own memory did not run out.",
+    "finding.HOST_MEMORY_EXHAUSTED.cuda_reservation.next_action":
+        "Remove the limit for this program ({command} unlimited in the shell that starts it; "
+        "limit memory with the job's or container's memory request instead, which CUDA does not "
+        "trip on), or change the setting of the job or login node that imposes it (Slurm passes "
+        "the submitting shell's limits on to the job); then run the check again.",
     "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
         "The check ran in the tool's own pipx environment, which has no torch: it says nothing "
         "about your project's Python.",

@@ -371,6 +371,17 @@ MESSAGES = {
         "le lance), ou changez le réglage du job, du conteneur ou du nœud de connexion qui "
         "l'impose (Slurm transmet au job les limites du shell qui l'a soumis) ; puis relancez la "
         "vérification.",
+    "finding.HOST_MEMORY_EXHAUSTED.cuda_reservation.summary":
+        "CUDA n'a pas pu démarrer sous la limite d'espace d'adressage imposée à ce processus "
+        "({command} : {limit}) : son « out of memory » signifie que le pilote n'a pas pu réserver "
+        "l'espace d'adressage de l'hôte où il projette la mémoire des GPU (au moins aussi grand "
+        "que cette mémoire, et jamais vraiment utilisé). La mémoire du GPU lui-même n'était pas "
+        "épuisée.",
+    "finding.HOST_MEMORY_EXHAUSTED.cuda_reservation.next_action":
+        "Supprimez la limite pour ce programme ({command} unlimited dans le shell qui le lance ; "
+        "limitez plutôt la mémoire par la demande de mémoire du job ou du conteneur, qui ne gêne "
+        "pas CUDA), ou changez le réglage du job ou du nœud de connexion qui l'impose (Slurm "
+        "transmet au job les limites du shell qui l'a soumis) ; puis relancez la vérification.",
     "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
         "La vérification a tourné dans l'environnement pipx propre à l'outil, qui n'a pas torch : "
         "elle ne dit rien du Python de votre projet.",

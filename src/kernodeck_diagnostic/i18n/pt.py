@@ -365,6 +365,17 @@ MESSAGES = {
         "inicia), ou mude a configuração do job, do contêiner ou do nó de login que o impõe (o "
         "Slurm repassa ao job os limites do shell que o submeteu); depois rode a verificação de "
         "novo.",
+    "finding.HOST_MEMORY_EXHAUSTED.cuda_reservation.summary":
+        "O CUDA não conseguiu iniciar sob o limite de espaço de endereços imposto a este "
+        "processo ({command}: {limit}): o seu \"out of memory\" quer dizer que o driver não "
+        "conseguiu reservar o espaço de endereços do host onde mapeia a memória das GPUs (pelo "
+        "menos do tamanho dessa memória, e nunca usado de fato). A memória da própria GPU não se "
+        "esgotou.",
+    "finding.HOST_MEMORY_EXHAUSTED.cuda_reservation.next_action":
+        "Remova o limite para este programa ({command} unlimited no shell que o inicia; limite a "
+        "memória pelo pedido de memória do job ou do contêiner, que não atrapalha o CUDA), ou "
+        "mude a configuração do job ou do nó de login que o impõe (o Slurm repassa ao job os "
+        "limites do shell que o submeteu); depois rode a verificação de novo.",
     "finding.TOOL_ISOLATED_INSTALL.pipx.summary":
         "A verificação rodou no ambiente pipx da própria ferramenta, que não tem torch: ela não "
         "diz nada sobre o Python do seu projeto.",

@@ -136,6 +136,12 @@ def _driver_cause(report: Report) -> bool:
         nvidia_module_not_loaded, nouveau_bound, container_no_compute_capability))
 
 
+# cudaGetDeviceCount() errors only a loaded driver returns: out of memory (2), fabric manager not
+# ready (802), driver and library mismatch (803), forward compatibility refused (804). A machine
+# that gives one has a driver, whatever the device nodes this process sees.
+_DRIVER_ANSWERED = r"cudaGetDeviceCount\(\).*\bError (?:2|802|803|804):"
+
+
 def cpu_only_build(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if not (_gpu_mode(report) and pytorch["imported"] and pytorch["backend"] == "cpu"):
@@ -181,7 +187,8 @@ def nvidia_driver_missing(report: Report) -> Finding | None:
     pytorch, nodes = report["pytorch"], report["runtime"].get("device_nodes") or {}
     # On a machine with only an AMD GPU a CUDA build says the same: BUILD_FOR_OTHER_VENDOR's case.
     if not (report["code"] == "GPU_UNAVAILABLE" and pytorch["backend"] == "cuda") or \
-            _other_vendor(report) or _driver_cause(report):
+            _other_vendor(report) or _driver_cause(report) or \
+            _search(_DRIVER_ANSWERED, _messages(report, ["device"])):
         return None
     said = _search(r"found no nvidia driver|no nvidia driver", _messages(report, ["device"]))
     nodes_absent = report["runtime"].get("os_family") == "linux" and nodes and not any(
@@ -609,14 +616,22 @@ _UNDER_A_LIMIT = (r"failed to map segment from shared object"
                   r"|Fatal Python error: \S+: Cannot recover from stack overflow")
 # The limits that fail an allocation (node.memory_limits), with the shell's command for each.
 _MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
+# CUDA starting up says "out of memory" (cudaErrorMemoryAllocation, error 2) when it cannot
+# reserve the host address space it maps the GPUs' memory into: cudaGetDeviceCount()'s "Error 2:
+# out of memory", or the raw "CUDA error: out of memory" of a context that could not be made
+# (never the caching allocator's "CUDA out of memory. Tried to allocate", which needs a context).
+_CUDA_START_OUT_OF_MEMORY = r"\bError 2: out of memory|CUDA error: out of memory"
 
 
 def host_memory_exhausted(report: Report) -> Finding | None:
     """The process ran out of host memory: std::bad_alloc, MemoryError, the loader's own words;
     under a limit on memory (``ulimit -v``, ``-d``), the limit is named and raising it is the
-    advice."""
+    advice; CUDA that cannot start under ``ulimit -v`` is told apart from a full GPU."""
     error = report.get("error") or {}
     limits = (report.get("node") or {}).get("memory_limits") or {}
+    reservation = _cuda_reservation_refused(report, limits.get("address_space_bytes"))
+    if reservation is not None:
+        return reservation
     limited = [(command, f"{_mib(limits[key])} MiB") for key, command in _MEMORY_LIMITS
                if isinstance(limits.get(key), int)]
     said = _search(_OUT_OF_MEMORY + (f"|{_UNDER_A_LIMIT}" if limited else ""), _messages(report))
@@ -630,6 +645,29 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     command, limit = limited[0]
     return Finding("HOST_MEMORY_EXHAUSTED", "error", tuple(evidence),
                    {"command": command, "limit": limit}, variant="limited")
+
+
+def _cuda_reservation_refused(report: Report, address_space: object) -> Finding | None:
+    """CUDA's "out of memory" before it had a context on the device, under an address-space
+    limit: the driver could not reserve the host address space it maps every GPU's memory into
+    (at least as large as their memory), so the limit, not the GPU, ran out. Once
+    the device's free memory could be read (a context exists), a later "out of memory" is the
+    GPU's own and this says nothing."""
+    if not (isinstance(address_space, int) and _gpu_mode(report) and not _passed(report)
+            and report["pytorch"].get("backend") == "cuda"):
+        return None
+    index = report["request"]["device_index"]
+    if any(device.get("index") == index and isinstance(device.get("free_memory_bytes"), int)
+           for device in report["pytorch"].get("devices") or []):
+        return None
+    said = _search(_CUDA_START_OUT_OF_MEMORY, _messages(report))
+    if said is None:
+        return None
+    limit = f"{_mib(address_space)} MiB"
+    return Finding("HOST_MEMORY_EXHAUSTED", "error",
+                   (_quote(said[0]), f"ulimit -v: {limit} for this process and the worker",
+                    "the device's free memory could not be read: CUDA had no context on it yet"),
+                   {"command": "ulimit -v", "limit": limit}, variant="cuda_reservation")
 
 
 def tool_isolated_install(report: Report) -> Finding | None:

@@ -35,6 +35,16 @@ scenario is chosen by ``KD_FAKE_TORCH`` and each is named after the real failure
                             ECC error encountered"
     mixed_gpu_models        two GPUs of different models (with KD_FAKE_DEVICES=2): CUDA's default
                             order puts the faster first
+    driver_init_under_address_space_limit
+                            CUDA's driver cannot reserve the host address space it maps the
+                            GPU's memory into when the process's real address-space limit
+                            (ulimit -v) is below twice the GPU's 12 GiB: cudaGetDeviceCount()
+                            fails with "Error 2: out of memory", is_available() is False; without
+                            such a limit it behaves like cuda_pass
+    context_under_address_space_limit
+                            the same refusal when the first context is made (is_available() was
+                            true): mem_get_info and the first tensor fail with the raw "CUDA
+                            error: out of memory"
 
 Apple MPS, Intel XPU and nodes of four GPUs where one misbehaves (``mps_apple_silicon``,
 ``xpu_intel_arc``, ``node_with_faulty_and_hung_gpu``...) are listed in ``_devices.py``.
@@ -55,8 +65,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import time
+import warnings
 from typing import Any
 
 SCENARIO = os.environ.get("KD_FAKE_TORCH", "cuda_pass")
@@ -88,6 +100,24 @@ if SCENARIO == "import_error_with_secrets":
 
 __version__ = _devices.VERSION or ("2.7.0+rocm6.3" if _ROCM else "2.7.0+cu128")
 float32 = "float32"
+
+
+def _reservation_refused(at: str) -> bool:
+    """Whether CUDA, at ``at`` ("driver_init" or "context"), would be refused the address space
+    it reserves: twice the GPU's memory, more than the process's real ulimit -v allows."""
+    scenario = f"{at}_under_address_space_limit"
+    if scenario != SCENARIO:
+        return False
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY and soft < 2 * _Properties(0).total_memory
+
+
+_DRIVER_INIT_REFUSED = ("Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+                        "functions before calling NumCudaDevices() that might have already set an "
+                        "error? Error 2: out of memory")
+_CONTEXT_REFUSED = ("CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+                    "reported at some other API call, so the stacktrace below might be "
+                    "incorrect.")
 
 
 class version:  # noqa: N801 - mirrors torch.version
@@ -166,6 +196,8 @@ def tensor(values: list[list[float]], dtype: Any = None, device: str = "cpu",
         _hostile.at("allocate")
     if SCENARIO == "gpu_exclusive_process_busy" and device.startswith("cuda"):
         raise RuntimeError(_BUSY)
+    if device.startswith("cuda") and _reservation_refused("context"):
+        raise RuntimeError(_CONTEXT_REFUSED)
     if SCENARIO == "oom_at_allocation" and device.startswith("cuda"):
         raise cuda.OutOfMemoryError(
             "CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of "
@@ -206,10 +238,16 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
     @staticmethod
     def is_available() -> bool:
         _hostile.at("device")
+        if _reservation_refused("driver_init"):
+            warnings.warn(f"CUDA initialization: {_DRIVER_INIT_REFUSED} (Triggered internally at "
+                          "/pytorch/c10/cuda/CUDAFunctions.cpp:119.)", UserWarning, stacklevel=2)
+            return False
         return not _NO_DEVICE and not _devices.NOT_CUDA
 
     @staticmethod
     def device_count() -> int:
+        if _reservation_refused("driver_init"):
+            return 0
         return 0 if _NO_DEVICE else _devices.cuda_devices(int(os.environ.get("KD_FAKE_DEVICES",
                                                                              "1")))
 
@@ -217,6 +255,8 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
 
     @staticmethod
     def init() -> None:
+        if _reservation_refused("driver_init"):
+            raise RuntimeError(_DRIVER_INIT_REFUSED)
         if _NO_DEVICE:
             raise RuntimeError("No HIP GPUs are available")
 
@@ -285,6 +325,8 @@ class cuda:  # noqa: N801 - mirrors torch.cuda
             raise RuntimeError(_BUSY)
         if SCENARIO == "gpu_memory_held_by_another_process":
             return total // 24, total  # 0.5 of 12 GiB left
+        if _reservation_refused("context"):
+            raise RuntimeError(_CONTEXT_REFUSED)
         return total - 300 * 2**20, total  # what this process's own context takes
 
     @staticmethod
