@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -485,3 +486,29 @@ def test_python_m_on_an_old_python_says_so_in_one_line(minor: str) -> None:
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"kernodeck-diagnostic: Python 3.9 or newer is needed; this is Python {minor}"]
+
+
+def test_a_file_size_limit_is_named_not_the_temporary_folder(pyz: Path, tmp_path: Path,
+                                                             notorch_python: Path) -> None:
+    """`ulimit -f 4` (4 KiB, below the worker's own source): writing the worker's files fails
+    with EFBIG. The folder is writable; the limit is what to change (was: "the temporary folder
+    is not writable (file too large)")."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    completed = subprocess.run(
+        [str(notorch_python), str(pyz), "--device", "cpu", "--format", "json"],
+        capture_output=True, text=True, timeout=60, env=clean_env(), check=False,
+        stdin=subprocess.DEVNULL, preexec_fn=limited, cwd=tmp_path)
+    report = json.loads(completed.stdout)
+    assert (completed.returncode, report["code"], report["stage"]) == (11, "WORKER_FAILED",
+                                                                       "interpreter")
+    assert report["error"]["message_key"] == "error.not_started.file_size_limit"
+    assert report["error"]["message"] == (
+        "the worker could not be started: a file-size limit on this process (ulimit -f) refused "
+        "its files in the temporary folder (file too large); raise or remove the limit")
+    # The same interpreter without the limit gets to its own verdict.
+    result = run_tool(str(notorch_python), pyz, ["--device", "cpu"])
+    assert result.returncode == 3, result.stdout

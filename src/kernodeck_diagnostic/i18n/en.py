@@ -659,6 +659,9 @@ MESSAGES = {
         "the worker could not be started: no private temporary folder ({detail})",
     "error.not_started.temp_not_writable":
         "the worker could not be started: the temporary folder is not writable ({detail})",
+    "error.not_started.file_size_limit":
+        "the worker could not be started: a file-size limit on this process (ulimit -f) refused "
+        "its files in the temporary folder ({detail}); raise or remove the limit",
     "error.not_started.interpreter":
         "the worker could not be started: the interpreter could not be started ({detail})",
 

@@ -704,6 +704,10 @@ MESSAGES = {
     "error.not_started.temp_not_writable":
         "le worker n'a pas pu démarrer : le dossier temporaire n'est pas accessible en écriture"
         " ({detail})",
+    "error.not_started.file_size_limit":
+        "le worker n'a pas pu être lancé : une limite de taille de fichier de ce processus "
+        "(ulimit -f) a refusé ses fichiers dans le dossier temporaire ({detail}) ; relevez ou "
+        "supprimez la limite",
     "error.not_started.interpreter":
         "le worker n'a pas pu démarrer : l'interpréteur n'a pas pu démarrer ({detail})",
 

@@ -692,6 +692,9 @@ MESSAGES = {
         "o worker não pôde ser iniciado: nenhuma pasta temporária privada ({detail})",
     "error.not_started.temp_not_writable":
         "o worker não pôde ser iniciado: a pasta temporária não é gravável ({detail})",
+    "error.not_started.file_size_limit":
+        "o worker não pôde ser iniciado: um limite de tamanho de arquivo deste processo (ulimit "
+        "-f) recusou os arquivos dele na pasta temporária ({detail}); aumente ou remova o limite",
     "error.not_started.interpreter":
         "o worker não pôde ser iniciado: o interpretador não pôde ser iniciado ({detail})",
 

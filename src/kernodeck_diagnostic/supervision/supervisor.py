@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -193,7 +194,9 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
             events_path = os.path.join(folder, "events.jsonl")
             open(events_path, "wb").close()
         except OSError as exc:
-            return WorkerRun.not_started("error.not_started.temp_not_writable", _reason(exc))
+            # EFBIG: the folder is fine, a file-size limit (ulimit -f) refused the files.
+            key = "file_size_limit" if exc.errno == errno.EFBIG else "temp_not_writable"
+            return WorkerRun.not_started(f"error.not_started.{key}", _reason(exc))
         options = worker_options(python)
         # --watch-front: the worker ends itself, its children and this folder once stdin (a
         # pipe only this process holds) reads end-of-file, whatever ended the front.
