@@ -77,6 +77,10 @@ def test_a_passing_real_check_carries_nothing_private(cpu_torch_python: Path, py
     # Not a user at a host: a metric, a pinned version (it read <user>@<host> before).
     ("recall@10 fell below 0.9", "recall@10 fell below 0.9", "<user>"),
     ("pinned torch@2.5.1", "pinned torch@2.5.1", "<host>"),
+    ("precision@k and ndcg@k fell", "precision@k and ndcg@k fell", "<host>"),
+    ("mail a@b.example", "<user>@<host>", "b.example"),
+    ("ssh alice@g1 refused", "<user>@<host>", "g1"),
+    ("hits@k.", "hits@k.", "<host>"),
     ("file:///home/alice/data/x.bin missing", "file://<path>/x.bin", "alice"),
     ("Found no NVIDIA driver; see http://www.nvidia.com/Download/index.aspx",
      "http://www.nvidia.com/Download/index.aspx", "<path>"),

@@ -46,9 +46,10 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
    is the home or working folder, which keep their labels); at the start of a longer path, rules
    3 and 4 reduce the whole path. Any other text equal to a value is hidden, even a fact of the
    report (a GPU's name that a variable also holds): privacy comes first.
-6. ``user@host`` becomes ``<user>@<host>``, where the host is a name with a letter in it or an
-   IPv4 address: ``recall@10`` (a metric) and ``torch@2.5.1`` (a pinned version) stay as they
-   are (a user name in them still goes by rule 7).
+6. ``user@host`` becomes ``<user>@<host>``, where the host is a name of two characters or more
+   with a letter in it, or an IPv4 address: ``recall@10``, ``precision@k`` (metrics) and
+   ``torch@2.5.1`` (a pinned version) stay as they are (a user name in them still goes by rule
+   7).
 7. This machine's host names and the user's names, as whole words and in any case, become
    ``<host>`` and ``<user>``. The names ``root``, ``user`` and ``localhost`` are left alone: they
    are the same on every machine and say nothing about whose it is, while the words are common
@@ -97,10 +98,12 @@ _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+(
 _TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
     r"|sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{12,}|xox[abposr]-[A-Za-z0-9-]{8,}|glpat-[A-Za-z0-9_-]{8,})")
-# Rule 6: the host is an IPv4 address or a name with a letter in it; ``recall@10`` or
-# ``torch@2.5.1`` (a metric, a pinned version) name no one.
+# Rule 6: the host is an IPv4 address or a name with a letter in it, of two characters or more;
+# ``recall@10``, ``torch@2.5.1`` or ``precision@k`` (a metric, a pinned version) name no one.
 _USER_AT_HOST = re.compile(r"\b[A-Za-z0-9._-]+@(?:\d{1,3}(?:\.\d{1,3}){3}\b"
-                           r"|(?=[A-Za-z0-9.-]*[A-Za-z])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\b)")
+                           r"|(?=[A-Za-z0-9.-]*[A-Za-z])"
+                           r"(?:[A-Za-z0-9-]{2,}|[A-Za-z0-9-](?=\.[A-Za-z0-9-]))"
+                           r"(?:\.[A-Za-z0-9-]+)*\b)")
 # A path: a run of separators and names. Only its last component is kept (rule 4).
 _NAME = r"[^\s/\\:;,'\"()\[\]{}<>|]+"  # a folder's or a file's name, without spaces
 _WINDOWS_NAME = r"[^\s\\/:*?\"<>|;,'()\[\]{}]+"
