@@ -533,6 +533,9 @@ def test_cuda_refused_its_address_space_is_the_limit_not_a_full_gpu(
     # No NVIDIA device node here, but error 2 comes from a loaded driver: not a missing one.
     assert "NVIDIA_DRIVER_MISSING" not in found
     assert "CUDA could not start under the address-space limit" in completed.stdout
+    if code == "OUT_OF_MEMORY":  # the code's own advice defers to the finding
+        assert "next: Read the flagged stage and the findings; with none that names a cause" \
+            in completed.stdout
     # The same GPU without the limit passes: the limit was the cause.
     free = tmp_path / "unlimited.json"
     result = run_tool(sys.executable, pyz, ["--output", str(free)], env=fake_gpu_env(scenario))

@@ -44,7 +44,8 @@ MESSAGES = {
     "code.CHECK_FAILED.next_action": "Read the flagged stage before running the full model.",
     "code.OUT_OF_MEMORY.summary": "Allocation on the device failed: out of memory.",
     "code.OUT_OF_MEMORY.next_action":
-        "Read the flagged stage; check what else holds memory on that device.",
+        "Read the flagged stage and the findings; with none that names a cause, check what "
+        "else holds memory on that device.",
     "code.RUNTIME_ERROR.summary": "A backend operation failed.",
     "code.RUNTIME_ERROR.next_action":
         "Read the flagged stage and the error before running the full model.",

@@ -42,8 +42,8 @@ MESSAGES = {
     "code.OUT_OF_MEMORY.summary":
         "L'allocation sur le périphérique a échoué : mémoire insuffisante.",
     "code.OUT_OF_MEMORY.next_action":
-        "Lisez l'étape signalée ; vérifiez ce qui occupe d'autre de la mémoire sur ce "
-        "périphérique.",
+        "Lisez l'étape signalée et les constats ; si aucun ne nomme une cause, vérifiez ce "
+        "qui occupe d'autre de la mémoire sur ce périphérique.",
     "code.RUNTIME_ERROR.summary": "Une opération du backend a échoué.",
     "code.RUNTIME_ERROR.next_action":
         "Lisez l'étape signalée et l'erreur avant de lancer le modèle complet.",

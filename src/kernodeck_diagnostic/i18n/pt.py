@@ -42,7 +42,8 @@ MESSAGES = {
         "Leia a etapa sinalizada antes de executar o modelo completo.",
     "code.OUT_OF_MEMORY.summary": "A alocação no dispositivo falhou: memória insuficiente.",
     "code.OUT_OF_MEMORY.next_action":
-        "Leia a etapa sinalizada; verifique o que mais ocupa memória nesse dispositivo.",
+        "Leia a etapa sinalizada e os achados; se nenhum nomear uma causa, verifique o que "
+        "mais ocupa memória nesse dispositivo.",
     "code.RUNTIME_ERROR.summary": "Uma operação do backend falhou.",
     "code.RUNTIME_ERROR.next_action":
         "Leia a etapa sinalizada e o erro antes de executar o modelo completo.",
