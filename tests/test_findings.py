@@ -127,6 +127,11 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "UserWarning",
                   "message": "Failed to initialize NumPy: No module named 'numpy' (Triggered "
                              "internally at <path>/tensor_numpy.cpp:84.)"}}),
+    "TRACEMALLOC_ON": report(**{
+        "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
+        "runtime.tracemalloc_frames": 5, "execution.device": None,
+        "error": {"stage": "import", "kind": "timeout", "type": None,
+                  "message": "the check did not finish within 30 s"}}),
     # The node's and the GPUs' health findings (facts/node.py, the host check's fields):
     # their cases are in node_fixtures, next to the node's healthy ground.
     **NODE_FIRES,

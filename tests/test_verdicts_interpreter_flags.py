@@ -177,6 +177,41 @@ def test_threading_variables_torch_refuses_are_no_failure(
     assert "avx9000" not in json.dumps(report) + result.stdout + result.stderr
 
 
+# tracemalloc records every allocation: a real `import torch` of the CPU build took 2.0 s, 6.1 s
+# with one frame and 66 s with 25 here. The check passes its limit at import with no word of why.
+def test_tracemalloc_that_slows_the_import_past_the_limit_is_named(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    result = check(cpu_torch_python, [str(pyz)], ["--device", "cpu", "--timeout", "5"], tmp_path,
+                   env={"PYTHONTRACEMALLOC": "25"})
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"], report["stage"]) == (10, "TIMEOUT", "import")
+    assert report["runtime"]["tracemalloc_frames"] == 25
+    finding = found(report)["TRACEMALLOC_ON"]
+    assert finding["severity"] == "error"
+    assert finding["evidence"] == [
+        "tracemalloc traces every allocation with 25 frame(s) each (PYTHONTRACEMALLOC or -X "
+        "tracemalloc)", "the time limit ended the check at the import stage"]
+    assert "Unset PYTHONTRACEMALLOC" in result.stdout
+
+
+def test_tracemalloc_as_an_interpreter_option_is_seen_too(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    # `python -X tracemalloc app.py`: the worker gets the front's options, tracing included; the
+    # check passes and says what it cost.
+    result = check(cpu_torch_python, ["-X", "tracemalloc=1", str(pyz)], ["--device", "cpu"],
+                   tmp_path)
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"]) == (0, "CPU_CHECK_PASSED"), result.stdout
+    assert report["runtime"]["tracemalloc_frames"] == 1
+    assert found(report)["TRACEMALLOC_ON"]["severity"] == "warning"
+    plain = check(cpu_torch_python, [str(pyz)], ["--device", "cpu"], tmp_path)
+    assert plain.report is not None
+    assert plain.report["runtime"]["tracemalloc_frames"] == 0
+    assert "TRACEMALLOC_ON" not in found(plain.report)
+
+
 # -- item 3: options that change where imports come from ------------------------------------------
 
 @pytest.mark.parametrize("option", ["-P", "-I"])

@@ -209,6 +209,13 @@ MESSAGES = {
         "Retirez -W error (ou PYTHONWARNINGS=error) pour ce programme, ou laissez passer cet "
         "avertissement avec un filtre ignore placé après : -W error -W ignore::{category} "
         "(PYTHONWARNINGS=error,ignore::{category}), en nommant son module si possible.",
+    "finding.TRACEMALLOC_ON.summary":
+        "Le tracemalloc de Python est actif dans cet interpréteur ({frames} trame(s) par "
+        "allocation) : il enregistre chaque allocation, ce qui rend l'import de torch bien plus "
+        "lent (2,3 s devenues 27 s avec 5 trames pour un build CUDA sur une machine de test).",
+    "finding.TRACEMALLOC_ON.next_action":
+        "Retirez PYTHONTRACEMALLOC (et -X tracemalloc), sauf si vous tracez la mémoire exprès ; "
+        "dans ce cas, donnez plus de temps à la vérification (--timeout 120).",
     "finding.TORCH_SHADOWED.local_file.summary":
         "'import torch' chargerait {module} au lieu d'un paquet PyTorch installé.",
     "finding.TORCH_SHADOWED.local_file.next_action":

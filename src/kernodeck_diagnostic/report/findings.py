@@ -414,6 +414,23 @@ def warning_as_error(report: Report) -> Finding | None:
         {"category": category})
 
 
+def tracemalloc_on(report: Report) -> Finding | None:
+    """tracemalloc records every allocation in the worker's interpreter (PYTHONTRACEMALLOC, -X
+    tracemalloc): ``import torch`` then takes many times longer (2.3 s became 27 s with 5 frames,
+    a CUDA build here), enough to end the check on its limit. An error when the limit ended it,
+    a warning on a check that passed (the user's program pays the same); nothing otherwise."""
+    frames = report["runtime"].get("tracemalloc_frames")
+    timed_out = report["code"] == "TIMEOUT"
+    if not (isinstance(frames, int) and frames > 0 and (timed_out or _passed(report))):
+        return None
+    evidence = [f"tracemalloc traces every allocation with {frames} frame(s) each "
+                "(PYTHONTRACEMALLOC or -X tracemalloc)"]
+    if timed_out:
+        evidence.append(f"the time limit ended the check at the {report['stage']} stage")
+    return Finding("TRACEMALLOC_ON", "error" if timed_out else "warning", tuple(evidence),
+                   {"frames": str(frames)})
+
+
 # What ``import torch`` found instead of the installed package (pytorch.module_kind): how the
 # evidence names it, and the name the sentences use.
 _SHADOWS = {"file": ("a file torch.py", "torch.py"),
@@ -1309,7 +1326,7 @@ RULES: tuple[Rule, ...] = (
     cuda_unknown_error, mig_slice, numpy_missing, numpy_abi_mismatch, torch_shadowed,
     local_module_shadows,
     torch_duplicate_install, shared_library_missing, undefined_symbol, windows_dll_load_failed,
-    rocm_kfd_access, rocm_gfx_unsupported, slow_first_call, warning_as_error,
+    rocm_kfd_access, rocm_gfx_unsupported, slow_first_call, warning_as_error, tracemalloc_on,
     library_path_override, host_memory_exhausted, tool_isolated_install, build_for_other_vendor,
     mps_unavailable,
     cuda_toolkit_mismatch, cuda_library_shadowed, cuda_launch_blocking,

@@ -229,7 +229,8 @@ class Worker:
         self.budget_s: float | None = None
 
     def run(self) -> None:
-        self.facts("runtime", warnings_as_errors=warnings_as_errors())
+        self.facts("runtime", warnings_as_errors=warnings_as_errors(),
+                   tracemalloc_frames=tracemalloc_frames())
         # Each stage's name is the protocol's (STAGES), never its method's: renaming a method
         # changes no report.
         bodies: dict[Stage, Callable[[], None]] = {
@@ -966,6 +967,16 @@ def warnings_as_errors() -> bool:
     Only the fact: a filter's text may name the user's modules.
     """
     return any(entry[0] == "error" for entry in warnings.filters)
+
+
+def tracemalloc_frames() -> int:
+    """How many frames tracemalloc records per allocation (PYTHONTRACEMALLOC=N, -X tracemalloc=N);
+    0 when it is not tracing. Tracing every allocation makes `import torch` many times slower."""
+    try:  # the C module: tracemalloc.py would import pickle and more for two calls
+        import _tracemalloc
+    except ImportError:  # an interpreter without it (PyPy) cannot trace this way
+        return 0
+    return int(_tracemalloc.get_traceback_limit()) if _tracemalloc.is_tracing() else 0
 
 
 def is_out_of_memory(torch: Any, exc: BaseException) -> bool:
