@@ -127,6 +127,12 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "UserWarning",
                   "message": "Failed to initialize NumPy: No module named 'numpy' (Triggered "
                              "internally at <path>/tensor_numpy.cpp:84.)"}}),
+    "PYTHONPATH_MODULE_BREAKS_IMPORT": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.import_error_origin": {"module": "typing_extensions", "place": "pythonpath"},
+        "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
+                  "message": "cannot import name 'deprecated' from 'typing_extensions' "
+                             "(<path>/typing_extensions.py)"}}),
     "TRACEMALLOC_ON": report(**{
         "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
         "runtime.tracemalloc_frames": 5, "execution.device": None,

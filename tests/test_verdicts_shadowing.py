@@ -175,6 +175,55 @@ def test_torch_py_in_a_pythonpath_folder(cpu_torch_python: Path, pyz: Path,
     assert "PYTHONPATH" in shadowed["next_action"]
 
 
+# A stale typing_extensions (an old release: no `deprecated`) in a PYTHONPATH folder, as a module
+# system or another Python's packages leave it: the real torch fails to import, and the report's
+# redacted path hid where the module came from.
+STALE_TYPING_EXTENSIONS = "from typing import *  # noqa\nfrom typing import Protocol, Literal\n"
+
+
+def test_a_stale_module_on_pythonpath_that_breaks_the_import_is_named(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "typing_extensions.py").write_text(STALE_TYPING_EXTENSIONS)
+    work = project(tmp_path)
+    result = zipapp(cpu_torch_python, pyz, work, "--device", "cpu", PYTHONPATH=str(libs))
+    report = checked(result, tmp_path)
+    assert (result.returncode, report["code"]) == (4, "TORCH_IMPORT_FAILED")
+    assert "cannot import name" in report["error"]["message"]
+    assert report["pytorch"]["import_error_origin"] == {"module": "typing_extensions",
+                                                        "place": "pythonpath"}
+    finding = findings(report)["PYTHONPATH_MODULE_BREAKS_IMPORT"]
+    assert finding["evidence"][0] == (
+        "the import failed in typing_extensions, found in a folder on PYTHONPATH (searched "
+        "before this environment's own packages)")
+    assert "env -u PYTHONPATH" in finding["next_action"]
+    assert "PYTHONPATH_MODULE_BREAKS_IMPORT" in result.stdout
+    # The advice followed: the same check without PYTHONPATH passes.
+    (work.parent / "report.json").unlink()
+    report = checked(zipapp(cpu_torch_python, pyz, work, "--device", "cpu"), tmp_path)
+    assert report["code"] == "CPU_CHECK_PASSED"
+    assert report["pytorch"]["import_error_origin"] is None
+
+
+def test_a_module_of_the_users_that_raises_on_pythonpath_is_not_named(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    # A file named like a torch dependency that raises: found by the innermost frame. A module
+    # name torch does not need is the user's own and stays unnamed.
+    libs = tmp_path / "libs"
+    (libs / "typing_extensions").mkdir(parents=True)
+    (libs / "typing_extensions" / "__init__.py").write_text("import my_private_helpers\n")
+    (libs / "my_private_helpers.py").write_text("raise RuntimeError('no licence server')\n")
+    work = project(tmp_path)
+    result = zipapp(cpu_torch_python, pyz, work, "--device", "cpu", PYTHONPATH=str(libs))
+    report = checked(result, tmp_path)
+    assert report["code"] == "TORCH_IMPORT_FAILED"
+    assert report["pytorch"]["import_error_origin"] == {"module": None, "place": "pythonpath"}
+    assert "my_private_helpers" not in json.dumps(report["findings"])
+    assert findings(report)["PYTHONPATH_MODULE_BREAKS_IMPORT"]["evidence"][0].startswith(
+        "the import failed in a module, found in a folder on PYTHONPATH")
+
+
 def test_torch_py_beside_the_downloaded_zipapp(cuda_torch_python: Path, pyz: Path,
                                                tmp_path: Path) -> None:
     """python ~/tools/kd.pyz imports from ~/tools first, as python ~/tools/app.py would."""

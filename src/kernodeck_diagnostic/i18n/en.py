@@ -236,6 +236,14 @@ MESSAGES = {
         "Rename them (and delete the __pycache__ folder beside them), or run your program from "
         "another folder: python app.py there imports them instead of the standard library's or "
         "torch's own.",
+    "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
+        "import torch failed in {module}, loaded from a folder on PYTHONPATH: Python searches it "
+        "before this environment's own packages, so that copy replaced the one installed with "
+        "torch.",
+    "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.next_action":
+        "Run the check again without it (env -u PYTHONPATH, or python -E); if it passes, take "
+        "that folder off PYTHONPATH (a module system's 'module load' or a shell profile often "
+        "points it at another Python's packages).",
     "finding.TORCH_DUPLICATE_INSTALL.summary":
         "More than one PyTorch install is visible to this interpreter; the one imported may not "
         "be the one you installed.",

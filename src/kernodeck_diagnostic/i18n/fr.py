@@ -252,6 +252,14 @@ MESSAGES = {
         "Renommez-les (et supprimez le dossier __pycache__ à côté), ou lancez votre programme "
         "depuis un autre dossier : python app.py y importe ceux-là au lieu de ceux de la "
         "bibliothèque standard ou de torch.",
+    "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
+        "import torch a échoué dans {module}, chargé depuis un dossier du PYTHONPATH : Python le "
+        "parcourt avant les paquets de cet environnement, donc cette copie a remplacé celle "
+        "installée avec torch.",
+    "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.next_action":
+        "Relancez la vérification sans lui (env -u PYTHONPATH, ou python -E) ; si elle passe, "
+        "retirez ce dossier du PYTHONPATH (le 'module load' d'un système de modules ou un profil "
+        "du shell le fait souvent pointer vers les paquets d'un autre Python).",
     "finding.TORCH_DUPLICATE_INSTALL.summary":
         "Plusieurs installations de PyTorch sont visibles pour cet interpréteur ; celle qui est "
         "importée n'est peut-être pas celle que vous avez installée.",

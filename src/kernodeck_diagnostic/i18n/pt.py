@@ -248,6 +248,14 @@ MESSAGES = {
         "Renomeie-os (e apague a pasta __pycache__ ao lado deles), ou rode seu programa de outra "
         "pasta: python app.py ali importa esses no lugar dos da biblioteca padrão ou dos do "
         "próprio torch.",
+    "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
+        "import torch falhou em {module}, carregado de uma pasta do PYTHONPATH: o Python a "
+        "procura antes dos pacotes deste ambiente, então essa cópia substituiu a instalada com o "
+        "torch.",
+    "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.next_action":
+        "Rode a verificação de novo sem ele (env -u PYTHONPATH, ou python -E); se passar, tire "
+        "essa pasta do PYTHONPATH (o 'module load' de um sistema de módulos ou um perfil do "
+        "shell costuma apontá-lo para os pacotes de outro Python).",
     "finding.TORCH_DUPLICATE_INSTALL.summary":
         "Mais de uma instalação do PyTorch está visível para este interpretador; a que é "
         "importada pode não ser a que você instalou.",

@@ -185,7 +185,7 @@ def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
                           "xpu_build": None, "mps": None, "peers": None,
                           "debug_build": None, "git_version": None, "cuda_libraries": None,
                           "triton_version": None, "torchvision_version": None,
-                          "torchaudio_version": None})
+                          "torchaudio_version": None, "import_error_origin": None})
 
 
 def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -483,6 +483,26 @@ def local_module_shadows(report: Report) -> Finding | None:
     return Finding("LOCAL_MODULE_SHADOWS", "warning", tuple(evidence), {"names": names})
 
 
+def pythonpath_module_breaks_import(report: Report) -> Finding | None:
+    """``import torch`` failed inside a module found in a PYTHONPATH folder, which the import
+    system searches before the environment's own packages: a stale copy (another Python's
+    packages, a module system's setting) replaces the one installed with torch. The message's
+    path is redacted, so without this the clue is gone. torch itself found there is
+    TORCH_SHADOWED's or TORCH_DUPLICATE_INSTALL's case."""
+    origin = report["pytorch"].get("import_error_origin") or {}
+    if not (report["code"] == "TORCH_IMPORT_FAILED" and origin.get("place") == "pythonpath"
+            and origin.get("module") != "torch"):
+        return None
+    module = origin.get("module")
+    evidence = [f"the import failed in {module or 'a module'}, found in a folder on PYTHONPATH "
+                "(searched before this environment's own packages)"]
+    message = (report.get("error") or {}).get("message")
+    if message:
+        evidence.append(_quote(str(message)))
+    return Finding("PYTHONPATH_MODULE_BREAKS_IMPORT", "error", tuple(evidence),
+                   {"module": module or "a module"})
+
+
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if not pytorch["imported"]:
@@ -1324,7 +1344,7 @@ RULES: tuple[Rule, ...] = (
     cpu_only_build, nvidia_driver_missing, driver_too_old, arch_not_in_build, arch_ptx_only,
     devices_hidden, fabric_manager_not_ready, driver_library_mismatch, forward_compat_unsupported,
     cuda_unknown_error, mig_slice, numpy_missing, numpy_abi_mismatch, torch_shadowed,
-    local_module_shadows,
+    local_module_shadows, pythonpath_module_breaks_import,
     torch_duplicate_install, shared_library_missing, undefined_symbol, windows_dll_load_failed,
     rocm_kfd_access, rocm_gfx_unsupported, slow_first_call, warning_as_error, tracemalloc_on,
     library_path_override, host_memory_exhausted, tool_isolated_install, build_for_other_vendor,

@@ -349,6 +349,7 @@ class Worker:
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
+            self.facts("pytorch", import_error_origin=failure_origin(exc, self.path0))
             raise StageError("import_failed", exc) from None
         self.events.emit("local_paths", interpreter=sys.executable,
                          torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)
@@ -728,6 +729,38 @@ def place_of(folder: str, path0: str | None) -> str:
             or os.path.basename(folder) in ("site-packages", "dist-packages")):
         return "site-packages"
     return "elsewhere"
+
+
+def failure_origin(exc: BaseException, path0: str | None) -> dict[str, str | None] | None:
+    """The module a failed ``import torch`` broke in, and where the import system found it (a
+    category, see place_of): the file an ImportError names (``cannot import name 'deprecated'
+    from 'typing_extensions' (FILE)``), else the innermost frame of the traceback that is a file
+    under an entry of sys.path. The module's name only when it is one torch needs or the standard
+    library's (another name may be the user's own); None when no such file is found."""
+    files = []
+    named = getattr(exc, "path", None) if isinstance(exc, ImportError) else None
+    if isinstance(named, str):
+        files.append(named)
+    frames = []
+    trace = exc.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame.f_code.co_filename)
+        trace = trace.tb_next
+    files += reversed(frames)
+    entries = sorted({entry for entry in sys.path if entry}, key=lambda entry: len(real(entry)),
+                     reverse=True)
+    stdlib = getattr(sys, "stdlib_module_names", STDLIB_3_9)
+    for file in files:
+        if not os.path.isfile(file):
+            continue  # <frozen importlib._bootstrap>, <string>
+        entry = next((entry for entry in entries if is_inside(file, entry)), None)
+        if entry is None:
+            continue
+        top = os.path.relpath(real(file), real(entry)).split(os.sep)[0]
+        module = top.split(".")[0]
+        return {"module": module if module in TORCH_NEEDS or module in stdlib else None,
+                "place": place_of(entry, path0)}
+    return None
 
 
 def same_path(a: str, b: str) -> bool:
