@@ -224,6 +224,25 @@ def test_a_module_of_the_users_that_raises_on_pythonpath_is_not_named(
         "the import failed in a module, found in a folder on PYTHONPATH")
 
 
+def test_the_environments_own_packages_listed_on_pythonpath_stay_site_packages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYTHONPATH=$VIRTUAL_ENV/lib/python3.X/site-packages (seen in job scripts) changes no
+    package: the folder is still the environment's own, so a failure there is no stale copy.
+    Another Python's site-packages on PYTHONPATH is a PYTHONPATH folder."""
+    import site
+
+    from kernodeck_diagnostic.worker import stages
+
+    own = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    other = tmp_path / "other-python" / "lib" / "python3.9" / "site-packages"
+    own.mkdir(parents=True)
+    other.mkdir(parents=True)
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(own)])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join((str(own), str(other))))
+    assert stages.place_of(str(own), None) == "site-packages"
+    assert stages.place_of(str(other), None) == "pythonpath"
+
+
 def test_torch_py_beside_the_downloaded_zipapp(cuda_torch_python: Path, pyz: Path,
                                                tmp_path: Path) -> None:
     """python ~/tools/kd.pyz imports from ~/tools first, as python ~/tools/app.py would."""

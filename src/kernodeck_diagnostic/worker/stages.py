@@ -708,26 +708,30 @@ def place_of(folder: str, path0: str | None) -> str:
 
     working-folder, script-folder (the first import path of the user's code when it is not
     the working folder: a script's or the zipapp's folder), pythonpath (an entry of
-    PYTHONPATH), user-site, site-packages or elsewhere.
+    PYTHONPATH), user-site, site-packages or elsewhere. The environment's own package folders
+    stay what they are when PYTHONPATH lists them too; another Python's site-packages on
+    PYTHONPATH is pythonpath.
     """
     import site
 
-    with contextlib.suppress(OSError):  # a working folder deleted under us is none of these
-        if same_path(folder, os.getcwd()):
-            return "working-folder"
-    if path0 and same_path(folder, path0):
-        return "script-folder"
-    if not sys.flags.ignore_environment:
-        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-            if entry and same_path(folder, entry):
-                return "pythonpath"
+    own: list[str] = getattr(site, "getsitepackages", list)()
     user_site = getattr(site, "getusersitepackages", lambda: "")()
-    if user_site and same_path(folder, user_site):
-        return "user-site"
-    site_folders: list[str] = getattr(site, "getsitepackages", list)()
-    if (any(same_path(folder, entry) for entry in site_folders)
-            or os.path.basename(folder) in ("site-packages", "dist-packages")):
-        return "site-packages"
+    pythonpath = [] if sys.flags.ignore_environment else \
+        [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    # In this order: the first that holds names the folder.
+    places: tuple[tuple[str, Callable[[], bool]], ...] = (
+        ("working-folder", lambda: same_path(folder, os.getcwd())),
+        ("script-folder", lambda: bool(path0) and same_path(folder, str(path0))),
+        ("site-packages", lambda: any(same_path(folder, entry) for entry in own)),
+        ("pythonpath", lambda: any(same_path(folder, entry) for entry in pythonpath)),
+        ("user-site", lambda: bool(user_site) and same_path(folder, user_site)),
+        ("site-packages", lambda: os.path.basename(folder) in ("site-packages",
+                                                               "dist-packages")),
+    )
+    for place, holds in places:
+        with contextlib.suppress(OSError):  # a working folder deleted under us is none of these
+            if holds():
+                return place
     return "elsewhere"
 
 
