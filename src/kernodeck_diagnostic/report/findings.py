@@ -666,17 +666,17 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     advice; CUDA that cannot start under ``ulimit -v`` is told apart from a full GPU."""
     error = report.get("error") or {}
     limits = (report.get("node") or {}).get("memory_limits") or {}
-    reservation = _cuda_reservation_refused(report, limits.get("address_space_bytes"))
-    if reservation is not None:
-        return reservation
     limited = [(command, f"{_mib(limits[key])} MiB") for key, command in _MEMORY_LIMITS
                if isinstance(limits.get(key), int)]
+    address_space = next((limit for command, limit in limited if command == "ulimit -v"), None)
+    reservation = _cuda_reservation_refused(report, address_space)
+    if reservation is not None:
+        return reservation
     said = _search(_OUT_OF_MEMORY + (f"|{_UNDER_A_LIMIT}" if limited else ""), _messages(report))
     if said is None and error.get("type") != "MemoryError":
         return None
     evidence = [_quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"]
-    evidence += [f"{command}: {limit} for this process and the worker"
-                 for command, limit in limited]
+    evidence += [_limit_evidence(command, limit) for command, limit in limited]
     if not limited:
         return Finding("HOST_MEMORY_EXHAUSTED", "error", tuple(evidence))
     command, limit = limited[0]
@@ -684,27 +684,27 @@ def host_memory_exhausted(report: Report) -> Finding | None:
                    {"command": command, "limit": limit}, variant="limited")
 
 
-def _cuda_reservation_refused(report: Report, address_space: object) -> Finding | None:
+def _limit_evidence(command: str, limit: str) -> str:
+    return f"{command}: {limit} for this process and the worker"
+
+
+def _cuda_reservation_refused(report: Report, address_space: str | None) -> Finding | None:
     """CUDA's "out of memory" before it had a context on the device, under an address-space
     limit: the driver could not reserve the host address space it maps every GPU's memory into
     (at least as large as their memory), so the limit, not the GPU, ran out. Once
     the device's free memory could be read (a context exists), a later "out of memory" is the
     GPU's own and this says nothing."""
-    if not (isinstance(address_space, int) and _gpu_mode(report) and not _passed(report)
-            and report["pytorch"].get("backend") == "cuda"):
-        return None
-    index = report["request"]["device_index"]
-    if any(device.get("index") == index and isinstance(device.get("free_memory_bytes"), int)
-           for device in report["pytorch"].get("devices") or []):
+    if not (address_space and _gpu_mode(report) and not _passed(report)
+            and report["pytorch"].get("backend") == "cuda"
+            and not isinstance(_requested_device(report).get("free_memory_bytes"), int)):
         return None
     said = _search(_CUDA_START_OUT_OF_MEMORY, _messages(report))
     if said is None:
         return None
-    limit = f"{_mib(address_space)} MiB"
     return Finding("HOST_MEMORY_EXHAUSTED", "error",
-                   (_quote(said[0]), f"ulimit -v: {limit} for this process and the worker",
+                   (_quote(said[0]), _limit_evidence("ulimit -v", address_space),
                     "the device's free memory could not be read: CUDA had no context on it yet"),
-                   {"command": "ulimit -v", "limit": limit}, variant="cuda_reservation")
+                   {"command": "ulimit -v", "limit": address_space}, variant="cuda_reservation")
 
 
 def tool_isolated_install(report: Report) -> Finding | None:
@@ -1002,11 +1002,17 @@ def gpu_nodes_mismatch(report: Report) -> Finding | None:
                    tuple(evidence))
 
 
+def _requested_device(report: Report) -> dict[str, Any]:
+    """The requested device's entry in ``pytorch.devices`` ({} when it has none)."""
+    index = report["request"]["device_index"]
+    return next((device for device in report["pytorch"].get("devices") or []
+                 if device.get("index") == index), {})
+
+
 def gpu_memory_held(report: Report) -> Finding | None:
     """Most of the requested device's memory was taken before the check started."""
     index = report["request"]["device_index"]
-    device: dict[str, Any] = next(
-        (d for d in report["pytorch"]["devices"] if d.get("index") == index), {})
+    device = _requested_device(report)
     free, total = device.get("free_memory_bytes"), device.get("total_memory_bytes")
     if not (_gpu_mode(report) and isinstance(free, int) and isinstance(total, int) and total > 0
             and free < total * MEMORY_HELD_FRACTION):

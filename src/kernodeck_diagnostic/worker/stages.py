@@ -753,7 +753,7 @@ def failure_origin(exc: BaseException, path0: str | None) -> dict[str, str | Non
     files += reversed(frames)
     entries = sorted({entry for entry in sys.path if entry}, key=lambda entry: len(real(entry)),
                      reverse=True)
-    stdlib = getattr(sys, "stdlib_module_names", STDLIB_3_9)
+    stdlib = stdlib_names()
     for file in files:
         if not os.path.isfile(file):
             continue  # <frozen importlib._bootstrap>, <string>
@@ -817,6 +817,10 @@ unittest urllib uu uuid venv warnings wave weakref webbrowser winreg winsound ws
 xmlrpc zipapp zipfile zipimport zlib zoneinfo
 """
 STDLIB_3_9 = frozenset(_STDLIB_3_9_NAMES.split())
+
+
+def stdlib_names() -> frozenset[str]:
+    return frozenset(getattr(sys, "stdlib_module_names", STDLIB_3_9))
 # Standard-library modules no library imports: a user's module of that name breaks nothing.
 NEVER_IMPORTED = frozenset(("__main__", "antigravity", "this", "idlelib", "turtledemo"))
 MAX_LOCAL_MODULES = 20
@@ -840,7 +844,7 @@ def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[
         folders.append(("working-folder", os.getcwd()))
     if not any(same_path(path0, folder) for _, folder in folders):
         folders.append(("script-folder", path0))
-    stdlib = getattr(sys, "stdlib_module_names", STDLIB_3_9)
+    stdlib = stdlib_names()
     found: list[dict[str, str]] = []
     for place, folder in folders:
         for name, entry, path in modules_in(folder):
