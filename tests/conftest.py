@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,36 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 FAKES = ROOT / "tests" / "fakes"
 RUN_TIMEOUT_S = 180
+
+
+# -- the signal dispositions the tests mean -----------------------------------------------------
+# The tests that send SIGINT, SIGHUP or SIGTERM to the tool mean a process started from a
+# terminal, where each has its default action. A suite started under `nohup` inherits SIGHUP
+# ignored, and one started as a background job of a script inherits SIGINT ignored: an ignored
+# signal stays ignored across exec, so every child would ignore it too and those tests would wait
+# for an ending that never comes. The suite's own process keeps ignoring them (nohup keeps its
+# meaning), through a handler that does nothing: exec resets a handled signal to its default
+# action, so every child starts with the default, as the tests mean. A test that means an ignored
+# signal sets that up itself for its child.
+TERMINAL_SIGNALS = ("SIGINT", "SIGHUP", "SIGTERM", "SIGQUIT")
+_inherited: dict[int, Any] = {}
+
+
+def _ignore(signum: int, frame: Any) -> None:
+    """The suite ignores a signal it inherited as ignored; its children get the default."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in TERMINAL_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) == signal.SIG_IGN:
+            _inherited[signum] = signal.signal(signum, _ignore)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for signum, disposition in _inherited.items():
+        signal.signal(signum, disposition)
+    _inherited.clear()
 
 
 @dataclass

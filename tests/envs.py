@@ -17,6 +17,9 @@ Each is a plain venv made from this interpreter's base Python:
   extension built for another torch (it declares ``torch>=2.14.0``), and the matching pair;
 - ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot.
 
+The fast tier (``scripts/test --fast``, which sets ``KERNODECK_TEST_FAST``) refuses every one of
+them: the tests that need one are marked ``slow``.
+
 An environment is built in a temporary folder and renamed into place when complete, under a lock,
 so an interrupted build is never mistaken for a finished one. The cache folder is
 ``$KERNODECK_TEST_ENVS`` or ``~/.cache/kernodeck-diagnostic-test-envs``.
@@ -73,7 +76,14 @@ def _run(argv: list[str]) -> None:
     subprocess.run(argv, check=True, timeout=PIP_TIMEOUT_S, stdin=subprocess.DEVNULL)
 
 
+FAST_TIER_VARIABLE = "KERNODECK_TEST_FAST"  # set by `scripts/test --fast`
+
+
 def _build(name: str, make: object) -> Path:
+    if os.environ.get(FAST_TIER_VARIABLE):
+        # The fast tier runs no real torch environment, built or cached: a test that needs one
+        # is marked slow, and this says which test is not.
+        raise RuntimeError(f"the fast tier uses no real environment ({name}): mark the test slow")
     root = cache_root()
     final = root / name
     if (final / ".complete").exists():
