@@ -16,8 +16,6 @@ from ...i18n import ENGLISH, Translate
 from ..codes import VERDICTS, Verdict
 
 Report = dict[str, Any]
-
-
 Severity = Literal["error", "warning", "info"]
 
 
@@ -40,8 +38,8 @@ class Finding:
 
 
 Rule = Callable[[Report], "Finding | None"]
-SEVERITY_ORDER: dict[Severity, int] = {"error": 0, "warning": 1, "info": 2}
 RuleT = TypeVar("RuleT", bound=Rule)
+SEVERITY_ORDER: dict[Severity, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,9 @@ class Registration:
 
 
 class Layer:
-    """The rules of one layer, each registered by its module with ``@layer.rule(rank, "ID")``."""
+    """The rules of one layer, each registered by its module with ``@layer.rule(rank, "ID")``:
+    the ids of the findings it can give, and its rank among every layer's rules (a new rule
+    takes the highest rank plus 10, unless its findings should come before others')."""
 
     def __init__(self, name: str) -> None:
         self.name = name
