@@ -11,7 +11,9 @@ from accelerator_fixtures import ACCELERATOR_FIRES
 from conftest import ROOT
 from distributed_fixtures import DISTRIBUTED_FIRES
 from findings_helpers import BASE, ids, import_failed, report, unavailable
-from kernodeck_diagnostic.report.findings import RULES, derive
+from kernodeck_diagnostic.i18n.en import MESSAGES
+from kernodeck_diagnostic.report.codes import VERDICTS, Verdict
+from kernodeck_diagnostic.report.findings import LAYERS, RULES, derive
 from library_fixtures import LIBRARY_FIRES
 from node_fixtures import NODE_FIRES
 
@@ -231,3 +233,30 @@ def test_findings_doc_lists_every_finding() -> None:
     doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `([A-Z_0-9]+)` \|", doc, re.MULTILINE))
     assert documented == set(FIRES)
+
+
+def test_every_id_a_rule_declares_has_its_sentences_and_its_row() -> None:
+    """A rule's layer registers it with the ids it can give: each has its sentences in the
+    catalog (plain or per variant) and its row in docs/findings.md, whether a case fires it or
+    not; and on every case, a rule gives only the ids it declares."""
+    doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([A-Z_0-9]+)` \|", doc, re.MULTILINE))
+    registered = [entry for layer in LAYERS for entry in layer.registered]
+    assert [entry.rule for entry in sorted(registered, key=lambda e: e.rank)] == list(RULES)
+    for entry in registered:
+        assert entry.ids, f"{entry.rule.__name__} declares no id"
+        for finding_id in entry.ids:
+            summaries = [key for key in MESSAGES
+                         if key.startswith(f"finding.{finding_id}.") and key.endswith(".summary")]
+            assert summaries, f"no sentence for {finding_id}"
+            for key in summaries:
+                assert key.removesuffix(".summary") + ".next_action" in MESSAGES, key
+            assert finding_id in documented, f"{finding_id} has no row in docs/findings.md"
+        for case in FIRES.values():
+            finding = entry.rule(case)
+            assert finding is None or finding.id in entry.ids, (entry.rule.__name__, finding)
+
+
+def test_the_verdicts_the_rules_compare_with_are_the_tables() -> None:
+    named = {name: value for name, value in vars(Verdict).items() if name.isupper()}
+    assert named == {name: name for name in VERDICTS}

@@ -402,7 +402,7 @@ MESSAGES = {
         "Enable persistence (sudo systemctl enable --now nvidia-persistenced, or sudo nvidia-smi "
         "-pm 1) and run the check again; if it is still slow the second time, install a build "
         "with native code for this GPU.",
-    # -- the node, the GPUs' health and the variables (report/findings.py, facts/node.py) -----
+    # -- the node, the GPUs' health and the variables (report/findings/, facts/node.py) -------
     "finding.MASTER_PORT_IN_USE.summary":
         "The job's store port (MASTER_PORT) was already taken on rank 0's node: the store cannot "
         "start (\"Address already in use\"), and every rank waits for it.",

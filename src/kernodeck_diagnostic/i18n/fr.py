@@ -428,7 +428,7 @@ MESSAGES = {
         "Activez la persistance (sudo systemctl enable --now nvidia-persistenced, ou sudo "
         "nvidia-smi -pm 1) et relancez la vérification ; si elle reste lente la deuxième fois, "
         "installez un paquet avec du code natif pour ce GPU.",
-    # -- le nœud, la santé des GPU et les variables (report/findings.py, facts/node.py) --------
+    # -- le nœud, la santé des GPU et les variables (report/findings/, facts/node.py) ----------
     "finding.MASTER_PORT_IN_USE.summary":
         "Le port du store du job (MASTER_PORT) était déjà pris sur le nœud du rang 0 : le store "
         "ne peut pas démarrer (\"Address already in use\") et tous les rangs l'attendent.",

@@ -423,7 +423,7 @@ MESSAGES = {
         "Ative a persistência (sudo systemctl enable --now nvidia-persistenced, ou sudo "
         "nvidia-smi -pm 1) e execute a verificação novamente; se ainda for lenta na segunda vez, "
         "instale um pacote com código nativo para esta GPU.",
-    # -- o nó, a saúde das GPUs e as variáveis (report/findings.py, facts/node.py) -------------
+    # -- o nó, a saúde das GPUs e as variáveis (report/findings/, facts/node.py) ---------------
     "finding.MASTER_PORT_IN_USE.summary":
         "A porta do store do job (MASTER_PORT) já estava ocupada no nó do rank 0: o store não "
         "consegue iniciar (\"Address already in use\") e todos os ranks esperam por ele.",

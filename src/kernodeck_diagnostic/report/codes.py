@@ -81,6 +81,28 @@ CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}
 # The codes a report can carry (the schema's ``code``): the check's verdicts.
 VERDICTS: Mapping[str, Code] = {code.name: code for code in _TABLE if code.kind == "verdict"}
 
+
+class Verdict:
+    """The verdicts' names, for code that compares a report's ``code`` with one:
+    ``report["code"] == Verdict.TIMEOUT``. Each is read from the table, so a name it lacks fails
+    at import, and a misspelt attribute fails the type check (a test holds this list to the
+    table)."""
+
+    GPU_CHECK_PASSED = VERDICTS["GPU_CHECK_PASSED"].name
+    CPU_CHECK_PASSED = VERDICTS["CPU_CHECK_PASSED"].name
+    TORCH_MISSING = VERDICTS["TORCH_MISSING"].name
+    TORCH_IMPORT_FAILED = VERDICTS["TORCH_IMPORT_FAILED"].name
+    GPU_BACKEND_ABSENT = VERDICTS["GPU_BACKEND_ABSENT"].name
+    GPU_UNAVAILABLE = VERDICTS["GPU_UNAVAILABLE"].name
+    DEVICE_INDEX_INVALID = VERDICTS["DEVICE_INDEX_INVALID"].name
+    CHECK_FAILED = VERDICTS["CHECK_FAILED"].name
+    OUT_OF_MEMORY = VERDICTS["OUT_OF_MEMORY"].name
+    RUNTIME_ERROR = VERDICTS["RUNTIME_ERROR"].name
+    TIMEOUT = VERDICTS["TIMEOUT"].name
+    WORKER_FAILED = VERDICTS["WORKER_FAILED"].name
+    COLLECTIVE_FAILED = VERDICTS["COLLECTIVE_FAILED"].name
+    EXTENSION_FAILED = VERDICTS["EXTENSION_FAILED"].name
+
 EXIT_USAGE = CODES["USAGE_ERROR"].exit_code
 EXIT_INTERNAL = CODES["INTERNAL_ERROR"].exit_code
 EXIT_OUTPUT = CODES["OUTPUT_WRITE_FAILED"].exit_code

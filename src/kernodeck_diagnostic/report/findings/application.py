@@ -1,0 +1,96 @@
+"""Application: what the user's own program brings to the check and runs with (control 4 of the
+method): its modules named like ones it needs, warning filters that turn a warning into the
+failure, allocation tracing, debugging variables left set.
+"""
+
+from __future__ import annotations
+
+from ..codes import Verdict
+from .core import (
+    Finding,
+    Layer,
+    Report,
+    check_passed,
+    configuration_variables,
+    cuda_or_unknown,
+    gpu_mode,
+    node_block,
+    quote,
+)
+from .interpreter import torch_shadowed
+
+layer = Layer("application")
+
+
+@layer.rule(150, "LOCAL_MODULE_SHADOWS")
+def local_module_shadows(report: Report) -> Finding | None:
+    """Modules of the user's, where their program imports first, named like ones it needs."""
+    pytorch = report["pytorch"]
+    entries = [entry for entry in report["runtime"].get("local_modules") or []
+               # torch hidden where the check imports it from is TORCH_SHADOWED's to say
+               if not (entry.get("name") == "torch" and torch_shadowed(report) is not None
+                       and entry.get("folder") == pytorch.get("origin"))]
+    if not entries:
+        return None
+    evidence = []
+    for entry in entries:
+        name, hides = entry.get("name"), entry.get("hides")
+        what = ("the installed torch" if hides == "torch" else
+                f"{name}, which torch needs" if hides == "torch-dependency" else
+                f"the standard library's {name}")
+        evidence.append(f"{entry.get('file')} in the {entry.get('folder')} hides {what}")
+    names = ", ".join(dict.fromkeys(str(entry.get("name")) for entry in entries))
+    return Finding("LOCAL_MODULE_SHADOWS", "warning", tuple(evidence), {"names": names})
+
+
+@layer.rule(240, "WARNING_AS_ERROR")
+def warning_as_error(report: Report) -> Finding | None:
+    """A warning the interpreter's filters turned into an error (-W error, PYTHONWARNINGS=error)
+    stopped the check: the failure is the filter, not what the warning says."""
+    error = report.get("error") or {}
+    category = str(error.get("type") or "")
+    if not (category.endswith("Warning") and report["runtime"].get("warnings_as_errors") is True):
+        return None
+    message = " ".join(str(error.get("message") or "").split())
+    return Finding(
+        "WARNING_AS_ERROR", "error",
+        (f"{category} raised as an error at the {error.get('stage')} stage: "
+         f"\"{quote(message)}\"",
+         "a warning filter turns warnings into errors (action 'error')"),
+        {"category": category})
+
+
+@layer.rule(250, "TRACEMALLOC_ON")
+def tracemalloc_on(report: Report) -> Finding | None:
+    """tracemalloc records every allocation in the worker's interpreter (PYTHONTRACEMALLOC, -X
+    tracemalloc): ``import torch`` then takes many times longer (2.3 s became 27 s with 5 frames,
+    a CUDA build here), enough to end the check on its limit. An error when the limit ended it,
+    a warning on a check that passed (the user's program pays the same); nothing otherwise."""
+    frames = report["runtime"].get("tracemalloc_frames")
+    timed_out = report["code"] == Verdict.TIMEOUT
+    if not (isinstance(frames, int) and frames > 0 and (timed_out or check_passed(report))):
+        return None
+    evidence = [f"tracemalloc traces every allocation with {frames} frame(s) each "
+                "(PYTHONTRACEMALLOC or -X tracemalloc)"]
+    if timed_out:
+        evidence.append(f"the time limit ended the check at the {report['stage']} stage")
+    return Finding("TRACEMALLOC_ON", "error" if timed_out else "warning", tuple(evidence),
+                   {"frames": str(frames)})
+
+
+@layer.rule(330, "CUDA_LAUNCH_BLOCKING_ON")
+def cuda_launch_blocking(report: Report) -> Finding | None:
+    """CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait for the GPU: for debugging only."""
+    if report["pytorch"].get("backend") != "cuda" or \
+            configuration_variables(report).get("CUDA_LAUNCH_BLOCKING") != "1":
+        return None
+    return Finding("CUDA_LAUNCH_BLOCKING_ON", "warning", ("CUDA_LAUNCH_BLOCKING=1",))
+
+
+@layer.rule(500, "DEBUG_INJECTION_SET")
+def debug_injection_set(report: Report) -> Finding | None:
+    names = [str(name) for name in node_block(report).get("debug_variables") or []]
+    if not (names and gpu_mode(report) and cuda_or_unknown(report)):
+        return None
+    return Finding("DEBUG_INJECTION_SET", "warning",
+                   (f"set (names only): {', '.join(names)}",), {"names": ", ".join(names)})

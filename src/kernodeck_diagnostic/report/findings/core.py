@@ -1,0 +1,186 @@
+"""What the rules of every layer share: the finding, the rule and how a layer registers it, and the
+readings of the report that rules of more than one layer make.
+
+Each rule is a pure function of the (already redacted) report: it returns a finding or nothing,
+and never changes the result code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from ...i18n import ENGLISH, Translate
+from ..codes import VERDICTS, Verdict
+
+Report = dict[str, Any]
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A finding's facts; its sentences come from the message catalog (``finding.<id>.*``)."""
+
+    id: str
+    severity: Severity
+    evidence: tuple[str, ...]
+    values: Mapping[str, Any] = field(default_factory=dict)  # the sentences' placeholders
+    variant: str | None = None  # for a finding whose advice depends on the case
+
+    def as_dict(self, translate: Translate = ENGLISH) -> dict[str, Any]:
+        key = f"finding.{self.id}" + (f".{self.variant}" if self.variant else "")
+        return {"id": self.id, "severity": self.severity,
+                "summary": translate(f"{key}.summary", **self.values),
+                "next_action": translate(f"{key}.next_action", **self.values),
+                "evidence": list(self.evidence)}
+
+
+Rule = Callable[[Report], "Finding | None"]
+RuleT = TypeVar("RuleT", bound=Rule)
+SEVERITY_ORDER: dict[Severity, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A rule, where its findings come among those of the same severity (``rank``: the lower,
+    the earlier) and the ids of the findings it can give."""
+
+    rank: int
+    rule: Rule
+    ids: tuple[str, ...]
+
+
+class Layer:
+    """The rules of one layer, each registered by its module with ``@layer.rule(rank, "ID")``:
+    the ids of the findings it can give, and its rank among every layer's rules (a new rule
+    takes the highest rank plus 10, unless its findings should come before others')."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.registered: list[Registration] = []
+
+    def rule(self, rank: int, *ids: str) -> Callable[[RuleT], RuleT]:
+        def register(rule: RuleT) -> RuleT:
+            self.registered.append(Registration(rank, rule, ids))
+            return rule
+        return register
+
+
+def in_order(layers: Iterable[Layer]) -> tuple[Rule, ...]:
+    """Every layer's rules by rank: the order their findings take within a severity. Two rules
+    of one rank would make that order depend on the layers' order: refused."""
+    registered = sorted((entry for layer in layers for entry in layer.registered),
+                        key=lambda entry: entry.rank)
+    ranks = [entry.rank for entry in registered]
+    if len(set(ranks)) != len(ranks):
+        shared = sorted({rank for rank in ranks if ranks.count(rank) > 1})
+        raise ValueError(f"two rules share a rank: {shared}")
+    return tuple(entry.rule for entry in registered)
+
+
+# -- what the rules read --------------------------------------------------------------------------
+
+def messages(report: Report, stages: Iterable[str] | None = None) -> list[str]:
+    """The backend's own initialisation message, the error and the warnings, in that order: the
+    first text that matches is the one a finding quotes."""
+    wanted = set(stages) if stages is not None else None
+    texts = []
+    init_error = report["pytorch"].get("init_error")
+    if init_error and (wanted is None or "device" in wanted):
+        texts.append(init_error)
+    error = report.get("error")
+    if error and (wanted is None or error.get("stage") in wanted):
+        message = error.get("message") or ""
+        texts.append(f"{error['type']}: {message}" if error.get("type") else message)
+    texts += [str(w.get("message") or "") for w in report.get("warnings", [])
+              if wanted is None or w.get("stage") in wanted]
+    return texts
+
+
+def search(pattern: str, texts: Iterable[str]) -> tuple[str, re.Match[str]] | None:
+    for text in texts:
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match:
+            return text, match
+    return None
+
+
+def gpu_mode(report: Report) -> bool:
+    return bool(report["request"]["device"] == "gpu")
+
+
+def gpu_failed(report: Report) -> bool:
+    return gpu_mode(report) and report["code"] in (
+        Verdict.GPU_UNAVAILABLE, Verdict.DEVICE_INDEX_INVALID, Verdict.RUNTIME_ERROR,
+        Verdict.WORKER_FAILED, Verdict.TIMEOUT)
+
+
+def check_passed(report: Report) -> bool:
+    """The check passed: the report's code is a passing verdict of the codes table."""
+    code = VERDICTS.get(str(report["code"]))
+    return code is not None and code.passed
+
+
+def quote(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def version_tuple(text: object) -> tuple[int, ...]:
+    """The first three numbers of a version ("12.8" -> (12, 8)); () for anything else."""
+    return tuple(int(part) for part in re.findall(r"\d{1,9}", text)[:3]) \
+        if isinstance(text, str) else ()
+
+
+def other_vendor(report: Report) -> Literal["amd", "nvidia"] | None:
+    """The vendor of the only GPU hardware the Linux device nodes show, when the build is for the
+    other one: "amd" for a CUDA build where /dev/kfd exists and no NVIDIA node does, "nvidia" for
+    a ROCm build where NVIDIA's nodes exist and /dev/kfd does not. None when it cannot be told:
+    not Linux, no nodes read, both vendors' nodes, or none."""
+    nodes = report["runtime"].get("device_nodes") or {}
+    if report["runtime"].get("os_family") != "linux" or not nodes:
+        return None
+    amd = nodes.get("kfd") in ("ok", "no_access")
+    # /dev/dxg is WSL 2's paravirtualised GPU, whatever its vendor: it rules out "AMD only" for a
+    # CUDA build, and proves nothing about NVIDIA for a ROCm one.
+    nvidia = any(nodes.get(name) for name in ("nvidiactl", "proc_driver_nvidia"))
+    backend = report["pytorch"].get("backend")
+    if backend == "cuda" and amd and not nvidia and not nodes.get("dxg"):
+        return "amd"
+    if backend == "rocm" and nvidia and not amd:
+        return "nvidia"
+    return None
+
+
+def node_block(report: Report) -> dict[str, Any]:
+    node = report.get("node")
+    return node if isinstance(node, dict) else {}
+
+
+def host_gpus(report: Report) -> list[dict[str, Any]]:
+    """``nvidia-smi``'s GPUs, in its order (its index), with the health fields it gave."""
+    host = report.get("host") or {}
+    if host.get("tool") != "nvidia-smi":
+        return []
+    return [gpu for gpu in host.get("gpus") or [] if isinstance(gpu, dict)]
+
+
+def cuda_or_unknown(report: Report) -> bool:
+    return report["pytorch"].get("backend") in ("cuda", None)
+
+
+def requested_device(report: Report) -> dict[str, Any]:
+    """The requested device's entry in ``pytorch.devices`` ({} when it has none)."""
+    index = report["request"]["device_index"]
+    return next((device for device in report["pytorch"].get("devices") or []
+                 if device.get("index") == index), {})
+
+
+def configuration_variables(report: Report) -> dict[str, Any]:
+    """The allow-listed configuration variables that are set (``system.configuration``)."""
+    return ((report.get("system") or {}).get("configuration")) or {}
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:.0f}"

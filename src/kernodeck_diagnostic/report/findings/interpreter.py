@@ -1,0 +1,193 @@
+"""Interpreter and import: what ``import torch`` loads in the interpreter checked, and why it
+fails there (control 1 of the method): torch shadowed or installed twice, NumPy missing or built
+for another ABI, a shared library or a DLL the loader cannot find or rejects, the check run in the
+tool's own isolated install.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..codes import Verdict
+from .core import Finding, Layer, Report, check_passed, messages, quote, search
+
+layer = Layer("interpreter and import")
+
+# What ``import torch`` found instead of the installed package (pytorch.module_kind): how the
+# evidence names it, and the name the sentences use.
+_SHADOWS = {"file": ("a file torch.py", "torch.py"),
+            "compiled": ("a compiled torch.pyc", "torch.pyc"),
+            "extension": ("a compiled extension module torch", "torch"),
+            "package": ("a package folder torch/", "torch/"),
+            "folder": ("a folder torch/ without __init__.py", "torch/"),
+            "source-checkout": ("a PyTorch source checkout (torch/ beside setup.py)", "torch/")}
+_LOCAL_FOLDERS = ("working-folder", "script-folder")
+
+
+@layer.rule(140, "TORCH_SHADOWED")
+def torch_shadowed(report: Report) -> Finding | None:
+    pytorch = report["pytorch"]
+    kind, origin = pytorch.get("module_kind"), pytorch.get("origin") or "elsewhere"
+    if kind not in _SHADOWS:
+        return None
+    described, module = _SHADOWS[kind]
+    installed = pytorch.get("distribution_version")
+    evidence = (f"import torch would load {described} (origin: {origin})",
+                f"the installed torch distribution is {installed}" if installed
+                else "no torch distribution is installed")
+    if kind == "source-checkout":
+        variant = "checkout"
+    elif origin == "pythonpath":
+        variant = "pythonpath"
+    elif origin in _LOCAL_FOLDERS:
+        variant = "local_folder" if module == "torch/" else "local_file"
+    else:
+        variant = "stray"
+    return Finding("TORCH_SHADOWED", "error", evidence, {"module": module}, variant=variant)
+
+
+@layer.rule(160, "PYTHONPATH_MODULE_BREAKS_IMPORT")
+def pythonpath_module_breaks_import(report: Report) -> Finding | None:
+    """``import torch`` failed inside a module found in a PYTHONPATH folder, which the import
+    system searches before the environment's own packages: a stale copy (another Python's
+    packages, a module system's setting) replaces the one installed with torch. The message's
+    path is redacted, so without this the clue is gone. torch itself found there is
+    TORCH_SHADOWED's or TORCH_DUPLICATE_INSTALL's case."""
+    origin = report["pytorch"].get("import_error_origin") or {}
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED and origin.get("place") == "pythonpath"
+            and origin.get("module") != "torch"):
+        return None
+    module = origin.get("module")
+    evidence = [f"the import failed in {module or 'a module'}, found in a folder on PYTHONPATH "
+                "(searched before this environment's own packages)"]
+    message = (report.get("error") or {}).get("message")
+    if message:
+        evidence.append(quote(str(message)))
+    return Finding("PYTHONPATH_MODULE_BREAKS_IMPORT", "error", tuple(evidence),
+                   {"module": module or "a module"})
+
+
+@layer.rule(170, "TORCH_DUPLICATE_INSTALL")
+def torch_duplicate_install(report: Report) -> Finding | None:
+    pytorch = report["pytorch"]
+    if not pytorch["imported"]:
+        return None
+    evidence = []
+    count = pytorch.get("distributions_on_path") or 0
+    if count > 1:
+        evidence.append(f"{count} torch distributions are visible on sys.path")
+    version, installed = pytorch.get("version"), pytorch.get("distribution_version")
+    if version and installed and version.split("+")[0] != installed.split("+")[0]:
+        evidence.append(f"torch.__version__ {version} but the installed distribution is "
+                        f"{installed}")
+    # A single pip install --user is one install: the user site-packages is only context.
+    if not evidence:
+        return None
+    if pytorch.get("origin") == "user-site":
+        evidence.append("torch was imported from the user site-packages (pip install --user)")
+    return Finding(
+        "TORCH_DUPLICATE_INSTALL", "warning", tuple(evidence))
+
+
+@layer.rule(120, "NUMPY_MISSING")
+def numpy_missing(report: Report) -> Finding | None:
+    pytorch = report["pytorch"]
+    said = search(r"Failed to initialize NumPy: No module named 'numpy'",
+                   messages(report, ["import"]))
+    if said is None and not (pytorch["imported"] and pytorch.get("numpy_present") is False):
+        return None
+    return Finding(
+        "NUMPY_MISSING", "warning",
+        (quote(said[0]),) if said else ("numpy is not importable",))
+
+
+@layer.rule(130, "NUMPY_ABI_MISMATCH")
+def numpy_abi_mismatch(report: Report) -> Finding | None:
+    said = search(r"compiled using NumPy 1\.x|_ARRAY_API not found|"
+                   r"numpy\.core\.multiarray failed to import", messages(report, ["import"]))
+    if said is None:
+        return None
+    numpy = report["pytorch"].get("numpy_version")
+    return Finding(
+        "NUMPY_ABI_MISMATCH", "warning",
+        tuple(x for x in (quote(said[0]), f"numpy {numpy}" if numpy else None) if x))
+
+
+@layer.rule(180, "SHARED_LIBRARY_MISSING")
+def shared_library_missing(report: Report) -> Finding | None:
+    # Intel oneMKL's own loader aborts the process with the second form: the message is then the
+    # last line of the worker's stderr, in a WORKER_FAILED report.
+    said = search(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file|"
+                   r"FATAL ERROR: Cannot load (?:\S*/)?([\w.+-]+\.so(?:\.[\d.]+)?)",
+                   messages(report, ["import"]))
+    if said is None:
+        return None
+    library = said[1].group(1) or said[1].group(2)
+    # libcuda and libnvidia-* (libnvidia-ml...) belong to the driver, never to a wheel.
+    if re.match(r"libcuda\.so|libnvidia-", library):
+        variant = "driver"
+    elif re.match(r"lib(cu|nv|nccl|cudnn|cublas|cusparse|cufft|curand|cusolver)", library):
+        variant = "cuda"
+    else:
+        variant = "system"
+    return Finding("SHARED_LIBRARY_MISSING", "error", (quote(said[0]),), {"library": library},
+                   variant=variant)
+
+
+@layer.rule(190, "UNDEFINED_SYMBOL")
+def undefined_symbol(report: Report) -> Finding | None:
+    said = search(r"undefined symbol: ?(\S+)", messages(report, ["import"]))
+    if said is None:
+        return None
+    library = re.search(r"([\w.+-]+\.so(?:\.[\d.]+)?)", said[0])
+    named = library.group(1) if library else "a library"
+    return Finding("UNDEFINED_SYMBOL", "error", (quote(said[0]),),
+                   {"library": named, "symbol": said[1].group(1)})
+
+
+@layer.rule(200, "WINDOWS_DLL_LOAD_FAILED")
+def windows_dll_load_failed(report: Report) -> Finding | None:
+    said = search(r"WinError 126|DLL load failed", messages(report, ["import"]))
+    if said is None:
+        return None
+    dll = re.search(r"([\w.+-]+\.dll)", said[0], re.IGNORECASE)
+    named = dll.group(1) if dll else "a DLL"
+    return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (quote(said[0]),), {"dll": named})
+
+
+@layer.rule(260, "LIBRARY_PATH_OVERRIDE")
+def library_path_override(report: Report) -> Finding | None:
+    """A folder on a library-path variable (or the conda environment's lib) supplied a library
+    the loader rejected: a wrong version, an empty file, the wrong ELF class."""
+    override = report["runtime"].get("library_override")
+    if not override:
+        return None
+    library, variable = str(override.get("library")), override.get("variable")
+    if variable:
+        where = f"a folder on {variable}" + (
+            " (a conda environment's lib)" if override.get("conda_env_lib") else "")
+    else:
+        where = "the active conda environment's lib folder"
+    evidence = [f"{where} holds {library}"]
+    said = search(re.escape(library), messages(report))
+    if said:
+        evidence.append(quote(said[0]))
+    passed = check_passed(report)
+    return Finding("LIBRARY_PATH_OVERRIDE", "warning" if passed else "error", tuple(evidence),
+                   {"variable": variable or "", "library": library},
+                   variant="variable" if variable else "conda")
+
+
+@layer.rule(280, "TOOL_ISOLATED_INSTALL")
+def tool_isolated_install(report: Report) -> Finding | None:
+    """TORCH_MISSING for the tool's own isolated install: true of that interpreter, and useless
+    for the project the user meant to check."""
+    kind = report["runtime"].get("tool_environment")
+    if not (kind and report["code"] == Verdict.TORCH_MISSING):
+        return None
+    said = {"pipx": "the check ran in the tool's own pipx environment",
+            "uv_tool": "the check ran in the tool's own uv tool environment",
+            "venv": "the check ran in the virtual environment holding the kernodeck-diagnostic "
+                    "command"}
+    return Finding("TOOL_ISOLATED_INSTALL", "info" if kind == "venv" else "warning",
+                   (said.get(kind, str(kind)), "torch is not installed in it"), variant=kind)
