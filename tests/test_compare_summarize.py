@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from conftest import Result, fake_gpu_env, run_tool
-from kernodeck_diagnostic.commands.compare import compare
-from kernodeck_diagnostic.commands.summarize import SEVERITY
 from kernodeck_diagnostic.report.codes import VERDICTS
+from kernodeck_diagnostic.report.compare import compare
+from kernodeck_diagnostic.report.summary import SEVERITY
 
 SCENARIOS = {"pass": "cuda_pass", "oom": "oom_at_allocation", "arch": "arch_not_in_build",
              "rocm": "rocm_pass"}

@@ -15,7 +15,7 @@ import pytest
 from conftest import required_pyenv_python
 from facts_helpers import checked
 from findings_helpers import report as fixture
-from kernodeck_diagnostic.commands.compare import compare
+from kernodeck_diagnostic.report.compare import compare
 from kernodeck_diagnostic.report.render import markdown, text
 from kernodeck_diagnostic.worker import inventory
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Result, fake_gpu_env, run_tool
-from kernodeck_diagnostic.commands.compare import compare
+from kernodeck_diagnostic.report.compare import compare
 from kernodeck_diagnostic.worker.stages import KERNELS
 from library_fixtures import checked, with_libraries
 

@@ -32,8 +32,8 @@ from conftest import (
 )
 from kernodeck_diagnostic import api, package_data
 from kernodeck_diagnostic.commands.check import _LiveLine
-from kernodeck_diagnostic.commands.compare import STAGE_ORDER
 from kernodeck_diagnostic.facts.environment import tool_environment
+from kernodeck_diagnostic.report.compare import STAGE_ORDER
 from kernodeck_diagnostic.supervision import supervisor
 from kernodeck_diagnostic.supervision.events import EventReader
 from kernodeck_diagnostic.worker.stages import STAGES

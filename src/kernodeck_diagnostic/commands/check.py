@@ -81,82 +81,45 @@ def _parsed(text: str, parse: Callable[[str], _N], key: str, t: Translate) -> _N
         raise ValueError(t(key, value=repr(text))) from None
 
 
-def _codes_epilog() -> str:
+def _codes_epilog(h: Translate) -> str:
     def rows(kind: str) -> str:
         return "\n".join(f"  {code.name:<22} {'/'.join(map(str, code.exit_codes)):<11}  "
                          f"{code.summary}" for code in CODES.values() if code.kind == kind)
 
-    return ("result codes: the report's code and the exit code (name, exit code, meaning):\n"
-            + rows("verdict") + "\n\nexit codes of the process alone, never a report's code:\n"
-            + rows("process") + "\n\n" + _OUTPUT_EPILOG)
-
-
-_OUTPUT_EPILOG = """\
-output:
-  --output FILE is written first, then stdout. If stdout is closed or refuses the bytes (a full
-  device), the exit code is 15 (STDOUT_WRITE_FAILED) and the file asked for is still saved; a
-  reader that leaves (| head) is not a failure. If the file cannot be written the exit code is
-  12 (OUTPUT_WRITE_FAILED), and the text's first line says so. The JSON and markdown reports
-  keep the check's own code and exit code.
-  --output - is refused (exit 2): the JSON report on stdout is --format json; a file really
-  named '-' is ./-
-  With TERM=dumb or NO_COLOR, no colour; with TERM=dumb the progress line on stderr uses no
-  escape sequences (a carriage return and spaces only)."""
+    return (h("check.help.epilog.codes") + "\n" + rows("verdict") + "\n\n"
+            + h("check.help.epilog.process") + "\n" + rows("process") + "\n\n"
+            + h("check.help.epilog.output"))
 
 
 def parser(t: Translate = ENGLISH) -> Parser:
-    """The check's options. ``t`` speaks the refusals of their values; the help is English."""
+    """The check's options. ``t`` speaks the refusals of their values; the help is English (the
+    catalogs' ``check.help.*``, in every language alike)."""
+    h = ENGLISH  # the help's language (check.help.*)
     p = Parser(
-        translate=ENGLISH,
+        translate=h,
         prog=TOOL_NAME,
-        description="Find the first layer of a PyTorch GPU setup that fails: interpreter and "
-                    "import, build backend, device, a tiny verified computation. Also: "
-                    f"'{TOOL_NAME} compare A.json B.json', '{TOOL_NAME} summarize PATH...'.",
-        epilog=_codes_epilog(),
+        description=h("check.help.description", tool=TOOL_NAME),
+        epilog=_codes_epilog(h),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--device", type=_argument_type(_device_text, t), default="gpu",
-                   metavar="{gpu,cpu}",
-                   help="where to run the check (default gpu; cpu only when asked)")
+                   metavar="{gpu,cpu}", help=h("check.help.device"))
     p.add_argument("--device-index", type=_argument_type(_index_text, t), default=0,
-                   metavar="N", help="index of the GPU among the visible devices (default 0)")
+                   metavar="N", help=h("check.help.device_index"))
     p.add_argument("--timeout", type=_argument_type(_timeout_text, t),
                    default=float(TIMEOUT_DEFAULT_S), metavar="S",
-                   help=f"limit for the whole check, {TIMEOUT_MIN_S}-{TIMEOUT_MAX_S} seconds "
-                        f"(default {TIMEOUT_DEFAULT_S})")
-    p.add_argument("--output", metavar="FILE",
-                   help="also write the JSON report to FILE, which must not exist yet")
-    p.add_argument("--host-check", action="store_true",
-                   help="also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, "
-                        "3 s at most")
-    p.add_argument("--distributed", action="store_true",
-                   help="under torchrun or Slurm's srun: check this rank's device (its local "
-                        "rank), then a collective (all-reduce, barrier) over every rank; rank 0 "
-                        "prints the job's report. --output may hold {rank}: every rank then "
-                        "writes its own report (see docs/scale.md)")
-    p.add_argument("--all-devices", action="store_true",
-                   help="check every visible GPU in one run, each with its own result, and a "
-                        "verified copy between each pair; the code is that of the lowest-index "
-                        "GPU that failed")
-    p.add_argument("--extensions", action="store_true",
-                   help="also import every installed torch extension (torchvision, "
-                        "flash-attn...), each bounded, and check the torch it declares; a failure "
-                        "is EXTENSION_FAILED (see docs/libraries.md)")
-    p.add_argument("--kernels", action="store_true",
-                   help="also verify, on the same device, float16/bfloat16/TF32 matrix products, "
-                        "a convolution, attention, torch.compile and (GPU) a host-device copy; "
-                        "give --timeout 120 for torch.compile's first run")
-    p.add_argument("--python", metavar="PATH",
-                   help="diagnose another interpreter (a notebook kernel's, a service's, a "
-                        "venv's) without installing anything into it")
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="what goes to stdout (default text); --output is always JSON")
-    p.add_argument("--lang", choices=LANGUAGES, default=None,
-                   help="language of the text (default from LC_ALL, LC_MESSAGES, LANG); "
-                        "JSON keeps English")
-    p.add_argument("--show-paths", action="store_true",
-                   help="also print where the interpreter and torch are, on this terminal only "
-                        "(never in a report)")
+                   help=h("check.help.timeout", low=TIMEOUT_MIN_S, high=TIMEOUT_MAX_S,
+                          default=TIMEOUT_DEFAULT_S))
+    p.add_argument("--output", metavar="FILE", help=h("check.help.output"))
+    p.add_argument("--host-check", action="store_true", help=h("check.help.host_check"))
+    p.add_argument("--distributed", action="store_true", help=h("check.help.distributed"))
+    p.add_argument("--all-devices", action="store_true", help=h("check.help.all_devices"))
+    p.add_argument("--extensions", action="store_true", help=h("check.help.extensions"))
+    p.add_argument("--kernels", action="store_true", help=h("check.help.kernels"))
+    p.add_argument("--python", metavar="PATH", help=h("check.help.python"))
+    p.add_argument("--format", choices=FORMATS, default="text", help=h("check.help.format"))
+    p.add_argument("--lang", choices=LANGUAGES, default=None, help=h("check.help.lang"))
+    p.add_argument("--show-paths", action="store_true", help=h("check.help.show_paths"))
     return p
 
 

@@ -32,6 +32,7 @@ from ..ramp import record
 from ..ramp.outcome import classify
 from ..ramp.plan import explore
 from ..report.redact import Redactor
+from ..report.tables import table
 from ..supervision.application import run_application
 from ..supervision.process import Interrupted
 from ..terminal import line
@@ -43,7 +44,6 @@ from .runner import (
     print_result,
     run_command,
 )
-from .tables import table
 
 PROG = "kernodeck-diagnostic ramp"
 EXIT_RANGE_MEASURED, EXIT_NOTHING_PASSED = 0, 1

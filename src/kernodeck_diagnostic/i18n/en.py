@@ -885,6 +885,60 @@ MESSAGES = {
     "output.reason.other": "the system refused the write ({detail})",
     "check.interrupted":
         "interrupted by {signal}; the check was stopped and no report was written.",
+    # -- the check's --help (commands/check.py; printed in English, whatever the language) ---------
+    "check.help.description":
+        "Find the first layer of a PyTorch GPU setup that fails: interpreter and import, build "
+        "backend, device, a tiny verified computation. Also: '{tool} compare A.json B.json', "
+        "'{tool} summarize PATH...'.",
+    "check.help.epilog.codes":
+        "result codes: the report's code and the exit code (name, exit code, meaning):",
+    "check.help.epilog.process": "exit codes of the process alone, never a report's code:",
+    "check.help.epilog.output":
+        "output:\n"
+        "  --output FILE is written first, then stdout. If stdout is closed or refuses the bytes "
+        "(a full\n"
+        "  device), the exit code is 15 (STDOUT_WRITE_FAILED) and the file asked for is still "
+        "saved; a\n"
+        "  reader that leaves (| head) is not a failure. If the file cannot be written the exit "
+        "code is\n"
+        "  12 (OUTPUT_WRITE_FAILED), and the text's first line says so. The JSON and markdown "
+        "reports\n"
+        "  keep the check's own code and exit code.\n"
+        "  --output - is refused (exit 2): the JSON report on stdout is --format json; a file "
+        "really\n"
+        "  named '-' is ./-\n"
+        "  With TERM=dumb or NO_COLOR, no colour; with TERM=dumb the progress line on stderr uses "
+        "no\n"
+        "  escape sequences (a carriage return and spaces only).",
+    "check.help.device": "where to run the check (default gpu; cpu only when asked)",
+    "check.help.device_index": "index of the GPU among the visible devices (default 0)",
+    "check.help.timeout": "limit for the whole check, {low}-{high} seconds (default {default})",
+    "check.help.output": "also write the JSON report to FILE, which must not exist yet",
+    "check.help.host_check":
+        "also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, 3 s at most",
+    "check.help.distributed":
+        "under torchrun or Slurm's srun: check this rank's device (its local rank), then a "
+        "collective (all-reduce, barrier) over every rank; rank 0 prints the job's report. "
+        "--output may hold {{rank}}: every rank then writes its own report (see docs/scale.md)",
+    "check.help.all_devices":
+        "check every visible GPU in one run, each with its own result, and a verified copy "
+        "between each pair; the code is that of the lowest-index GPU that failed",
+    "check.help.extensions":
+        "also import every installed torch extension (torchvision, flash-attn...), each bounded, "
+        "and check the torch it declares; a failure is EXTENSION_FAILED (see docs/libraries.md)",
+    "check.help.kernels":
+        "also verify, on the same device, float16/bfloat16/TF32 matrix products, a convolution, "
+        "attention, torch.compile and (GPU) a host-device copy; give --timeout 120 for "
+        "torch.compile's first run",
+    "check.help.python":
+        "diagnose another interpreter (a notebook kernel's, a service's, a venv's) without "
+        "installing anything into it",
+    "check.help.format": "what goes to stdout (default text); --output is always JSON",
+    "check.help.lang":
+        "language of the text (default from LC_ALL, LC_MESSAGES, LANG); JSON keeps English",
+    "check.help.show_paths":
+        "also print where the interpreter and torch are, on this terminal only (never in a "
+        "report)",
     # -- every command (the check, compare, summarize) -----------------------------------------
     "command.interrupted": "interrupted by {signal}.",
     "command.internal_error":

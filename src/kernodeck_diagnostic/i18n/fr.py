@@ -946,6 +946,69 @@ MESSAGES = {
     "output.reason.other": "le système a refusé l'écriture ({detail})",
     "check.interrupted":
         "interrompu par {signal} ; la vérification a été arrêtée et aucun rapport n'a été écrit.",
+    # -- le --help de la vérification (commands/check.py ; affiché en anglais, toujours) -----------
+    "check.help.description":
+        "Trouve la première couche d'une installation PyTorch avec GPU qui échoue : interpréteur "
+        "et import, backend du build, périphérique, un petit calcul vérifié. Aussi : '{tool} "
+        "compare A.json B.json', '{tool} summarize PATH...'.",
+    "check.help.epilog.codes":
+        "codes de résultat : le code du rapport et le code de sortie (nom, code de sortie, "
+        "signification) :",
+    "check.help.epilog.process":
+        "codes de sortie du processus seul, jamais le code d'un rapport :",
+    "check.help.epilog.output":
+        "sortie :\n"
+        "  --output FILE est écrit d'abord, puis la sortie standard. Si la sortie standard est "
+        "fermée ou\n"
+        "  refuse les octets (un périphérique plein), le code de sortie est 15 "
+        "(STDOUT_WRITE_FAILED) et le\n"
+        "  fichier demandé est tout de même enregistré ; un lecteur qui s'en va (| head) n'est pas "
+        "un\n"
+        "  échec. Si le fichier ne peut pas être écrit, le code de sortie est 12 "
+        "(OUTPUT_WRITE_FAILED), et\n"
+        "  la première ligne du texte le dit. Les rapports JSON et markdown gardent le code et le "
+        "code de\n"
+        "  sortie propres à la vérification.\n"
+        "  --output - est refusé (sortie 2) : le rapport JSON sur la sortie standard, c'est "
+        "--format json ;\n"
+        "  un fichier vraiment nommé '-' s'écrit ./-\n"
+        "  Avec TERM=dumb ou NO_COLOR, pas de couleur ; avec TERM=dumb la ligne de progression sur "
+        "stderr\n"
+        "  n'utilise aucune séquence d'échappement (seulement un retour chariot et des espaces).",
+    "check.help.device": "où lancer la vérification (gpu par défaut ; cpu seulement sur demande)",
+    "check.help.device_index": "indice du GPU parmi les périphériques visibles (0 par défaut)",
+    "check.help.timeout":
+        "limite pour toute la vérification, {low}-{high} secondes ({default} par défaut)",
+    "check.help.output": "écrit aussi le rapport JSON dans FILE, qui ne doit pas encore exister",
+    "check.help.host_check":
+        "demande aussi à nvidia-smi (ou amd-smi, rocm-smi) le pilote et la mémoire, 3 s au plus",
+    "check.help.distributed":
+        "sous torchrun ou srun de Slurm : vérifie le périphérique de ce rang (son rang local), "
+        "puis une collective (all-reduce, barrier) sur tous les rangs ; le rang 0 affiche le "
+        "rapport du job. --output peut contenir {{rank}} : chaque rang écrit alors son propre "
+        "rapport (voir docs/scale.md)",
+    "check.help.all_devices":
+        "vérifie chaque GPU visible en une seule exécution, chacun avec son propre résultat, et "
+        "une copie vérifiée entre chaque paire ; le code est celui du GPU d'indice le plus bas "
+        "qui a échoué",
+    "check.help.extensions":
+        "importe aussi chaque extension de torch installée (torchvision, flash-attn...), chacune "
+        "bornée, et vérifie le torch qu'elle déclare ; un échec est EXTENSION_FAILED (voir "
+        "docs/libraries.md)",
+    "check.help.kernels":
+        "vérifie aussi, sur le même périphérique, des produits de matrices "
+        "float16/bfloat16/TF32, une convolution, l'attention, torch.compile et (GPU) une copie "
+        "hôte-périphérique ; donnez --timeout 120 pour la première exécution de torch.compile",
+    "check.help.python":
+        "diagnostique un autre interpréteur (celui d'un noyau de notebook, d'un service, d'un "
+        "venv) sans rien y installer",
+    "check.help.format":
+        "ce qui va sur la sortie standard (text par défaut) ; --output est toujours en JSON",
+    "check.help.lang":
+        "langue du texte (par défaut selon LC_ALL, LC_MESSAGES, LANG) ; le JSON reste en anglais",
+    "check.help.show_paths":
+        "affiche aussi où se trouvent l'interpréteur et torch, sur ce terminal seulement (jamais "
+        "dans un rapport)",
     # -- toutes les commandes (la vérification, compare, summarize) ------------------------------
     "command.interrupted": "interrompu par {signal}.",
     "command.internal_error":

@@ -927,6 +927,67 @@ MESSAGES = {
     "output.reason.other": "o sistema recusou a gravação ({detail})",
     "check.interrupted":
         "interrompido por {signal}; a verificação foi parada e nenhum relatório foi gravado.",
+    # -- o --help da verificação (commands/check.py; mostrado em inglês, seja qual for o idioma) ---
+    "check.help.description":
+        "Encontra a primeira camada de uma instalação de PyTorch com GPU que falha: interpretador "
+        "e import, backend do build, dispositivo, um pequeno cálculo verificado. Também: '{tool} "
+        "compare A.json B.json', '{tool} summarize PATH...'.",
+    "check.help.epilog.codes":
+        "códigos de resultado: o código do relatório e o código de saída (nome, código de saída, "
+        "significado):",
+    "check.help.epilog.process":
+        "códigos de saída só do processo, nunca o código de um relatório:",
+    "check.help.epilog.output":
+        "saída:\n"
+        "  --output FILE é gravado primeiro, depois a saída padrão. Se a saída padrão estiver "
+        "fechada ou\n"
+        "  recusar os bytes (um dispositivo cheio), o código de saída é 15 (STDOUT_WRITE_FAILED) "
+        "e o\n"
+        "  arquivo solicitado ainda é salvo; um leitor que sai (| head) não é uma falha. Se o "
+        "arquivo não\n"
+        "  puder ser gravado, o código de saída é 12 (OUTPUT_WRITE_FAILED), e a primeira linha do "
+        "texto\n"
+        "  o diz. Os relatórios JSON e markdown mantêm o código e o código de saída da própria\n"
+        "  verificação.\n"
+        "  --output - é recusado (saída 2): o relatório JSON na saída padrão é --format json; um "
+        "arquivo\n"
+        "  chamado '-' de fato é ./-\n"
+        "  Com TERM=dumb ou NO_COLOR, sem cores; com TERM=dumb a linha de progresso em stderr não "
+        "usa\n"
+        "  sequências de escape (apenas um retorno de carro e espaços).",
+    "check.help.device": "onde rodar a verificação (padrão gpu; cpu só quando pedido)",
+    "check.help.device_index": "índice da GPU entre os dispositivos visíveis (padrão 0)",
+    "check.help.timeout":
+        "limite para a verificação inteira, {low}-{high} segundos (padrão {default})",
+    "check.help.output": "também grava o relatório JSON em FILE, que ainda não pode existir",
+    "check.help.host_check":
+        "também pergunta ao nvidia-smi (ou amd-smi, rocm-smi) o driver e a memória, 3 s no "
+        "máximo",
+    "check.help.distributed":
+        "sob torchrun ou o srun do Slurm: verifica o dispositivo deste rank (seu rank local), "
+        "depois uma coletiva (all-reduce, barrier) entre todos os ranks; o rank 0 mostra o "
+        "relatório do job. --output pode conter {{rank}}: cada rank grava então o próprio "
+        "relatório (veja docs/scale.md)",
+    "check.help.all_devices":
+        "verifica todas as GPUs visíveis numa só execução, cada uma com o próprio resultado, e "
+        "uma cópia verificada entre cada par; o código é o da GPU de menor índice que falhou",
+    "check.help.extensions":
+        "também importa cada extensão do torch instalada (torchvision, flash-attn...), cada uma "
+        "com limite, e verifica o torch que ela declara; uma falha é EXTENSION_FAILED (veja "
+        "docs/libraries.md)",
+    "check.help.kernels":
+        "também verifica, no mesmo dispositivo, produtos de matrizes em float16/bfloat16/TF32, "
+        "uma convolução, atenção, torch.compile e (GPU) uma cópia entre host e dispositivo; "
+        "indique --timeout 120 para a primeira execução do torch.compile",
+    "check.help.python":
+        "diagnostica outro interpretador (o de um kernel de notebook, de um serviço, de um venv) "
+        "sem instalar nada nele",
+    "check.help.format": "o que vai para a saída padrão (padrão text); --output é sempre JSON",
+    "check.help.lang":
+        "idioma do texto (padrão conforme LC_ALL, LC_MESSAGES, LANG); o JSON fica em inglês",
+    "check.help.show_paths":
+        "também mostra onde estão o interpretador e o torch, só neste terminal (nunca num "
+        "relatório)",
     # -- todos os comandos (a verificação, compare, summarize) -----------------------------------
     "command.interrupted": "interrompido por {signal}.",
     "command.internal_error":

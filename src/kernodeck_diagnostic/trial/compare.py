@@ -7,7 +7,9 @@ reports), then, most important first: the last
 completed stage, the first error, the out-of-memory block, the contracts, the parameters, the
 command, the versions (``pytorch``, ``runtime``), what was obtained, the tensors described, the
 memory peak per stage (a change counts from 1 MiB and 10 percent) and the timing per stage
-(pass 0 apart from the median of the later passes; the reports' noise rule).
+(pass 0 apart from the median of the later passes; the reports' noise rule). The walk over the
+facts, the noise rule of the timings and the output are those of two reports
+(``report/compare.py``); ``compare`` (the command) is ``commands/compare.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..report.compare import TIMINGS, Comparison, differences, timing_moved
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
 from .folder import ATTEMPT_FILE, FORMAT, VERSION
@@ -22,7 +25,18 @@ from .folder import ATTEMPT_FILE, FORMAT, VERSION
 # A peak counts as changed when it moved by this many bytes and this fraction of the smaller.
 MEMORY_MIN_DELTA_BYTES = 2**20
 MEMORY_MIN_RATIO = 0.1
-TIMINGS = "timings_ms"  # the prefix the comparison shows as durations (commands/compare.py)
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+    """The differences between two trial attempts, headed by their status as a comparison of
+    reports is by their code."""
+    changes = list(differences("", comparable(a), comparable(b)))
+    changes += memory_changes(a, b)
+    timings_a, timings_b = timings(a), timings(b)
+    changes += [{"field": key, "a": timings_a.get(key), "b": timings_b.get(key)}
+                for key in [*timings_a, *(k for k in timings_b if k not in timings_a)]
+                if timing_moved(timings_a.get(key), timings_b.get(key))]
+    return Comparison(str(a.get("status")), str(b.get("status")), changes, [], [], "status")
 
 
 def load(path: str) -> Loaded:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..report.markup import code, escape
 from ..terminal import cell
+from .markup import code, escape
 
 
 def md(value: Any) -> str:

@@ -1,0 +1,131 @@
+"""The outputs of ``summarize`` (``commands/summarize.py``): aligned text, markdown and JSON, each
+line by line, and what each keeps of a report while the files are read (``report/summary.py``):
+the text's cells, the markdown's line, the JSON's object, never the report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..i18n import Translate
+from ..terminal import cell
+from .load import Loaded
+from .markup import escape
+from .markup import table as markdown_table
+from .summary import COLUMNS, Summary, row, row_values
+from .tables import md, md_code, table, table_lines
+
+# The version of the layout of ``--format json``, its first key: raised when a key is renamed or
+# removed, or changes meaning (a key added keeps it).
+SUMMARIZE_VERSION = 1
+
+
+def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
+    """The text output, line by line (``summary`` kept ``_cells``)."""
+    if summary.rows:
+        header = tuple(t(f"summarize.header.{column}") for column in COLUMNS)
+        yield from table_lines([header, *summary.rows])
+        yield from ("", t("summarize.counts"))
+        yield from table([(code, str(count)) for code, count in summary.counts()], indent="  ")
+    if summary.unreadable:
+        yield from ("", t("summarize.unreadable", count=len(summary.unreadable)))
+        yield from table([(item.name, item.why(t)) for item in summary.unreadable], indent="  ")
+    yield from ("", _total(summary, t))
+
+
+def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
+    """The markdown output, line by line (``summary`` kept ``_markdown_row``)."""
+    yield from (f"**{md(_total(summary, t))}**", "")
+    if summary.rows:
+        header = tuple(md(t(f"summarize.header.{column}")) for column in COLUMNS)
+        yield from (*markdown_table([header]), *summary.rows, "")
+        yield from (md(t("summarize.counts")), "")
+        yield from markdown_table([(md(t("summarize.header.code")),
+                                    md(t("summarize.header.count"))),
+                                   *((md_code(code), str(count))
+                                     for code, count in summary.counts())])
+        yield ""
+    if summary.unreadable:
+        yield from (md(t("summarize.unreadable", count=len(summary.unreadable))), "")
+        yield from (f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
+                    for item in summary.unreadable)
+
+
+def json_lines(summary: Summary) -> Iterator[str]:
+    """``--format json``, line by line: the same text as ``json.dumps(..., indent=2)`` of the
+    whole document, without ever holding it (``summary`` kept ``_json_row``)."""
+    yield "{"
+    yield f'  "summarize_version": {SUMMARIZE_VERSION},'
+    yield from _json_list("reports", summary.rows, last=False)
+    yield from _json_list("counts", [_json_row({"code": code, "count": count})
+                                     for code, count in summary.counts()], last=False)
+    yield from _json_list("unreadable", [_json_row({"file": item.name, "reason": item.reason,
+                                                    "detail": item.detail})
+                                         for item in summary.unreadable], last=True)
+    yield "}"
+
+
+def _json_list(key: str, items: Sequence[str], last: bool) -> Iterator[str]:
+    end = "" if last else ","
+    if not items:
+        yield f'  "{key}": []{end}'
+        return
+    yield f'  "{key}": ['
+    for index, item in enumerate(items):
+        yield item + ("," if index < len(items) - 1 else "")
+    yield "  ]" + end
+
+
+def _json_row(values: dict[str, Any]) -> str:
+    """One object of a list of the JSON output, as json.dumps indents it there (two levels).
+
+    An object of plain values is written here, each value by json's C encoder: with ``indent``,
+    json.dumps runs its Python encoder, whose closures refer to each other, a cycle left for the
+    cycle collector, which is off while the reports are read (``Summary.read``).
+    """
+    if not values or any(isinstance(value, (dict, list)) for value in values.values()):
+        text = json.dumps(values, indent=2, ensure_ascii=False)  # a report's odd field
+    else:
+        text = "{\n" + ",\n".join(f"  {_PLAIN_JSON.encode(key)}: {_PLAIN_JSON.encode(value)}"
+                                   for key, value in values.items()) + "\n}"
+    return "\n".join("    " + part for part in text.split("\n"))
+
+
+_PLAIN_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def _markdown_row(loaded: Loaded) -> str:
+    cells = _cells(loaded)
+    shown = (_md_name(loaded.name), md_code(cells[1]), *(md(value) for value in cells[2:]))
+    return "| " + " | ".join(shown) + " |"  # a row of markup.table
+
+
+def keep(form: str) -> Callable[[Loaded], Any]:
+    """What a format keeps of a report: the text's cells (aligned once all are read), the
+    markdown's line, the JSON's object."""
+    if form == "json":
+        return lambda loaded: _json_row(row(loaded))
+    return _markdown_row if form == "markdown" else _cells
+
+
+def _md_name(name: str, line_start: bool = False) -> str:
+    """A file's name in markdown: as inline code when it can be, else as escaped text."""
+    shown = md_code(name)
+    return shown if shown.startswith("`") else escape(name, line_start=line_start)
+
+
+def _cells(item: Loaded) -> tuple[str, ...]:
+    name, code, exit_status, *rest = row_values(item)
+    return (name, cell(code), cell(exit_status), *map(_dash, rest))
+
+
+def _dash(value: Any) -> str:
+    return "-" if value is None or value == "" else cell(value, 40)
+
+
+def _total(summary: Summary, t: Translate) -> str:
+    reports = len(summary.rows)
+    return t("summarize.total", files=summary.files, reports=reports, passed=summary.passed,
+             failed=reports - summary.passed, unreadable=len(summary.unreadable))
