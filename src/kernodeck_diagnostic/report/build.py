@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from .. import TOOL_NAME, __version__
-from ..api import Request
 from ..i18n import ENGLISH, compose
+from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
 from ..worker.stages import EXPECTED, STAGES
