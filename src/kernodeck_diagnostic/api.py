@@ -33,6 +33,7 @@ from .supervision.process import kill_all, kill_tree, spawn
 
 if TYPE_CHECKING:
     from .facts.launcher import Launch
+    from .report.distributed import Job
     from .supervision.supervisor import WorkerRun
 
 _T = TypeVar("_T")
@@ -422,13 +423,14 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     front = {"library_override": library_override(texts),
              "tool_environment": tool_environment(options.python), "node": node_facts(),
              "system": system()}
-    data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
-                 front)
+    job: dict[str, Job] = {}
     if launch is not None:
-        from .report.build import with_findings
-        from .report.distributed import apply
+        # The job's verdict is decided with the rank's own, before the report is assembled.
+        from .report.distributed import Job
 
-        data = with_findings(apply(data, launch, worker.state, network))
+        job["job"] = Job(launch, network)
+    data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
+                 front, **job)
     return Report(data, worker.state.local_paths)
 
 
