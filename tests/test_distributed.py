@@ -367,7 +367,7 @@ def test_the_distributed_findings_fire_on_their_facts_only() -> None:
 
 def assert_valid_report_part(case: dict) -> None:
     """The fixture's ``distributed`` block is one the schema allows."""
-    from kernodeck_diagnostic.report.validate import conforms
+    from kernodeck_diagnostic.report_schema import conforms
 
     block_schema = schema()["properties"]["distributed"]
     assert conforms(case["distributed"], block_schema)

@@ -27,8 +27,9 @@ from kernodeck_diagnostic.report.build import build, to_json
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.report.redact import Redactor
 from kernodeck_diagnostic.report.render import markdown, text
+from kernodeck_diagnostic.supervision.captures import last_stderr_line
 from kernodeck_diagnostic.supervision.events import EventReader
-from kernodeck_diagnostic.supervision.supervisor import WorkerRun, last_stderr_line
+from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 from kernodeck_diagnostic.worker import stages
 
 EXAMPLES = 300  # in-process, 20 to 40 ms each (six renderings, the schema): about 10 s

@@ -37,8 +37,9 @@ from kernodeck_diagnostic.facts.environment import library_override
 from kernodeck_diagnostic.report.build import Request, build
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.report.redact import Redactor
+from kernodeck_diagnostic.supervision.captures import last_stderr_line
 from kernodeck_diagnostic.supervision.events import WorkerState
-from kernodeck_diagnostic.supervision.supervisor import WorkerRun, last_stderr_line
+from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 
 LIBSTDCXX = "libstdc++.so.6"
 

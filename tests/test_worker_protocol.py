@@ -18,11 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import SRC, assert_valid_report, clean_env, fake_gpu_env, run_tool, schema
+from kernodeck_diagnostic import report_schema as validate
 from kernodeck_diagnostic.api import Request
 from kernodeck_diagnostic.commands import check
 from kernodeck_diagnostic.i18n import LANGUAGES, messages
 from kernodeck_diagnostic.report import build as report_build
-from kernodeck_diagnostic.report import codes, compare, validate
+from kernodeck_diagnostic.report import codes, compare
 from kernodeck_diagnostic.report.build import build, to_json
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.report.redact import Redactor

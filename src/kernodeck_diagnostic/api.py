@@ -28,18 +28,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .i18n import ENGLISH, Translate
+from .request import DEVICES, LIBRARY_FLAGS, Device, Request  # below the API and the report
 from .supervision.process import kill_all, kill_tree, spawn
 
 if TYPE_CHECKING:
     from .facts.launcher import Launch
+    from .report.distributed import Job
     from .supervision.supervisor import WorkerRun
 
-Device = Literal["gpu", "cpu"]
-DEVICES: tuple[Device, ...] = ("gpu", "cpu")
 _T = TypeVar("_T")
 TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
-# The library layer's flags (--extensions, --kernels): the worker stages of the same names.
-LIBRARY_FLAGS = ("extensions", "kernels")
 MINIMUM_PYTHON = (3, 9)
 _PROBE_TIMEOUT_S = 20.0
 # At least this long to tell why a worker never ran, even when it ended at the limit.
@@ -49,38 +47,6 @@ _PROBE_TAIL_BYTES = 4096
 _VERSION_PROBE = ("import sys; sys.stdout.write('\\nkernodeck-python-version %d.%d\\n'"
                   " % sys.version_info[:2])")
 _VERSION_LINE = re.compile(rb"^kernodeck-python-version (\d+)\.(\d+)\r?$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Request:
-    """What one check is asked for, as its report says it (the ``request`` block)."""
-
-    device: Device
-    device_index: int
-    timeout_s: float
-    host_check: bool
-    # Under a launcher, this rank's check and the collective one (``distributed``); the device
-    # index is then the rank's local rank.
-    distributed: bool = False
-    # Every visible device checked, each with its own result (``pytorch.devices[].check``).
-    all_devices: bool = False
-    # The library layer (``libraries``): the torch extensions imported, the kernels verified.
-    extensions: bool = False
-    kernels: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        timeout: float | int = int(self.timeout_s) if self.timeout_s == int(self.timeout_s) \
-            else self.timeout_s
-        asked: dict[str, Any] = {"device": self.device, "device_index": self.device_index,
-                                 "timeout_s": timeout, "host_check": self.host_check}
-        if self.distributed:  # present only when asked: a plain check's request is unchanged
-            asked["distributed"] = True
-        if self.all_devices:  # the same
-            asked["all_devices"] = True
-        for name in LIBRARY_FLAGS:  # the same
-            if getattr(self, name):
-                asked[name] = True
-        return asked
 
 
 @dataclass(frozen=True)
@@ -367,6 +333,8 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
     """
     import tempfile
 
+    from .supervision.captures import tail_of
+
     with tempfile.TemporaryFile() as output:
         try:
             process = spawn([path, "-E", "-S", "-c", _VERSION_PROBE], stdout=output,
@@ -379,9 +347,7 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
             return InterpreterProbe("timeout")
         finally:
             kill_tree(process)
-        size = output.seek(0, os.SEEK_END)
-        output.seek(max(0, size - _PROBE_TAIL_BYTES))
-        found = _VERSION_LINE.findall(output.read())
+        found = _VERSION_LINE.findall(tail_of(output, _PROBE_TAIL_BYTES)[0])
     if not found:
         return InterpreterProbe("not_python")
     major, minor = found[-1]
@@ -418,7 +384,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     from .facts.system import start_probe
 
     system = start_probe()
-    from .supervision.supervisor import is_front_interpreter, run_worker, user_path0
+    from .interpreter import is_front_interpreter
+    from .supervision.supervisor import run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
     launch = options.launch
     if launch is not None:
@@ -456,13 +423,14 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     front = {"library_override": library_override(texts),
              "tool_environment": tool_environment(options.python), "node": node_facts(),
              "system": system()}
-    data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
-                 front)
+    job: dict[str, Job] = {}
     if launch is not None:
-        from .report.build import with_findings
-        from .report.distributed import apply
+        # The job's verdict is decided with the rank's own, before the report is assembled.
+        from .report.distributed import Job
 
-        data = with_findings(apply(data, launch, worker.state, network))
+        job["job"] = Job(launch, network)
+    data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
+                 front, **job)
     return Report(data, worker.state.local_paths)
 
 

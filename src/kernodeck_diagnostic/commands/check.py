@@ -10,11 +10,9 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .. import TOOL_NAME
 from ..api import (
-    DEVICES,
     TIMEOUT_DEFAULT_S,
     TIMEOUT_MAX_S,
     TIMEOUT_MIN_S,
-    Device,
     InterpreterRejected,
     Options,
     index_in_range,
@@ -26,6 +24,7 @@ from ..api import (
 )
 from ..i18n import ENGLISH, LANGUAGES, Translate
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
+from ..request import DEVICES, Device
 from ..terminal import line, write
 from ..worker.stages import STAGES
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command

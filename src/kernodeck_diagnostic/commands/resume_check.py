@@ -32,7 +32,7 @@ from typing import Any
 from ..i18n import Translate
 from ..ledger import LedgerContents, natural_order, read_ledger
 from ..supervision.application import GRACE_S, Ending, run_application
-from ..supervision.supervisor import last_stderr_line
+from ..supervision.captures import last_stderr_line
 from ..terminal import cell, line
 from .ramp import split_command
 from .runner import (

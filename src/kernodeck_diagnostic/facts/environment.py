@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from ..supervision.supervisor import is_front_interpreter
+from ..interpreter import is_front_interpreter
 
 # The variables whose folders the dynamic loader searches before the system's, per platform.
 LIBRARY_PATH_VARIABLES = {"darwin": ("DYLD_LIBRARY_PATH",)}

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from ..report.redact import Redactor
 from ..supervision.application import Ending
-from ..supervision.supervisor import last_stderr_line, read_tail
+from ..supervision.captures import last_stderr_line, read_tail
 from ..untrusted_json import loads
 
 Outcome = Literal["passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import TOOL_NAME, __version__
-from ..api import Request
 from ..i18n import ENGLISH, compose
+from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
 from ..worker.stages import EXPECTED, STAGES
@@ -19,14 +19,23 @@ from .findings import derive
 from .libraries import library_block, wrong_kernel
 from .redact import Redactor
 
+if TYPE_CHECKING:
+    from .distributed import Job
+
 
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
-          redactor: Redactor, front: dict[str, Any] | None = None) -> dict[str, Any]:
+          redactor: Redactor, front: dict[str, Any] | None = None, *,
+          job: Job | None = None) -> dict[str, Any]:
     """The full report of one check, every string that came from the machine redacted.
 
     ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
     ``library_override`` and ``tool_environment``, see ``environment``; the ``node`` block, see
     ``facts.node``), and the ``system`` block the front read beside the worker (``facts.system``).
+    ``job``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
+    and the job's verdict.
+
+    The code is decided first (the job's included), then the report is assembled, once, and
+    its findings derived from it, once.
     """
     state = run.state
     facts = redactor.value(state.facts)
@@ -58,6 +67,17 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     code = classify(request.device, error)
     error_block = None if error is None else error_report(error, redactor, state.stage)
     stage = error_block["stage"] if error_block else "compute"
+    distributed = None
+    if job is not None:
+        # --distributed: a rank whose own check passed takes the job's verdict, at its stage.
+        from .distributed import job_block, job_verdict
+
+        distributed = job_block(request.device, job, state)
+        decided = job_verdict(code, distributed, state)
+        if decided is not None:
+            stage = "collective"
+            if decided[1] is not None:
+                code, error_block = decided
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
@@ -66,7 +86,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         device.pop("check", None)
     execution = (_execution(facts.get("execution", {}), state.result) if every is None
                  else every.fill(pytorch, lambda failure: error_report(failure, redactor)))
-    return with_findings({
+    report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
         # time, not datetime: the front imports no module it can do without (docs/performance.md)
@@ -87,11 +107,14 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "host": host,
         "system": redactor.value((front or {}).get("system")),
         "node": redactor.value((front or {}).get("node")),
+        **({} if distributed is None else {"distributed": distributed}),
         "findings": [],  # derived below, from the report itself
         "error": error_block,
         "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
-    })
+    }
+    report["findings"] = derive(report)
+    return report
 
 
 def _reached_compute(state: WorkerState) -> bool:
@@ -114,11 +137,6 @@ def error_report(error: dict[str, Any], redactor: Redactor,
         # One of the tool's own sentences: English here, any language on the terminal.
         block.update(message=english, message_key=key, message_values=values)
     return block
-
-
-def with_findings(report: dict[str, Any]) -> dict[str, Any]:
-    report["findings"] = derive(report)
-    return report
 
 
 def to_json(report: dict[str, Any]) -> bytes:

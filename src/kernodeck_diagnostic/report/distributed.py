@@ -13,6 +13,7 @@ codes, stages, devices and the collective's numbers only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..facts.launcher import Launch
@@ -41,11 +42,18 @@ def _rank_stage(code: Code, entry: dict[str, Any]) -> str:
     return "compute" if code.name == "CHECK_FAILED" else "collective"
 
 
-def apply(report: dict[str, Any], launch: Launch, state: WorkerState,
-          network: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``report`` (this rank's own check) with the ``distributed`` block and the job's verdict;
-    ``network``, this node's facts (facts/network.py)."""
-    device = report["request"]["device"]
+@dataclass(frozen=True)
+class Job:
+    """``--distributed``: this rank's place in the job (``launch``) and this node's facts
+    (``network``, facts/network.py), what the rank's report is built with (``build``)."""
+
+    launch: Launch
+    network: dict[str, Any] | None = None
+
+
+def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
+    """The ``distributed`` block: every rank's account, classified here, and the collective's."""
+    launch = job.launch
     outcome = state.collective or {}
     expected = world_sum(launch.world_size)
     status = outcome.get("status") or ("timeout" if state.stage == "collective" else "skipped")
@@ -59,25 +67,41 @@ def apply(report: dict[str, Any], launch: Launch, state: WorkerState,
                              "node": entry.get("node"), "code": code.name,
                              "stage": _rank_stage(code, entry), "device": entry.get("device")}
     missing = sorted(set(range(launch.world_size)) - set(ranks)) if gathered else None
-    block = {"launcher": launch.launcher, "rank": launch.rank, "world_size": launch.world_size,
-             "backend": outcome.get("backend"),
-             "collective": {"status": status, "expected": expected,
-                            "observed": outcome.get("observed"),
-                            "duration_ms": outcome.get("duration_ms")},
-             "ranks": [ranks[number] for number in sorted(ranks)], "missing_ranks": missing,
-             "shared_devices": shared_devices(state.ranks),
-             **{name: (network or {}).get(name) for name in NETWORK_FACTS}}
-    own = CODES[report["code"]]
-    verdict = report
-    if own.passed:
-        error = job_error(block, outcome.get("error_type"))
+    return {"launcher": launch.launcher, "rank": launch.rank, "world_size": launch.world_size,
+            "backend": outcome.get("backend"),
+            "collective": {"status": status, "expected": expected,
+                           "observed": outcome.get("observed"),
+                           "duration_ms": outcome.get("duration_ms")},
+            "ranks": [ranks[number] for number in sorted(ranks)], "missing_ranks": missing,
+            "shared_devices": shared_devices(state.ranks),
+            **{name: (job.network or {}).get(name) for name in NETWORK_FACTS}}
+
+
+def job_verdict(own: Code, block: dict[str, Any],
+                state: WorkerState) -> tuple[Code, dict[str, Any] | None] | None:
+    """The verdict at stage ``collective`` when this rank's own check passed: its own code
+    (error None) for a healthy job, else ``COLLECTIVE_FAILED`` with the job's error. None when
+    its own check failed: that code, stage and error stand."""
+    if not own.passed:
+        return None
+    error = job_error(block, (state.collective or {}).get("error_type"))
+    return (own, None) if error is None else (CODES["COLLECTIVE_FAILED"], error)
+
+
+def apply(report: dict[str, Any], launch: Launch, state: WorkerState,
+          network: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``report``, a rank's own check built without its job, with the ``distributed`` block and
+    the job's verdict (``job_block``, ``job_verdict``: what ``build`` decides before it
+    assembles a rank's report); its findings are not derived again."""
+    block = job_block(report["request"]["device"], Job(launch, network), state)
+    verdict = dict(report)
+    decided = job_verdict(CODES[report["code"]], block, state)
+    if decided is not None:
+        code, error = decided
+        verdict["stage"] = "collective"
         if error is not None:
-            verdict = dict(report, status="failed", code="COLLECTIVE_FAILED",
-                           exit_code=CODES["COLLECTIVE_FAILED"].exit_code, stage="collective",
-                           summary=CODES["COLLECTIVE_FAILED"].summary,
-                           next_action=CODES["COLLECTIVE_FAILED"].next_action, error=error)
-        else:
-            verdict = dict(report, stage="collective")
+            verdict.update(status="failed", code=code.name, exit_code=code.exit_code,
+                           summary=code.summary, next_action=code.next_action, error=error)
     placed: dict[str, Any] = {}
     for key, value in verdict.items():
         if key == "findings":

@@ -70,7 +70,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..facts.system import CONFIGURATION_SET
-from .validate import fact_schema, named_values
+from ..report_schema import fact_schema, named_values
 
 # Names of environment variables whose values are secrets wherever they appear.
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PASS$|API_?KEY|ACCESS_KEY|PRIVATE|"

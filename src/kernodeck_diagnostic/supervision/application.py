@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from .captures import bound_capture
 from .oom_killer import Evidence, OomWatch
 from .process import Interrupted, kill_tree, spawn
-from .supervisor import _bound_capture
 
 POLL_INTERVAL_S = 0.05
 GRACE_S = 10.0
@@ -101,7 +101,7 @@ def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,
             return
         watch.see(process.pid)
         for capture in captures:
-            _bound_capture(capture)
+            bound_capture(capture)
         time.sleep(POLL_INTERVAL_S)
 
 

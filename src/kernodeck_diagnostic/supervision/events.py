@@ -3,7 +3,7 @@
 The worker runs in the interpreter under diagnosis, which may be hostile: every line is bounded,
 every string cleaned and cut, and a line that is not an event is counted, never guessed at. Every
 field of every event is held to the protocol the worker module defines (``worker/stages.py``) and
-every fact to the report's schema (``report/validate.py``): a field of the wrong type, or one the
+every fact to the report's schema (``report_schema.py``): a field of the wrong type, or one the
 protocol does not have, is dropped and counted, and the report says so in one note.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..report.validate import conforms, fact_schema
+from ..report_schema import conforms, fact_schema
 from ..untrusted_json import loads
 from ..worker.collective import BACKENDS, COLLECTIVE_STATUSES
 from ..worker.stages import (

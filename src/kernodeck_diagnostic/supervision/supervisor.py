@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -16,13 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Callable, Literal
 
-from .events import SURROGATES, EventReader, WorkerState
+from ..interpreter import is_front_interpreter
+from .captures import bound_capture, last_stderr_line
+from .events import EventReader, WorkerState
 from .process import kill_tree, spawn
 
 POLL_INTERVAL_S = 0.05
-# The worker's stdout and stderr go to files, not pipes: a flood cannot fill a pipe and block it,
-# and a grandchild holding them cannot keep the front waiting. Past this size a file is emptied.
-CAPTURE_LIMIT_BYTES = 8 * 1024 * 1024
 # After its final event the worker has this long to exit; then its tree is killed and the result
 # stands (a library's non-daemon thread must not turn a finished check into a timeout).
 FINAL_GRACE_S = 1.0
@@ -128,29 +126,6 @@ def worker_options(python: str) -> list[str]:
     return interpreter_options() if is_front_interpreter(python) else []
 
 
-def is_front_interpreter(python: str, front: str | None = None) -> bool:
-    """Whether ``python`` starts the interpreter the front runs in (``front``, default
-    ``sys.executable``), in the same environment: the one test of it, wherever it is asked.
-
-    The same path, however written (``./venv/bin/python``, ``venv/bin/../bin/python``), or the
-    same file under another name in the same folder (``python3``, a link to ``python3.11``).
-    The same file in another folder is another interpreter: a virtual environment's
-    ``bin/python`` is a link to the Python it was made from, yet starts in the environment of
-    the folder it is in (its ``pyvenv.cfg``), with other packages.
-    """
-    own = sys.executable if front is None else front
-    if not own or not python:
-        return False
-    mine, theirs = os.path.abspath(own), os.path.abspath(python)
-    if mine == theirs:
-        return True
-    try:
-        return (os.path.samefile(theirs, mine)
-                and os.path.samefile(os.path.dirname(theirs), os.path.dirname(mine)))
-    except (OSError, ValueError):  # gone, unreadable, or a name no file can have (NUL)
-        return False
-
-
 def worker_files() -> dict[str, bytes]:
     """The worker's files by the name each gets in its private folder (the worker module and its
     companions), from the installed package or from inside the zipapp."""
@@ -247,7 +222,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
                 outcome = "finished"  # the result is in; what runs now is the worker's exit
                 deadline = min(deadline, time.monotonic() + FINAL_GRACE_S)
             for capture in captures:
-                _bound_capture(capture)
+                bound_capture(capture)
             if on_progress is not None:
                 on_progress(state.stage or "interpreter", time.monotonic() - start)
     finally:
@@ -261,75 +236,6 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start)
-
-
-STDERR_TAIL_BYTES = 16 * 1024
-MAX_STDERR_LINE_CHARS = 500
-# Lines that say nothing about the cause: tracebacks' frames and headers (Python's, faulthandler's,
-# c10's C++ frames), the shell's and faulthandler's names for a signal, CUDA's boilerplate advice.
-_NOT_A_CAUSE = re.compile(
-    r"Traceback \(most recent call last\):|File \".*\", line \d+.*|\^+|~*\^[~^]*|"
-    r"frame #\d+:.*|Exception raised from .*\(most recent call first\):|"
-    r"(?:Current thread|Thread) 0x[0-9a-fA-F]+.*|Stack \(most recent call first\):|"
-    r"<no Python frame>|Extension modules:.*|Python runtime state:.*|"
-    r"(?:Fatal Python error: )?(?:Aborted|Segmentation fault|Killed|Bus error|Illegal instruction"
-    r"|Floating point exception|Trace/breakpoint trap)(?: \(core dumped\))?|"
-    r"CUDA kernel errors might be asynchronously reported.*|"
-    r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1.?|"
-    r"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.?")
-_TERMINATE = re.compile(r"terminate called after throwing an instance of .*")
-
-
-def last_stderr_line(path: str) -> str | None:
-    """The last line of the worker's stderr that can say why it ended, from the file's tail.
-
-    Blank lines, traceback frames and the generic names of a signal are skipped; indented lines
-    are a traceback's source lines, except C++'s ``what():`` line, which is joined to the
-    ``terminate called after throwing...`` line before it. One line, at most
-    MAX_STDERR_LINE_CHARS characters; None when there is none (or the file cannot be read).
-    """
-    found = read_tail(path, STDERR_TAIL_BYTES)
-    if found is None:
-        return None
-    tail, size = found
-    lines = tail.decode("utf-8", "replace").splitlines()
-    if len(tail) == STDERR_TAIL_BYTES and size > STDERR_TAIL_BYTES:
-        lines = lines[1:]  # the first line may be cut anywhere: not a line of its own
-    for index in range(len(lines) - 1, -1, -1):
-        raw = lines[index]
-        line = " ".join(raw.split())
-        if not line or _NOT_A_CAUSE.fullmatch(line):
-            continue
-        if line.startswith("what():"):
-            before = " ".join(lines[index - 1].split()) if index else ""
-            if _TERMINATE.fullmatch(before):
-                line = f"{before} {line}"
-        elif raw[:1].isspace():
-            continue  # a source line of a Python traceback
-        line = SURROGATES.sub("\ufffd", line)
-        if len(line) > MAX_STDERR_LINE_CHARS:
-            line = line[:MAX_STDERR_LINE_CHARS - 1] + "\u2026"
-        return line
-    return None
-
-
-def read_tail(path: str, limit: int) -> tuple[bytes, int] | None:
-    """The last ``limit`` bytes of a file and its size; None when it cannot be read."""
-    try:
-        with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            file.seek(max(0, size - limit))
-            return file.read(limit), size
-    except OSError:
-        return None
-
-
-def _bound_capture(file: IO[bytes]) -> None:
-    try:
-        if os.fstat(file.fileno()).st_size > CAPTURE_LIMIT_BYTES:
-            os.ftruncate(file.fileno(), 0)  # opened for append: the writer goes on at the new end
-    except OSError:
-        pass
 
 
 def _reason(exc: OSError) -> str:

@@ -1,10 +1,15 @@
-"""What the report's JSON Schema (``schema/report-v1.json``) allows, checked without a library.
+"""What the report's JSON Schema (``report/schema/report-v1.json``) allows, checked without a
+library.
 
 The front holds every fact the worker sends to the schema of the report field it fills, so a
 value of the wrong type or shape is dropped on arrival and never reaches a report, a rule or a
 renderer. The schema is the one source of truth: no table here repeats a type. Only the keywords
 the schema uses are known (``KEYWORDS``); a value is never held to one this module does not know
 (the tests check that the schema uses no other).
+
+It stands below both of its users: the event reader (``supervision/events.py``), which holds
+each fact the worker sends to it, and the report's privacy rules (``report/redact.py``), which
+keep the words the schema names.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ ANNOTATIONS = frozenset(("$schema", "$id", "$defs", "title", "description"))
 @functools.cache
 def schema() -> dict[str, Any]:
     """The report's schema, read once (inside the zipapp too)."""
-    from ..package_data import read
+    from .package_data import read
 
     loaded: dict[str, Any] = json.loads(read(*SCHEMA_FILE).decode("utf-8"))
     return loaded
