@@ -27,7 +27,7 @@ from ..api import (
 from ..i18n import ENGLISH, LANGUAGES, Translate
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..terminal import line, write
-from ..worker.stages import STAGES
+from ..worker.protocol import STAGES
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
 
 if TYPE_CHECKING:

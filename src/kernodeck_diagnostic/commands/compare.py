@@ -40,7 +40,7 @@ from ..report.load import Loaded, load
 from ..report.markup import table as markdown_table
 from ..terminal import CELL_LIMIT, cell, line
 from ..trial import compare as attempts
-from ..worker.stages import STAGES
+from ..worker.protocol import STAGES
 from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
 from .tables import md, md_code, table
 
