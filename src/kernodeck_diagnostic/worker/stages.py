@@ -142,7 +142,7 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
 
 class KeptFacts:
     """Keeps the ``facts`` events in memory, by block (a value said again replaces the one said
-    before, as the front keeps them); drops the other events."""
+    before); drops the other events."""
 
     def __init__(self) -> None:
         self.blocks: dict[protocol.FactBlock, dict[str, Any]] = {}
