@@ -53,14 +53,6 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__", "_zipapp", FACADE),
 )
 
-# Imports of a private name that another change removes (issue 21: trial/facts.py is to use
-# public names of report/build.py). Each must still be there, so that the list never outlives it.
-KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    ("trial.facts", "report.build", "_pytorch"),
-    ("trial.facts", "report.build", "_runtime"),
-}
-
-
 @dataclass(frozen=True)
 class Arrow:
     source: str  # the importing node: a module's name relative to the package, or a facade
@@ -208,9 +200,7 @@ def test_no_private_name_crosses_a_module() -> None:
     crossing = {(arrow.source, arrow.target, arrow.name) for arrow in arrows()
                 if arrow.name is not None and arrow.name.startswith("_")
                 and not arrow.name.startswith("__") and arrow.source != arrow.target}
-    assert crossing - KNOWN_PRIVATE == set()
-    # An exception the code no longer needs is taken off the list.
-    assert KNOWN_PRIVATE - crossing == set(), "remove these from KNOWN_PRIVATE"
+    assert crossing == set()
 
 
 def test_the_reader_sees_what_the_code_imports() -> None:

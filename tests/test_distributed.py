@@ -39,7 +39,7 @@ from kernodeck_diagnostic.facts.network import (
 from kernodeck_diagnostic.report.distributed import apply
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.supervision.events import WorkerState
-from kernodeck_diagnostic.worker.stages import EXPECTED as RIGHT
+from kernodeck_diagnostic.worker.protocol import EXPECTED as RIGHT
 
 TIMEOUT_S = 30  # the machines that run the tests are shared: torch imports slowly there
 # Every rank ends within its time limit and a few seconds, whatever the others do.

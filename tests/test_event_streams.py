@@ -30,7 +30,7 @@ from kernodeck_diagnostic.report.render import markdown, text
 from kernodeck_diagnostic.supervision.captures import last_stderr_line
 from kernodeck_diagnostic.supervision.events import EventReader
 from kernodeck_diagnostic.supervision.supervisor import WorkerRun
-from kernodeck_diagnostic.worker import stages
+from kernodeck_diagnostic.worker import protocol as stages
 
 EXAMPLES = 300  # in-process, 20 to 40 ms each (six renderings, the schema): about 10 s
 # What conftest.assert_valid_report checks (the shipped schema, its formats), with the schema

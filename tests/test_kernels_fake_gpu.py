@@ -12,7 +12,7 @@ from typing import Any
 
 from conftest import Result, fake_gpu_env, run_tool
 from kernodeck_diagnostic.report.compare import compare
-from kernodeck_diagnostic.worker.stages import KERNELS
+from kernodeck_diagnostic.worker.protocol import KERNELS
 from library_fixtures import checked, with_libraries
 
 

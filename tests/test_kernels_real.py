@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import Result, clean_env
-from kernodeck_diagnostic.worker.stages import KERNELS
+from kernodeck_diagnostic.worker.protocol import KERNELS
 from library_fixtures import checked
 
 pytestmark = pytest.mark.slow

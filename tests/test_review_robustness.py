@@ -36,7 +36,7 @@ from kernodeck_diagnostic.facts.environment import tool_environment
 from kernodeck_diagnostic.report.compare import STAGE_ORDER
 from kernodeck_diagnostic.supervision import supervisor
 from kernodeck_diagnostic.supervision.events import EventReader
-from kernodeck_diagnostic.worker.stages import STAGES
+from kernodeck_diagnostic.worker.protocol import STAGES
 
 SNAPSHOT = SRC.parent / "tests" / "snapshots" / "gpu_pass.json"
 HUGE = int("9" * 400)  # valid JSON; float() of it raises OverflowError

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, Result, assert_valid_report, clean_env, run_tool
-from kernodeck_diagnostic.worker import stages as worker
+from kernodeck_diagnostic.worker import accelerators as worker
 
 pytestmark = pytest.mark.slow
 

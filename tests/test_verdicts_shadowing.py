@@ -231,7 +231,7 @@ def test_the_environments_own_packages_listed_on_pythonpath_stay_site_packages(
     Another Python's site-packages on PYTHONPATH is a PYTHONPATH folder."""
     import site
 
-    from kernodeck_diagnostic.worker import stages
+    from kernodeck_diagnostic.worker import origin as stages
 
     own = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
     other = tmp_path / "other-python" / "lib" / "python3.9" / "site-packages"

@@ -30,7 +30,7 @@ from kernodeck_diagnostic.report.redact import Redactor
 from kernodeck_diagnostic.supervision import events
 from kernodeck_diagnostic.supervision.events import EventReader
 from kernodeck_diagnostic.supervision.supervisor import WorkerRun
-from kernodeck_diagnostic.worker import stages
+from kernodeck_diagnostic.worker import protocol as stages
 
 WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
 RIGHT = {"product": [[4.0, 4.0], [10.0, 8.0]], "loss": 196.0,

@@ -26,7 +26,7 @@ from ..i18n import ENGLISH, LANGUAGES, Translate
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..request import DEVICES, Device
 from ..terminal import line, write
-from ..worker.stages import STAGES
+from ..worker.protocol import STAGES
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
 
 if TYPE_CHECKING:

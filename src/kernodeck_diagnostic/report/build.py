@@ -12,7 +12,7 @@ from ..i18n import ENGLISH, compose
 from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
-from ..worker.stages import EXPECTED, STAGES
+from ..worker.protocol import EXPECTED, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import derive
@@ -81,7 +81,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
-    pytorch = _pytorch(facts.get("pytorch", {}))
+    pytorch = pytorch_block(facts.get("pytorch", {}))
     for device in pytorch["devices"]:  # each device's verdict is the front's: never a worker's
         device.pop("check", None)
     execution = (_execution(facts.get("execution", {}), state.result) if every is None
@@ -98,7 +98,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "summary": code.summary,
         "next_action": code.next_action,
         "request": request.as_dict(),
-        "runtime": {**_runtime(facts.get("runtime", {})),
+        "runtime": {**runtime_block(facts.get("runtime", {})),
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None})},
         "pytorch": pytorch,
@@ -185,14 +185,17 @@ def _pick(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     return {key: values.get(key, default) for key, default in defaults.items()}
 
 
-def _runtime(values: dict[str, Any]) -> dict[str, Any]:
+def runtime_block(values: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``runtime`` block from the worker's facts: every field, null where unsaid
+    (the front's own two, ``library_override`` and ``tool_environment``, not included)."""
     return _pick(values, {"python_version": None, "python_implementation": None,
                           "os_family": None, "machine": None, "environment_kind": None,
                           "visibility": None, "device_nodes": None, "local_modules": None,
                           "warnings_as_errors": None, "tracemalloc_frames": None})
 
 
-def _pytorch(values: dict[str, Any]) -> dict[str, Any]:
+def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``pytorch`` block from the worker's facts: every field, null where unsaid."""
     return _pick(values, {"imported": False, "version": None, "distribution_version": None,
                           "cuda_build": None, "hip_build": None, "backend": None,
                           "gpu_available": None, "visible_device_count": None, "devices": [],

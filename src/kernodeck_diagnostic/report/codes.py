@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..i18n import ENGLISH
 
 if TYPE_CHECKING:
-    from ..worker.stages import ErrorKind as WorkerErrorKind
+    from ..worker.protocol import ErrorKind as WorkerErrorKind
 
 # A signal stops any command with the status a shell gives a process killed by it (128 + the
 # signal's number). SIGHUP: the terminal was closed (Windows has no such signal).

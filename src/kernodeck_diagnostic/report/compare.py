@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ..i18n import Translate
 from ..terminal import CELL_LIMIT, cell
-from ..worker.stages import STAGES
+from ..worker.protocol import STAGES
 from .markup import table as markdown_table
 from .tables import md, md_code, table
 

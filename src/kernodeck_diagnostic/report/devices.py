@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..supervision.events import WorkerState
-from ..worker.stages import A_VALUES, EXPECTED
+from ..worker.protocol import A_VALUES, EXPECTED
 from .codes import classify
 
 ErrorReport = Callable[[dict[str, Any]], dict[str, Any]]

@@ -19,7 +19,7 @@ from typing import Any
 from ..facts.launcher import Launch
 from ..i18n import ENGLISH, compose
 from ..supervision.events import WorkerState
-from ..worker.stages import EXPECTED
+from ..worker.protocol import EXPECTED
 from .codes import CODES, Code, classify
 
 MAX_NAMED = 20  # ranks named in the error's sentence; the block lists them all

@@ -4,7 +4,7 @@ own verdicts on them.
 The worker says what it found and what happened: each extension's declared torch requirement and
 its import, each kernel's largest difference from its known answer. Here the front decides:
 whether the installed torch meets each requirement (``pep440``, as ``pip check`` does) and whether
-each kernel that ran passed (within ``worker.libraries.TOLERANCE``). The findings read this block.
+each kernel that ran passed (within ``worker.protocol.TOLERANCE``). The findings read this block.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import re
 from typing import Any
 
 from ..i18n import Translate
-from ..worker.libraries import tolerance
-from ..worker.stages import decode_number
+from ..worker.protocol import decode_number, tolerance
 from .pep440 import satisfies
 
 # An import failing like this was built against another torch: its operators are not

@@ -2,9 +2,9 @@
 
 The worker runs in the interpreter under diagnosis, which may be hostile: every line is bounded,
 every string cleaned and cut, and a line that is not an event is counted, never guessed at. Every
-field of every event is held to the protocol the worker module defines (``worker/stages.py``) and
-every fact to the report's schema (``report_schema.py``): a field of the wrong type, or one the
-protocol does not have, is dropped and counted, and the report says so in one note.
+field of every event is held to the worker's protocol (``worker/protocol.py``) and every fact to
+the report's schema (``report_schema.py``): a field of the wrong type, or one the protocol does not
+have, is dropped and counted, and the report says so in one note.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import IO, Any
 
 from ..report_schema import conforms, fact_schema
 from ..untrusted_json import loads
-from ..worker.collective import BACKENDS, COLLECTIVE_STATUSES
-from ..worker.stages import (
+from ..worker.protocol import (
+    BACKENDS,
+    COLLECTIVE_STATUSES,
     ERROR_KINDS,
     EXPECTED,
     FACT_BLOCKS,

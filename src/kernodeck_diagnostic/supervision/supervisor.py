@@ -130,7 +130,7 @@ def worker_files() -> dict[str, bytes]:
     """The worker's files by the name each gets in its private folder (the worker module and its
     companions), from the installed package or from inside the zipapp."""
     from ..package_data import read
-    from ..worker.stages import COMPANIONS
+    from ..worker.protocol import COMPANIONS
 
     files = {"worker.py": read("worker", "stages.py")}
     for name in COMPANIONS:

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..worker.stages import encode_number
+from ..worker.protocol import encode_number
 
 MAX_NAMED = 10
 MAX_ID_CHARS = 64

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ..worker.stages import is_out_of_memory
+from ..worker.protocol import is_out_of_memory
 
 Phase = Literal["loading", "first_pass", "later_pass"]
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from .. import TOOL_NAME, __version__
 from ..report.redact import Redactor
-from ..worker.stages import bounded, encode_number
+from ..worker.protocol import bounded, encode_number
 from . import contracts, folder, oom
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices

@@ -1,6 +1,8 @@
-"""What runs inside the user's interpreter: ``stages``, one self-contained file.
+"""What runs inside the user's interpreter: ``stages``, the worker, and its companion modules.
 
-It is copied to a private folder and run by path in the interpreter under diagnosis, which lacks
-this package: it uses the standard library and torch only, and imports none of its siblings.
-The front imports it for the protocol it owns (stages, expected values, bounds).
+They are copied to a private folder and run by path in the interpreter under diagnosis, which
+lacks this package: they use the standard library and torch only, and reach one another by file
+path (see ``stages``). ``protocol`` is the wire protocol both sides share (stages, events, error
+kinds, bounds, expected values): the front imports it, and nothing else of the worker but
+``stages.environment``, with which a Trial reads the facts of the program it runs in.
 """

@@ -14,12 +14,12 @@ from __future__ import annotations
 import ctypes  # torch imports it too: nothing more to load (macOS's sysctl, see rosetta)
 import platform
 import sys
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
-    from . import stages
+    from . import protocol
 else:  # copied beside the worker, which loaded this file (stages.companion)
-    stages = sys.modules["_kernodeck_worker_stages"]
+    protocol = sys.modules["_kernodeck_worker_protocol"]
 
 Backend = Literal["cuda", "rocm", "xpu", "mps", "cpu"]
 # The torch submodule (and device name) each GPU backend uses: ROCm reuses CUDA's.
@@ -116,7 +116,7 @@ class Accelerator:
         try:
             init()
         except Exception as exc:
-            return stages.bounded(str(exc)) or type(exc).__name__
+            return protocol.bounded(str(exc)) or type(exc).__name__
         return None
 
     def properties(self, index: int) -> Any:
@@ -125,6 +125,36 @@ class Accelerator:
         if self.kind == "mps":
             return None
         return self.module.get_device_properties(index)
+
+    def describe(self, index: int) -> dict[str, Any]:
+        """One visible device as ``pytorch.devices[]`` says it."""
+        device: dict[str, Any] = {"index": index, "name": None, "capability": None,
+                                  "total_memory_bytes": None}
+        try:
+            props = self.properties(index)  # None: a backend without any (MPS)
+            if props is not None:
+                device["name"] = str(props.name)
+                major, minor = getattr(props, "major", None), getattr(props, "minor", None)
+                if major is not None and minor is not None:  # CUDA and ROCm; XPU has none
+                    device["capability"] = f"{major}.{minor}"
+                device["total_memory_bytes"] = int(props.total_memory)
+                gcn_arch = getattr(props, "gcnArchName", None)  # ROCm only: gfx942:sramecc+
+                if gcn_arch:
+                    device["gcn_arch"] = str(gcn_arch)
+        except Exception as exc:  # one unreadable device is a partial result, not a failed run
+            device["error"] = f"{type(exc).__name__}: {protocol.bounded(str(exc))}"
+        return device
+
+    def free_memory(self, index: int) -> dict[str, int]:
+        """The device's free memory before the computation (``torch.cuda.mem_get_info``, XPU's
+        alike): what other processes left. Asked of the requested device only, since it creates
+        a context there (the computation needs one anyway); nothing when the call fails or the
+        backend has none (MPS), the computation then says why."""
+        try:
+            free, _ = self.module.mem_get_info(index)
+            return {"free_memory_bytes": int(free)}
+        except Exception:
+            return {}
 
     def can_access_peer(self, source: int, target: int) -> bool | None:
         """Whether ``source`` can reach ``target``'s memory directly (peer to peer); None when
@@ -159,3 +189,51 @@ def rosetta() -> bool | None:
         return None
     # The name is unknown on Intel Macs, where nothing is translated.
     return found == 0 and value.value == 1
+
+
+def build_facts(torch: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """The GPU build's own facts (architectures, cuDNN, NCCL), read without asking the driver.
+
+    Each is read on its own: one that raises is None, and its exception's type is kept apart
+    (the second mapping), so "this build has none" (None, not in the mapping) is never confused
+    with "this build could not say".
+    """
+    readers: dict[str, Callable[[], Any]] = {
+        "arch_list": lambda: build_arch_list(torch),
+        # The lambdas defer attribute lookups that themselves raise on some builds.
+        "cudnn_version": lambda: torch.backends.cudnn.version(),  # noqa: PLW0108 - None: no cuDNN
+        "nccl_version": lambda: nccl_version(torch),
+    }
+    values: dict[str, Any] = {}
+    raised: dict[str, str] = {}
+    for name, read in readers.items():
+        try:
+            value = read()
+        except Exception as exc:
+            values[name], raised[name] = None, type(exc).__name__
+            continue
+        if isinstance(value, (list, tuple)):
+            values[name] = [str(item) for item in value] or None  # an empty list says nothing
+        else:
+            values[name] = None if value is None else str(value)
+    return values, raised
+
+
+def build_arch_list(torch: Any) -> list[str] | None:
+    """The architectures the build has code for: sm_90, compute_120, gfx942...
+
+    Read from the build's own flags: ``torch.cuda.get_arch_list()`` returns [] without a usable
+    GPU in some releases. A torch without that binding is asked through the public function.
+    """
+    flags = getattr(getattr(torch, "_C", None), "_cuda_getArchFlags", None)
+    if flags is None:
+        return list(torch.cuda.get_arch_list())
+    text = flags()
+    return str(text).split() if text else None  # None: not a GPU build
+
+
+def nccl_version(torch: Any) -> str | None:
+    """NCCL's (or RCCL's) version, e.g. 2.26.2; None when the build has no NCCL (CPU, Windows)."""
+    if getattr(getattr(torch, "_C", None), "_nccl_version", None) is None:
+        return None
+    return ".".join(map(str, torch.cuda.nccl.version()))

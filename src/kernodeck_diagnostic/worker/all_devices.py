@@ -17,8 +17,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
-    from . import stages
+    from . import protocol, stages
 else:  # copied beside the worker, which loaded this file (stages.companion)
+    protocol = sys.modules["_kernodeck_worker_protocol"]
     stages = sys.modules["_kernodeck_worker_stages"]
 
 
@@ -34,9 +35,9 @@ def check_every_device(worker: stages.Worker) -> None:
 def check_device(worker: stages.Worker, index: int) -> bool:
     """The fixed computation on device ``index``; whether it gave values (right or wrong)."""
     emit = worker.events.emit
-    reached: list[stages.Step] = []
+    reached: list[protocol.Step] = []
 
-    def step(name: stages.Step) -> None:
+    def step(name: protocol.Step) -> None:
         reached.append(name)
         emit("step", stage="compute", step=name, device=index)
 
@@ -57,20 +58,20 @@ def check_device(worker: stages.Worker, index: int) -> bool:
 
 def copy_between(worker: stages.Worker, source: int, target: int) -> None:
     """A tensor copied from device ``source`` to ``target``, read back: the values it holds
-    there (the front compares them with stages.A_VALUES)."""
+    there (the front compares them with protocol.A_VALUES)."""
     torch, accelerator, emit = worker.torch, worker.accelerator, worker.events.emit
     emit("step", stage="compute", step="copy", device=source, peer=target)
     start = time.monotonic()
     outcome: dict[str, Any] = {"copy": None, "error": None}
     try:
-        held = torch.tensor(stages.A_VALUES, dtype=torch.float32,
+        held = torch.tensor(protocol.A_VALUES, dtype=torch.float32,
                             device=accelerator.target(source))
         copied = held.to(accelerator.target(target))
         accelerator.synchronize(target)
         outcome["copy"] = stages.encoded(copied.cpu().tolist())
     except Exception as exc:
         emit("step_failed", stage="compute", step="copy", device=source, peer=target)
-        outcome["error"] = {"kind": "out_of_memory" if stages.is_out_of_memory(torch, exc)
+        outcome["error"] = {"kind": "out_of_memory" if protocol.is_out_of_memory(torch, exc)
                             else "runtime_error", "step": "copy",
                             **stages.describe_exception(exc)}
     emit("peer_result", source=source, target=target,

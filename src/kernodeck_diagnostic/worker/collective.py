@@ -26,21 +26,15 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
-    from . import stages
+    from . import runtime, stages
 else:  # copied beside the worker, which loaded this file (stages.companion)
+    runtime = sys.modules["_kernodeck_worker_runtime"]
     stages = sys.modules["_kernodeck_worker_stages"]
 
-# The protocol of this stage's events (the front imports these names from here).
-# passed: the sum was computed (the front compares it); failed: forming the group or the
-# all-reduce raised; timeout: a rank did not join, or the collective did not end, in time;
-# skipped: every rank joined but one's own check had failed, so no group was formed.
-CollectiveStatus = Literal["passed", "failed", "timeout", "skipped"]
-COLLECTIVE_STATUSES: tuple[CollectiveStatus, ...] = get_args(CollectiveStatus)
-Backend = Literal["gloo", "nccl"]
-BACKENDS: tuple[Backend, ...] = get_args(Backend)
+# This stage's events (their statuses, the backends) are protocol.CollectiveStatus and Backend.
 
 # The end of each phase, as a share of the time left when the stage starts.
 JOIN_SHARE = 0.45  # the store joined, and every rank's own check heard
@@ -144,7 +138,7 @@ def own_summary(worker: Any) -> dict[str, Any]:
             "product": result.get("product"), "loss": result.get("loss"),
             "gradient": result.get("gradient"), "collective": None, "observed": None,
             # A visibility variable set: cuda:0 may then be a different card on each rank.
-            "visibility_set": any(name in os.environ for name in stages.VISIBILITY_VARIABLES)}
+            "visibility_set": any(name in os.environ for name in runtime.VISIBILITY_VARIABLES)}
 
 
 def _short(value: Any) -> str | None:

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 # Told by this module's name, not __package__: Python 3.9's zipimport runs a module of the zipapp
 # before setting __package__, and the front may import this one from there.
 if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
-    from . import stages
+    from . import origin, protocol, stages
 else:  # copied beside the worker, which loaded this file (stages.companion)
+    origin = sys.modules["_kernodeck_worker_origin"]
+    protocol = sys.modules["_kernodeck_worker_protocol"]
     stages = sys.modules["_kernodeck_worker_stages"]
 
 # Distributions whose version is reported when installed (metadata only, never imported).
@@ -35,7 +37,7 @@ def inventory(torch: Any) -> dict[str, Any]:
     debug, revision = getattr(version, "debug", None), getattr(version, "git_version", None)
     facts: dict[str, Any] = {
         "debug_build": debug if isinstance(debug, bool) else None,
-        "git_version": stages.bounded(str(revision)) if revision else None,
+        "git_version": protocol.bounded(str(revision)) if revision else None,
         "cuda_libraries": _guarded(lambda: cuda_libraries(torch)),
     }
     for name in RELATED:
@@ -113,7 +115,7 @@ def metadata_headers(path: str) -> dict[str, str]:
                     break
                 key, sep, value = line.partition(":")
                 if sep and key.lower() in ("name", "version") and key.lower() not in found:
-                    found[key.lower()] = stages.bounded(value.strip())
+                    found[key.lower()] = protocol.bounded(value.strip())
     except OSError:
         pass
     return found
@@ -185,7 +187,7 @@ def copies_on(folders: list[str], stems: set[str]) -> list[str]:
         try:
             with os.scandir(folder) as entries:
                 for count, item in enumerate(entries):
-                    if count >= stages.MAX_FOLDER_ENTRIES or len(names) >= MAX_COPIES:
+                    if count >= origin.MAX_FOLDER_ENTRIES or len(names) >= MAX_COPIES:
                         break
                     if is_library(item.name) and library_stem(item.name) in stems \
                             and item.name not in names:

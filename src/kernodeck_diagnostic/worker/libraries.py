@@ -13,7 +13,7 @@ front evaluates the requirement against the installed torch and decides what is 
 
 Kernels run in the worker, on the device of the fixed computation, after it passed, each against
 a known answer: the worker sends the largest difference it measured, never a verdict; the front
-holds it to ``TOLERANCE``. The kernels are the protocol's ``stages.Kernel`` (each one is a step of
+holds it to ``TOLERANCE``. The kernels are the protocol's ``protocol.Kernel`` (each one is a step of
 the ``kernels`` stage, so a hang is named by its kernel).
 
 A companion of the worker (see ``stages``): the standard library only at its top, Python 3.9+.
@@ -32,8 +32,10 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
-    from . import stages
+    from . import origin, protocol, stages
 else:  # copied beside the worker, which loaded this file (stages.companion)
+    origin = sys.modules["_kernodeck_worker_origin"]
+    protocol = sys.modules["_kernodeck_worker_protocol"]
     stages = sys.modules["_kernodeck_worker_stages"]
 
 MAX_EXTENSIONS = 50
@@ -44,22 +46,12 @@ IMPORT_MIN_S = 2.0
 # Kept for what follows the last import: the stage's events, the kernels' first steps, the report.
 END_RESERVE_S = 1.5
 POLL_S = 0.02
-# The largest difference from the known answer a kernel may show and still pass (front-side
-# verdict). The matrix products and the convolution use small integers, exact in every
-# precision tried (see matmul): they must match exactly. Attention is compared with its own math
-# reference, computed in float32 from the same inputs: half precision rounds.
-TOLERANCE: dict[str, float] = {"sdpa.float16": 1e-2, "sdpa.bfloat16": 5e-2, "sdpa.float32": 1e-4}
 MATMUL_SIZE = 256  # big enough for the vendor BLAS; every partial sum of +-1 products is <= 256
 COPY_BYTES = 64 * 2**20
 FUSED_BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
                   "cudnn": "CUDNN_ATTENTION"}
 _LOCAL_CUDA = re.compile(r"\+cu(\d{2,3})\b")
 _LOCAL_OTHER = re.compile(r"\+(cpu|rocm[\d.]*)\b")
-
-
-def tolerance(name: str, dtype: str | None) -> float:
-    """How far a kernel's result may be from the known answer and still pass."""
-    return TOLERANCE.get(f"{name}.{dtype}", 0.0)
 
 
 # -- --extensions ---------------------------------------------------------------------------------
@@ -110,8 +102,8 @@ def find_extensions(path: list[str]) -> list[dict[str, Any]]:
         wanted = torch_requirement(requires)
         if wanted is None or key == "torch":
             continue
-        found.append({"name": stages.bounded(name), "version": stages.bounded(version),
-                      "requires_torch": stages.bounded(wanted), "module": import_name(dist, key),
+        found.append({"name": protocol.bounded(name), "version": protocol.bounded(version),
+                      "requires_torch": protocol.bounded(wanted), "module": import_name(dist, key),
                       "cuda": build_cuda(version)})
     found.sort(key=lambda entry: normalized(entry["name"]))
     return found[:MAX_EXTENSIONS]
@@ -147,7 +139,7 @@ def _top_level(file: str) -> str:
         folder = parts[0]
         return "" if folder.endswith((".dist-info", ".data", ".libs")) or folder in (
             "..", "__pycache__") else folder
-    for suffix in (".py", *stages.extension_suffixes()):
+    for suffix in (".py", *origin.extension_suffixes()):
         if file.endswith(suffix):
             return file[: -len(suffix)]
     return ""
@@ -346,8 +338,8 @@ def _imported(event: dict[str, Any]) -> dict[str, Any]:
                       module_cuda=cuda_of(event.get("module_cuda")))
     else:
         result.update(status="failed", error={
-            "type": stages.bounded(str(event.get("type") or "")) or None,
-            "message": stages.bounded(str(event.get("message") or ""))})
+            "type": protocol.bounded(str(event.get("type") or "")) or None,
+            "message": protocol.bounded(str(event.get("message") or ""))})
     return result
 
 
@@ -471,7 +463,7 @@ class Kernels:
         }
         done: list[dict[str, Any]] = []
         first_error: tuple[str, BaseException] | None = None
-        for name in stages.KERNELS:
+        for name in protocol.KERNELS:
             self.worker.events.emit("step", stage="kernels", step=name)
             entry: dict[str, Any] = {"name": name, "device": self.target, "dtype": None,
                                      "duration_ms": None, "max_abs_error": None, "error": None}
@@ -482,12 +474,12 @@ class Kernels:
                     bodies[name](entry)
                     self.synchronize()
             except Unsupported as exc:
-                entry.update(status="unsupported", reason=stages.bounded(str(exc)))
+                entry.update(status="unsupported", reason=protocol.bounded(str(exc)))
             except Skipped as exc:
-                entry.update(status="skipped", reason=stages.bounded(str(exc)))
+                entry.update(status="skipped", reason=protocol.bounded(str(exc)))
             except Exception as exc:
                 if unsupported_dtype(exc):
-                    entry.update(status="unsupported", reason=stages.bounded(str(exc)))
+                    entry.update(status="unsupported", reason=protocol.bounded(str(exc)))
                 else:
                     entry.update(status="failed", max_abs_error=None,
                                  error=stages.describe_exception(exc))
@@ -501,7 +493,7 @@ class Kernels:
             failed, failure = first_error
             # The error names the kernel that raised, not the last one that ran.
             self.worker.events.emit("step", stage="kernels", step=failed)
-            kind: stages.ErrorKind = ("out_of_memory" if stages.is_out_of_memory(
+            kind: protocol.ErrorKind = ("out_of_memory" if protocol.is_out_of_memory(
                 self.torch, failure) else "runtime_error")
             raise stages.StageError(kind, failure)
 
@@ -606,8 +598,8 @@ class Kernels:
                         output = attention(*inputs)
                     self.synchronize()
                 except Exception as exc:
-                    reasons = [stages.bounded(str(w.message)) for w in said][:3]
-                    found[name] = {"available": False, "reason": stages.bounded(
+                    reasons = [protocol.bounded(str(w.message)) for w in said][:3]
+                    found[name] = {"available": False, "reason": protocol.bounded(
                         "; ".join(reasons) or f"{type(exc).__name__}: {exc}")}
                     continue
             found[name] = {"available": True, "reason": None,
@@ -663,7 +655,7 @@ def _largest_difference(torch: Any, computed: Any, expected: Any) -> float | str
     """max |computed - expected|, in float64 on the CPU (``nan`` when a value is not finite)."""
     difference = (computed.detach().to("cpu", torch.float64)
                    - expected.to(torch.float64)).abs().max().item()
-    return stages.encode_number(float(difference))
+    return protocol.encode_number(float(difference))
 
 
 def _rate(size: int, seconds: float) -> float | None:

@@ -1,0 +1,374 @@
+"""Where ``import torch`` would load torch from, and the user's modules that hide one it needs.
+
+Read before torch is imported, without running anything (finding a top-level module executes
+nothing): a torch.py, a torch/ folder or a PyTorch source checkout that would load instead of the
+installed distribution is named (``locate``) and never imported; a module of the user's named
+like the standard library's or like one torch needs is listed (``local_modules``); a failed
+``import torch`` says which module it broke in and where that came from (``failure_origin``).
+Places are reported as categories (``place_of``), never as paths.
+
+A companion of the worker (see ``stages``): the standard library only at its top, Python 3.9+.
+Loaded before the user's folder is on the import path, and what it reads lazily (``site``,
+``urllib.parse``) is loaded by the import stage before that path is put in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
+    from . import stages
+else:  # copied beside the worker, which loaded this file (stages.companion)
+    stages = sys.modules["_kernodeck_worker_stages"]
+
+# What ``import torch`` can find besides the installed package: a file torch.py, a compiled
+# torch.pyc, an extension module, a package folder torch/, a folder torch/ without __init__.py (a
+# namespace package), a PyTorch source checkout. Each is named in the sentence the user reads.
+SHADOW_MODULES = {"file": "torch.py", "compiled": "torch.pyc", "extension": "torch",
+                  "package": "torch/", "folder": "torch/", "source-checkout": "torch/"}
+SHADOW_KINDS = frozenset(SHADOW_MODULES)
+
+
+class TorchInstall:
+    """An installed torch distribution: its version and where its own package is."""
+
+    def __init__(self, version: str | None, init_file: str, editable_folder: str | None) -> None:
+        self.version = version
+        self.init_file = init_file  # torch/__init__.py as the distribution placed it
+        self.editable_folder = editable_folder  # pip install -e: the source folder it points to
+
+    def owns(self, path: str) -> bool:
+        if same_path(path, self.init_file):
+            return True
+        folder = self.editable_folder
+        return folder is not None and is_inside(path, folder)
+
+
+def torch_installs(path: list[str]) -> list[TorchInstall] | None:
+    """Every torch distribution on ``path``, in search order (the first is what pip shows).
+
+    None when the installed distributions cannot be read at all: nothing to compare with.
+    """
+    try:
+        from importlib import metadata
+
+        found = list(metadata.distributions(name="torch", path=path))
+    except Exception:
+        return None
+    return [install for install in map(torch_install, found) if install is not None]
+
+
+def torch_install(dist: Any) -> TorchInstall | None:
+    try:
+        init_file = str(dist.locate_file(os.path.join("torch", "__init__.py")))
+        return TorchInstall(dist.version, init_file, editable_folder(dist))
+    except Exception:  # a distribution whose metadata cannot be read is none to compare with
+        return None
+
+
+def editable_folder(dist: Any) -> str | None:
+    """The source folder of an editable install (PEP 610's direct_url.json), or None."""
+    from urllib.parse import unquote
+
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "null")
+    except Exception:
+        return None
+    if not (isinstance(direct, dict) and isinstance(direct.get("dir_info"), dict)
+            and direct["dir_info"].get("editable") and isinstance(direct.get("url"), str)
+            and direct["url"].startswith("file://")):
+        return None
+    path = unquote(str(direct["url"])[len("file://"):])
+    if path.startswith("localhost/"):
+        path = path[len("localhost"):]
+    if os.name == "nt" and len(path) > 2 and path[0] == "/" and path[2] == ":":
+        path = path[1:]  # file:///C:/src/pytorch
+    return path
+
+
+def locate(spec: Any, installs: list[TorchInstall]) -> tuple[str, str | None] | None:
+    """What ``import torch`` would load, as (kind, the folder holding it), without running it.
+
+    ``installed``: the installed distribution's own files (an editable install's source folder
+    included). ``unverified``: a built package (with its compiled ``_C``) and no distribution to
+    compare it with, or a module not in a file (a zip, a custom finder): imported as before.
+    Otherwise a kind of SHADOW_KINDS: never imported.
+    """
+    origin = file_origin(spec)
+    folder = module_folder(spec)
+    if origin is None:
+        # A folder torch/ without __init__.py, which imports as an empty namespace package.
+        return ("folder", folder) if folder is not None else None
+    if not os.path.isfile(origin):
+        return "unverified", None
+    if any(install.owns(origin) for install in installs):
+        kind = "installed"
+    elif getattr(spec, "submodule_search_locations", None) is not None:
+        kind = package_kind(os.path.dirname(origin), installs)
+    elif origin.endswith(tuple(extension_suffixes())):
+        kind = "extension"
+    else:
+        kind = "compiled" if origin.endswith(".pyc") else "file"
+    return kind, folder
+
+
+def file_origin(spec: Any) -> str | None:
+    origin = getattr(spec, "origin", None)
+    if not isinstance(origin, str) or origin in ("namespace", "built-in", "frozen"):
+        return None
+    return origin
+
+
+def package_kind(package: str, installs: list[TorchInstall]) -> str:
+    """source-checkout, unverified (a built package and no install to compare) or package."""
+    if (os.path.isfile(os.path.join(os.path.dirname(package), "setup.py"))
+            or os.path.isdir(os.path.join(package, "csrc"))):
+        return "source-checkout"
+    if not installs and any(os.path.isfile(os.path.join(package, "_C" + suffix))
+                            for suffix in extension_suffixes()):
+        return "unverified"
+    return "package"
+
+
+def module_path(spec: Any) -> str | None:
+    """The file of a module, or the folder of a package, found by ``spec``."""
+    origin = file_origin(spec)
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if locations:
+        return str(locations[0])
+    return origin
+
+
+def module_folder(spec: Any) -> str | None:
+    """The folder holding a module found by ``spec`` (for a package, its parent), or None."""
+    origin = file_origin(spec)
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if origin is not None:
+        if getattr(spec, "submodule_search_locations", None) is not None:
+            return os.path.dirname(os.path.dirname(origin))
+        return os.path.dirname(origin)
+    if locations:
+        return os.path.dirname(str(locations[0]))
+    return None
+
+
+def place_of(folder: str, path0: str | None) -> str:
+    """Where a folder is, as a category the report may carry (never the path).
+
+    working-folder, script-folder (the first import path of the user's code when it is not
+    the working folder: a script's or the zipapp's folder), pythonpath (an entry of
+    PYTHONPATH), user-site, site-packages or elsewhere. The environment's own package folders
+    stay what they are when PYTHONPATH lists them too; another Python's site-packages on
+    PYTHONPATH is pythonpath.
+    """
+    import site
+
+    own: list[str] = getattr(site, "getsitepackages", list)()
+    user_site = getattr(site, "getusersitepackages", lambda: "")()
+    pythonpath = [] if sys.flags.ignore_environment else \
+        [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    # In this order: the first that holds names the folder.
+    places: tuple[tuple[str, Callable[[], bool]], ...] = (
+        ("working-folder", lambda: same_path(folder, os.getcwd())),
+        ("script-folder", lambda: bool(path0) and same_path(folder, str(path0))),
+        ("site-packages", lambda: any(same_path(folder, entry) for entry in own)),
+        ("pythonpath", lambda: any(same_path(folder, entry) for entry in pythonpath)),
+        ("user-site", lambda: bool(user_site) and same_path(folder, user_site)),
+        ("site-packages", lambda: os.path.basename(folder) in ("site-packages",
+                                                               "dist-packages")),
+    )
+    for place, holds in places:
+        with contextlib.suppress(OSError):  # a working folder deleted under us is none of these
+            if holds():
+                return place
+    return "elsewhere"
+
+
+def failure_origin(exc: BaseException, path0: str | None) -> dict[str, str | None] | None:
+    """The module a failed ``import torch`` broke in, and where the import system found it (a
+    category, see place_of): the file an ImportError names (``cannot import name 'deprecated'
+    from 'typing_extensions' (FILE)``), else the innermost frame of the traceback that is a file
+    under an entry of sys.path. The module's name only when it is one torch needs or the standard
+    library's (another name may be the user's own); None when no such file is found."""
+    files = []
+    named = getattr(exc, "path", None) if isinstance(exc, ImportError) else None
+    if isinstance(named, str):
+        files.append(named)
+    frames = []
+    trace = exc.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame.f_code.co_filename)
+        trace = trace.tb_next
+    files += reversed(frames)
+    entries = sorted({entry for entry in sys.path if entry}, key=lambda entry: len(real(entry)),
+                     reverse=True)
+    stdlib = stdlib_names()
+    for file in files:
+        if not os.path.isfile(file):
+            continue  # <frozen importlib._bootstrap>, <string>
+        entry = next((entry for entry in entries if is_inside(file, entry)), None)
+        if entry is None:
+            continue
+        top = os.path.relpath(real(file), real(entry)).split(os.sep)[0]
+        module = top.split(".")[0]
+        return {"module": module if module in TORCH_NEEDS or module in stdlib else None,
+                "place": place_of(entry, path0)}
+    return None
+
+
+def same_path(a: str, b: str) -> bool:
+    return real(a) == real(b)
+
+
+def is_inside(path: str, folder: str) -> bool:
+    inner, outer = real(path), real(folder)
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+def extension_suffixes() -> list[str]:
+    import importlib.machinery
+
+    return list(importlib.machinery.EXTENSION_SUFFIXES)
+
+
+# Modules torch imports beyond the standard library: its wheel's requirements, what they need,
+# and the other top-level packages its wheel installs. A user's module of one of these names
+# breaks ``import torch`` in the user's own program.
+TORCH_NEEDS = frozenset((
+    "torch", "torchgen", "functorch", "numpy", "typing_extensions", "sympy", "mpmath",
+    "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "setuptools", "pkg_resources",
+    "triton", "nvidia", "opt_einsum", "optree",
+))
+# Python 3.9 has no sys.stdlib_module_names: its public standard-library modules (3.10's list,
+# plus the three that 3.10 removed).
+_STDLIB_3_9_NAMES = """
+__future__ abc aifc argparse array ast asynchat asyncio asyncore atexit audioop base64 bdb
+binascii binhex bisect builtins bz2 cProfile calendar cgi cgitb chunk cmath cmd code codecs codeop
+collections colorsys compileall concurrent configparser contextlib contextvars copy copyreg crypt
+csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest email encodings
+ensurepip enum errno faulthandler fcntl filecmp fileinput fnmatch formatter fractions ftplib
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html http
+imaplib imghdr imp importlib inspect io ipaddress itertools json keyword lib2to3 linecache locale
+logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder msilib msvcrt
+multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode operator optparse os
+ossaudiodev parser pathlib pdb pickle pickletools pipes pkgutil platform plistlib poplib posix
+posixpath pprint profile pstats pty pwd py_compile pyclbr pydoc pydoc_data pyexpat queue quopri
+random re readline reprlib resource rlcompleter runpy sched secrets select selectors shelve shlex
+shutil signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3 sre_compile
+sre_constants sre_parse ssl stat statistics string stringprep struct subprocess sunau symbol
+symtable sys sysconfig syslog tabnanny tarfile telnetlib tempfile termios textwrap threading time
+timeit tkinter token tokenize trace traceback tracemalloc tty turtle types typing unicodedata
+unittest urllib uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml
+xmlrpc zipapp zipfile zipimport zlib zoneinfo
+"""
+STDLIB_3_9 = frozenset(_STDLIB_3_9_NAMES.split())
+
+
+def stdlib_names() -> frozenset[str]:
+    return frozenset(getattr(sys, "stdlib_module_names", STDLIB_3_9))
+# Standard-library modules no library imports: a user's module of that name breaks nothing.
+NEVER_IMPORTED = frozenset(("__main__", "antigravity", "this", "idlelib", "turtledemo"))
+MAX_LOCAL_MODULES = 20
+MAX_FOLDER_ENTRIES = 20_000  # a home folder can be huge: past this many entries, stop looking
+
+
+def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[str, str]]:
+    """The user's modules that hide one their program needs, in the folders it imports from first.
+
+    ``python app.py`` searches app.py's folder before anything installed, ``python -m`` the
+    working folder: a typing.py or numpy.py there replaces the real one for the user's program,
+    whichever way the check itself was started (the worker has loaded its own typing already, and
+    the installed command or the zipapp imports from elsewhere). Names and categories only, at
+    most MAX_LOCAL_MODULES. None searched when the interpreter's flags say the program's folder
+    is not searched (path0 is None).
+    """
+    if path0 is None:
+        return []
+    folders: list[tuple[str, str]] = []
+    with contextlib.suppress(OSError):
+        folders.append(("working-folder", os.getcwd()))
+    if not any(same_path(path0, folder) for _, folder in folders):
+        folders.append(("script-folder", path0))
+    stdlib = stdlib_names()
+    found: list[dict[str, str]] = []
+    for place, folder in folders:
+        for name, entry, path in modules_in(folder):
+            if name in TORCH_NEEDS:
+                hides = "torch" if name == "torch" else "torch-dependency"
+            elif name in stdlib and name not in NEVER_IMPORTED:
+                hides = "standard-library"
+            else:
+                continue
+            if preloaded(name) or (name == "torch" and any(i.owns(path) for i in installs)):
+                continue  # loaded before any script, or the installed torch itself
+            found.append({"name": name, "file": entry, "folder": place, "hides": hides})
+            if len(found) >= MAX_LOCAL_MODULES:
+                return found
+    return found
+
+
+def modules_in(folder: str) -> list[tuple[str, str, str]]:
+    """(module name, file name, module file) of each importable module in ``folder``, by name."""
+    import importlib.machinery
+
+    suffixes = sorted(importlib.machinery.all_suffixes(), key=len, reverse=True)
+    found: dict[str, tuple[str, str, str]] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_FOLDER_ENTRIES:
+                    break
+                name = entry.name
+                with contextlib.suppress(OSError):
+                    if entry.is_dir():
+                        init = next((os.path.join(entry.path, "__init__" + suffix)
+                                     for suffix in suffixes
+                                     if os.path.isfile(os.path.join(entry.path,
+                                                                    "__init__" + suffix))),
+                                    None) if name.isidentifier() else None
+                        if init is not None:  # a package comes first, as the import system finds
+                            found[name] = (name, name + "/", init)
+                        continue
+                suffix = next((s for s in suffixes if name.endswith(s)), None)
+                stem = name[:-len(suffix)] if suffix else ""
+                if stem.isidentifier() and stem not in found:
+                    found[stem] = (stem, name, entry.path)
+    except OSError:
+        return []
+    return [found[name] for name in sorted(found)]
+
+
+def preloaded(name: str) -> bool:
+    """Whether no file can hide ``name``: loaded before any script, built in, or frozen."""
+    import importlib.machinery
+
+    if name in stages.STARTUP_MODULES or name in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.machinery.FrozenImporter.find_spec(name) is not None
+    except Exception:
+        return False
+
+
+def count_distributions(name: str) -> int:
+    """How many installed distributions of ``name`` are visible on sys.path (dist- and egg-info)."""
+    seen = set()
+    prefix = name.lower() + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in names:
+            lowered = item.lower()
+            if lowered.startswith(prefix) and lowered.endswith((".dist-info", ".egg-info")):
+                seen.add(os.path.realpath(os.path.join(entry or ".", item)))
+    return len(seen)
