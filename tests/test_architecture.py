@@ -188,9 +188,12 @@ def test_no_module_imports_a_higher_floor() -> None:
 
 
 def test_no_import_circle() -> None:
+    # A package's __init__ that gathers its own modules (report/findings/ gathers its layers) is
+    # no circle with them: a module reaches its own packages first by how Python imports, not by
+    # an import of its own (an explicit one from a module back to its package still counts).
     graph: dict[str, set[str]] = {}
     for arrow in arrows():
-        if arrow.source != arrow.target:
+        if arrow.source != arrow.target and not arrow.implicit:
             graph.setdefault(arrow.source, set()).add(arrow.target)
     circles = [sorted(group) for group in _strongly_connected(graph) if len(group) > 1]
     assert circles == []
