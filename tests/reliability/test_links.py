@@ -174,7 +174,8 @@ def test_a_table_link_planted_during_the_ramp_is_replaced_never_followed(
     assert done.returncode == 0, done.stderr
     assert state(victims) == before
     table = shared / "ramp.md"
-    assert stat.S_ISREG(table.lstat().st_mode) and table.lstat().st_uid == 0
+    assert stat.S_ISREG(table.lstat().st_mode)
+    assert table.lstat().st_uid == 0
     assert "| n |" in table.read_text(encoding="utf-8")
 
 
@@ -217,7 +218,8 @@ def test_resume_check_refuses_a_link_at_the_ledger(shared: Path, victims: Path,
                      "--stop-after-records", "1", "--", sys.executable, "-c", "pass"],
                     env=clean_env({"PYTHONPATH": str(SRC), "LC_ALL": "C.UTF-8"}), cwd=shared)
     assert done.returncode == 2, done.stderr
-    assert "--ledger cannot be used" in done.stderr and LINK_REFUSED in done.stderr
+    assert "--ledger cannot be used" in done.stderr
+    assert LINK_REFUSED in done.stderr
     assert state(victims) == before
     assert not (victims / "created.jsonl").exists()
 
@@ -275,14 +277,19 @@ def test_an_attempt_folder_swapped_for_a_link_mid_run_receives_nothing(
     part; the link is the second user's."""
     monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
     before = state(victims)
-    with pytest.raises(ValueError, match="after the swap"), Trial(shared) as trial:
-        with trial.stage("load"):
-            pass
-        attempt = Path(trial.folder or "")
-        attempt.rename(shared / "moved")
-        plant_link(victims / "folder", attempt)
-        with trial.stage("compute"):
-            raise ValueError("after the swap")
+
+    def swapped_mid_run() -> None:
+        with Trial(shared) as trial:
+            with trial.stage("load"):
+                pass
+            attempt = Path(trial.folder or "")
+            attempt.rename(shared / "moved")
+            plant_link(victims / "folder", attempt)
+            with trial.stage("compute"):
+                raise ValueError("after the swap")
+
+    with pytest.raises(ValueError, match="after the swap"):
+        swapped_mid_run()
     assert state(victims) == before
     # What the attempt wrote after the swap went to its own folder, wherever it now is.
     moved = shared / "moved"

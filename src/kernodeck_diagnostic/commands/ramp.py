@@ -13,8 +13,9 @@ then SIGTERM, then SIGKILL) and keeps ``ramp.json``: the same command with the s
 resumes, and never runs a recorded value again.
 
 Exit codes: 0 when at least one value passed (a range was measured), 1 when even ``--start``
-failed, 2 on a usage error, 15 when stdout is closed or refuses the result (the record is in
-``--out`` all the same), 130/143/129 when interrupted.
+failed, 2 on a usage error (an ``--out`` that cannot hold the ramp included: another user's
+link or folder in the way, see ``safe_files``), 15 when stdout is closed or refuses the result
+(the record is in ``--out`` all the same), 130/143/129 when interrupted.
 """
 
 from __future__ import annotations
