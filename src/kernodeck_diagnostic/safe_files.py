@@ -50,6 +50,8 @@ _CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 DIR_FDS = bool(_NOFOLLOW and _DIRECTORY) and all(
     call in os.supports_dir_fd for call in (os.open, os.stat, os.mkdir, os.rename, os.unlink,
                                             os.readlink))
+# What only the file's owner may read: a program's captured output, a local trace.
+PRIVATE_MODE = 0o600
 MAX_LINKS = 40  # links followed on one path (Linux's own limit)
 PARTIAL = ".partial"
 
@@ -155,6 +157,21 @@ class Folder:
         if not DIR_FDS:
             return cls(shown, None)._open_by_path(create)
         return cls(shown, _walk(shown, create))
+
+    @classmethod
+    def made(cls, path: str) -> Folder:
+        """A private folder this process has just made (``tempfile.mkdtemp``: mode 0700, a name
+        nobody could guess): opened without following a link at its own name, and checked to
+        be the current user's. Its parents were resolved by ``mkdtemp`` itself."""
+        if not DIR_FDS:
+            return cls(path, None)._open_by_path(False)
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        try:
+            check_folder(os.fstat(fd), path, created=True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(path, fd)
 
     def _open_by_path(self, create: bool) -> Folder:
         if create:

@@ -134,7 +134,7 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
         return stop
 
     with tempfile.TemporaryDirectory(prefix="kd-resume-") as captures, \
-            Folder.open(captures) as capture_folder:
+            Folder.made(captures) as capture_folder:
         first = _run(command, capture_folder, "first", args, stop_when)
         records_at_stop = at_stop[0] if at_stop else counter.count()
         line(sys.stderr, t("resume.first_run", records=records_at_stop) if first.stopped

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from ..safe_files import Folder
+from ..safe_files import PRIVATE_MODE, Folder
 from .oom_killer import Evidence, OomWatch
 from .process import Interrupted, kill_tree, spawn
 from .supervisor import _bound_capture
@@ -30,7 +30,6 @@ from .supervisor import _bound_capture
 POLL_INTERVAL_S = 0.05
 GRACE_S = 10.0
 _SIGKILL = getattr(signal, "SIGKILL", 9)
-CAPTURE_MODE = 0o600
 
 
 @dataclass
@@ -91,7 +90,7 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
 
 
 def _capture(folder: Folder, name: str) -> IO[bytes]:
-    return os.fdopen(folder.open_new(name, CAPTURE_MODE, append=True), "ab")
+    return os.fdopen(folder.open_new(name, PRIVATE_MODE, append=True), "ab")
 
 
 def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,

@@ -21,16 +21,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..safe_files import Folder, descriptor_path
+from ..safe_files import PRIVATE_MODE, Folder, descriptor_path
 
 ATTEMPT_FILE = "attempt.json"
 TRACE_FILE = "trace.txt"
 SNAPSHOT_FILE = "memory_snapshot.pickle"
 FORMAT = "kernodeck-attempt"
 VERSION = 1
-# What only this machine's owner of the attempt may read: the trace holds every local, path and
+# What only the attempt's owner may read (PRIVATE_MODE, 0600): the trace holds every path and
 # message unredacted, the snapshot every stack of the allocator's history.
-PRIVATE_MODE = 0o600
 TRACE_HEADER = ("# kernodeck-diagnostic trace: local only, not redacted (paths, messages, values "
                 "as they were); do not share it. attempt.json holds what can be shared.\n")
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from .. import TOOL_NAME, __version__
 from ..report.redact import Redactor
-from ..safe_files import Folder
+from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.stages import bounded, encode_number
 from . import contracts, folder, oom
 from .log import EventLog
@@ -282,7 +282,7 @@ class Trial:
             traceback.format_exception(type(exc), exc, exc.__traceback__))
         with contextlib.suppress(OSError):  # attempt.json still says what failed
             folder.write_new(self._dir, folder.TRACE_FILE, text.encode("utf-8", "replace"),
-                             folder.PRIVATE_MODE)
+                             PRIVATE_MODE)
 
     # -- CUDA's allocator history ------------------------------------------------------------------
 
