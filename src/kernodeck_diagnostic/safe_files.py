@@ -16,9 +16,10 @@ and replaced by a link between two writes receives the second one. So:
 - The folder written into, when the tool did not create it, must be *trusted*: owned by the
   current user or root, and nobody else may rename or replace what is in it, i.e. it is not
   writable by others, or it has the sticky bit (``/tmp``: others may add names, never touch
-  ours). Writable by its group is accepted only for a user's private group (the group named as
-  its owner, with no other member listed), the usual ``umask 002`` setup. A folder the tool
-  created itself must be owned by the current user (whatever the umask gave it).
+  ours). Writable by its group is accepted only when this process belongs to that group (a
+  user's private group under ``umask 002``, or a team the user shares the folder with): root,
+  whose groups are root's, refuses a folder a team of users can write. A folder the tool created
+  itself must be owned by the current user (whatever the umask gave it).
 - Files are created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``): a name already taken, a
   link included, is never written through. A file replaced atomically is written to
   ``<name>.partial`` first (created exclusively; a leftover of ours from a killed run is removed,
@@ -87,21 +88,13 @@ def _trusted_owner(uid: int) -> bool:
     return euid is None or uid in (euid, 0)
 
 
-def _private_group(info: os.stat_result) -> bool:
-    """The folder's group is its owner's own: named like the owner, no other member listed."""
+def _our_group(gid: int) -> bool:
+    """The group is one this process belongs to: its members are people the user shares with
+    on purpose (a private group of one, a team). Root's groups are root's: a team's folder
+    writable by the team is not root's to write in."""
     if sys.platform == "win32":
         return False
-    try:
-        import grp
-        import pwd
-    except ImportError:
-        return False
-    try:
-        owner = pwd.getpwuid(info.st_uid).pw_name
-        group = grp.getgrgid(info.st_gid)
-    except (KeyError, OSError):
-        return False
-    return group.gr_name == owner and set(group.gr_mem) <= {owner}
+    return gid == os.getegid() or gid in os.getgroups()
 
 
 def check_folder(info: os.stat_result, path: str, *, created: bool = False) -> None:
@@ -122,7 +115,7 @@ def check_folder(info: os.stat_result, path: str, *, created: bool = False) -> N
         return
     if info.st_mode & stat.S_IWOTH:
         raise UnsafePath("writable", path)
-    if info.st_mode & stat.S_IWGRP and not _private_group(info):
+    if info.st_mode & stat.S_IWGRP and not _our_group(info.st_gid):
         raise UnsafePath("writable", path)
 
 

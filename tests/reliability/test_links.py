@@ -322,6 +322,21 @@ def test_a_folder_others_can_write_is_refused_unless_sticky(tmp_path: Path) -> N
     Folder.open(open_to_all).close()
 
 
+@as_root_with_adversary
+def test_a_folder_its_group_can_write_is_refused_unless_the_group_is_ours(tmp_path: Path) -> None:
+    import grp
+
+    team = tmp_path / "team"
+    team.mkdir()
+    team.chmod(0o775)
+    os.chown(team, 0, grp.getgrnam("nogroup").gr_gid)  # a group root is no member of
+    with pytest.raises(UnsafePath) as refused:
+        Folder.open(team)
+    assert refused.value.reason == "writable"
+    os.chown(team, 0, os.getegid())
+    Folder.open(team).close()
+
+
 @posix_only
 def test_a_link_of_ones_own_is_followed(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
