@@ -10,6 +10,7 @@ import pytest
 
 from conftest import SUPPORTED_PYTHONS, required_pyenv_python
 from kernodeck_diagnostic import Trial
+from kernodeck_diagnostic.safe_files import Folder
 from kernodeck_diagnostic.trial import folder
 from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt, run_app
 
@@ -19,9 +20,13 @@ def test_an_attempt_id_drawn_twice_is_drawn_again(tmp_path: Path,
     draws = iter(["aaaaaa", "aaaaaa", "bbbbbb"])
     monkeypatch.setattr(folder.secrets, "token_hex", lambda _: next(draws))
     monkeypatch.setattr(folder.time, "gmtime", lambda: (2026, 12, 1, 6, 0, 0, 1, 335, 0))
-    first_id, first = folder.create(str(tmp_path))
+    first_id, made = folder.create(str(tmp_path))
+    made.close()
+    first = made.path
     (Path(first) / "attempt.json").write_text("the first attempt's", encoding="utf-8")
-    second_id, second = folder.create(str(tmp_path))
+    second_id, made = folder.create(str(tmp_path))
+    made.close()
+    second = made.path
     assert (first_id, second_id) == ("20261201T060000Z-aaaaaa", "20261201T060000Z-bbbbbb")
     assert (Path(first) / "attempt.json").read_text(encoding="utf-8") == "the first attempt's"
     assert not any(Path(second).iterdir())
@@ -29,9 +34,10 @@ def test_an_attempt_id_drawn_twice_is_drawn_again(tmp_path: Path,
 
 def test_files_are_never_written_over(tmp_path: Path) -> None:
     target = tmp_path / "attempt.json"
-    folder.write_new(str(target), b"{}")
-    with pytest.raises(FileExistsError):
-        folder.write_new(str(target), b"[]")
+    with Folder.open(tmp_path) as place:
+        folder.write_new(place, "attempt.json", b"{}")
+        with pytest.raises(FileExistsError):
+            folder.write_new(place, "attempt.json", b"[]")
     assert target.read_bytes() == b"{}"
 
 

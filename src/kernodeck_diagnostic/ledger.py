@@ -18,6 +18,10 @@ in the middle of a write can leave a *half record* (a last line without its newl
 is not JSON): it never counts as written, ``done_ids`` ignores it, and the next ``OutputLedger``
 opened on the file cuts it off before appending, so the record is simply done again.
 
+Nothing is written through a link: the ledger's folder is opened and checked, and the file
+created exclusively or opened without following a link (``safe_files``); a link at the ledger's
+name, or another user's file there, raises ``UnsafePath`` (an ``OSError``).
+
 This module runs in the user's application: standard library only, Python 3.9+. ``read_ledger``
 is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/operating-range.md).
 """
@@ -31,6 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .safe_files import Folder, check_file
+
 FORMAT = "kernodeck-ledger"
 VERSION = 1
 
@@ -41,35 +47,53 @@ class OutputLedger:
     def __init__(self, path: str | os.PathLike[str],
                  expected_ids: Iterable[str] | None = None) -> None:
         self.path = os.fspath(path)
+        self._folder, self._name = os.path.split(self.path)
         wanted = None if expected_ids is None else [str(item) for item in expected_ids]
-        existing = read_ledger(self.path) if os.path.exists(self.path) else None
-        if existing is not None and existing.has_header:
-            if wanted is not None and existing.expected_ids not in (None, wanted):
-                raise ValueError("the ledger was started with other expected ids; use a new file")
-            self.expected_ids = existing.expected_ids if wanted is None else wanted
-            if existing.torn_tail_bytes:
-                # A record cut by a kill: it never counted; the next append starts a clean line.
-                _truncate(self.path, existing.size - existing.torn_tail_bytes)
-            return
-        if existing is not None and existing.size:
-            raise ValueError("the file exists and is not an output ledger")
-        self.expected_ids = wanted
-        header = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
-        self._write_line(header)
-        _sync_folder(self.path)
+        with self._open_folder() as folder:
+            existing = None
+            found = folder.lstat(self._name)
+            if found is not None:
+                check_file(found, self.path)  # a link, a FIFO, another user's file: refused
+                fd = folder.open_existing(self._name, os.O_RDONLY)
+                with os.fdopen(fd, "rb") as file:
+                    existing = parse_ledger(file.read())
+            if existing is not None and existing.has_header:
+                if wanted is not None and existing.expected_ids not in (None, wanted):
+                    raise ValueError(
+                        "the ledger was started with other expected ids; use a new file")
+                self.expected_ids = existing.expected_ids if wanted is None else wanted
+                if existing.torn_tail_bytes:
+                    # A record cut by a kill: it never counted; the next append starts a clean
+                    # line.
+                    _truncate(folder, self._name, existing.size - existing.torn_tail_bytes)
+                return
+            if existing is not None and existing.size:
+                raise ValueError("the file exists and is not an output ledger")
+            self.expected_ids = wanted
+            header = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
+            self._write_line(header, folder, new=existing is None)
+            folder.sync()  # the new file's name is durable too
 
     def append(self, record_id: str, record: Any = None) -> None:
         """Write one record durably (one write, then fsync): done once this returns."""
-        self._write_line({"id": str(record_id), "record": record})
+        with self._open_folder() as folder:
+            self._write_line({"id": str(record_id), "record": record}, folder)
 
     def done_ids(self) -> set[str]:
         """The ids of every complete record in the file: the work to skip."""
         return set(read_ledger(self.path).counts)
 
-    def _write_line(self, document: dict[str, Any]) -> None:
+    def _open_folder(self) -> Folder:
+        """The ledger's folder, opened and checked again for each write (``safe_files``): a
+        link planted at the ledger's name, or on its way, is refused and never written through."""
+        return Folder.open(self._folder or ".")
+
+    def _write_line(self, document: dict[str, Any], folder: Folder, new: bool = False) -> None:
         data = (json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
-                     0o666)
+        if new:
+            fd = folder.open_new(self._name, 0o666, append=True)
+        else:
+            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
         try:
             written = 0
             while written < len(data):  # a short write (a signal, a full pipe) goes on
@@ -97,9 +121,13 @@ class LedgerContents:
 
 def read_ledger(path: str) -> LedgerContents:
     """Every complete record of a ledger, and where half records are (line numbers)."""
-    contents = LedgerContents()
     with open(path, "rb") as file:
-        data = file.read()
+        return parse_ledger(file.read())
+
+
+def parse_ledger(data: bytes) -> LedgerContents:
+    """``read_ledger`` of a ledger's bytes."""
+    contents = LedgerContents()
     contents.size = len(data)
     lines = data.split(b"\n")
     last = lines.pop()  # after the final newline: b"" unless the last write was cut
@@ -138,25 +166,10 @@ def natural_order(ids: Iterable[str]) -> list[str]:
     return sorted(ids, key=_natural)
 
 
-def _truncate(path: str, size: int) -> None:
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+def _truncate(folder: Folder, name: str, size: int) -> None:
+    fd = folder.open_existing(name, os.O_WRONLY)
     try:
         os.ftruncate(fd, size)
         os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _sync_folder(path: str) -> None:
-    """Make the new file's name durable too (POSIX; Windows cannot open a folder)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)

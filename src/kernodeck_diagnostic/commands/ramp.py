@@ -13,8 +13,9 @@ then SIGTERM, then SIGKILL) and keeps ``ramp.json``: the same command with the s
 resumes, and never runs a recorded value again.
 
 Exit codes: 0 when at least one value passed (a range was measured), 1 when even ``--start``
-failed, 2 on a usage error, 15 when stdout is closed or refuses the result (the record is in
-``--out`` all the same), 130/143/129 when interrupted.
+failed, 2 on a usage error (an ``--out`` that cannot hold the ramp included: another user's
+link or folder in the way, see ``safe_files``), 15 when stdout is closed or refuses the result
+(the record is in ``--out`` all the same), 130/143/129 when interrupted.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..ramp.outcome import classify
 from ..ramp.plan import explore
 from ..report.redact import Redactor
 from ..report.tables import table
+from ..safe_files import PARTIAL, Folder, UnsafePath, check_file
 from ..supervision.application import run_application
 from ..supervision.process import Interrupted
 from ..terminal import line
@@ -114,10 +116,24 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
                        command=[redactor.text(part) for part in command],
                        command_sha256=record.command_sha256(command))
     try:
-        os.makedirs(out, exist_ok=True)
+        folder = Folder.open(out, create=True)
+    except (OSError, ValueError) as exc:
+        raise UsageError(t("ramp.bad_out", reason=_reason(exc, t)), typed=False) from None
+    try:
+        return _ramp(ramp, command, folder, redactor, form=args.format, t=t)
+    except UnsafePath as exc:  # a link planted in --out while the ramp ran: never followed
+        raise UsageError(t("ramp.bad_out", reason=_reason(exc, t)), typed=False) from None
+    finally:
+        folder.close()
+
+
+def _ramp(ramp: record.Ramp, command: list[str], out: Folder, redactor: Redactor, *,
+          form: str, t: Translate) -> int:
+    try:
+        _check_names(out)
         saved = record.load(out)
     except (OSError, ValueError) as exc:
-        raise UsageError(t("ramp.bad_out", reason=_reason(exc)), typed=False) from None
+        raise UsageError(t("ramp.bad_out", reason=_reason(exc, t)), typed=False) from None
     if saved is not None:
         differ = record.same_ramp(saved, ramp)
         if differ:
@@ -142,26 +158,35 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
         raise
     ramp.status = "complete"
     record.save(ramp, out)
-    _finish(ramp, out, args.format, t)
+    _finish(ramp, out, form, t)
     return EXIT_RANGE_MEASURED if ramp.last_passing_value is not None else EXIT_NOTHING_PASSED
 
 
-def _attempt(ramp: record.Ramp, value: int, command: list[str], out: str,
+def _check_names(out: Folder) -> None:
+    """Before anything runs: each name the ramp writes in ``--out`` is free or a file of its
+    own, never a link (another user's, in a folder others can write)."""
+    for name in (record.RECORD, record.TABLE, record.PLOT):
+        for each in (name, name + PARTIAL):
+            found = out.lstat(each)
+            if found is not None:
+                check_file(found, out.child(each))
+
+
+def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
              redactor: Redactor) -> dict[str, Any]:
     """Run the application once with ``value``; its attempt record."""
     name = f"{ramp.axis}-{value}"
-    folder = os.path.join(out, name)
-    _set_aside(folder)
-    os.makedirs(folder)
-    placeholder = "{" + ramp.axis + "}"
-    argv = [part.replace(placeholder, str(value)) for part in command]
-    env = {**os.environ, "KERNODECK_AXIS_NAME": ramp.axis, "KERNODECK_AXIS_VALUE": str(value),
-           "KERNODECK_RUN_DIR": os.path.abspath(folder)}
-    stderr_path = os.path.join(folder, "stderr.txt")
-    ending = run_application(argv, env=env, stdout_path=os.path.join(folder, "stdout.txt"),
-                             stderr_path=stderr_path, timeout_s=ramp.attempt_timeout_s,
-                             grace_s=STOP_GRACE_S)
-    result = classify(ending, folder, stderr_path, redactor)
+    _set_aside(out, name)
+    with out.subfolder(name) as folder:
+        placeholder = "{" + ramp.axis + "}"
+        argv = [part.replace(placeholder, str(value)) for part in command]
+        env = {**os.environ, "KERNODECK_AXIS_NAME": ramp.axis,
+               "KERNODECK_AXIS_VALUE": str(value),
+               "KERNODECK_RUN_DIR": os.path.abspath(folder.path)}
+        ending = run_application(argv, env=env, captures=folder, stdout_name="stdout.txt",
+                                 stderr_name="stderr.txt", timeout_s=ramp.attempt_timeout_s,
+                                 grace_s=STOP_GRACE_S)
+    result = classify(ending, folder.path, folder.child("stderr.txt"), redactor)
     return {"value": value, "outcome": result.outcome,
             "exit_code": ending.returncode if ending.signal_name is None else None,
             "signal": result.signal, "duration_s": round(ending.duration_s, 3),
@@ -171,14 +196,14 @@ def _attempt(ramp: record.Ramp, value: int, command: list[str], out: str,
             "trial": result.trial, "folder": name}
 
 
-def _set_aside(folder: str) -> None:
+def _set_aside(out: Folder, name: str) -> None:
     """An attempt that was interrupted left its folder: keep it, under another name."""
-    if not os.path.lexists(folder):
+    if out.lstat(name) is None:
         return
     number = 1
-    while os.path.lexists(f"{folder}.interrupted-{number}"):
+    while out.lstat(f"{name}.interrupted-{number}") is not None:
         number += 1
-    os.rename(folder, f"{folder}.interrupted-{number}")
+    out.rename(name, f"{name}.interrupted-{number}")
 
 
 def _progress(ramp: record.Ramp, attempt: dict[str, Any], t: Translate) -> None:
@@ -203,16 +228,18 @@ def conclusion(document: dict[str, Any], t: Translate) -> str:
     return t("ramp.range", axis=axis, last=last, first=first["value"], kind=kind)
 
 
-def _finish(ramp: record.Ramp, out: str, form: str, t: Translate) -> None:
+def _finish(ramp: record.Ramp, out: Folder, form: str, t: Translate) -> None:
     document = ramp.as_json()
     header = tuple(t(f"ramp.header.{column}", axis=ramp.axis)
                    for column in ("value", "outcome", "duration", "peak", "detail"))
     said = conclusion(document, t)
-    with open(os.path.join(out, record.TABLE), "w", encoding="utf-8") as file:
-        file.write(record.markdown(document, header, said))
+    out.replace(record.TABLE, record.markdown(document, header, said).encode("utf-8"))
     labels = {"duration": t("ramp.plot.duration"), "memory": t("ramp.plot.memory"),
               "title": said}
-    plotted = record.plot(document, os.path.join(out, record.PLOT), labels)
+    image = record.plot(document, labels)
+    if image is not None:
+        out.replace(record.PLOT, image)
+    plotted = image is not None
     files = [record.RECORD, record.TABLE, *([record.PLOT] if plotted else [])]
     try:
         if form == "json":
@@ -227,7 +254,9 @@ def _finish(ramp: record.Ramp, out: str, form: str, t: Translate) -> None:
             line(sys.stderr, t("ramp.no_plot"))
 
 
-def _reason(exc: Exception) -> str:
+def _reason(exc: Exception, t: Translate) -> str:
+    if isinstance(exc, UnsafePath):
+        return t(f"files.unsafe.{exc.reason}")
     if isinstance(exc, OSError):
         return (exc.strerror or type(exc).__name__).lower()
     return str(exc)

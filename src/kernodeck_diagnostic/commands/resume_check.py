@@ -31,6 +31,7 @@ from typing import Any
 
 from ..i18n import Translate
 from ..ledger import LedgerContents, natural_order, read_ledger
+from ..safe_files import Folder, UnsafePath, check_file
 from ..supervision.application import GRACE_S, Ending, run_application
 from ..supervision.captures import last_stderr_line
 from ..terminal import cell, line
@@ -117,8 +118,7 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
                         ("--timeout", args.timeout)):
         if value is not None and not 0 < value < float("inf"):
             raise UsageError(t("resume.not_positive", option=name), typed=False)
-    if os.path.exists(args.ledger) and os.path.getsize(args.ledger) > 0:
-        raise UsageError(t("resume.ledger_exists"), typed=False)
+    _check_ledger(args.ledger, t)
     expected = _expected_ids(args.expect_ids, t)
     counter = _RecordCounter(args.ledger)
     at_stop: list[int] = []  # the ledger's records when the stop was decided
@@ -133,12 +133,13 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
             at_stop.append(records)
         return stop
 
-    with tempfile.TemporaryDirectory(prefix="kd-resume-") as captures:
-        first = _run(command, captures, "first", args, stop_when)
+    with tempfile.TemporaryDirectory(prefix="kd-resume-") as captures, \
+            Folder.made(captures) as capture_folder:
+        first = _run(command, capture_folder, "first", args, stop_when)
         records_at_stop = at_stop[0] if at_stop else counter.count()
         line(sys.stderr, t("resume.first_run", records=records_at_stop) if first.stopped
              else t("resume.not_stopped", exit=first.returncode))
-        second = _run(command, captures, "second", args, None)
+        second = _run(command, capture_folder, "second", args, None)
         error = (last_stderr_line(os.path.join(captures, "second.stderr"))
                  if second.returncode != 0 else None)
     contents = read_ledger(args.ledger) if os.path.exists(args.ledger) else LedgerContents()
@@ -151,12 +152,30 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
     return EXIT_INTACT if verdict.intact else EXIT_NOT_INTACT
 
 
-def _run(command: list[str], captures: str, name: str, args: argparse.Namespace,
+def _check_ledger(path: str, t: Translate) -> None:
+    """The ledger must not exist yet (or be empty), and nothing at its name may be a link or
+    another user's file: the application's ``OutputLedger`` would refuse it after the first
+    run started, and an older one would have written through it."""
+    folder_path, name = os.path.split(path)
+    try:
+        with Folder.open(folder_path or ".") as folder:
+            found = folder.lstat(name) if name else None
+            if found is not None:
+                check_file(found, folder.child(name))
+    except UnsafePath as exc:
+        raise UsageError(t("resume.unsafe_ledger", reason=t(f"files.unsafe.{exc.reason}")),
+                         typed=False) from None
+    except OSError:  # no such folder...: the application says so, and the verdict
+        return
+    if found is not None and found.st_size > 0:
+        raise UsageError(t("resume.ledger_exists"), typed=False)
+
+
+def _run(command: list[str], captures: Folder, name: str, args: argparse.Namespace,
          stop_when: Any) -> Ending:
     """One run of the application, its output kept aside (the terminal stays the verdict's)."""
-    return run_application(command, env=os.environ,
-                           stdout_path=os.path.join(captures, f"{name}.stdout"),
-                           stderr_path=os.path.join(captures, f"{name}.stderr"),
+    return run_application(command, env=os.environ, captures=captures,
+                           stdout_name=f"{name}.stdout", stderr_name=f"{name}.stderr",
                            timeout_s=args.timeout, grace_s=args.grace, stop_when=stop_when)
 
 

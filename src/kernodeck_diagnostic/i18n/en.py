@@ -1066,6 +1066,15 @@ MESSAGES = {
     "resume.not_positive": "{option} must be a positive number",
     "resume.ledger_exists":
         "the ledger already exists: the check starts from an empty ledger (move it aside)",
+    "resume.unsafe_ledger": "--ledger cannot be used: {reason}",
+    "files.unsafe.link":
+        "a symbolic link owned by another user is in the way (refused, never followed)",
+    "files.unsafe.owner": "the folder belongs to another user",
+    "files.unsafe.writable": "other users can write in the folder and it has no sticky bit",
+    "files.unsafe.not_folder": "not a folder",
+    "files.unsafe.not_file": "not a regular file",
+    "files.unsafe.file_owner": "the file belongs to another user",
+    "files.unsafe.hard_link": "the file has other hard links",
     "resume.bad_expect_ids": "--expect-ids cannot be read: {reason}",
     "resume.first_run": "first run stopped with {records} record(s) in the ledger; running again",
     "resume.not_stopped": "first run ended by itself (exit {exit}) before the stop; running again",

@@ -1152,6 +1152,17 @@ MESSAGES = {
     "resume.not_positive": "{option} doit être un nombre positif",
     "resume.ledger_exists":
         "le registre existe déjà : la vérification part d'un registre vide (déplacez-le)",
+    "resume.unsafe_ledger": "--ledger inutilisable : {reason}",
+    "files.unsafe.link":
+        "un lien symbolique appartenant à un autre utilisateur est sur le chemin (refusé, "
+        "jamais suivi)",
+    "files.unsafe.owner": "le dossier appartient à un autre utilisateur",
+    "files.unsafe.writable":
+        "d'autres utilisateurs peuvent écrire dans le dossier, qui n'a pas de bit sticky",
+    "files.unsafe.not_folder": "pas un dossier",
+    "files.unsafe.not_file": "pas un fichier ordinaire",
+    "files.unsafe.file_owner": "le fichier appartient à un autre utilisateur",
+    "files.unsafe.hard_link": "le fichier a d'autres liens physiques",
     "resume.bad_expect_ids": "--expect-ids illisible : {reason}",
     "resume.first_run":
         "première exécution arrêtée avec {records} enregistrement(s) dans le registre ; relance",

@@ -1123,6 +1123,15 @@ MESSAGES = {
     "resume.not_positive": "{option} deve ser um número positivo",
     "resume.ledger_exists":
         "o registro já existe: a verificação começa de um registro vazio (mova-o)",
+    "resume.unsafe_ledger": "--ledger não pode ser usado: {reason}",
+    "files.unsafe.link":
+        "um link simbólico de outro usuário está no caminho (recusado, nunca seguido)",
+    "files.unsafe.owner": "a pasta pertence a outro usuário",
+    "files.unsafe.writable": "outros usuários podem escrever na pasta e ela não tem o sticky bit",
+    "files.unsafe.not_folder": "não é uma pasta",
+    "files.unsafe.not_file": "não é um arquivo comum",
+    "files.unsafe.file_owner": "o arquivo pertence a outro usuário",
+    "files.unsafe.hard_link": "o arquivo tem outros links físicos",
     "resume.bad_expect_ids": "--expect-ids não pode ser lido: {reason}",
     "resume.first_run":
         "primeira execução parada com {records} registro(s) no registro; executando de novo",

@@ -10,8 +10,8 @@ arguments (to recognise it) and, for people, with paths and secrets redacted.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +20,7 @@ from typing import Any, Literal
 from .. import TOOL_NAME, __version__
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
+from ..safe_files import Folder
 from ..terminal import cell
 from ..untrusted_json import loads
 
@@ -83,24 +84,18 @@ def command_sha256(argv: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(list(argv)).encode("utf-8")).hexdigest()
 
 
-def save(ramp: Ramp, folder: str) -> None:
-    """Write ramp.json atomically: a reader (or a resume) never sees half of it."""
-    path = os.path.join(folder, RECORD)
-    partial = path + ".partial"
-    with open(partial, "w", encoding="utf-8") as file:
-        file.write(json.dumps(ramp.as_json(), indent=2, ensure_ascii=False) + "\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(partial, path)
+def save(ramp: Ramp, folder: Folder) -> None:
+    """Write ramp.json atomically (``ramp.json.partial``, then renamed): a reader (or a resume)
+    never sees half of it, and nothing is written through a link planted at either name."""
+    data = json.dumps(ramp.as_json(), indent=2, ensure_ascii=False) + "\n"
+    folder.replace(RECORD, data.encode("utf-8"))
 
 
-def load(folder: str) -> dict[str, Any] | None:
-    """The ramp.json of ``folder`` (None when there is none); ValueError when it is not one."""
-    path = os.path.join(folder, RECORD)
-    try:
-        with open(path, "rb") as file:
-            data = file.read(16 * 2**20)
-    except FileNotFoundError:
+def load(folder: Folder) -> dict[str, Any] | None:
+    """The ramp.json of ``folder`` (None when there is none); ValueError when it is not one,
+    ``UnsafePath`` when it is a link or not a regular file."""
+    data = folder.read(RECORD, 16 * 2**20)
+    if data is None:
         return None
     document = loads(data.decode("utf-8"))
     if (not isinstance(document, dict) or document.get("format") != FORMAT
@@ -165,8 +160,8 @@ def markdown(document: dict[str, Any], header: Sequence[str], conclusion: str) -
     return "\n".join(lines)
 
 
-def plot(document: dict[str, Any], path: str, labels: dict[str, str]) -> bool:
-    """ramp.png: value → duration and peak memory, failures marked. False without matplotlib."""
+def plot(document: dict[str, Any], labels: dict[str, str]) -> bytes | None:
+    """ramp.png: value → duration and peak memory, failures marked. None without matplotlib."""
     try:
         import matplotlib
 
@@ -174,7 +169,7 @@ def plot(document: dict[str, Any], path: str, labels: dict[str, str]) -> bool:
         import matplotlib.pyplot as plt
         import matplotlib.ticker
     except ImportError:
-        return False
+        return None
     attempts = sorted(document["attempts"], key=lambda item: int(item["value"]))
     passed = [item for item in attempts if item["outcome"] == "passed"]
     failed = [item for item in attempts if item["outcome"] != "passed"]
@@ -202,6 +197,7 @@ def plot(document: dict[str, Any], path: str, labels: dict[str, str]) -> bool:
                       textcoords="offset points", xytext=(4, -14), color="tab:red")
     left.set_title(labels["title"])
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=100)
     plt.close(figure)
-    return True
+    return image.getvalue()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from ..safe_files import PRIVATE_MODE, Folder
 from .captures import bound_capture
 from .oom_killer import Evidence, OomWatch
 from .process import Interrupted, kill_tree, spawn
@@ -53,16 +54,19 @@ class Ending:
             return f"signal {-self.returncode}"
 
 
-def run_application(argv: Sequence[str], *, env: Mapping[str, str], stdout_path: str,
-                    stderr_path: str, timeout_s: float, grace_s: float = GRACE_S,
+def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Folder,
+                    stdout_name: str, stderr_name: str, timeout_s: float,
+                    grace_s: float = GRACE_S,
                     stop_when: Callable[[float], bool] | None = None) -> Ending:
     """Run ``argv`` to its end, within ``timeout_s``; ``stop_when(elapsed)`` asks for a gentle stop.
 
+    Its stdout and stderr go to two new files of ``captures`` (created exclusively, readable by
+    their owner only: what a program prints may hold anything).
     Raises ``Interrupted`` (after stopping the application gently) when the front is interrupted.
     """
     watch = OomWatch()
     start = time.monotonic()
-    with open(stdout_path, "ab") as out, open(stderr_path, "ab") as err:
+    with _capture(captures, stdout_name) as out, _capture(captures, stderr_name) as err:
         try:
             process = spawn(argv, stdout=out, stderr=err, env=dict(env))
         except OSError as exc:
@@ -83,6 +87,10 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], stdout_path:
     if ending.returncode == -_SIGKILL and not ending.timed_out and not ending.stopped:
         ending.oom_evidence = watch.evidence(process.pid)
     return ending
+
+
+def _capture(folder: Folder, name: str) -> IO[bytes]:
+    return os.fdopen(folder.open_new(name, PRIVATE_MODE, append=True), "ab")
 
 
 def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import IO, Callable, Literal
 
 from ..interpreter import is_front_interpreter
+from ..safe_files import PRIVATE_MODE, Folder
 from .captures import bound_capture, last_stderr_line
 from .events import EventReader, WorkerState
 from .process import kill_tree, spawn
@@ -181,8 +182,10 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         if path0 is not None and not {"-I", "-P"} & set(options):
             argv += ["--path0", path0]
         argv += extra
-        with open(os.path.join(folder, "stdout"), "ab") as out, \
-                open(os.path.join(folder, "stderr"), "ab") as err, \
+        # The worker's output, readable by its owner only (it may hold anything).
+        with Folder.made(folder) as private, \
+                os.fdopen(private.open_new("stdout", PRIVATE_MODE, append=True), "ab") as out, \
+                os.fdopen(private.open_new("stderr", PRIVATE_MODE, append=True), "ab") as err, \
                 open(events_path, "rb") as events:
             run = _supervise(argv, captures=(out, err), reader=EventReader(events),
                              timeout_s=timeout_s, on_progress=on_progress, on_started=on_started)

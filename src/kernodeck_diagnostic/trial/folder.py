@@ -4,23 +4,34 @@
 (``20261201T061502Z-3f9a1c``), created with ``mkdir`` (which fails rather than reuse a folder).
 When ``KERNODECK_RUN_DIR`` is set it is the root, whatever the program asked: a driver such as
 ``kernodeck-diagnostic ramp`` gives each attempt its own place that way. Every file is created
-exclusively (``O_EXCL``): nothing is ever written over.
+exclusively (``O_EXCL``): nothing is ever written over. And nothing is written through a link:
+the root is opened and checked once, the attempt folder made and opened relative to it, and every
+file created relative to the attempt folder's descriptor (``safe_files``): a root that is another
+user's link, or an attempt folder renamed and replaced by a link during the run, never receives
+a file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
+
+from ..safe_files import PRIVATE_MODE, Folder, descriptor_path
 
 ATTEMPT_FILE = "attempt.json"
 TRACE_FILE = "trace.txt"
 SNAPSHOT_FILE = "memory_snapshot.pickle"
 FORMAT = "kernodeck-attempt"
 VERSION = 1
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+# What only the attempt's owner may read (PRIVATE_MODE, 0600): the trace holds every path and
+# message unredacted, the snapshot every stack of the allocator's history.
+TRACE_HEADER = ("# kernodeck-diagnostic trace: local only, not redacted (paths, messages, values "
+                "as they were); do not share it. attempt.json holds what can be shared.\n")
 
 
 def root_folder(root: str | os.PathLike[str]) -> str:
@@ -28,27 +39,34 @@ def root_folder(root: str | os.PathLike[str]) -> str:
     return os.environ.get("KERNODECK_RUN_DIR") or os.fspath(root)
 
 
-def create(root: str) -> tuple[str, str]:
-    """A new attempt folder under ``root`` (created if needed): (its id, its path)."""
-    os.makedirs(root, exist_ok=True)
-    while True:
-        attempt_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
-        path = os.path.join(root, attempt_id)
-        try:
-            os.mkdir(path)
-        except FileExistsError:  # the same second and the same random part: draw again
-            continue
-        return attempt_id, path
+def create(root: str) -> tuple[str, Folder]:
+    """A new attempt folder under ``root`` (created if needed): (its id, the folder, open)."""
+    with Folder.open(root, create=True) as parent:
+        while True:
+            attempt_id = (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-"
+                          + secrets.token_hex(3))
+            try:
+                return attempt_id, parent.subfolder(attempt_id)
+            except FileExistsError:  # the same second and the same random part: draw again
+                continue
 
 
-def write_new(path: str, data: bytes) -> None:
-    """Write a file that must not exist yet, and make it durable."""
-    fd = os.open(path, _NEW, 0o644)
+def write_new(folder: Folder, name: str, data: bytes, mode: int = 0o644) -> None:
+    """Write the file ``name`` of ``folder``, which must not exist yet, and make it durable."""
+    folder.create_file(name, data, mode)
+
+
+def dump_snapshot(folder: Folder, dump: Callable[[str], Any]) -> None:
+    """The allocator's snapshot, ``dump(filename)`` (PyTorch's ``_dump_snapshot``), written to
+    a file created here exclusively and reached through its descriptor (``/proc/self/fd``) where
+    the system has such names: the folder's path is never walked again."""
+    fd = folder.open_new(SNAPSHOT_FILE, PRIVATE_MODE)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
+        dump(descriptor_path(fd) or folder.child(SNAPSHOT_FILE))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            folder.unlink(SNAPSHOT_FILE)
+        raise
     finally:
         os.close(fd)
 

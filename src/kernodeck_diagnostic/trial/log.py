@@ -18,6 +18,8 @@ import threading
 import time
 from typing import IO, Any
 
+from ..safe_files import Folder
+
 EVENTS_FILE = "events.jsonl"
 COALESCE_S = 0.005
 # One encoder for every event (json.dumps with options builds a new one per call).
@@ -27,10 +29,9 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str).enc
 class EventLog:
     """Appends events to ``events.jsonl``; see the module's docstring for when they are safe."""
 
-    def __init__(self, folder: str) -> None:
-        path = os.path.join(folder, EVENTS_FILE)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
-                     | getattr(os, "O_BINARY", 0), 0o644)
+    def __init__(self, folder: Folder) -> None:
+        # Created exclusively, relative to the attempt folder's descriptor (``safe_files``).
+        fd = folder.open_new(EVENTS_FILE, 0o644, append=True)
         self._file: IO[str] | None = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         self._start = time.perf_counter()
         self._pending = threading.Event()

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from .. import TOOL_NAME, __version__
 from ..report.redact import Redactor
+from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
 from . import contracts, folder, oom
 from .log import EventLog
@@ -68,6 +69,7 @@ class Trial:
         self.memory_history = memory_history
         self.attempt_id: str | None = None
         self.folder: str | None = None
+        self._dir: Folder | None = None  # the attempt folder, open: every file relative to it
         self._log: EventLog | None = None
         self._redactor: Redactor | None = None
         self._names: dict[str, str] = {}
@@ -101,8 +103,9 @@ class Trial:
         if self._log is not None:
             raise RuntimeError("a Trial is one attempt: it is entered once")
         self._redactor = Redactor.for_this_machine()
-        self.attempt_id, self.folder = folder.create(self.root)
-        self._log = EventLog(self.folder)
+        self.attempt_id, self._dir = folder.create(self.root)
+        self.folder = self._dir.path
+        self._log = EventLog(self._dir)
         self._cpu.open()
         self._started_at = _now()
         from .facts import command_line
@@ -273,12 +276,13 @@ class Trial:
             self._write("error", pass_index=pass_index, **self._error_fields(exc))
 
     def _write_trace(self, exc: BaseException) -> None:
-        if self.folder is None:
+        if self._dir is None:
             return
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        text = folder.TRACE_HEADER + "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__))
         with contextlib.suppress(OSError):  # attempt.json still says what failed
-            folder.write_new(os.path.join(self.folder, folder.TRACE_FILE), text.encode(
-                "utf-8", "replace"))
+            folder.write_new(self._dir, folder.TRACE_FILE, text.encode("utf-8", "replace"),
+                             PRIVATE_MODE)
 
     # -- CUDA's allocator history ------------------------------------------------------------------
 
@@ -295,11 +299,11 @@ class Trial:
             self._history["recorded"] = True
 
     def _save_snapshot(self, torch: Any) -> None:
-        if not self._history["recorded"] or self.folder is None:
+        if not self._history["recorded"] or self._dir is None:
             return
         # No room left even for the snapshot: the attempt still says why it failed.
         with contextlib.suppress(Exception):
-            torch.cuda.memory._dump_snapshot(os.path.join(self.folder, folder.SNAPSHOT_FILE))
+            folder.dump_snapshot(self._dir, torch.cuda.memory._dump_snapshot)
             self._history["snapshot"] = folder.SNAPSHOT_FILE
 
     def _stop_history(self) -> None:
@@ -326,7 +330,7 @@ class Trial:
 
     def _finish(self, exc: BaseException | None) -> None:
         log = self._log
-        if log is None or self.folder is None:
+        if log is None or self._dir is None:
             return
         self._release_sigterm()
         if exc is not None and exc is not self._error:
@@ -336,8 +340,7 @@ class Trial:
         self._stop_history()
         document = self._document(status)
         try:
-            folder.write_new(os.path.join(self.folder, folder.ATTEMPT_FILE),
-                             folder.to_json(document))
+            folder.write_new(self._dir, folder.ATTEMPT_FILE, folder.to_json(document))
         except OSError as error:
             sys.stderr.write(f"{TOOL_NAME}: the attempt's attempt.json could not be written "
                              f"({type(error).__name__}); events.jsonl holds what happened\n")
@@ -347,6 +350,7 @@ class Trial:
                     peak_memory_bytes=document["peak_memory_bytes"])
         log.close()
         self._cpu.close()
+        self._dir.close()
 
     def _document(self, status: Status) -> dict[str, Any]:
         from .facts import environment
@@ -382,7 +386,8 @@ class Trial:
             "output": self._output,
             "memory_history": self._history,
             "trace": folder.TRACE_FILE if self._first_error is not None
-            and os.path.exists(os.path.join(self.folder or "", folder.TRACE_FILE)) else None,
+            and self._dir is not None and self._dir.lstat(folder.TRACE_FILE) is not None
+            else None,
         }
 
     def _peak(self) -> int | None:
