@@ -180,6 +180,7 @@ def test_live_stage_line_on_a_terminal_only(pyz: Path) -> None:
 
 # -- the Python API -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_api_returns_a_report_for_a_diagnosed_failure() -> None:
     report = kernodeck_diagnostic.check(device="cpu", python=str(_notorch()))
     assert (report.code, report.exit_code, report.passed) == ("TORCH_MISSING", 3, False)

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import assert_valid_report, clean_env, fake_gpu_env, run_tool
 
 
@@ -92,6 +94,7 @@ def test_disk_full_midway_leaves_no_partial_file(pyz: Path, nearly_full_disk: Pa
     assert "no space left" in result.stderr
 
 
+@pytest.mark.slow
 def test_relative_output_goes_to_the_working_folder(notorch_python: Path, pyz: Path,
                                                     tmp_path: Path) -> None:
     result = run_tool(notorch_python, pyz, ["--device", "cpu", "--output", "diagnostic-cpu.json"],

@@ -48,6 +48,7 @@ def test_secrets_in_an_import_error_never_reach_report_or_terminal(
     assert "hunter2" not in message
 
 
+@pytest.mark.slow
 def test_a_passing_real_check_carries_nothing_private(cpu_torch_python: Path, pyz: Path,
                                                       tmp_path: Path,
                                                       planted: dict[str, str]) -> None:

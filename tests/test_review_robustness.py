@@ -139,12 +139,14 @@ def _without_stderr(python: Path, pyz: Path, *args: str) -> subprocess.Completed
                           env=clean_env(), timeout=RUN_TIMEOUT_S, check=False)
 
 
+@pytest.mark.slow
 def test_closed_stderr_usage_error_still_exits_2(cpu_torch_python: Path, pyz: Path) -> None:
     run = _without_stderr(cpu_torch_python, pyz, "--device", "tpu")
     assert run.returncode == 2  # was 1: AttributeError writing the usage line to None
     assert run.stdout == ""
 
 
+@pytest.mark.slow
 def test_closed_stderr_refused_output_still_exits_12(cpu_torch_python: Path, pyz: Path,
                                                       tmp_path: Path) -> None:
     taken = tmp_path / "report.json"
@@ -154,6 +156,7 @@ def test_closed_stderr_refused_output_still_exits_12(cpu_torch_python: Path, pyz
     assert taken.read_text() == "mine\n"
 
 
+@pytest.mark.slow
 def test_closed_stderr_passing_check_exits_0(cpu_torch_python: Path, pyz: Path,
                                              tmp_path: Path) -> None:
     out = tmp_path / "report.json"
@@ -282,6 +285,7 @@ def test_the_doctests_are_found() -> None:
             "kernodeck_diagnostic.untrusted_json"} <= set(DOCTESTED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", DOCTESTED)
 def test_the_examples_in_the_docstrings_run(cpu_torch_python: Path, tmp_path: Path,
                                             module: str) -> None:

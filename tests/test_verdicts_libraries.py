@@ -103,6 +103,7 @@ OVERRIDES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(OVERRIDES))
 def test_a_library_on_ld_library_path_that_torch_cannot_load_is_named_with_the_variable(
         case: str, cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
@@ -132,6 +133,7 @@ def test_a_library_on_ld_library_path_that_torch_cannot_load_is_named_with_the_v
     assert "LIBRARY_PATH_OVERRIDE" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_advice_works_without_the_variable_the_check_passes(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     folder = tmp_path / "override"
@@ -146,6 +148,7 @@ def test_the_advice_works_without_the_variable_the_check_passes(
     assert "LIBRARY_PATH_OVERRIDE" not in _findings(report)
 
 
+@pytest.mark.slow
 def test_a_wrong_elf_class_library_on_ld_library_path_is_named(
         broken_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     # The loader skips a 32-bit file while another candidate exists; torch's own copy of
@@ -165,6 +168,7 @@ def test_a_wrong_elf_class_library_on_ld_library_path_is_named(
     assert "SHARED_LIBRARY_MISSING" not in found
 
 
+@pytest.mark.slow
 def test_a_wrong_elf_class_library_the_loader_skips_is_no_finding(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     folder = tmp_path / "lib32"
@@ -177,6 +181,7 @@ def test_a_wrong_elf_class_library_the_loader_skips_is_no_finding(
     assert "LIBRARY_PATH_OVERRIDE" not in _findings(report)
 
 
+@pytest.mark.slow
 def test_a_missing_library_with_ld_library_path_set_is_not_an_override(
         broken_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     folder = tmp_path / "unrelated"
@@ -190,6 +195,7 @@ def test_a_missing_library_with_ld_library_path_set_is_not_an_override(
     assert "LIBRARY_PATH_OVERRIDE" not in found
 
 
+@pytest.mark.slow
 def test_a_conda_environments_lib_on_ld_library_path_is_said_to_be_one(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     prefix = tmp_path / "miniconda3" / "envs" / "old-gcc"
@@ -259,6 +265,7 @@ def _names_the_limit(report: dict[str, Any], command: str, megabytes: int) -> di
     return finding
 
 
+@pytest.mark.slow
 def test_a_real_import_that_dies_of_an_address_space_limit_names_the_limit(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     # Under an address-space limit (ulimit -v), a real `import torch` fails to map a library,
@@ -302,6 +309,7 @@ def test_a_real_import_that_dies_of_an_address_space_limit_names_the_limit(
     assert "ulimit -v: " in completed.stdout
 
 
+@pytest.mark.slow
 def test_a_real_import_that_cannot_map_torchs_library_under_a_limit_is_host_memory(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     # Far below what torch needs, the loader cannot even map libtorch_cpu.so: an ImportError that
@@ -421,6 +429,7 @@ def test_the_stderr_line_is_redacted_and_gives_findings(tmp_path: Path) -> None:
     assert "libtorch_cpu.so" in finding["summary"]
 
 
+@pytest.mark.slow
 def test_a_real_import_that_raises_memory_error_is_host_memory_too(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     # A little above the limits that kill it, the import gets further and raises MemoryError.
@@ -439,6 +448,7 @@ def test_a_real_import_that_raises_memory_error_is_host_memory_too(
     assert finding["evidence"][0] == "MemoryError at the import stage"
 
 
+@pytest.mark.slow
 def test_a_data_limit_is_named_as_such(cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     # ulimit -d (RLIMIT_DATA) bounds the heap and, since Linux 4.7, every private mapping.
     out = tmp_path / "report.json"
@@ -666,6 +676,7 @@ def test_the_tools_own_install_without_torch_says_to_check_the_projects_python(
     assert str(tmp_path) not in json.dumps(report)
 
 
+@pytest.mark.slow
 def test_the_same_install_checking_the_projects_python_is_not_the_case(
         tool_wheel: Path, cpu_torch_python: Path, tmp_path: Path) -> None:
     venv = _tool_venv(tmp_path / "pipx" / "venvs" / "kernodeck-diagnostic", tool_wheel)
@@ -675,6 +686,7 @@ def test_the_same_install_checking_the_projects_python_is_not_the_case(
     assert report["runtime"]["tool_environment"] is None
 
 
+@pytest.mark.slow
 def test_python_dash_m_and_the_zipapp_in_a_python_without_torch_are_not_the_case(
         tool_wheel: Path, notorch_python: Path, pyz: Path, tmp_path: Path) -> None:
     # The user chose that interpreter: TORCH_MISSING is the useful answer there.

@@ -74,6 +74,7 @@ def _no_crash(run: Run) -> None:
 
 # -- item 9: a failing stdout never loses the report file ------------------------------------
 
+@pytest.mark.slow
 def test_closed_stdout_still_saves_the_report_and_exits_15(cpu_torch_python: Path, pyz: Path,
                                                            tmp_path: Path) -> None:
     out = tmp_path / "r.json"
@@ -87,6 +88,7 @@ def test_closed_stdout_still_saves_the_report_and_exits_15(cpu_torch_python: Pat
         "written to stdout: it is closed (exit 15, STDOUT_WRITE_FAILED)."]
 
 
+@pytest.mark.slow
 def test_closed_stdout_without_a_file_is_said_not_an_internal_error(
         cpu_torch_python: Path, pyz: Path) -> None:
     run = _run([sys.executable, "-c", CLOSE_STDOUT_THEN_EXEC,
@@ -98,6 +100,7 @@ def test_closed_stdout_without_a_file_is_said_not_an_internal_error(
         "(exit 15, STDOUT_WRITE_FAILED)."]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
 def test_stdout_on_a_full_device_still_saves_the_report(cpu_torch_python: Path, pyz: Path,
                                                         tmp_path: Path, fmt: str) -> None:
@@ -113,6 +116,7 @@ def test_stdout_on_a_full_device_still_saves_the_report(cpu_torch_python: Path, 
     assert "no space left on the device (exit 15, STDOUT_WRITE_FAILED)" in run.stderr
 
 
+@pytest.mark.slow
 def test_stdout_on_a_full_device_in_portuguese(cpu_torch_python: Path, pyz: Path) -> None:
     with open("/dev/full", "wb") as full:
         run = _run(_tool(cpu_torch_python, pyz, "--lang", "pt"), stdout=full)
@@ -132,6 +136,7 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
 
 # -- item 13 (c): the first line says the exit status the process ends with -------------------
 
+@pytest.mark.slow
 def test_a_report_not_saved_is_said_in_the_first_line(cpu_torch_python: Path, pyz: Path,
                                                       full_disk: Path) -> None:
     out = full_disk / "r.json"
@@ -146,6 +151,7 @@ def test_a_report_not_saved_is_said_in_the_first_line(cpu_torch_python: Path, py
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_file_and_stdout_both_failing_exit_12_and_say_both(cpu_torch_python: Path, pyz: Path,
                                                            full_disk: Path) -> None:
     out = full_disk / "r.json"
@@ -163,6 +169,7 @@ def test_file_and_stdout_both_failing_exit_12_and_say_both(cpu_torch_python: Pat
 
 # -- item 13 (a): --output - ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_output_dash_is_refused_and_points_to_format_json(cpu_torch_python: Path, pyz: Path,
                                                           tmp_path: Path) -> None:
     run = _run(_tool(cpu_torch_python, pyz, "--output", "-"), stdout=subprocess.PIPE,
@@ -176,6 +183,7 @@ def test_output_dash_is_refused_and_points_to_format_json(cpu_torch_python: Path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_file_really_named_dash_is_written_as_dot_slash(cpu_torch_python: Path, pyz: Path,
                                                           tmp_path: Path) -> None:
     run = _run(_tool(cpu_torch_python, pyz, "--output", "./-"), stdout=subprocess.PIPE,
@@ -184,6 +192,7 @@ def test_a_file_really_named_dash_is_written_as_dot_slash(cpu_torch_python: Path
     assert _saved(tmp_path / "-")["code"] == "CPU_CHECK_PASSED"
 
 
+@pytest.mark.slow
 def test_help_documents_the_output_rules(cpu_torch_python: Path, pyz: Path) -> None:
     run = _run([str(cpu_torch_python), str(pyz), "--help"], stdout=subprocess.PIPE)
     assert run.returncode == 0
@@ -196,6 +205,7 @@ def test_help_documents_the_output_rules(cpu_torch_python: Path, pyz: Path) -> N
 
 # -- item 13 (b): a device or a FIFO is named for what it is ---------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 def test_a_device_or_a_fifo_is_not_called_an_existing_file(cpu_torch_python: Path, pyz: Path,
                                                            tmp_path: Path, kind: str) -> None:
@@ -231,6 +241,7 @@ def test_at_write_time_too_a_device_or_a_fifo_is_named(tmp_path: Path) -> None:
 
 # -- item 13 (d): a dumb terminal receives no escape sequence --------------------------------
 
+@pytest.mark.slow
 def test_a_dumb_terminal_receives_no_escape_sequence(cpu_torch_python: Path, pyz: Path) -> None:
     leader, follower = pty.openpty()
     with subprocess.Popen(_tool(cpu_torch_python, pyz), stdin=subprocess.DEVNULL,

@@ -488,6 +488,7 @@ def test_python_m_on_an_old_python_says_so_in_one_line(minor: str) -> None:
         f"kernodeck-diagnostic: Python 3.9 or newer is needed; this is Python {minor}"]
 
 
+@pytest.mark.slow
 def test_a_file_size_limit_is_named_not_the_temporary_folder(pyz: Path, tmp_path: Path,
                                                              notorch_python: Path) -> None:
     """`ulimit -f 4` (4 KiB, below the worker's own source): writing the worker's files fails
