@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ from kernodeck_diagnostic.i18n import ENGLISH
 from kernodeck_diagnostic.ramp import outcome
 from kernodeck_diagnostic.ramp.plan import explore, next_value
 from kernodeck_diagnostic.report import libraries as library_facts
+from kernodeck_diagnostic.report.devices import EveryDevice
 from kernodeck_diagnostic.report.distributed import shared_devices
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.report.findings import device as device_rules
 from kernodeck_diagnostic.report.findings.distributed import memlock_low
+from kernodeck_diagnostic.report.pep440 import satisfies
 from kernodeck_diagnostic.supervision import oom_killer
 from kernodeck_diagnostic.trial import Trial, contracts, oom
 from kernodeck_diagnostic.trial import compare as attempt_compare
@@ -76,9 +79,10 @@ def _driver(build: str, driver: str, os_family: str = "linux") -> dict[str, Any]
 def test_the_minimum_driver_of_each_cuda_major(build: str, os_family: str, below: str,
                                               minimum: str) -> None:
     too_old = _finding(_driver(build, below, os_family), "DRIVER_TOO_OLD")
-    assert too_old is not None and too_old["severity"] == "error"
-    assert f"below {minimum}, the minimum for CUDA {build.split('.')[0]}.x" in \
-        " ".join(too_old["evidence"])
+    assert too_old is not None
+    assert too_old["severity"] == "error"
+    major = build.partition(".")[0]
+    assert f"below {minimum}, the minimum for CUDA {major}.x" in " ".join(too_old["evidence"])
     assert "DRIVER_TOO_OLD" not in ids(_driver(build, minimum, os_family))
 
 
@@ -121,7 +125,8 @@ def test_a_device_stage_over_five_seconds_is_slow_with_persistence_off(device_ms
 @pytest.mark.parametrize(("macos", "variant"), [("13.7", "macos_too_old"), ("14.0", "no_device")])
 def test_mps_needs_macos_14(macos: str, variant: str) -> None:
     found = device_rules.mps_unavailable(mps_unavailable(macos, "arm64", False))
-    assert found is not None and found.variant == variant
+    assert found is not None
+    assert found.variant == variant
 
 
 @pytest.mark.parametrize(("count", "fires"), [(1, False), (2, True)])
@@ -140,11 +145,13 @@ def test_two_gpu_models_make_the_order_matter(models: int, fires: bool) -> None:
     assert ("DEVICE_ORDER_MISMATCH" in ids(found)) is fires
 
 
-@pytest.mark.parametrize(("accessible", "fires"), [(7, True), (8, False)])
-def test_fewer_device_nodes_openable_than_the_driver_has(accessible: int, fires: bool) -> None:
+@pytest.mark.parametrize(("gpus", "accessible", "fires"), [(8, 7, True), (8, 8, False),
+                                                          (1, 0, True), (1, 1, False)])
+def test_fewer_device_nodes_openable_than_the_driver_has(gpus: int, accessible: int,
+                                                         fires: bool) -> None:
     found = with_node(unavailable("CUDA driver initialization failed, you might not have a CUDA "
                                   "gpu."),
-                      **{"node.proc_gpus": 8, "node.pci_gpus": 8, "node.dev_gpus": 8,
+                      **{"node.proc_gpus": gpus, "node.pci_gpus": gpus, "node.dev_gpus": gpus,
                          "node.dev_gpus_accessible": accessible})
     assert ("GPU_NODES_MISMATCH" in ids(found)) is fires
 
@@ -210,7 +217,7 @@ def test_one_tracemalloc_frame_is_tracing(frames: int, fires: bool) -> None:
     assert ("TRACEMALLOC_ON" in ids(report(**{"runtime.tracemalloc_frames": frames}))) is fires
 
 
-# -- distributed ------------------------------------------------------------------------------------
+# -- distributed ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("devices", "fires"), [(0, False), (1, True)])
 def test_one_rdma_device_under_a_memlock_limit(devices: int, fires: bool) -> None:
@@ -221,8 +228,8 @@ def test_one_rdma_device_under_a_memlock_limit(devices: int, fires: bool) -> Non
 @pytest.mark.parametrize(("limit", "shown"), [(MIB - 1024, "1023 KiB"), (MIB, "1 MiB")])
 def test_a_memlock_limit_is_shown_in_kib_below_one_mib(limit: int, shown: str) -> None:
     found = memlock_low(distributed(rdma_devices=1, memlock_limit_bytes=limit))
-    assert found is not None and f"locked-memory limit (ulimit -l) {shown}, not unlimited" in \
-        found.evidence
+    assert found is not None
+    assert f"locked-memory limit (ulimit -l) {shown}, not unlimited" in found.evidence
 
 
 def _rank(rank: int, device: str = "cuda:0") -> dict[str, Any]:
@@ -233,6 +240,14 @@ def test_two_ranks_not_one_rank_twice_share_a_gpu() -> None:
     assert shared_devices([_rank(0), _rank(1, "cuda:1")]) == []
     assert shared_devices([_rank(0), _rank(0)]) == []  # one rank reported twice
     assert shared_devices([_rank(0), _rank(1)]) == [[0, 1]]
+
+
+@pytest.mark.parametrize(("count", "peers"), [(1, None), (2, [])])
+def test_copies_between_devices_need_two_devices(count: int, peers: list[Any] | None) -> None:
+    checked = EveryDevice("cuda", devices={index: {"error": None} for index in range(count)})
+    pytorch: dict[str, Any] = {"devices": [{"index": index} for index in range(count)]}
+    checked.fill(pytorch, lambda error: error)
+    assert pytorch["peers"] == peers
 
 
 def _torchrun(**changes: str) -> dict[str, str]:
@@ -282,6 +297,7 @@ def test_an_extensions_cuda_is_compared_on_major_and_minor(theirs: str, ours: st
 
 @pytest.mark.parametrize(("version", "cuda"), [
     ("0.23.0+cu128", "12.8"), ("0.23.0+cu118", "11.8"), ("0.24.0+cu130", "13.0"),
+    ("0.5.0+cu92", "9.2"),
     ("0.23.0+cpu", "cpu"), ("0.23.0", None)])
 def test_a_local_label_names_its_cuda(version: str, cuda: str | None) -> None:
     assert worker_libraries.build_cuda(version) == cuda
@@ -308,6 +324,23 @@ def test_a_kernel_passes_up_to_its_tolerance(name: str, dtype: str, limit: float
     assert status(above) == "failed"
 
 
+@pytest.mark.parametrize(("version", "specifier", "met"), [
+    ("2.0", ">2.0", False), ("2.0.1", ">2.0", True), ("2.0+cu128", ">2.0", False),
+    ("2.0.post1", ">2.0", False),
+    ("2.0", "<2.0", False), ("1.9.9", "<2.0", True), ("2.0rc1", "<2.0", False),
+    ("2.0.dev0", "<2.0", False),
+    ("2.13.9", ">=2.14", False), ("2.14.0", ">=2.14", True), ("2.14.0+cu128", ">=2.14", True),
+    ("2.14.0+cu128", "<=2.14.0", True), ("2.14.0.post1", "<=2.14.0", False),
+    ("2.5.0", "~=2.5.1", False), ("2.5.1", "~=2.5.1", True), ("2.5.9", "~=2.5.1", True),
+    ("2.6.0", "~=2.5.1", False), ("2.9", "~=2.5", True), ("3.0", "~=2.5", False),
+    ("2.14.1", "~=2", None),
+    ("2.0", "==2.0.0.*", True), ("2.14.1rc1", "==2.14.*", True), ("2.15", "==2.14.*", False),
+    ("2.0.0", "==2", True),
+])
+def test_a_torch_requirement_at_its_bounds(version: str, specifier: str, met: bool | None) -> None:
+    assert satisfies(version, specifier) is met
+
+
 # -- a trial: the out-of-memory phase, the contracts ----------------------------------------------
 
 def test_an_oom_in_pass_1_is_a_later_pass_not_the_first() -> None:
@@ -316,16 +349,31 @@ def test_an_oom_in_pass_1_is_a_later_pass_not_the_first() -> None:
     assert oom.phase_of(None, passes_started=False) == "loading"
 
 
+def test_growth_is_each_pass_minus_the_one_before() -> None:
+    assert oom.growth([100, 300, 600]) == [200, 300]
+    assert oom.growth([100, None, 600]) == [None, None]
+    assert oom.growth([100]) == []
+
+
+def _run(trial: Trial, program: Callable[[Trial], None]) -> None:
+    with trial:
+        program(trial)
+
+
 @pytest.mark.parametrize(("failing", "phase"), [(None, "loading"), (0, "first_pass"),
-                                                (1, "later_pass")])
+                                                (1, "later_pass"), (2, "later_pass")])
 def test_a_trials_oom_phase_from_the_pass_it_failed_in(tmp_path: Path, failing: int | None,
                                                        phase: str) -> None:
-    with pytest.raises(MemoryError), Trial(tmp_path / "runs") as trial:
+    def program(trial: Trial) -> None:
         if failing is None:
             raise MemoryError
         for index in trial.passes(3):
             if index == failing:
                 raise MemoryError
+
+    trial = Trial(tmp_path / "runs")
+    with pytest.raises(MemoryError):
+        _run(trial, program)
     attempt = json.loads(Path(trial.folder or "", "attempt.json").read_text())
     assert attempt["oom"]["phase"] == phase
     assert attempt["oom"]["pass_index"] == failing
@@ -476,7 +524,7 @@ def _ramp_args(**changes: Any) -> argparse.Namespace:
     ({"attempt_timeout": 0.0}, False), ({"attempt_timeout": 0.001}, True),
 ])
 def test_a_ramps_range_factor_and_limit(changes: dict[str, Any], accepted: bool) -> None:
-    validate = getattr(ramp_command, "_validate")
+    validate = ramp_command._validate
     if accepted:
         validate(_ramp_args(**changes), ["python", "app.py"], ENGLISH)
     else:
