@@ -205,8 +205,9 @@ def conclusion(document: dict[str, Any], t: Translate) -> str:
 
 def _finish(ramp: record.Ramp, out: str, form: str, t: Translate) -> None:
     document = ramp.as_json()
-    header = tuple(t(f"ramp.header.{column}", axis=ramp.axis)
-                   for column in ("value", "outcome", "duration", "peak", "detail"))
+    header = tuple(t(column, axis=ramp.axis)
+                   for column in ("ramp.header.value", "ramp.header.outcome",
+                                  "ramp.header.duration", "ramp.header.peak", "ramp.header.detail"))
     said = conclusion(document, t)
     with open(os.path.join(out, record.TABLE), "w", encoding="utf-8") as file:
         file.write(record.markdown(document, header, said))
