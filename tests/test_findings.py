@@ -238,7 +238,7 @@ def test_findings_doc_lists_every_finding() -> None:
 def test_every_id_a_rule_declares_has_its_sentences_and_its_row() -> None:
     """A rule's layer registers it with the ids it can give: each has its sentences in the
     catalog (plain or per variant) and its row in docs/findings.md, whether a case fires it or
-    not; and on every case, a rule gives only the ids it declares."""
+    not; and on every case, a rule gives only the ids and variants it declares."""
     doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `([A-Z_0-9]+)` \|", doc, re.MULTILINE))
     registered = [entry for layer in LAYERS for entry in layer.registered]
@@ -255,6 +255,8 @@ def test_every_id_a_rule_declares_has_its_sentences_and_its_row() -> None:
         for case in FIRES.values():
             finding = entry.rule(case)
             assert finding is None or finding.id in entry.ids, (entry.rule.__name__, finding)
+            assert finding is None or finding.variant in entry.variants, (entry.rule.__name__,
+                                                                            finding)
 
 
 def test_the_verdicts_the_rules_compare_with_are_the_tables() -> None:

@@ -231,8 +231,9 @@ def test_at_write_time_too_a_device_or_a_fifo_is_named(tmp_path: Path) -> None:
     with no reader would block an open for writing forever)."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    for target, key in ((str(fifo), "exists_fifo"), ("/dev/full", "exists_device"),
-                        ("/dev/null", "exists_device")):
+    for target, key in ((str(fifo), "output.reason.exists_fifo"),
+                        ("/dev/full", "output.reason.exists_device"),
+                        ("/dev/null", "output.reason.exists_device")):
         with pytest.raises(OutputError) as raised:
             write_new(target, b"{}\n")
         assert raised.value.key == key

@@ -112,7 +112,7 @@ def test_the_front_takes_the_protocol_from_the_worker_module() -> None:
     assert report_build.STAGES is stages.STAGES
     assert report_build.EXPECTED is stages.EXPECTED
     assert events.MAX_TEXT_CHARS is stages.MAX_TEXT_CHARS
-    assert check._LIVE_STAGES is stages.STAGES
+    assert tuple(check._LIVE_LABELS) == stages.STAGES
     assert compare.STAGE_ORDER[:len(stages.STAGES)] == stages.STAGES
     assert stages.EXPECTED == RIGHT
     # The contract's order: the last three run only when their flag asks for them.
@@ -135,7 +135,7 @@ def test_the_protocol_agrees_with_the_schema_and_the_catalogs() -> None:
         code = codes.classify("gpu", {"kind": kind, "stage": "compute"})
         assert code.name != "WORKER_FAILED", kind
     for language in LANGUAGES:
-        assert all(f"ui.live.{stage}" in messages(language) for stage in stages.STAGES)
+        assert all(check._LIVE_LABELS[stage] in messages(language) for stage in stages.STAGES)
 
 
 def test_the_schema_uses_only_keywords_the_front_checks() -> None:

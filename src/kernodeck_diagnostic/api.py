@@ -243,7 +243,8 @@ def known_device(name: str, translate: Translate = ENGLISH,
         if name == device:
             return device
     if name.strip().lower() in ("rocm", "hip", "cuda"):
-        raise ValueError(translate(f"{surface}.device.rocm", value=repr(name)))
+        raise ValueError(translate("api.device.rocm" if surface == "api" else "cli.device.rocm",
+                                   value=repr(name)))
     raise ValueError(translate("arg.device.unknown", value=repr(name)))
 
 

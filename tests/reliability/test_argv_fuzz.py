@@ -315,7 +315,7 @@ def _recorded_worker(python: str, *, device: str, **kwargs: Any) -> supervisor.W
 def _write_inside(folder: Path) -> Any:
     def write(path: str, data: bytes) -> None:
         if not Path(os.path.abspath(path)).is_relative_to(folder):
-            raise OutputError("permission")  # a fence: this test writes nowhere else
+            raise OutputError("output.reason.permission")  # a fence: this test writes nowhere else
         write_new(path, data)
 
     return write

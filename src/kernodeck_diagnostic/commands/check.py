@@ -26,7 +26,6 @@ from ..i18n import ENGLISH, LANGUAGES, Translate
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..request import DEVICES, Device
 from ..terminal import line, write
-from ..worker.protocol import STAGES
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
 
 if TYPE_CHECKING:
@@ -36,7 +35,13 @@ if TYPE_CHECKING:
 # The modules that read, render and save a report are imported once the check is under way:
 # with --host-check the probe starts before them, and a usage error never pays for them.
 
-_LIVE_STAGES = STAGES  # each has its label, ui.live.<stage>
+# Each stage's label while it runs, in the order the stages run (worker.protocol.STAGES: a test
+# holds them alike).
+_LIVE_LABELS: dict[str, str] = {
+    "interpreter": "ui.live.interpreter", "import": "ui.live.import",
+    "backend": "ui.live.backend", "device": "ui.live.device", "compute": "ui.live.compute",
+    "extensions": "ui.live.extensions", "kernels": "ui.live.kernels",
+    "collective": "ui.live.collective"}
 _N = TypeVar("_N", int, float)
 
 
@@ -252,7 +257,7 @@ class _LiveLine:
     def update(self, stage: str, elapsed_s: float) -> None:
         if self._stream is None or elapsed_s < 0.5:
             return
-        label = self._t(f"ui.live.{stage}") if stage in _LIVE_STAGES else stage
+        label = self._t(_LIVE_LABELS[stage]) if stage in _LIVE_LABELS else stage
         shown = f"{label}... {elapsed_s:.1f} s / {self._limit}"
         if self._dumb:
             self._width = max(self._width, len(shown))

@@ -230,8 +230,9 @@ def conclusion(document: dict[str, Any], t: Translate) -> str:
 
 def _finish(ramp: record.Ramp, out: Folder, form: str, t: Translate) -> None:
     document = ramp.as_json()
-    header = tuple(t(f"ramp.header.{column}", axis=ramp.axis)
-                   for column in ("value", "outcome", "duration", "peak", "detail"))
+    header = tuple(t(column, axis=ramp.axis)
+                   for column in ("ramp.header.value", "ramp.header.outcome",
+                                  "ramp.header.duration", "ramp.header.peak", "ramp.header.detail"))
     said = conclusion(document, t)
     out.replace(record.TABLE, record.markdown(document, header, said).encode("utf-8"))
     labels = {"duration": t("ramp.plot.duration"), "memory": t("ramp.plot.memory"),

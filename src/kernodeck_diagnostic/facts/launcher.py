@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 Launcher = Literal["torchrun", "slurm"]
-LAUNCHERS: tuple[Launcher, ...] = ("torchrun", "slurm")
 
 TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 SLURM_VARIABLES = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID")

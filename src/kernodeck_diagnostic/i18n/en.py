@@ -778,7 +778,6 @@ MESSAGES = {
     "ui.severity.info": "info",
     "ui.markdown.headline": "**{status}** `{code}` (exit {exit_code}), stage `{stage}`: {summary}",
     "ui.markdown.title": "kernodeck-diagnostic report",
-    "ui.markdown.result": "Result",
     "ui.markdown.field": "Field",
     "ui.markdown.value": "Value",
 

@@ -825,7 +825,6 @@ MESSAGES = {
     "ui.markdown.headline":
         "**{status}** `{code}` (code de sortie {exit_code}), étape `{stage}` : {summary}",
     "ui.markdown.title": "Rapport kernodeck-diagnostic",
-    "ui.markdown.result": "Résultat",
     "ui.markdown.field": "Champ",
     "ui.markdown.value": "Valeur",
 

@@ -813,7 +813,6 @@ MESSAGES = {
     "ui.markdown.headline":
         "**{status}** `{code}` (código de saída {exit_code}), etapa `{stage}`: {summary}",
     "ui.markdown.title": "Relatório do kernodeck-diagnostic",
-    "ui.markdown.result": "Resultado",
     "ui.markdown.field": "Campo",
     "ui.markdown.value": "Valor",
 

@@ -133,11 +133,17 @@ def render_markdown(result: Comparison, name_a: str, name_b: str, t: Translate) 
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+# What the headline compares (``Comparison.subject``): its sentence when alike, when not.
+_HEADLINES = {"code": ("compare.same_code", "compare.code_changed"),
+              "status": ("compare.same_status", "compare.status_changed")}
+
+
 def _headline(result: Comparison, t: Translate, shown: Callable[[Any], str] = str) -> str:
     """The first line; ``shown`` prepares the codes (markdown escapes them, the text does not)."""
+    same, changed = _HEADLINES[result.subject]
     if result.same_code:
-        return t(f"compare.same_{result.subject}", code=shown(result.code_a))
-    return t(f"compare.{result.subject}_changed", a=shown(result.code_a), b=shown(result.code_b))
+        return t(same, code=shown(result.code_a))
+    return t(changed, a=shown(result.code_a), b=shown(result.code_b))
 
 
 # -- the walk over every fact ---------------------------------------------------------------------

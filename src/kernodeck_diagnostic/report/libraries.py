@@ -121,14 +121,14 @@ def library_rows(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, 
     if block is None:
         return []
     rows: list[tuple[str, str]] = []
-    for label, entries, describe in (("extensions", block.get("extensions"), _extension_row),
-                                     ("kernels", block.get("kernels"), _kernel_row)):
+    for label, empty, entries, describe in (
+            ("ui.label.extensions", "ui.libraries.none", block.get("extensions"), _extension_row),
+            ("ui.label.kernels", "ui.libraries.not_reached", block.get("kernels"), _kernel_row)):
         if entries is None:
             continue
         if not entries:
-            rows.append((t(f"ui.label.{label}"), t(
-                "ui.libraries.none" if label == "extensions" else "ui.libraries.not_reached")))
-        rows += [(t(f"ui.label.{label}") if index == 0 else "", describe(entry, t))
+            rows.append((t(label), t(empty)))
+        rows += [(t(label) if index == 0 else "", describe(entry, t))
                  for index, entry in enumerate(entries)]
     return rows
 
@@ -137,9 +137,14 @@ def _parts(*parts: str | None) -> str:
     return " | ".join(part for part in parts if part)
 
 
+_STATUSES = {"passed": "ui.libraries.status.passed", "failed": "ui.libraries.status.failed",
+             "timeout": "ui.libraries.status.timeout", "skipped": "ui.libraries.status.skipped",
+             "unsupported": "ui.libraries.status.unsupported"}
+
+
 def _status(entry: dict[str, Any], t: Translate) -> str:
     duration = entry.get("duration_ms")
-    return t(f"ui.libraries.status.{entry['status']}") + (
+    return t(_STATUSES[entry["status"]]) + (
         f" ({duration:.0f} ms)" if isinstance(duration, (int, float)) else "")
 
 

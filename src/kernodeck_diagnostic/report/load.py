@@ -30,10 +30,14 @@ from .codes import VERDICTS
 MAX_REPORT_BYTES = 8 * 2**20
 
 
-# Why a file is not a readable report: the ids JSON output carries, each a catalog message
-# (``reports.reason.<id>``).
+# Why a file is not a readable report: the ids JSON output carries, each a catalog message.
 Reason = Literal["not_found", "not_a_file", "permission", "unreadable", "not_json",
                  "schema_version", "not_a_report", "too_large"]
+_REASON_KEYS: dict[Reason | None, str] = {
+    "not_found": "reports.reason.not_found", "not_a_file": "reports.reason.not_a_file",
+    "permission": "reports.reason.permission", "unreadable": "reports.reason.unreadable",
+    "not_json": "reports.reason.not_json", "schema_version": "reports.reason.schema_version",
+    "not_a_report": "reports.reason.not_a_report", "too_large": "reports.reason.too_large"}
 
 
 # Opening must never wait: a FIFO with no writer (or a device) would block open() forever. Only
@@ -52,7 +56,8 @@ class Loaded:
     detail: str | None = None  # for schema_version: the version found
 
     def why(self, t: Translate) -> str:
-        return t(f"reports.reason.{self.reason}", version=self.detail,
+        """Why the file is not a readable report (asked only of one that is not)."""
+        return t(_REASON_KEYS[self.reason], version=self.detail,
                  limit=f"{MAX_REPORT_BYTES // 2**20} MiB")
 
 

@@ -21,6 +21,14 @@ from .markup import code, escape
 from .markup import table as markup_table
 
 _GREEN, _RED, _BOLD, _RESET = "\033[32m", "\033[31m", "\033[1m", "\033[0m"
+# The words for a report's status, a finding's severity, a host tool that gave no facts, and
+# each local path --show-paths shows.
+_STATUSES = {"passed": "ui.status.passed", "failed": "ui.status.failed"}
+_SEVERITIES = {"error": "ui.severity.error", "warning": "ui.severity.warning",
+               "info": "ui.severity.info"}
+_HOST_STATUSES = {"not_found": "ui.host.not_found", "timeout": "ui.host.timeout",
+                  "failed": "ui.host.failed"}
+_PATHS = {"interpreter": "ui.paths.interpreter", "torch": "ui.paths.torch"}
 
 
 def use_colour(stream: IO[str]) -> bool:
@@ -49,7 +57,7 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     if found:
         lines += ["", t("ui.label.findings")]
         for finding in found:
-            severity = t(f"ui.severity.{finding['severity']}")
+            severity = t(_SEVERITIES[finding["severity"]])
             lines.append(f"  {severity:<7}  {finding['id']}: {finding['summary']}")
             lines.append(f"  {'':<7}  {t('ui.label.do')}: {finding['next_action']}")
     lines += ["", f"{t('ui.label.next')}: {_next_action(report, t)}"]
@@ -64,11 +72,11 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
     """
     t = translate
     rows = _rows(report, t)
-    status = t(f"ui.status.{report['status']}")
+    status = t(_STATUSES[report["status"]])
     lines = [f"### {escape(t('ui.markdown.title'))}", "",
              t("ui.markdown.headline", status=escape(status), code=_in_code(report["code"]),
                exit_code=escape(report["exit_code"]), stage=_in_code(report["stage"]),
-               summary=escape(t("code." + report["code"] + ".summary"))),
+               summary=escape(t(f"code.{report['code']}.summary"))),
              "", *markup_table([(escape(t("ui.markdown.field")), escape(t("ui.markdown.value"))),
                                 *((escape(label.strip()), escape(value))
                                   for label, value in rows if value)])]
@@ -76,7 +84,7 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
     if found:
         lines += ["", f"**{escape(t('ui.label.findings'))}**", ""]
         for finding in found:
-            severity = t(f"ui.severity.{finding['severity']}")
+            severity = t(_SEVERITIES[finding["severity"]])
             lines.append(f"- **{escape(severity)}** {code(finding['id'])}: "
                          f"{escape(finding['summary'])}  ")
             lines.append(f"  {escape(t('ui.label.do'))}: {escape(finding['next_action'])}")
@@ -104,7 +112,7 @@ def _rows(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
 
 
 def _next_action(report: dict[str, Any], t: Translate) -> str:
-    return t("code." + report["code"] + ".next_action")
+    return t(f"code.{report['code']}.next_action")
 
 
 def _findings(report: dict[str, Any], t: Translate) -> list[dict[str, Any]]:
@@ -119,7 +127,7 @@ def _in_code(value: object) -> str:
 
 
 def _headline(report: dict[str, Any], t: Translate, colour: bool, exit_as: str | None) -> str:
-    status = t(f"ui.status.{report['status']}")
+    status = t(_STATUSES[report["status"]])
     if colour:
         status = (_GREEN if report["status"] == "passed" else _RED) + _BOLD + status + _RESET
     if exit_as is not None:
@@ -260,7 +268,7 @@ def _host(host: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
         return []
     label = t("ui.label.host")
     if host["status"] != "ok":
-        return [(label, t(f"ui.host.{host['status']}", tool=host["tool"]))]
+        return [(label, t(_HOST_STATUSES[host["status"]], tool=host["tool"]))]
     slices = host.get("mig_devices")
     rows = [(label, _join(host["tool"],
                           t("ui.host.driver", version=host["driver_version"]),
@@ -349,5 +357,5 @@ def _paths(paths: Mapping[str, str | None] | None, t: Translate) -> list[tuple[s
         return []
     label = t("ui.label.paths")
     rows = [(label, t("ui.paths.note"))]
-    rows += [("", t(f"ui.paths.{name}", path=value)) for name, value in paths.items() if value]
+    rows += [("", t(_PATHS[name], path=value)) for name, value in paths.items() if value]
     return rows

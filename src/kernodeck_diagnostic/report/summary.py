@@ -52,7 +52,10 @@ SEVERITY = (
     "CPU_CHECK_PASSED", "GPU_CHECK_PASSED",
 )
 RANK = {name: rank for rank, name in enumerate(SEVERITY)}
-COLUMNS = ("report", "code", "exit", "stage", "python", "torch", "backend", "devices")
+# The headers of a report's line (their catalog keys), in the order of ROW_KEYS.
+COLUMNS = ("summarize.header.report", "summarize.header.code", "summarize.header.exit",
+           "summarize.header.stage", "summarize.header.python", "summarize.header.torch",
+           "summarize.header.backend", "summarize.header.devices")
 
 
 @dataclass(frozen=True)

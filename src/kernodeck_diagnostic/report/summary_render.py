@@ -25,7 +25,7 @@ SUMMARIZE_VERSION = 1
 def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
     """The text output, line by line (``summary`` kept ``_cells``)."""
     if summary.rows:
-        header = tuple(t(f"summarize.header.{column}") for column in COLUMNS)
+        header = tuple(t(column) for column in COLUMNS)
         yield from table_lines([header, *summary.rows])
         yield from ("", t("summarize.counts"))
         yield from table([(code, str(count)) for code, count in summary.counts()], indent="  ")
@@ -39,7 +39,7 @@ def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
     """The markdown output, line by line (``summary`` kept ``_markdown_row``)."""
     yield from (f"**{md(_total(summary, t))}**", "")
     if summary.rows:
-        header = tuple(md(t(f"summarize.header.{column}")) for column in COLUMNS)
+        header = tuple(md(t(column)) for column in COLUMNS)
         yield from (*markdown_table([header]), *summary.rows, "")
         yield from (md(t("summarize.counts")), "")
         yield from markdown_table([(md(t("summarize.header.code")),

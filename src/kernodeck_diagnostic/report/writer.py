@@ -15,8 +15,9 @@ _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY",
 
 
 class OutputError(Exception):
-    """The report cannot be written where asked. The reason is a message key (``output.reason.*``)
-    and never holds a path; ``reason`` is its English text, ``explain`` any language's."""
+    """The report cannot be written where asked. The reason is a message key
+    (``"output.reason.permission"``...) and never holds a path; ``reason`` is its English text,
+    ``explain`` any language's."""
 
     def __init__(self, key: str, **values: object) -> None:
         self.key = key
@@ -28,7 +29,7 @@ class OutputError(Exception):
         return self.explain(ENGLISH)
 
     def explain(self, translate: Translate) -> str:
-        return translate(f"output.reason.{self.key}", **self.values)
+        return translate(self.key, **self.values)
 
 
 def preflight(path: str) -> None:
@@ -45,44 +46,44 @@ def preflight(path: str) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.exists(parent):
         if path.startswith("~"):  # quoted, or after '=': the shell left the tilde as it was
-            raise OutputError("no_folder_tilde")
-        raise OutputError("no_folder")
+            raise OutputError("output.reason.no_folder_tilde")
+        raise OutputError("output.reason.no_folder")
     if not os.path.isdir(parent):
-        raise OutputError("not_a_folder")
+        raise OutputError("output.reason.not_a_folder")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError("not_writable")
+        raise OutputError("output.reason.not_writable")
     name_max = _name_max(parent)
     if name_max is not None and len(os.fsencode(os.path.basename(path))) > name_max:
-        raise OutputError("name_too_long")
+        raise OutputError("output.reason.name_too_long")
 
 
 def _taken(mode: int) -> OutputError:
     """What already holds the name, said as what it is: a device or a FIFO is not a file."""
     if stat.S_ISLNK(mode):
-        return OutputError("exists_link")
+        return OutputError("output.reason.exists_link")
     if stat.S_ISDIR(mode):
-        return OutputError("exists_folder")
+        return OutputError("output.reason.exists_folder")
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/full, /dev/null, a disk
-        return OutputError("exists_device")
+        return OutputError("output.reason.exists_device")
     if stat.S_ISFIFO(mode):
-        return OutputError("exists_fifo")
+        return OutputError("output.reason.exists_fifo")
     if stat.S_ISSOCK(mode):
-        return OutputError("exists_socket")
-    return OutputError("exists_file")
+        return OutputError("output.reason.exists_socket")
+    return OutputError("output.reason.exists_file")
 
 
 def _check_name(path: str) -> None:
     """A name no file system takes: empty, with a NUL, or not encodable for this system."""
     if path == "":
-        raise OutputError("empty")
+        raise OutputError("output.reason.empty")
     if "\0" in path:
-        raise OutputError("nul")
+        raise OutputError("output.reason.nul")
     if path.endswith(("/", os.sep)):
-        raise OutputError("trailing_separator")
+        raise OutputError("output.reason.trailing_separator")
     try:
         os.fsencode(path)
     except UnicodeError:
-        raise OutputError("unencodable") from None
+        raise OutputError("output.reason.unencodable") from None
 
 
 def write_new(path: str, data: bytes) -> None:
@@ -95,7 +96,7 @@ def write_new(path: str, data: bytes) -> None:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
-            raise OutputError("exists_file") from None
+            raise OutputError("output.reason.exists_file") from None
         raise _taken(mode) from None
     except OSError as exc:
         raise _reason(exc) from None
@@ -130,11 +131,11 @@ def show(stream: IO[str] | None, message: str) -> OutputError | None:
     ("Exception ignored", exit 120) after the tool has said what happened.
     """
     if stream is None:
-        return OutputError("closed")
+        return OutputError("output.reason.closed")
     try:
         write(stream, message)
     except ValueError:  # the stream object was closed: "I/O operation on closed file"
-        return OutputError("closed")
+        return OutputError("output.reason.closed")
     except OSError as exc:
         discard(stream)
         return _reason(exc)
@@ -158,19 +159,19 @@ def _name_max(folder: str) -> int | None:
 
 
 _REASONS = {
-    errno.EEXIST: "exists_file",
-    errno.ENOENT: "no_folder",
-    errno.ENOTDIR: "not_a_folder",
-    errno.EACCES: "permission",
-    errno.EPERM: "permission",
-    errno.EISDIR: "exists_folder",
-    errno.ENOSPC: "no_space",
-    errno.EFBIG: "too_large",
-    errno.EDQUOT: "quota",
-    errno.ENAMETOOLONG: "name_too_long",
-    errno.EROFS: "read_only",
-    errno.ELOOP: "loop",
-    errno.EBADF: "closed",  # stdout closed by the caller (`>&-`)
+    errno.EEXIST: "output.reason.exists_file",
+    errno.ENOENT: "output.reason.no_folder",
+    errno.ENOTDIR: "output.reason.not_a_folder",
+    errno.EACCES: "output.reason.permission",
+    errno.EPERM: "output.reason.permission",
+    errno.EISDIR: "output.reason.exists_folder",
+    errno.ENOSPC: "output.reason.no_space",
+    errno.EFBIG: "output.reason.too_large",
+    errno.EDQUOT: "output.reason.quota",
+    errno.ENAMETOOLONG: "output.reason.name_too_long",
+    errno.EROFS: "output.reason.read_only",
+    errno.ELOOP: "output.reason.loop",
+    errno.EBADF: "output.reason.closed",  # stdout closed by the caller (`>&-`)
 }
 
 
@@ -178,4 +179,4 @@ def _reason(exc: OSError) -> OutputError:
     key = _REASONS.get(exc.errno or 0)
     if key is not None:
         return OutputError(key)
-    return OutputError("other", detail=(exc.strerror or type(exc).__name__).lower())
+    return OutputError("output.reason.other", detail=(exc.strerror or type(exc).__name__).lower())

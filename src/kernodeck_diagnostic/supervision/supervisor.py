@@ -30,6 +30,13 @@ ProgressCallback = Callable[[str, float], None]
 # How the worker ended: its final event written (whatever its exit), the time limit reached, an
 # exit without the final event, or no start at all.
 Outcome = Literal["finished", "timeout", "crashed", "not_started"]
+# Each ending's sentence, and the same with the last line the worker wrote to stderr.
+_WITH_STDERR = {
+    "error.worker_ended.signal": "error.worker_ended.signal_stderr",
+    "error.worker_ended.exit": "error.worker_ended.exit_stderr",
+    "error.worker_ended.status": "error.worker_ended.status_stderr",
+    "error.worker_ended.running": "error.worker_ended.running_stderr",
+}
 
 
 @dataclass
@@ -53,10 +60,10 @@ class WorkerRun:
 
     def end_description(self) -> tuple[str, dict[str, str]]:
         """How the worker ended: a message key (``error.worker_ended.*``) and its values; with
-        the last line it wrote to stderr (``*_stderr`` keys) when it wrote one."""
+        the last line it wrote to stderr (``_WITH_STDERR``) when it wrote one."""
         key, values = self._ending()
         if self.stderr_line:
-            return key + "_stderr", dict(values, stderr=self.stderr_line)
+            return _WITH_STDERR[key], dict(values, stderr=self.stderr_line)
         return key, values
 
     def _ending(self) -> tuple[str, dict[str, str]]:
@@ -171,8 +178,9 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
             open(events_path, "wb").close()
         except OSError as exc:
             # EFBIG: the folder is fine, a file-size limit (ulimit -f) refused the files.
-            key = "file_size_limit" if exc.errno == errno.EFBIG else "temp_not_writable"
-            return WorkerRun.not_started(f"error.not_started.{key}", _reason(exc))
+            key = ("error.not_started.file_size_limit" if exc.errno == errno.EFBIG
+                   else "error.not_started.temp_not_writable")
+            return WorkerRun.not_started(key, _reason(exc))
         options = worker_options(python)
         # --watch-front: the worker ends itself, its children and this folder once stdin (a
         # pipe only this process holds) reads end-of-file, whatever ended the front.

@@ -347,12 +347,14 @@ class Worker:
             self.facts("pytorch", init_error=reason)
             said: dict[str, str] = {}
             if available:
-                key = "error.no_visible_device"
+                key = "error.no_visible_device.reason" if reason else "error.no_visible_device"
             elif accelerator.kind == "cuda":
-                key = "error.gpu_unavailable"
+                key = "error.gpu_unavailable.reason" if reason else "error.gpu_unavailable"
             else:  # the same sentence, naming the backend's own call
-                key, said = "error.backend_unavailable", {"call": accelerator.available_call}
-            failure = StageError("gpu_unavailable", key=key + ".reason" if reason else key)
+                key = ("error.backend_unavailable.reason" if reason
+                       else "error.backend_unavailable")
+                said = {"call": accelerator.available_call}
+            failure = StageError("gpu_unavailable", key=key)
             failure.values.update(said, **({"reason": reason} if reason else {}))
             raise failure
         devices = [accelerator.describe(index) for index in range(count)]

@@ -26,7 +26,7 @@ from .core import (
 layer = Layer("build")
 
 
-@layer.rule(10, "CPU_ONLY_BUILD")
+@layer.rule(10, "CPU_ONLY_BUILD", variants=(None, "macos"))
 def cpu_only_build(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if not (gpu_mode(report) and pytorch["imported"] and pytorch["backend"] == "cpu"):
@@ -38,7 +38,7 @@ def cpu_only_build(report: Report) -> Finding | None:
         variant="macos" if report["runtime"].get("os_family") == "macos" else None)
 
 
-@layer.rule(290, "BUILD_FOR_OTHER_VENDOR")
+@layer.rule(290, "BUILD_FOR_OTHER_VENDOR", variants=("amd", "nvidia"))
 def build_for_other_vendor(report: Report) -> Finding | None:
     """A CUDA build on a machine whose only GPU is AMD, or a ROCm build on an NVIDIA one."""
     vendor = other_vendor(report)
@@ -186,7 +186,7 @@ def cuda_toolkit_mismatch(report: Report) -> Finding | None:
         {"build": build, "toolkit": version, "via": via})
 
 
-@layer.rule(320, "CUDA_LIBRARY_SHADOWED")
+@layer.rule(320, "CUDA_LIBRARY_SHADOWED", variants=("library_path", "elsewhere"))
 def cuda_library_shadowed(report: Report) -> Finding | None:
     """The process loaded another copy of a CUDA library than the nvidia-* wheel's next to torch:
     the cuDNN (cuBLAS, NCCL...) torch was built against is not the one it runs with."""

@@ -30,11 +30,18 @@ class Finding:
     variant: str | None = None  # for a finding whose advice depends on the case
 
     def as_dict(self, translate: Translate = ENGLISH) -> dict[str, Any]:
-        key = f"finding.{self.id}" + (f".{self.variant}" if self.variant else "")
+        summary, next_action = sentences(self.id, self.variant)
         return {"id": self.id, "severity": self.severity,
-                "summary": translate(f"{key}.summary", **self.values),
-                "next_action": translate(f"{key}.next_action", **self.values),
+                "summary": translate(summary, **self.values),
+                "next_action": translate(next_action, **self.values),
                 "evidence": list(self.evidence)}
+
+
+def sentences(finding_id: str, variant: str | None = None) -> tuple[str, str]:
+    """The catalog keys of a finding's summary and next action: one pair per id, and per variant
+    for a finding whose advice depends on the case (each rule declares its ids and variants)."""
+    stem = f"finding.{finding_id}" + (f".{variant}" if variant else "")
+    return f"{stem}.summary", f"{stem}.next_action"
 
 
 Rule = Callable[[Report], "Finding | None"]
@@ -45,25 +52,29 @@ SEVERITY_ORDER: dict[Severity, int] = {"error": 0, "warning": 1, "info": 2}
 @dataclass(frozen=True)
 class Registration:
     """A rule, where its findings come among those of the same severity (``rank``: the lower,
-    the earlier) and the ids of the findings it can give."""
+    the earlier), the ids of the findings it can give and their variants (None: the plain one)."""
 
     rank: int
     rule: Rule
     ids: tuple[str, ...]
+    variants: tuple[str | None, ...] = (None,)
 
 
 class Layer:
     """The rules of one layer, each registered by its module with ``@layer.rule(rank, "ID")``:
     the ids of the findings it can give, and its rank among every layer's rules (a new rule
-    takes the highest rank plus 10, unless its findings should come before others')."""
+    takes the highest rank plus 10, unless its findings should come before others'). A rule
+    whose finding has variants names them all (``variants=(None, "macos")``: None is the plain
+    finding); each has its sentences in the catalog (``sentences``)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.registered: list[Registration] = []
 
-    def rule(self, rank: int, *ids: str) -> Callable[[RuleT], RuleT]:
+    def rule(self, rank: int, *ids: str,
+             variants: tuple[str | None, ...] = (None,)) -> Callable[[RuleT], RuleT]:
         def register(rule: RuleT) -> RuleT:
-            self.registered.append(Registration(rank, rule, ids))
+            self.registered.append(Registration(rank, rule, ids, variants))
             return rule
         return register
 

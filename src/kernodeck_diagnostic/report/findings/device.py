@@ -75,7 +75,7 @@ def nvidia_driver_missing(report: Report) -> Finding | None:
         "NVIDIA_DRIVER_MISSING", "error", tuple(evidence))
 
 
-@layer.rule(30, "DRIVER_TOO_OLD")
+@layer.rule(30, "DRIVER_TOO_OLD", variants=(None, "forward_compat"))
 def driver_too_old(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     build = pytorch.get("cuda_build")
@@ -253,7 +253,7 @@ def gpu_nodes_mismatch(report: Report) -> Finding | None:
                    tuple(evidence))
 
 
-@layer.rule(210, "ROCM_KFD_ACCESS")
+@layer.rule(210, "ROCM_KFD_ACCESS", variants=("absent", "no_access"))
 def rocm_kfd_access(report: Report) -> Finding | None:
     nodes = report["runtime"].get("device_nodes") or {}
     # On a machine with only an NVIDIA GPU /dev/kfd is rightly absent: BUILD_FOR_OTHER_VENDOR's.
@@ -339,7 +339,7 @@ def mig_multiple_listed(report: Report) -> Finding | None:
 MPS_MACOS = (14, 0)
 
 
-@layer.rule(300, "MPS_UNAVAILABLE")
+@layer.rule(300, "MPS_UNAVAILABLE", variants=("rosetta", "macos_too_old", "no_device"))
 def mps_unavailable(report: Report) -> Finding | None:
     """A build with MPS on a Mac where MPS is not usable: an x86_64 Python (Rosetta 2 on Apple
     silicon), a macOS too old for this PyTorch, or no Metal GPU at all."""
@@ -446,7 +446,7 @@ def gpu_lost(report: Report) -> Finding | None:
     return Finding("GPU_LOST", "error", tuple(evidence))
 
 
-@layer.rule(230, "SLOW_FIRST_CALL")
+@layer.rule(230, "SLOW_FIRST_CALL", variants=(None, "persistence_off"))
 def slow_first_call(report: Report) -> Finding | None:
     duration = report["execution"].get("duration_ms")
     if not isinstance(duration, (int, float)) or duration <= SLOW_FIRST_CALL_MS:

@@ -24,7 +24,8 @@ _SHADOWS = {"file": ("a file torch.py", "torch.py"),
 _LOCAL_FOLDERS = ("working-folder", "script-folder")
 
 
-@layer.rule(140, "TORCH_SHADOWED")
+@layer.rule(140, "TORCH_SHADOWED", variants=(
+    "checkout", "pythonpath", "local_folder", "local_file", "stray"))
 def torch_shadowed(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     kind, origin = pytorch.get("module_kind"), pytorch.get("origin") or "elsewhere"
@@ -113,7 +114,7 @@ def numpy_abi_mismatch(report: Report) -> Finding | None:
         tuple(x for x in (quote(said[0]), f"numpy {numpy}" if numpy else None) if x))
 
 
-@layer.rule(180, "SHARED_LIBRARY_MISSING")
+@layer.rule(180, "SHARED_LIBRARY_MISSING", variants=("driver", "cuda", "system"))
 def shared_library_missing(report: Report) -> Finding | None:
     # Intel oneMKL's own loader aborts the process with the second form: the message is then the
     # last line of the worker's stderr, in a WORKER_FAILED report.
@@ -155,7 +156,7 @@ def windows_dll_load_failed(report: Report) -> Finding | None:
     return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (quote(said[0]),), {"dll": named})
 
 
-@layer.rule(260, "LIBRARY_PATH_OVERRIDE")
+@layer.rule(260, "LIBRARY_PATH_OVERRIDE", variants=("variable", "conda"))
 def library_path_override(report: Report) -> Finding | None:
     """A folder on a library-path variable (or the conda environment's lib) supplied a library
     the loader rejected: a wrong version, an empty file, the wrong ELF class."""
@@ -178,7 +179,7 @@ def library_path_override(report: Report) -> Finding | None:
                    variant="variable" if variable else "conda")
 
 
-@layer.rule(280, "TOOL_ISOLATED_INSTALL")
+@layer.rule(280, "TOOL_ISOLATED_INSTALL", variants=("pipx", "uv_tool", "venv"))
 def tool_isolated_install(report: Report) -> Finding | None:
     """TORCH_MISSING for the tool's own isolated install: true of that interpreter, and useless
     for the project the user meant to check."""

@@ -51,7 +51,7 @@ def _extension_evidence(extension: dict[str, Any]) -> str:
     return said
 
 
-@layer.rule(520, "EXTENSION_TORCH_MISMATCH")
+@layer.rule(520, "EXTENSION_TORCH_MISMATCH", variants=("declared", "built"))
 def extension_torch_mismatch(report: Report) -> Finding | None:
     """An extension built for another torch: its declared requirement excludes the installed
     torch, or its import fails with the signs of it (an unregistered operator, an undefined
@@ -97,7 +97,7 @@ def extension_cuda_mismatch(report: Report) -> Finding | None:
                     "command": _pinned_install(report, str(first.get("name")))})
 
 
-@layer.rule(540, "EXTENSION_IMPORT_FAILED")
+@layer.rule(540, "EXTENSION_IMPORT_FAILED", variants=("timeout", "failed"))
 def extension_import_failed(report: Report) -> Finding | None:
     """An extension that failed to import or hung, for no reason the two rules above name."""
     ours = report["pytorch"].get("cuda_build")
@@ -141,7 +141,7 @@ _NO_TRITON = re.compile(r"Cannot find a working triton|triton.*(not installed|no
                         r"No module named)|No module named '?triton", re.IGNORECASE)
 
 
-@layer.rule(560, "COMPILER_MISSING")
+@layer.rule(560, "COMPILER_MISSING", variants=("cpp", "triton"))
 def compiler_missing(report: Report) -> Finding | None:
     """torch.compile failed for want of a working C++ compiler (CPU) or Triton (GPU)."""
     kernel = _kernel(report, "compile")

@@ -26,7 +26,7 @@ SHM_MINIMUM_BYTES = 256 * 2**20  # a container's default is 64 MiB: too small fo
 _SHM = "/dev/shm"  # noqa: S108 - named in evidence, never opened here
 
 
-@layer.rule(350, "SHM_TOO_SMALL")
+@layer.rule(350, "SHM_TOO_SMALL", variants=("small", "read_only"))
 def shm_too_small(report: Report) -> Finding | None:
     """The shared-memory folder too small or read-only: DataLoader workers (CPU and GPU alike)
     die of SIGBUS and NCCL cannot create its segments."""
@@ -70,7 +70,7 @@ _MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -
 _CUDA_START_OUT_OF_MEMORY = r"\bError 2: out of memory|CUDA error: out of memory"
 
 
-@layer.rule(270, "HOST_MEMORY_EXHAUSTED")
+@layer.rule(270, "HOST_MEMORY_EXHAUSTED", variants=(None, "limited", "cuda_reservation"))
 def host_memory_exhausted(report: Report) -> Finding | None:
     """The process ran out of host memory: std::bad_alloc, MemoryError, the loader's own words;
     under a limit on memory (``ulimit -v``, ``-d``), the limit is named and raising it is the
@@ -134,7 +134,7 @@ def container_no_compute_capability(report: Report) -> Finding | None:
                     "libnvidia-ml.so.1 (NVML, utility) is found; libcuda.so.1 (compute) is not"))
 
 
-@layer.rule(410, "WSL_LINUX_DRIVER_INSTALLED")
+@layer.rule(410, "WSL_LINUX_DRIVER_INSTALLED", variants=("system", "library_path"))
 def wsl_linux_driver_installed(report: Report) -> Finding | None:
     node = node_block(report)
     place = node.get("libcuda")
