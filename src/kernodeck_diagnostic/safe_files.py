@@ -56,26 +56,30 @@ PRIVATE_MODE = 0o600
 MAX_LINKS = 40  # links followed on one path (Linux's own limit)
 PARTIAL = ".partial"
 
-# Why a path is refused, in English (the commands say it in the user's language:
-# ``files.unsafe.<reason>`` in i18n).
+# Why a path is refused: each reason's message key (the catalogs of i18n say it, in English in
+# the exception, in the user's language where a command prints it).
 REASONS = {
-    "link": "a symbolic link owned by another user is there (refused, not followed)",
-    "owner": "the folder belongs to another user",
-    "writable": "other users can write in the folder (and it has no sticky bit)",
-    "not_folder": "not a folder",
-    "not_file": "not a regular file",
-    "file_owner": "the file belongs to another user",
-    "hard_link": "the file has other hard links",
+    "link": "files.unsafe.link",
+    "owner": "files.unsafe.owner",
+    "writable": "files.unsafe.writable",
+    "not_folder": "files.unsafe.not_folder",
+    "not_file": "files.unsafe.not_file",
+    "file_owner": "files.unsafe.file_owner",
+    "hard_link": "files.unsafe.hard_link",
 }
 
 
 class UnsafePath(OSError):
-    """A path the tool refuses to write through; ``reason`` is a key of ``REASONS``."""
+    """A path the tool refuses to write through; ``reason`` is a key of ``REASONS``, ``key``
+    its message's."""
 
     def __init__(self, reason: str, path: str) -> None:
+        from .i18n import ENGLISH  # only when a path is refused: the catalogs stay unloaded
+
         code = errno.ELOOP if reason == "link" else errno.EPERM
-        super().__init__(code, REASONS[reason], path)
         self.reason = reason
+        self.key = REASONS[reason]
+        super().__init__(code, ENGLISH(self.key), path)
 
 
 def _euid() -> int | None:

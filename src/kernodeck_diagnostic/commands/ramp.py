@@ -257,7 +257,7 @@ def _finish(ramp: record.Ramp, out: Folder, form: str, t: Translate) -> None:
 
 def _reason(exc: Exception, t: Translate) -> str:
     if isinstance(exc, UnsafePath):
-        return t(f"files.unsafe.{exc.reason}")
+        return t(exc.key)
     if isinstance(exc, OSError):
         return (exc.strerror or type(exc).__name__).lower()
     return str(exc)

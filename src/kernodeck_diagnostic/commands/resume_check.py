@@ -163,7 +163,7 @@ def _check_ledger(path: str, t: Translate) -> None:
             if found is not None:
                 check_file(found, folder.child(name))
     except UnsafePath as exc:
-        raise UsageError(t("resume.unsafe_ledger", reason=t(f"files.unsafe.{exc.reason}")),
+        raise UsageError(t("resume.unsafe_ledger", reason=t(exc.key)),
                          typed=False) from None
     except OSError:  # no such folder...: the application says so, and the verdict
         return
