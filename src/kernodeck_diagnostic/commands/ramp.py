@@ -29,7 +29,7 @@ from typing import Any
 
 from ..i18n import Translate
 from ..ramp import record
-from ..ramp.outcome import classify
+from ..ramp.outcome import PASSED, classify
 from ..ramp.plan import explore
 from ..report.redact import Redactor
 from ..report.tables import table
@@ -132,7 +132,7 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
             ramp.attempts.append(done)
             record.save(ramp, out)
             _progress(ramp, done, t)
-        return bool(done["outcome"] == "passed")
+        return bool(done["outcome"] == PASSED)
 
     try:
         explore(ramp.start, ramp.stop, ramp.factor, ramp.bisect, passes)

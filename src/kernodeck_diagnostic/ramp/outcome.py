@@ -23,17 +23,20 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..report.redact import Redactor
 from ..supervision.application import Ending
 from ..supervision.captures import last_stderr_line, read_tail
+from ..trial.oom import PHASES, Phase
 from ..untrusted_json import loads
 
+# How an attempt ended: defined here once (ramp.json's schema, its record and the command hold
+# to these names); every outcome but PASSED is a failure, the ramp's limit.
 Outcome = Literal["passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed"]
-OUTCOMES: tuple[Outcome, ...] = ("passed", "out_of_memory", "timeout", "crashed",
-                                 "contract_failed", "failed")
-Phase = Literal["loading", "first_pass", "later_pass"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+PASSED: Outcome = "passed"
+FAILURES: tuple[Outcome, ...] = tuple(name for name in OUTCOMES if name != PASSED)
 # Where the out-of-memory's facts come from, most precise first.
 OomSource = Literal["attempt", "events", "error_text", "kernel"]
 ATTEMPT_FORMAT = "kernodeck-attempt"
@@ -108,8 +111,8 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
     elif ending.returncode != 0 or facts.status == "failed":
         result.outcome = "failed"
     else:
-        result.outcome = "passed"
-    if result.outcome == "passed":
+        result.outcome = PASSED
+    if result.outcome == PASSED:
         result.error = None
     return result
 
@@ -205,7 +208,7 @@ def _from_events(path: str) -> TrialFacts:
 
 def _oom(oom: dict[str, Any]) -> dict[str, Any]:
     phase = oom.get("phase")
-    return {"phase": phase if phase in ("loading", "first_pass", "later_pass") else None,
+    return {"phase": phase if phase in PHASES else None,
             "pass_index": _count(oom.get("pass_index")),
             "requested_bytes": _count(oom.get("requested_bytes"))}
 
