@@ -36,6 +36,7 @@ from ..report.tables import table
 from ..supervision.application import run_application
 from ..supervision.process import Interrupted
 from ..terminal import line
+from ..trial.folder import AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE
 from .runner import (
     InterruptOnSignals,
     Parser,
@@ -54,7 +55,7 @@ AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The variables each attempt gets besides the environment it inherits unchanged (the
 # application must see what it sees when run by hand): which axis and value it runs with, and
 # where a Trial inside it puts its attempt folder.
-APPLICATION_VARIABLES = ("KERNODECK_AXIS_NAME", "KERNODECK_AXIS_VALUE", "KERNODECK_RUN_DIR")
+APPLICATION_VARIABLES = (AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -155,8 +156,8 @@ def _attempt(ramp: record.Ramp, value: int, command: list[str], out: str,
     os.makedirs(folder)
     placeholder = "{" + ramp.axis + "}"
     argv = [part.replace(placeholder, str(value)) for part in command]
-    env = {**os.environ, "KERNODECK_AXIS_NAME": ramp.axis, "KERNODECK_AXIS_VALUE": str(value),
-           "KERNODECK_RUN_DIR": os.path.abspath(folder)}
+    env = {**os.environ, AXIS_NAME_VARIABLE: ramp.axis, AXIS_VALUE_VARIABLE: str(value),
+           RUN_DIR_VARIABLE: os.path.abspath(folder)}
     stderr_path = os.path.join(folder, "stderr.txt")
     ending = run_application(argv, env=env, stdout_path=os.path.join(folder, "stdout.txt"),
                              stderr_path=stderr_path, timeout_s=ramp.attempt_timeout_s,

@@ -21,11 +21,17 @@ SNAPSHOT_FILE = "memory_snapshot.pickle"
 FORMAT = "kernodeck-attempt"
 VERSION = 1
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+# The variables a driver that runs the program once per attempt (``kernodeck-diagnostic ramp``)
+# sets for it: where a Trial puts its attempt folder (read here), and the axis and the value the
+# attempt runs with (for the program itself). Named here once; the docs give the names.
+RUN_DIR_VARIABLE = "KERNODECK_RUN_DIR"
+AXIS_NAME_VARIABLE = "KERNODECK_AXIS_NAME"
+AXIS_VALUE_VARIABLE = "KERNODECK_AXIS_VALUE"
 
 
 def root_folder(root: str | os.PathLike[str]) -> str:
     """Where attempts go: ``KERNODECK_RUN_DIR`` when set (and not empty), else ``root``."""
-    return os.environ.get("KERNODECK_RUN_DIR") or os.fspath(root)
+    return os.environ.get(RUN_DIR_VARIABLE) or os.fspath(root)
 
 
 def create(root: str) -> tuple[str, str]:
