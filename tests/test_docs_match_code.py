@@ -29,6 +29,11 @@ from kernodeck_diagnostic.facts.system import CONFIGURATION_VARIABLES
 from kernodeck_diagnostic.i18n import ENGLISH
 from kernodeck_diagnostic.i18n.en import MESSAGES
 from kernodeck_diagnostic.report.codes import CODES
+from kernodeck_diagnostic.trial.folder import (
+    AXIS_NAME_VARIABLE,
+    AXIS_VALUE_VARIABLE,
+    RUN_DIR_VARIABLE,
+)
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -249,6 +254,17 @@ def test_the_other_names_are_still_in_the_docs() -> None:
     assert CODE_NAMES & (set(CODES) | FINDING_IDS) == set()
     assert sorted(NOT_IDS - named) == []
     assert sorted(NOT_IDS & CODE_NAMES) == []  # found without the list
+
+
+def test_the_docs_give_the_variables_the_ramp_sets_as_the_code_names_them() -> None:
+    # trial/folder.py names them once; the ramp's guide and --help give all three, the trial's
+    # guide the one a Trial reads.
+    ramp = (ROOT / "docs" / "operating-range.md").read_text(encoding="utf-8")
+    trial = (ROOT / "docs" / "trial.md").read_text(encoding="utf-8")
+    for name in (AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE):
+        assert f"`{name}`" in ramp
+        assert name in MESSAGES["ramp.help.epilog"]
+    assert f"`{RUN_DIR_VARIABLE}`" in trial
 
 
 def test_no_file_cites_a_document_the_repository_lacks() -> None:

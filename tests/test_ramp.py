@@ -13,6 +13,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +22,9 @@ from typing import Any
 import pytest
 
 import envs
-from conftest import Result, clean_env, run_tool
+from conftest import ROOT, Result, clean_env, run_tool
 from kernodeck_diagnostic.package_data import read
+from kernodeck_diagnostic.ramp.outcome import FAILURES, OUTCOMES
 from kernodeck_diagnostic.ramp.plan import explore
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and RLIMIT_AS")
@@ -363,4 +365,16 @@ def test_the_bisection_bound_holds_and_no_value_is_tried_twice(start: int) -> No
 def test_ramp_json_schema_ships_with_the_package() -> None:
     schema = json.loads(read("ramp", "schema", "ramp-v1.json"))
     assert schema["properties"]["format"] == {"const": "kernodeck-ramp"}
+
+
+def test_the_schema_and_the_docs_name_the_outcomes_the_code_defines() -> None:
+    # outcome.OUTCOMES is the one list: an attempt's outcome, the first failure's (any but
+    # PASSED) and the docs' table of outcomes hold to it.
+    schema = json.loads(read("ramp", "schema", "ramp-v1.json"))
+    attempt = schema["$defs"]["attempt"]["properties"]
+    assert tuple(attempt["outcome"]["enum"]) == OUTCOMES
+    assert tuple(schema["$defs"]["failure"]["enum"]) == FAILURES
+    doc = (ROOT / "docs" / "operating-range.md").read_text(encoding="utf-8")
+    table = doc.split("| outcome | when |", 1)[1].split("\n\n", 1)[0]
+    assert set(re.findall(r"^\| `([a-z_]+)`", table, re.MULTILINE)) == set(OUTCOMES)
 

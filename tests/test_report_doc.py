@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from conftest import ROOT, schema
+from kernodeck_diagnostic import __version__
 
 DOC = ROOT / "docs" / "report.md"
 ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+) \|", re.M)
@@ -86,6 +87,13 @@ def test_the_type_column_says_null_exactly_when_the_schema_allows_it() -> None:
     wrong = {path: kind for path, kind in documented().items()
              if path in in_schema and ("null" in kind) != in_schema[path]}
     assert wrong == {}
+
+
+def test_the_version_the_doc_gives_is_the_tools() -> None:
+    # __version__ is the one source: the doc's example of tool.version is held to it.
+    row = next(line for line in DOC.read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `tool.version` |"))
+    assert re.findall(r"`(\d[^`]*)`", row) == [__version__]
 
 
 def test_the_walker_sees_nested_fields() -> None:

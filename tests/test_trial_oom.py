@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from kernodeck_diagnostic.package_data import read
 from kernodeck_diagnostic.trial import oom
-from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt, run_app
+from trial_helpers import (
+    ATTEMPT_SCHEMA,
+    assert_valid_attempt,
+    attempt_of,
+    events_of,
+    only_attempt,
+    run_app,
+)
 
 # The application lowers its own address-space limit to what it uses plus 1 GiB, so PyTorch's
 # CPU allocator really refuses a larger tensor. One thread: each thread's stack and arena take
@@ -144,3 +152,13 @@ def test_the_phase_follows_the_passes() -> None:
     block = oom.describe(MemoryError(), "later_pass", 3, [100, 300, 500])
     assert block["growth_per_pass_bytes"] == [200, 200]
     assert json.dumps(block)  # JSON as it is
+
+
+def test_the_schemas_name_the_phases_the_code_defines() -> None:
+    # oom.PHASES is the one list: the attempt's schema, ramp.json's (null: phase unknown) and
+    # the advice hold to it.
+    attempt = json.loads(ATTEMPT_SCHEMA.read_text(encoding="utf-8"))
+    assert tuple(attempt["properties"]["oom"]["properties"]["phase"]["enum"]) == oom.PHASES
+    ramp = json.loads(read("ramp", "schema", "ramp-v1.json"))
+    assert tuple(ramp["$defs"]["phase"]["enum"]) == (*oom.PHASES, None)
+    assert tuple(oom.ADVICE) == oom.PHASES

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -27,9 +29,10 @@ from kernodeck_diagnostic.report import codes, compare
 from kernodeck_diagnostic.report.build import build, to_json
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.report.redact import Redactor
-from kernodeck_diagnostic.supervision import events
+from kernodeck_diagnostic.supervision import events, supervisor
 from kernodeck_diagnostic.supervision.events import EventReader
 from kernodeck_diagnostic.supervision.supervisor import WorkerRun
+from kernodeck_diagnostic.worker import collective, libraries
 from kernodeck_diagnostic.worker import protocol as stages
 
 WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
@@ -414,3 +417,29 @@ def test_rules_read_every_report_built_from_typed_facts() -> None:
         from kernodeck_diagnostic.i18n import translator
 
         derive(report, translator(language))
+
+
+def test_the_time_limit_reaches_every_worker_as_one_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--deadline, in every case (a plain check, library stages, a rank): the front's limit as
+    the wall clock says it, read by the worker on its own monotonic clock; the library stages and
+    the collective end their margins before it."""
+    seen: list[list[str]] = []
+
+    def fake_supervise(argv: list[str], **_: Any) -> WorkerRun:
+        seen.append(argv)
+        return WorkerRun(events.WorkerState(), "finished", 0, 0.0)
+
+    monkeypatch.setattr(supervisor, "_supervise", fake_supervise)
+    for extra in ([], ["--kernels"], ["--launcher", "torchrun", "--rank", "0"]):
+        supervisor.run_worker(sys.executable, device="cpu", device_index=0, timeout_s=30,
+                              extra=extra)
+    for argv in seen:
+        assert argv.count("--deadline") == 1
+        assert not [word for word in argv if word.startswith("--budget")]
+        deadline = float(argv[argv.index("--deadline") + 1])
+        assert abs(deadline - (time.time() + 30)) < 5
+        assert abs(stages.monotonic_deadline(deadline) - (time.monotonic() + 30)) < 5
+    worker = SimpleNamespace(deadline=100.0)
+    assert libraries.stage_deadline(worker) == 100.0 - libraries.END_RESERVE_S
+    assert collective.worker_deadline(100.0) == 100.0 - collective.END_MARGIN_S

@@ -399,12 +399,9 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, on_started=_load_what_reads_the_result,
                         path0=user_path0(),
-                        # --deadline: the front's limit, on the clock every process of the
-                        # machine shares (time.monotonic).
-                        extra=[*([*launch.worker_arguments(), "--deadline", repr(deadline)]
-                                 if launch is not None else
-                        ["--all-devices"] if options.all_devices else []),
-                        *library_arguments(options)])
+                        extra=[*(launch.worker_arguments() if launch is not None else
+                                 ["--all-devices"] if options.all_devices else []),
+                               *library_arguments(options)])
     if not is_front_interpreter(options.python):
         try:
             refuse_what_is_not_a_python(options.python, worker, deadline)
@@ -448,7 +445,6 @@ def _load_what_reads_the_result() -> None:
 
 
 def library_arguments(options: Options) -> list[str]:
-    """The worker's arguments for the library stages asked for, with the check's time limit,
-    which bounds each extension's import (see worker/libraries.py)."""
-    asked = [f"--{name}" for name in LIBRARY_FLAGS if getattr(options, name)]
-    return [*asked, "--budget-s", str(options.timeout_s)] if asked else []
+    """The worker's arguments for the library stages asked for (the check's time limit, which
+    bounds each extension's import, reaches every worker: see ``run_worker``)."""
+    return [f"--{name}" for name in LIBRARY_FLAGS if getattr(options, name)]

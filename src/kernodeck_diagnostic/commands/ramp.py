@@ -30,7 +30,7 @@ from typing import Any
 
 from ..i18n import Translate
 from ..ramp import record
-from ..ramp.outcome import classify
+from ..ramp.outcome import PASSED, classify
 from ..ramp.plan import explore
 from ..report.redact import Redactor
 from ..report.tables import table
@@ -38,6 +38,7 @@ from ..safe_files import PARTIAL, Folder, UnsafePath, check_file
 from ..supervision.application import run_application
 from ..supervision.process import Interrupted
 from ..terminal import line
+from ..trial.folder import AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE
 from .runner import (
     InterruptOnSignals,
     Parser,
@@ -56,7 +57,7 @@ AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The variables each attempt gets besides the environment it inherits unchanged (the
 # application must see what it sees when run by hand): which axis and value it runs with, and
 # where a Trial inside it puts its attempt folder.
-APPLICATION_VARIABLES = ("KERNODECK_AXIS_NAME", "KERNODECK_AXIS_VALUE", "KERNODECK_RUN_DIR")
+APPLICATION_VARIABLES = (AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -148,7 +149,7 @@ def _ramp(ramp: record.Ramp, command: list[str], out: Folder, redactor: Redactor
             ramp.attempts.append(done)
             record.save(ramp, out)
             _progress(ramp, done, t)
-        return bool(done["outcome"] == "passed")
+        return bool(done["outcome"] == PASSED)
 
     try:
         explore(ramp.start, ramp.stop, ramp.factor, ramp.bisect, passes)
@@ -180,9 +181,8 @@ def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
     with out.subfolder(name) as folder:
         placeholder = "{" + ramp.axis + "}"
         argv = [part.replace(placeholder, str(value)) for part in command]
-        env = {**os.environ, "KERNODECK_AXIS_NAME": ramp.axis,
-               "KERNODECK_AXIS_VALUE": str(value),
-               "KERNODECK_RUN_DIR": os.path.abspath(folder.path)}
+        env = {**os.environ, AXIS_NAME_VARIABLE: ramp.axis, AXIS_VALUE_VARIABLE: str(value),
+               RUN_DIR_VARIABLE: os.path.abspath(folder.path)}
         ending = run_application(argv, env=env, captures=folder, stdout_name="stdout.txt",
                                  stderr_name="stderr.txt", timeout_s=ramp.attempt_timeout_s,
                                  grace_s=STOP_GRACE_S)

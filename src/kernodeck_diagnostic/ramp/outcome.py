@@ -23,20 +23,25 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..report.redact import Redactor
 from ..supervision.application import Ending
 from ..supervision.captures import last_stderr_line, read_tail
+from ..trial.folder import ATTEMPT_FILE
+from ..trial.folder import FORMAT as ATTEMPT_FORMAT
+from ..trial.log import EVENTS_FILE
+from ..trial.oom import PHASES, Phase
 from ..untrusted_json import loads
 
+# How an attempt ended: defined here once (ramp.json's schema, its record and the command hold
+# to these names); every outcome but PASSED is a failure, the ramp's limit.
 Outcome = Literal["passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed"]
-OUTCOMES: tuple[Outcome, ...] = ("passed", "out_of_memory", "timeout", "crashed",
-                                 "contract_failed", "failed")
-Phase = Literal["loading", "first_pass", "later_pass"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+PASSED: Outcome = "passed"
+FAILURES: tuple[Outcome, ...] = tuple(name for name in OUTCOMES if name != PASSED)
 # Where the out-of-memory's facts come from, most precise first.
 OomSource = Literal["attempt", "events", "error_text", "kernel"]
-ATTEMPT_FORMAT = "kernodeck-attempt"
 MAX_FILE_BYTES = 16 * 2**20  # an attempt's files are small; a larger one is read from its end
 
 # An allocator's refusal as PyTorch and Python word it: CUDA/HIP/MPS "out of memory",
@@ -108,8 +113,8 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
     elif ending.returncode != 0 or facts.status == "failed":
         result.outcome = "failed"
     else:
-        result.outcome = "passed"
-    if result.outcome == "passed":
+        result.outcome = PASSED
+    if result.outcome == PASSED:
         result.error = None
     return result
 
@@ -141,10 +146,10 @@ def read_trial(run_dir: str) -> TrialFacts:
     folder = _newest_attempt(run_dir)
     if folder is None:
         return TrialFacts()
-    document = _json_file(os.path.join(folder, "attempt.json"))
+    document = _json_file(os.path.join(folder, ATTEMPT_FILE))
     if isinstance(document, dict) and document.get("format") == ATTEMPT_FORMAT:
         return _from_attempt(document)
-    return _from_events(os.path.join(folder, "events.jsonl"))
+    return _from_events(os.path.join(folder, EVENTS_FILE))
 
 
 def _newest_attempt(run_dir: str) -> str | None:
@@ -153,8 +158,8 @@ def _newest_attempt(run_dir: str) -> str | None:
     except OSError:
         return None
     folders = [path for path in entries if os.path.isdir(path) and (
-        os.path.isfile(os.path.join(path, "attempt.json"))
-        or os.path.isfile(os.path.join(path, "events.jsonl")))]
+        os.path.isfile(os.path.join(path, ATTEMPT_FILE))
+        or os.path.isfile(os.path.join(path, EVENTS_FILE)))]
     return max(folders, key=lambda path: (os.path.getmtime(path), path), default=None)
 
 
@@ -205,7 +210,7 @@ def _from_events(path: str) -> TrialFacts:
 
 def _oom(oom: dict[str, Any]) -> dict[str, Any]:
     phase = oom.get("phase")
-    return {"phase": phase if phase in ("loading", "first_pass", "later_pass") else None,
+    return {"phase": phase if phase in PHASES else None,
             "pass_index": _count(oom.get("pass_index")),
             "requested_bytes": _count(oom.get("requested_bytes"))}
 

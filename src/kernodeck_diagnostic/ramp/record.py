@@ -23,6 +23,7 @@ from ..report.markup import table as markdown_table
 from ..safe_files import Folder
 from ..terminal import cell
 from ..untrusted_json import loads
+from .outcome import PASSED
 
 FORMAT = "kernodeck-ramp"
 VERSION = 1
@@ -54,12 +55,12 @@ class Ramp:
 
     @property
     def last_passing_value(self) -> int | None:
-        return max((item["value"] for item in self.attempts if item["outcome"] == "passed"),
+        return max((item["value"] for item in self.attempts if item["outcome"] == PASSED),
                    default=None)
 
     @property
     def first_failing(self) -> dict[str, Any] | None:
-        failing = [item for item in self.attempts if item["outcome"] != "passed"]
+        failing = [item for item in self.attempts if item["outcome"] != PASSED]
         return min(failing, key=lambda item: int(item["value"]), default=None)
 
     def as_json(self) -> dict[str, Any]:
@@ -141,7 +142,7 @@ def detail(attempt: dict[str, Any]) -> str:
         parts.append(f"exit {attempt['exit_code']}")
     if attempt.get("contracts_failed"):
         parts.append("contracts: " + ", ".join(attempt["contracts_failed"]))
-    if attempt.get("error") and attempt["outcome"] != "passed":
+    if attempt.get("error") and attempt["outcome"] != PASSED:
         parts.append(str(attempt["error"]))
     return "; ".join(parts)
 
@@ -171,8 +172,8 @@ def plot(document: dict[str, Any], labels: dict[str, str]) -> bytes | None:
     except ImportError:
         return None
     attempts = sorted(document["attempts"], key=lambda item: int(item["value"]))
-    passed = [item for item in attempts if item["outcome"] == "passed"]
-    failed = [item for item in attempts if item["outcome"] != "passed"]
+    passed = [item for item in attempts if item["outcome"] == PASSED]
+    failed = [item for item in attempts if item["outcome"] != PASSED]
     figure, left = plt.subplots(figsize=(8, 4.5))
     left.plot([item["value"] for item in attempts], [item["duration_s"] for item in attempts],
               "o-", color="tab:blue", label=labels["duration"])

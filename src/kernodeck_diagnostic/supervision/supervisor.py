@@ -17,6 +17,7 @@ from typing import IO, Callable, Literal
 
 from ..interpreter import is_front_interpreter
 from ..safe_files import PRIVATE_MODE, Folder
+from ..worker.protocol import deadline_argument
 from .captures import bound_capture, last_stderr_line
 from .events import EventReader, WorkerState
 from .process import kill_tree, spawn
@@ -184,8 +185,11 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         options = worker_options(python)
         # --watch-front: the worker ends itself, its children and this folder once stdin (a
         # pipe only this process holds) reads end-of-file, whatever ended the front.
+        # --deadline: the time limit below, the one way it reaches the worker (its library
+        # stages and its collective end before it; see protocol.deadline_argument).
         argv = [python, *options, worker_path, "--events", events_path, "--device", device,
-                "--device-index", str(device_index), "--watch-front"]
+                "--device-index", str(device_index), "--watch-front",
+                "--deadline", deadline_argument(timeout_s)]
         # -I and -P keep a program's own folder off its search path: nothing is to be put back.
         if path0 is not None and not {"-I", "-P"} & set(options):
             argv += ["--path0", path0]

@@ -32,11 +32,17 @@ VERSION = 1
 # message unredacted, the snapshot every stack of the allocator's history.
 TRACE_HEADER = ("# kernodeck-diagnostic trace: local only, not redacted (paths, messages, values "
                 "as they were); do not share it. attempt.json holds what can be shared.\n")
+# The variables a driver that runs the program once per attempt (``kernodeck-diagnostic ramp``)
+# sets for it: where a Trial puts its attempt folder (read here), and the axis and the value the
+# attempt runs with (for the program itself). Named here once; the docs give the names.
+RUN_DIR_VARIABLE = "KERNODECK_RUN_DIR"
+AXIS_NAME_VARIABLE = "KERNODECK_AXIS_NAME"
+AXIS_VALUE_VARIABLE = "KERNODECK_AXIS_VALUE"
 
 
 def root_folder(root: str | os.PathLike[str]) -> str:
     """Where attempts go: ``KERNODECK_RUN_DIR`` when set (and not empty), else ``root``."""
-    return os.environ.get("KERNODECK_RUN_DIR") or os.fspath(root)
+    return os.environ.get(RUN_DIR_VARIABLE) or os.fspath(root)
 
 
 def create(root: str) -> tuple[str, Folder]:

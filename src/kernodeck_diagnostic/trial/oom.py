@@ -17,11 +17,14 @@ allocate 3221225472 bytes"); PyTorch prints KB/MB/GB in powers of 1024, as KiB/M
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..worker.protocol import is_out_of_memory
 
+# The phases, in the order a program meets them: defined here once (the attempt's schema, a ramp's
+# reading of an attempt and its schema hold to PHASES).
 Phase = Literal["loading", "first_pass", "later_pass"]
+PHASES: tuple[Phase, ...] = get_args(Phase)
 
 # The CPU allocator's refusal (c10's DefaultCPUAllocator): a RuntimeError without "out of memory".
 CPU_ALLOCATOR_REFUSED = "DefaultCPUAllocator: can't allocate memory"

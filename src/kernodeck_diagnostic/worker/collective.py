@@ -253,7 +253,7 @@ def _status_of(exc: BaseException) -> str:
 
 
 def worker_deadline(front_deadline: float) -> float:
-    """The stage's own deadline, END_MARGIN_S before the front's limit: ``time.monotonic()``
-    in the front, the same clock here (one per machine, whatever the process)."""
+    """The stage's own deadline, END_MARGIN_S before the front's limit (both as this process's
+    ``time.monotonic()``: see ``protocol.deadline_argument``)."""
     return front_deadline - END_MARGIN_S
 

@@ -392,12 +392,12 @@ def stage_extensions(worker: Any) -> None:
 
 
 def stage_deadline(worker: Any) -> float:
-    """When this stage must be done: END_RESERVE_S before the front's limit (``--budget-s``,
-    counted from the worker's start); without one, IMPORT_LIMIT_S per import at most."""
-    budget = getattr(worker, "budget_s", None)
-    if budget is None:
+    """When this stage must be done: END_RESERVE_S before the front's limit (``--deadline``, as
+    this process's ``time.monotonic()``); without one, IMPORT_LIMIT_S per import at most."""
+    deadline = getattr(worker, "deadline", None)
+    if deadline is None:
         return time.monotonic() + IMPORT_LIMIT_S * MAX_EXTENSIONS
-    return float(worker.events.start) + float(budget) - END_RESERVE_S
+    return float(deadline) - END_RESERVE_S
 
 
 # -- --kernels ------------------------------------------------------------------------------------

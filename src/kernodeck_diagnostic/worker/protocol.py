@@ -12,6 +12,7 @@ the same way. The front holds every event to these names on arrival (see
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Literal, get_args
 
 # The worker's files besides its own module (stages.py, copied as worker.py), by file name
@@ -84,6 +85,31 @@ EXPECTED: dict[str, Any] = {"product": EXPECTED_PRODUCT, "loss": EXPECTED_LOSS,
 TOLERANCE: dict[str, float] = {"sdpa.float16": 1e-2, "sdpa.bfloat16": 5e-2, "sdpa.float32": 1e-4}
 # JSON has no NaN nor infinity: a non-finite value travels as one of these strings.
 NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+# The front's time limit reaches the worker in one argument, whatever the check asks for:
+# ``--deadline``, the moment the limit ends as ``time.time()`` says it (seconds since the epoch),
+# which the worker turns into a ``time.monotonic()`` of its own as soon as it starts (the library
+# stages and the collective end before it; a plain check does not read it). Not a budget in
+# seconds: the worker starts after the front (its interpreter, site, its companions), so a budget
+# counted from its own start would end after the front's limit, by as much as a slow start
+# takes, and the collective's last events would come after the front stopped reading. Not the
+# front's ``time.monotonic()`` either: its reference point is undefined between processes, and
+# the worker runs under the user's Python, whose monotonic clock may not be the front's (on
+# Windows, GetTickCount64 before 3.13, QueryPerformanceCounter since). The wall clock is the one
+# every process of the machine shares; read once, when the worker starts, only a step of the
+# system clock between the front's start of the worker and that read can move the limit. Each
+# rank of a distributed job gets its own front's limit: nothing is shared across machines.
+
+
+def deadline_argument(timeout_s: float) -> str:
+    """The front's side: the value of ``--deadline`` for a limit ``timeout_s`` seconds from now."""
+    return repr(time.time() + timeout_s)
+
+
+def monotonic_deadline(deadline: float) -> float:
+    """The worker's side: ``--deadline`` as this process's ``time.monotonic()``."""
+    return time.monotonic() + (deadline - time.time())
 
 
 def tolerance(name: str, dtype: str | None) -> float:

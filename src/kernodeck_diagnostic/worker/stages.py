@@ -172,10 +172,12 @@ class Worker:
         self.distributed: dict[str, Any] | None = None
         self.failure: dict[str, Any] | None = None  # the first error event's fields
         self.result: dict[str, Any] | None = None  # the ``result`` event's values
-        # --extensions, --kernels: the library stages asked for (libraries.py), and the front's
-        # time limit in seconds from the worker's start (--budget-s), which bounds them.
+        # --extensions, --kernels: the library stages asked for (libraries.py).
         self.libraries: frozenset[str] = frozenset()
-        self.budget_s: float | None = None
+        # The front's time limit as this process's time.monotonic() (--deadline, see
+        # protocol.deadline_argument; None when run without one): the library stages and the
+        # collective end before it.
+        self.deadline: float | None = None
 
     def run(self) -> None:
         runtime = companion("runtime")
@@ -631,11 +633,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="stdin is a pipe the front holds: its end means the front is gone")
     parser.add_argument("--all-devices", action="store_true",
                         help="the computation on every visible device (all_devices.py)")
-    # The front's time limit, in seconds from the worker's start (--extensions, --kernels).
-    parser.add_argument("--budget-s", type=float)
-    # --distributed (collective.py): the front's limit as time.monotonic() says it, and this
-    # rank's place in the job.
+    # The front's time limit, as time.time() says it (protocol.deadline_argument).
     parser.add_argument("--deadline", type=float)
+    # --distributed (collective.py): this rank's place in the job.
     parser.add_argument("--launcher")
     for name in ("--rank", "--world-size", "--local-rank", "--node", "--master-port"):
         parser.add_argument(name, type=int)
@@ -643,6 +643,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in protocol.LIBRARY_STAGES:  # --extensions, --kernels (libraries.py)
         parser.add_argument(f"--{name}", action="store_true")
     args = parser.parse_args(argv)
+    # First of all: the front's limit read on this process's clock as early as it can be.
+    deadline = None if args.deadline is None else protocol.monotonic_deadline(args.deadline)
+    if args.launcher is not None and deadline is None:
+        parser.error("--launcher needs --deadline")
     if args.watch_front:
         watch_front(args.events)
     for name in protocol.COMPANIONS:  # now, before the user's folder is on the import path
@@ -651,13 +655,13 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(events, args.device, args.device_index, search_path0(args.path0))
     worker.all_devices = args.all_devices
     worker.libraries = frozenset(name for name in protocol.LIBRARY_STAGES if getattr(args, name))
-    worker.budget_s = args.budget_s
+    worker.deadline = deadline
     if args.launcher is not None:
         worker.distributed = {
             "launcher": args.launcher, "rank": args.rank, "world_size": args.world_size,
             "local_rank": args.local_rank, "node": args.node, "master_addr": args.master_addr,
             "master_port": args.master_port,
-            "deadline": companion("collective").worker_deadline(args.deadline)}
+            "deadline": companion("collective").worker_deadline(deadline)}
     worker.run()
     return 0
 
