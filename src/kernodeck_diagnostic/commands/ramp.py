@@ -5,8 +5,9 @@ the measured operating range.
           -- python app.py --batch {batch}
 
 Each attempt is the application's own process (no shell), with ``{batch}`` replaced by the value
-in its arguments and the variables of ``APPLICATION_VARIABLES`` set; its stdout and stderr, and the
-attempt folder of a ``Trial`` inside it, go to ``<out>/<axis>-<value>/``. Values: ``ramp/plan.py``;
+in its arguments and ``KERNODECK_AXIS_NAME``, ``KERNODECK_AXIS_VALUE`` and ``KERNODECK_RUN_DIR``
+set; its stdout and stderr, and the attempt folder of a ``Trial`` inside it, go to
+``<out>/<axis>-<value>/``. Values: ``ramp/plan.py``;
 outcomes: ``ramp/outcome.py``; ``ramp.json``, ``ramp.md`` and ``ramp.png``: ``ramp/record.py``.
 One progress line per attempt goes to stderr. Ctrl-C stops the running attempt gently (SIGINT,
 then SIGTERM, then SIGKILL) and keeps ``ramp.json``: the same command with the same ``--out``
@@ -54,10 +55,6 @@ DEFAULT_FACTOR = 2.0
 DEFAULT_ATTEMPT_TIMEOUT_S = 600.0
 STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM), before the attempt's tree is killed
 AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# The variables each attempt gets besides the environment it inherits unchanged (the
-# application must see what it sees when run by hand): which axis and value it runs with, and
-# where a Trial inside it puts its attempt folder.
-APPLICATION_VARIABLES = (AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -181,6 +178,8 @@ def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
     with out.subfolder(name) as folder:
         placeholder = "{" + ramp.axis + "}"
         argv = [part.replace(placeholder, str(value)) for part in command]
+        # Besides the environment it inherits unchanged (the application must see what it sees
+        # when run by hand): the axis and value it runs with, where a Trial in it puts its folder.
         env = {**os.environ, AXIS_NAME_VARIABLE: ramp.axis, AXIS_VALUE_VARIABLE: str(value),
                RUN_DIR_VARIABLE: os.path.abspath(folder.path)}
         ending = run_application(argv, env=env, captures=folder, stdout_name="stdout.txt",
