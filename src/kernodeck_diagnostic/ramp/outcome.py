@@ -33,7 +33,9 @@ from ..untrusted_json import loads
 Outcome = Literal["passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "out_of_memory", "timeout", "crashed",
                                  "contract_failed", "failed")
-Phase = Literal["loading", "first_pass", "later_pass"]
+# ``after_work``: the trial's event log says the program's work was done (``work_done``) and the
+# process ended after it, in the trial's teardown: never a pass's out-of-memory.
+Phase = Literal["loading", "first_pass", "later_pass", "after_work"]
 # Where the out-of-memory's facts come from, most precise first.
 OomSource = Literal["attempt", "events", "error_text", "kernel"]
 ATTEMPT_FORMAT = "kernodeck-attempt"
@@ -60,6 +62,7 @@ class Classified:
     peak_memory_bytes: int | None = None
     peak_memory_source: Literal["attempt", "events", "process"] | None = None
     trial: Literal["attempt.json", "events.jsonl"] | None = None
+    last_started_stage: str | None = None  # the stage running when it ended, from the trial
 
 
 @dataclass
@@ -73,6 +76,7 @@ class TrialFacts:
     peak_memory_bytes: int | None = None
     error: str | None = None  # "type: message" of the first error
     phase: Phase | None = None  # where the event log stops: before, in or after the first pass
+    last_started_stage: str | None = None
 
 
 def classify(ending: Ending, run_dir: str, stderr_path: str,
@@ -83,7 +87,8 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
     text = facts.error or last_stderr_line(stderr_path) or ending.start_error
     result = Classified("failed", signal=ending.signal_name, trial=facts.source,
                         error=redactor.text(text) if text else None,
-                        contracts_failed=facts.contracts_failed)
+                        contracts_failed=facts.contracts_failed,
+                        last_started_stage=facts.last_started_stage)
     _peak(result, facts, ending)
     if ending.timed_out:
         result.outcome = "timeout"
@@ -93,6 +98,8 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
         result.oom = {**(facts.oom or {"phase": facts.phase, "pass_index": None,
                                        "requested_bytes": None}),
                       "source": "kernel", "oom_killer": True, "evidence": ending.oom_evidence}
+        if facts.source == "events.jsonl" and facts.last_started_stage is not None:
+            result.oom["stage"] = facts.last_started_stage
     elif facts.oom is not None:  # the first error was one, whatever ended the process after
         result.outcome = "out_of_memory"
         result.oom = {**facts.oom, "source": "attempt" if facts.source == "attempt.json"
@@ -159,7 +166,8 @@ def _newest_attempt(run_dir: str) -> str | None:
 
 
 def _from_attempt(document: dict[str, Any]) -> TrialFacts:
-    facts = TrialFacts(source="attempt.json", status=_text(document.get("status")))
+    facts = TrialFacts(source="attempt.json", status=_text(document.get("status")),
+                       last_started_stage=_text(document.get("last_started_stage")))
     oom = document.get("oom")
     if isinstance(oom, dict):
         facts.oom = _oom(oom)
@@ -184,8 +192,11 @@ def _from_events(path: str) -> TrialFacts:
     pass_started = any(event.get("event") == "pass_started" for event in events)
     # A trial writes pass_started before each pass: none yet is before the first one.
     trial_log = any(event.get("event") == "attempt_started" for event in events)
-    facts.phase = ("later_pass" if passes_done else "first_pass" if pass_started
-                   else "loading" if trial_log else None)
+    work_done = any(event.get("event") == "work_done" for event in events)
+    facts.phase = ("after_work" if work_done else "later_pass" if passes_done
+                   else "first_pass" if pass_started else "loading" if trial_log else None)
+    started = [event.get("stage") for event in events if event.get("event") == "stage_started"]
+    facts.last_started_stage = _text(started[-1]) if started else None
     peaks = [peak for event in events for peak in _peaks(event)]
     facts.peak_memory_bytes = max(peaks) if peaks else None
     for event in events:
@@ -205,7 +216,8 @@ def _from_events(path: str) -> TrialFacts:
 
 def _oom(oom: dict[str, Any]) -> dict[str, Any]:
     phase = oom.get("phase")
-    return {"phase": phase if phase in ("loading", "first_pass", "later_pass") else None,
+    return {"phase": phase if phase in ("loading", "first_pass", "later_pass", "after_work")
+            else None,
             "pass_index": _count(oom.get("pass_index")),
             "requested_bytes": _count(oom.get("requested_bytes"))}
 

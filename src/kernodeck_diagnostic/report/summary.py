@@ -17,6 +17,11 @@ a time: of a report only the line printed for it is kept, so memory grows by abo
 file is not waited for. Files that are not readable reports (not JSON, another schema version, not
 a report at all, too large, not a regular file, missing) are kept with the reason, and the others
 are still summarized. The three outputs: ``report/summary_render.py``.
+
+A file that is not a report may be a trial attempt or a ramp's record: ``Summary``'s ``other``
+(``trial/rows.py``, given by the command) turns it into rows of a second table, across attempts;
+a folder's ``events.jsonl`` without an ``attempt.json`` beside it (an attempt killed first) is
+found too. Reports are read and counted exactly as without it.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ SEVERITY = (
 )
 RANK = {name: rank for rank, name in enumerate(SEVERITY)}
 COLUMNS = ("report", "code", "exit", "stage", "python", "torch", "backend", "devices")
+# An attempt folder's files (a trial's): its event log alone is what a killed attempt left.
+ATTEMPT_FILE, EVENTS_FILE = "attempt.json", "events.jsonl"
+ATTEMPT_COLUMNS = ("attempt", "status", "error_stage", "contracts", "peak", "last_started")
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,9 @@ def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Foun
 # some of them gives: the code of each readable report and what is kept of it, in order, and the
 # files that are not readable reports.
 Files = Sequence[tuple[Found, Optional[int]]]
-Judged = tuple[list[str], list[Any], list[Loaded]]
+Judged = tuple[list[str], list[Any], list[Loaded], list[dict[str, Any]]]
+# The rows of a file that is not a report (an attempt, a ramp), or None: (path, shown name).
+Other = Callable[[str, str], Optional[list[dict[str, Any]]]]
 # How ``Summary.read`` has the files judged: ``work`` of each part of them, the results in order
 # (``forked.in_parts``; by default, all of them here at once).
 Runner = Callable[[Callable[[Files], Judged], Files], Iterable[Judged]]
@@ -121,8 +131,10 @@ class Summary:
     itself; the count of each code; the unreadable files. Memory grows by a row per report, not
     by a report per report (docs/performance.md)."""
 
-    def __init__(self, keep: Callable[[Loaded], Any]) -> None:
+    def __init__(self, keep: Callable[[Loaded], Any], other: Other | None = None) -> None:
         self.keep = keep
+        self.other = other
+        self.attempts: list[dict[str, Any]] = []
         self.rows: list[Any] = []
         self.by_code: Counter[str] = Counter()
         self.passed = 0
@@ -139,7 +151,8 @@ class Summary:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for codes, kept, unreadable in run(self._judge, files):
+            for codes, kept, unreadable, attempts in run(self._judge, files):
+                self.attempts += attempts
                 self.rows += kept
                 self.by_code.update(codes)
                 self.passed += sum(VERDICTS[code].passed for code in codes)
@@ -155,19 +168,29 @@ class Summary:
         codes: list[str] = []
         kept: list[Any] = []
         unreadable: list[Loaded] = []
+        attempts: list[dict[str, Any]] = []
         for item, mode in files:
             loaded = (Loaded(item.name, reason=item.reason) if item.reason is not None
                       else load(item.path, item.name, mode=mode))
-            if loaded.report is None:
+            rows = (self.other(item.path, item.name) if self.other is not None
+                    and loaded.reason in ("not_a_report", "not_json") else None)
+            if rows is not None:
+                attempts += rows
+            elif loaded.report is None:
                 unreadable.append(loaded)
             else:
                 codes.append(loaded.report["code"])
                 kept.append(self.keep(loaded))
-        return codes, kept, unreadable
+        return codes, kept, unreadable, attempts
 
     @property
     def files(self) -> int:
         return len(self.rows) + len(self.unreadable)
+
+    @property
+    def attempts_failed(self) -> int:
+        """The attempts (not a ramp's) that did not pass."""
+        return sum(1 for row in self.attempts if row["counted"] and not row["passed"])
 
     def counts(self) -> list[tuple[str, int]]:
         """How many reports have each code, worst first (``SEVERITY``)."""
@@ -185,7 +208,8 @@ def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:
 
     for folder, subfolders, files in os.walk(top, onerror=on_error):
         subfolders.sort()
-        found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")]
+        found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")
+                  or (name == EVENTS_FILE and ATTEMPT_FILE not in files)]
     # Every path os.walk gives starts with the folder and a separator: the rest is its path
     # there (what os.path.relpath gives, without its cost for each of thousands of files).
     start = len(os.path.join(top, ""))
