@@ -49,8 +49,8 @@ def test_timeout_bounds_are_inclusive(pyz: Path) -> None:
 def test_help_lists_every_result_code(pyz: Path) -> None:
     result = run_tool(sys.executable, pyz, ["--help"])
     assert result.returncode == 0
-    for code in CODES.values():
-        assert f"{code.name} " in result.stdout
+    for code in CODES.values():  # another command's verdicts are in that command's --help
+        assert (f"{code.name} " in result.stdout) == (code.kind != "command")
     for flag in ("--device", "--device-index", "--timeout", "--output", "--host-check",
                  "--version"):
         assert flag in result.stdout

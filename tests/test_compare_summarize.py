@@ -74,9 +74,11 @@ def _no_machine_paths(result: Result, folder: Path) -> None:
 
 def test_compare_a_pass_with_out_of_memory(pyz: Path, made: Path) -> None:
     result = _tool(pyz, "compare", made / "pass.json", made / "oom.json")
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 21, result.stderr  # COMPARE_REGRESSION: a pass became a failure
     lines = result.stdout.splitlines()
     assert lines[0] == "code changed: GPU_CHECK_PASSED -> OUT_OF_MEMORY"
+    assert lines[1] == "regression: A passed (GPU_CHECK_PASSED), B failed (OUT_OF_MEMORY)"
+    lines = [lines[0], *lines[2:]]
     assert lines[1].split() == ["field", "A", "(pass.json)", "B", "(oom.json)"]
     assert _row(result.stdout, "exit_code") == ["exit_code", "0", "9"]
     assert _row(result.stdout, "status") == ["status", "passed", "failed"]
@@ -92,11 +94,11 @@ def test_compare_a_pass_with_out_of_memory(pyz: Path, made: Path) -> None:
 
 def test_compare_names_findings_added_and_removed(pyz: Path, made: Path) -> None:
     there = _tool(pyz, "compare", made / "pass.json", made / "arch.json")
-    assert there.returncode == 1
+    assert there.returncode == 21
     assert there.stdout.splitlines()[0] == "code changed: GPU_CHECK_PASSED -> RUNTIME_ERROR"
     assert "findings added in B: ARCH_NOT_IN_BUILD" in there.stdout.splitlines()
     back = _tool(pyz, "compare", made / "arch.json", made / "pass.json", "--lang", "pt")
-    assert back.returncode == 1
+    assert back.returncode == 20  # COMPARE_CHANGED: a failure fixed is no regression
     assert back.stdout.splitlines()[0] == "o código mudou: RUNTIME_ERROR -> GPU_CHECK_PASSED"
     assert "achados que sumiram em B: ARCH_NOT_IN_BUILD" in back.stdout.splitlines()
     assert back.stdout.splitlines()[1].split()[0] == "campo"
@@ -137,11 +139,14 @@ def test_compare_shows_a_stage_timing_that_moved_with_its_delta(pyz: Path, made:
 
 def test_compare_json(pyz: Path, made: Path) -> None:
     result = _tool(pyz, "compare", made / "pass.json", made / "arch.json", "--format", "json")
-    assert result.returncode == 1
+    assert result.returncode == 21
     data = json.loads(result.stdout)
-    assert set(data) == {"compare_version", "same_code", "changes", "findings_added",
-                         "findings_removed"}
+    assert set(data) == {"compare_version", "same_code", "verdict", "regressions", "changes",
+                         "findings_added", "findings_removed"}
     assert data["same_code"] is False
+    assert data["verdict"] == "regression"
+    assert data["regressions"] == [{"kind": "passed_to_failed", "a": "GPU_CHECK_PASSED",
+                                    "b": "RUNTIME_ERROR"}]
     changes = {change["field"]: (change["a"], change["b"]) for change in data["changes"]}
     assert changes["code"] == ("GPU_CHECK_PASSED", "RUNTIME_ERROR")
     assert changes["exit_code"] == (0, 9)
@@ -154,13 +159,14 @@ def test_compare_json(pyz: Path, made: Path) -> None:
                             "json", "--lang", "pt").stdout) == data
     same = json.loads(_tool(pyz, "compare", made / "pass.json", made / "pass-copy.json",
                             "--format", "json").stdout)
-    assert same == {"compare_version": 1, "same_code": True, "changes": [],
-                    "findings_added": [], "findings_removed": []}
+    assert same == {"compare_version": 1, "same_code": True, "verdict": "same",
+                    "regressions": [], "changes": [], "findings_added": [],
+                    "findings_removed": []}
 
 
 def test_compare_markdown_is_a_table_to_paste(pyz: Path, made: Path) -> None:
     result = _tool(pyz, "compare", made / "pass.json", made / "oom.json", "--format", "markdown")
-    assert result.returncode == 1
+    assert result.returncode == 21
     lines = result.stdout.splitlines()
     assert lines[0] == "**code changed: GPU_CHECK_PASSED -> OUT_OF_MEMORY**"
     assert "| field | A (`pass.json`) | B (`oom.json`) |" in lines
@@ -213,6 +219,18 @@ def test_compare_help(pyz: Path) -> None:
     result = _tool(pyz, "compare", "--help")
     assert result.returncode == 0
     assert result.stdout.startswith("usage: kernodeck-diagnostic compare")
+    for name, status in (("COMPARE_SAME", 0), ("COMPARE_CHANGED", 20),
+                         ("COMPARE_REGRESSION", 21)):
+        assert any(line.split()[:2] == [name, str(status)] for line in result.stdout.splitlines())
+
+
+def test_compare_exit_statuses_are_in_the_codes_table() -> None:
+    from kernodeck_diagnostic.report.codes import CODES
+
+    assert {name: (code.exit_code, code.kind, code.command) for name, code in CODES.items()
+            if name.startswith("COMPARE_")} == {
+        "COMPARE_SAME": (0, "command", "compare"), "COMPARE_CHANGED": (20, "command", "compare"),
+        "COMPARE_REGRESSION": (21, "command", "compare")}
 
 
 # -- summarize -------------------------------------------------------------------------------------
@@ -336,7 +354,7 @@ def test_compare_and_summarize_real_cpu_and_missing_torch_reports(
     assert missing.returncode == 3, missing.stdout + missing.stderr
 
     fixed = _tool(pyz, "compare", tmp_path / "notorch.json", tmp_path / "cpu.json")
-    assert fixed.returncode == 1
+    assert fixed.returncode == 20
     assert fixed.stdout.splitlines()[0] == "code changed: TORCH_MISSING -> CPU_CHECK_PASSED"
     assert _row(fixed.stdout, "exit_code")[1:] == ["3", "0"]
     assert _row(fixed.stdout, "stage")[1:] == ["import", "compute"]

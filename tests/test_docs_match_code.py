@@ -228,10 +228,18 @@ def test_the_readme_code_tables_are_the_code_table() -> None:
 
 
 def test_help_lists_the_codes_the_readme_lists() -> None:
+    """The check's --help lists the check's codes; each other command's, its own verdicts."""
+    readme = _readme_codes()
     check = next(_command_parsers())
     rows = HELP_ROW.findall(check.format_help())
     assert {name: frozenset(int(n) for n in exits.split("/")) for name, exits in rows} \
-        == _readme_codes()
+        == {name: exits for name, exits in readme.items() if CODES[name].kind != "command"}
+    from kernodeck_diagnostic.commands import compare
+    from kernodeck_diagnostic.i18n import ENGLISH
+
+    rows = HELP_ROW.findall(compare._parser(ENGLISH).format_help())
+    assert {name: frozenset(int(n) for n in exits.split("/")) for name, exits in rows} \
+        == {name: exits for name, exits in readme.items() if CODES[name].command == "compare"}
 
 
 def test_the_findings_table_is_the_catalog() -> None:

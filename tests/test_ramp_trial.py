@@ -125,6 +125,15 @@ def test_a_trials_failed_contract_is_contract_failed(pyz: Path, tmp_path: Path) 
     assert failed["contracts_failed"] == ["one_row_per_input"]
     assert document["first_failing"]["outcome"] == "contract_failed"
     assert "contracts: one_row_per_input" in result.stdout
+    # summarize reads the ramp's record and its attempts' folders: a table across attempts.
+    summary = run_tool(sys.executable, pyz, ["summarize", str(out)],
+                       env=clean_env({"LC_ALL": "C.UTF-8"}))
+    assert "not a report" not in summary.stdout, summary.stdout
+    rows = {line.split()[0]: line.split() for line in summary.stdout.splitlines()
+            if line.startswith("ramp.json")}
+    assert rows["ramp.json[n=4]"][1] == "contract_failed", summary.stdout
+    assert rows["ramp.json[n=1]"][1] == "passed"
+    assert "one_row_per_input" in " ".join(rows["ramp.json[n=4]"])
 
 
 @posix_only
@@ -146,3 +155,45 @@ def test_a_trial_killed_by_the_oom_killer_in_a_later_pass_is_read_from_its_event
     assert failed["oom"]["source"] == "kernel"
     assert failed["oom"]["phase"] == "later_pass"
     assert first["phase"] == "later_pass"
+
+
+# The work ends (3 passes, each keeping 1 MiB), then the trial's teardown is made to need more
+# memory than the cgroup has: the app replaces the function that writes attempt.json (whatever its
+# name) with one that fills memory, so the OOM killer ends the process after the work is done.
+TEARDOWN_KILLED_APP = """
+import os
+from kernodeck_diagnostic import Trial
+from kernodeck_diagnostic.trial import folder
+
+def fill(*args, **kwargs):
+    blocks = []
+    while True:
+        blocks.append(bytearray(16 * 2**20))  # zero-filled: every page really touched
+
+for name in ("write_new", "write_json"):
+    setattr(folder, name, fill)
+mib = int(os.environ["KERNODECK_AXIS_VALUE"])
+kept = []
+with Trial("runs", params={"mib": mib}) as trial:
+    for step in trial.passes(3):
+        with trial.stage("compute"):
+            kept.append(bytearray(2**20))
+"""
+
+
+@posix_only
+def test_a_trial_killed_in_its_teardown_is_not_a_later_pass_oom(pyz: Path,
+                                                               tmp_path: Path) -> None:
+    app, out = tmp_path / "app.py", tmp_path / "ramp-mib"
+    app.write_text(TEARDOWN_KILLED_APP)
+    with memory_limited(200) as group:
+        result = ramp_in(group, pyz, out, [sys.executable, str(app)], "--axis", "mib",
+                         "--start", "1", "--stop", "1", env={"PYTHONPATH": str(SRC)})
+    assert (out / "ramp.json").is_file(), result.stderr
+    (attempt,) = _record(out)["attempts"]
+    assert attempt["outcome"] == "out_of_memory", attempt
+    assert attempt["signal"] == "SIGKILL"
+    assert attempt["trial"] == "events.jsonl"
+    assert attempt["oom"]["source"] == "kernel"
+    assert attempt["oom"]["phase"] == "after_work"  # never "later_pass": the passes all ended
+    assert "phase after_work" in result.stdout

@@ -49,12 +49,14 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_two_attempt_folders_say_what_changed(attempts: tuple[Path, Path]) -> None:
     a, b = attempts
     done = _compare(str(a), str(b / "attempt.json"))
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 21, done.stderr  # COMPARE_REGRESSION: completed -> failed
     lines = done.stdout.splitlines()
     assert lines[0] == "status changed: completed -> failed"
-    assert a.name in lines[1]
-    assert b.name in lines[1]
-    table = "\n".join(lines[1:])
+    assert lines[1:3] == ["regression: A completed, B failed",
+                          "regression: contract vectors passed in A, is missing in B"]
+    assert a.name in lines[3]
+    assert b.name in lines[3]
+    table = "\n".join(lines[3:])
     for field in ("last_completed_stage", "first_error.stage", "first_error.type",
                   "first_error.message", "contracts.vectors.passed", "params.batch",
                   "timings_ms.compute.first_pass"):
@@ -67,6 +69,7 @@ def test_the_json_form_of_an_attempt_comparison(attempts: tuple[Path, Path]) -> 
     done = _compare(str(a), str(b), "--format", "json")
     result = json.loads(done.stdout)
     assert result["same_status"] is False
+    assert result["verdict"] == "regression"
     changes = {change["field"]: (change["a"], change["b"]) for change in result["changes"]}
     assert changes["params.batch"] == (8, 32)
     assert changes["last_completed_stage"] == ("compute", "load_weights")
@@ -96,3 +99,131 @@ def test_a_report_and_an_attempt_are_not_compared(attempts: tuple[Path, Path],
     done = _compare(str(attempts[0]), str(empty))
     assert done.returncode == 2
     assert "B (not-an-attempt): not found" in done.stderr
+
+
+# -- the verdict of a comparison: its exit status ----------------------------------------------
+
+# The output contract fails from batch 16 on (a NaN in the vectors); the status stays completed.
+CONTRACT_APP = """
+    import sys
+    from kernodeck_diagnostic import Trial
+
+    batch = int(sys.argv[1])
+    with Trial("runs", params={"batch": batch}) as trial:
+        with trial.stage("compute"):
+            vectors = [[1.0, 2.0], [3.0, float("nan") if batch >= 16 else 4.0]]
+        trial.expect_vectors(["a", "b"], vectors, dim=2)
+"""
+
+
+def _attempt(tmp_path: Path, name: str, source: str, *args: str) -> Path:
+    work = tmp_path / name
+    run_app(sys.executable, work, source, *args)
+    return only_attempt(work / "runs")
+
+
+def test_a_contract_that_fails_in_b_is_a_regression(tmp_path: Path) -> None:
+    good = _attempt(tmp_path, "good", CONTRACT_APP, "8")
+    bad = _attempt(tmp_path, "bad", CONTRACT_APP, "16")
+    done = _compare(str(good), str(bad))
+    assert done.returncode == 21, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "same status: completed"
+    assert lines[1] == "regression: contract vectors passed in A, fails in B"
+    back = _compare(str(bad), str(good), "--format", "json")
+    assert back.returncode == 20  # COMPARE_CHANGED: fixed, not a regression
+    assert json.loads(back.stdout)["verdict"] == "changed"
+    again = _compare(str(good), str(_attempt(tmp_path, "good-again", CONTRACT_APP, "8")))
+    assert again.returncode == 0, again.stdout  # params the same, contracts the same
+    other = _compare(str(good), str(_attempt(tmp_path, "other", CONTRACT_APP, "9")))
+    assert other.returncode == 0, other.stdout  # a parameter changed: listed, still the same
+    assert "params.batch" in other.stdout
+
+
+# The process kills itself with SIGKILL in pass 1's compute stage (as the OOM killer would):
+# only events.jsonl is left.
+KILLED_APP = """
+    import os, signal, sys
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs", params={"batch": 8}) as trial:
+        with trial.stage("load_weights"):
+            pass
+        for step in trial.passes(3):
+            with trial.stage("compute"):
+                if sys.argv[1] == "kill" and step == 1:
+                    os.kill(os.getpid(), signal.SIGKILL)
+        trial.expect("rows", True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_an_attempt_killed_before_attempt_json_is_compared_from_its_events(
+        tmp_path: Path) -> None:
+    good = _attempt(tmp_path, "good", KILLED_APP, "run")
+    killed = _attempt(tmp_path, "killed", KILLED_APP, "kill")
+    assert not (killed / "attempt.json").exists()
+    done = _compare(str(good), str(killed), "--format", "json")
+    assert done.returncode == 21, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    changes = {change["field"]: (change["a"], change["b"]) for change in result["changes"]}
+    assert result["same_status"] is False
+    assert {"kind": "completed_to", "a": "completed", "b": "unfinished"} in result["regressions"]
+    assert changes["passes.completed"] == (3, 1)
+    text = _compare(str(good), str(killed))
+    assert text.stdout.splitlines()[0] == "status changed: completed -> unfinished"
+    assert "last started stage in B: compute (pass 1)" in text.stdout
+
+
+SLOW_APP = """
+    import sys, time
+    from kernodeck_diagnostic import Trial
+
+    slow = int(sys.argv[1])
+    with Trial("runs") as trial:
+        for step in trial.passes(8):
+            with trial.stage("compute"):
+                time.sleep(0.5 if step == slow else 0.025)
+"""
+
+
+def test_one_pass_twenty_times_slower_is_named(tmp_path: Path) -> None:
+    even = _attempt(tmp_path, "even", SLOW_APP, "-1")
+    spiky = _attempt(tmp_path, "spiky", SLOW_APP, "5")
+    done = _compare(str(even), str(spiky), "--format", "json")
+    changes = {change["field"]: (change["a"], change["b"]) for change in
+               json.loads(done.stdout)["changes"]}
+    assert "timings_ms.compute.later_passes_median" not in changes  # the median hides it
+    assert changes["timings_ms.compute.later_passes_max"][1] >= 500
+    assert changes["timings_ms.compute.slowest_pass"][1] == 5
+    assert done.returncode == 0  # slower is shown, not a regression of the verdict
+    text = _compare(str(even), str(spiky)).stdout
+    assert "timings_ms.compute.slowest_pass" in text
+
+
+def test_summarize_reads_attempt_folders_even_killed_ones(attempts: tuple[Path, Path],
+                                                          tmp_path: Path) -> None:
+    killed = _attempt(tmp_path, "killed", KILLED_APP, "kill")
+    for folder in (*attempts, killed):
+        shutil.copytree(folder, tmp_path / "all" / folder.name)
+    done = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", "summarize",
+                           str(tmp_path / "all"), "--format", "json"], capture_output=True,
+                          text=True, env=app_env(), timeout=60, stdin=subprocess.DEVNULL,
+                          check=False)
+    result = json.loads(done.stdout)
+    assert result["unreadable"] == [], result
+    rows = {row["attempt"]: row for row in result["attempts"]}
+    good, failed = (rows[f"{folder.name}/attempt.json"] for folder in attempts)
+    assert (good["status"], good["contracts_passed"]) == ("completed", True)
+    assert (failed["status"], failed["first_error_stage"]) == ("failed", "compute")
+    assert failed["first_error"].startswith("ValueError: shape mismatch")
+    lost = rows[f"{killed.name}/events.jsonl"]
+    assert (lost["status"], lost["last_started_stage"]) == ("unfinished", "compute")
+    assert done.returncode == 1  # a failed attempt: as a failed report
+    text = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", "summarize",
+                           str(tmp_path / "all")], capture_output=True, text=True,
+                          env=app_env(), timeout=60, stdin=subprocess.DEVNULL, check=False)
+    header = next(line for line in text.stdout.splitlines() if line.startswith("attempt "))
+    assert header.split() == ["attempt", "status", "first", "error", "stage", "contracts",
+                              "peak", "memory", "last", "started", "stage"] or \
+        "last started stage" in header, header

@@ -131,6 +131,8 @@ TRAINING = """
         loss = model(torch.ones(8, 4)).pow(2).mean()
         if lr < 0:  # a diverged step
             loss = loss * float("nan")
+        if sys.argv[3:] == ["inf-grad"]:  # a gradient hook gone wrong: the loss stays finite
+            model.weight.register_hook(lambda grad: grad * float("inf"))
         loss.backward()
         optimizer.step()
         after = {n: p.detach() for n, p in model.named_parameters()}
@@ -139,6 +141,8 @@ TRAINING = """
         elif checkpoint == "corrupt":
             open("model.pt", "wb").write(b"not a checkpoint")
         print(trial.expect_training_step(loss, before, after, checkpoint="model.pt"))
+        if sys.argv[3:] == ["inf-grad"]:  # the parameters themselves: their gradients too
+            print(trial.expect_training_step(loss, before, dict(model.named_parameters())))
 """
 
 
@@ -163,3 +167,18 @@ def test_a_training_step_contract(cpu_torch_python: Path, tmp_path: Path, lr: st
     assert (contract["name"], contract["passed"]) == ("training_step", passed)
     assert detail in contract["detail"]
     assert attempt["output"]["training_step"]["parameters"] == 2
+
+
+@pytest.mark.slow
+def test_non_finite_parameters_or_gradients_fail_the_training_step(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    done = run_app(cpu_torch_python, tmp_path, TRAINING, "0.1", "saved", "inf-grad")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["False", "False"]
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    assert_valid_attempt(attempt)
+    first, second = attempt["contracts"]
+    assert "non-finite parameters after the step: weight" in first["detail"]
+    assert "non_finite_parameter" in [problem["kind"] for problem in first["problems"]]
+    assert "non-finite gradients: weight" in second["detail"]
+    assert "bias" not in second["detail"]

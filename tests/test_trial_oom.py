@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernodeck_diagnostic.package_data import read
+from kernodeck_diagnostic.ramp import outcome
 from kernodeck_diagnostic.trial import oom
 from trial_helpers import (
     ATTEMPT_SCHEMA,
@@ -155,10 +156,11 @@ def test_the_phase_follows_the_passes() -> None:
 
 
 def test_the_schemas_name_the_phases_the_code_defines() -> None:
-    # oom.PHASES is the one list: the attempt's schema, ramp.json's (null: phase unknown) and
-    # the advice hold to it.
+    # oom.PHASES is the one list: the attempt's schema, ramp.json's (its own ``after_work`` too,
+    # and null: phase unknown) and the advice hold to it.
     attempt = json.loads(ATTEMPT_SCHEMA.read_text(encoding="utf-8"))
     assert tuple(attempt["properties"]["oom"]["properties"]["phase"]["enum"]) == oom.PHASES
     ramp = json.loads(read("ramp", "schema", "ramp-v1.json"))
-    assert tuple(ramp["$defs"]["phase"]["enum"]) == (*oom.PHASES, None)
+    assert tuple(ramp["$defs"]["phase"]["enum"]) == (*outcome.RAMP_PHASES, None)
+    assert outcome.RAMP_PHASES[:len(oom.PHASES)] == oom.PHASES
     assert tuple(oom.ADVICE) == oom.PHASES

@@ -96,15 +96,16 @@ def test_a_complete_run_leaves_a_complete_folder(cpu_torch_python: Path,
     names = [(e["event"], e.get("stage"), e.get("pass_index")) for e in events]
     assert names == [
         ("attempt_started", None, None),
-        ("stage_completed", "load_weights", None),
-        ("stage_completed", "prepare_input", None),
+        ("stage_started", "load_weights", None), ("stage_completed", "load_weights", None),
+        ("stage_started", "prepare_input", None), ("stage_completed", "prepare_input", None),
         ("tensors_described", None, None),
         *[item for index in range(4) for item in (
-            ("pass_started", None, index), ("stage_completed", "compute", index),
-            ("pass_completed", None, index))],
-        ("stage_completed", "write_output", None),
+            ("pass_started", None, index), ("stage_started", "compute", index),
+            ("stage_completed", "compute", index), ("pass_completed", None, index))],
+        ("stage_started", "write_output", None), ("stage_completed", "write_output", None),
         ("contract_checked", None, None),
         ("contract_checked", None, None),
+        ("work_done", None, None),
         ("attempt_ended", None, None),
     ]
     times = [e["t_ms"] for e in events]

@@ -15,7 +15,7 @@ from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 
 
 def test_code_table_is_the_contract() -> None:
-    exits = {name: code.exit_code for name, code in CODES.items()}
+    exits = {name: code.exit_code for name, code in CODES.items() if code.kind != "command"}
     assert exits == {
         "GPU_CHECK_PASSED": 0, "CPU_CHECK_PASSED": 0, "INTERNAL_ERROR": 1, "USAGE_ERROR": 2,
         "TORCH_MISSING": 3, "TORCH_IMPORT_FAILED": 4, "GPU_BACKEND_ABSENT": 5,
@@ -25,11 +25,18 @@ def test_code_table_is_the_contract() -> None:
         "INTERRUPTED": 130,
     }
     # Each exit status is one code's, but for OUT_OF_MEMORY and RUNTIME_ERROR (9).
-    statuses = [status for code in CODES.values() for status in code.exit_codes]
+    check = [code for code in CODES.values() if code.kind != "command"]
+    statuses = [status for code in check for status in code.exit_codes]
     assert sorted(s for s in set(statuses) if statuses.count(s) > 1) == [0, 9]
     assert CODES["INTERRUPTED"].exit_codes == (130, 143, 129)
-    assert [name for name, code in CODES.items() if code.passed] == ["GPU_CHECK_PASSED",
-                                                                     "CPU_CHECK_PASSED"]
+    assert [code.name for code in check if code.passed] == ["GPU_CHECK_PASSED",
+                                                            "CPU_CHECK_PASSED"]
+    # Another command's verdicts: 0 for its pass, else a status no process code has (1, 2...).
+    process = {status for code in check if code.kind == "process" for status in code.exit_codes}
+    for code in CODES.values():
+        if code.kind == "command":
+            assert code.command is not None
+            assert code.exit_code == 0 if code.passed else code.exit_code not in process
 
 
 @pytest.mark.parametrize(("error", "code"), [

@@ -11,14 +11,19 @@
     execution.gradient_verified  true             false
 
 Every fact of the two reports is compared, whatever block it is in, and only what differs is
-shown, most important first (what is compared and in which order: ``report/compare.py``). Exit 0
-when both reports have the same code, 1 when the code changed, 2 when an argument is not a
-readable report (one line says which and why; only file names are shown, never the folders they
-are in), 15 when stdout is closed or refuses the result (a full device).
+shown, most important first (what is compared and in which order: ``report/compare.py``). The
+exit status is the comparison's verdict (the codes table's ``COMPARE_*``, ``report/codes.py``):
+0 (COMPARE_SAME) when the verdict is the same, 20 (COMPARE_CHANGED) when it changed but is no
+regression, 21 (COMPARE_REGRESSION) for a regression (a pass that fails; an attempt that no
+longer completes, a contract that fails or is gone), each named under the headline. 2 when an
+argument is not a readable report (one line says which and why; only file names are shown,
+never the folders they are in), 15 when stdout is closed or refuses the result (a full device),
+1 only for a bug of the tool.
 
-Two trial attempts (their folders, or their ``attempt.json``) are compared the same way, headed by
-their status instead of a code (what is compared: ``trial/compare.py``). A report and an attempt
-are not compared with each other (exit 2).
+Two trial attempts (their folders, their ``attempt.json``, or a folder holding only the
+``events.jsonl`` of a process killed first) are compared the same way, headed by their status
+instead of a code (what is compared: ``trial/compare.py``). A report and an attempt are not
+compared with each other (exit 2).
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from ..i18n import Translate
+from ..report.codes import CODES
 from ..report.compare import Comparison, compare, render_markdown, render_text
 from ..report.load import Loaded, load
 from ..terminal import line
@@ -37,7 +44,8 @@ from ..trial import compare as attempts
 from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
 
 PROG = "kernodeck-diagnostic compare"
-EXIT_SAME, EXIT_CHANGED, EXIT_UNREADABLE = 0, 1, 2
+EXIT_UNREADABLE = 2
+HELP_WIDTH = 78
 
 
 def main(argv: Sequence[str]) -> int:
@@ -45,7 +53,11 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _parser(t: Translate) -> Parser:
-    parser = Parser(translate=t, prog=PROG, description=t("compare.help.description"))
+    codes = "\n".join(f"  {code.name:<22} {code.exit_code:<11}  {code.summary}"
+                      for code in CODES.values() if code.command == "compare")
+    parser = Parser(translate=t, prog=PROG, description=textwrap.fill(
+        t("compare.help.description"), HELP_WIDTH), epilog=t("compare.help.epilog") + "\n" + codes,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("a", metavar="A.json", help=t("compare.help.a"))
     parser.add_argument("b", metavar="B.json", help=t("compare.help.b"))
     add_common_options(parser, t)
@@ -76,7 +88,7 @@ def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> 
         return EXIT_UNREADABLE
     result = (attempts.compare if kinds[0] else compare)(a.report, b.report)
     print_result(_render(args.format, result, a, b, t))
-    return EXIT_SAME if result.same_code else EXIT_CHANGED
+    return result.exit_code
 
 
 def _render(form: str, result: Comparison, a: Loaded, b: Loaded, t: Translate) -> str:

@@ -21,7 +21,11 @@ line printed for it): ``report/summary.py``; the outputs: ``report/summary_rende
 of files are read in parts at once, on Linux, one per processor the command may use (up to 8):
 the first here, each other in a forked child (``forked.py``); the output is the same. Files that
 are not readable reports (not JSON, another schema version, not a report at all, too large, not a
-regular file, missing) are listed with the reason, and the others are still summarized.
+regular file, missing) are listed with the reason, and the others are still summarized. Trial
+attempts (``attempt.json``, or the ``events.jsonl`` a killed attempt left) and ramps
+(``ramp.json``, each attempt with its trial folder) get a second table, across attempts: status,
+first error stage, contracts, peak memory, last started stage (``trial/rows.py``); a failed
+attempt counts as a failed report, a ramp's attempts are shown, not counted.
 
 Exit codes: 0 when every report passed and no file was unreadable; 1 when a report failed or a
 file was unreadable; 2 on a usage error, or when no readable report was found at all; 15
@@ -40,6 +44,7 @@ from ..i18n import Translate
 from ..report.summary import SEVERITY, Files, Judged, Summary, collect
 from ..report.summary_render import json_lines, keep, markdown_lines, text_lines
 from ..terminal import line
+from ..trial.rows import read_too, rows_of
 from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
 
 PROG = "kernodeck-diagnostic summarize"
@@ -62,11 +67,11 @@ def _parser(t: Translate) -> Parser:
 
 
 def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> int:
-    found = collect(args.paths)
+    found = collect(args.paths, also=read_too)
     if not found:
         line(sys.stderr, f"{PROG}: " + t("summarize.nothing_found"))
         return EXIT_NOTHING_READ
-    summary = Summary(keep(args.format)).read(found, _in_parts)
+    summary = Summary(keep(args.format), rows_of).read(found, _in_parts)
     if args.format == "json":
         lines = json_lines(summary)
     elif args.format == "markdown":
@@ -84,9 +89,9 @@ def _in_parts(work: Callable[[Files], Judged], files: Files) -> list[Judged]:
 
 
 def _exit_status(summary: Summary) -> int:
-    if not summary.rows:
+    if not summary.rows and not summary.attempts:
         return EXIT_NOTHING_READ
-    if summary.unreadable or summary.passed < len(summary.rows):
+    if summary.unreadable or summary.passed < len(summary.rows) or summary.attempts_failed:
         return EXIT_SOME_FAILED
     return EXIT_ALL_PASSED
 

@@ -76,6 +76,21 @@ MESSAGES = {
     "code.INTERRUPTED.next_action": "Run it again when ready.",
 
     # -- findings ---------------------------------------------------------------------------------
+    "code.COMPARE_SAME.summary":
+        "compare: the same verdict (code or status, contracts, first error); other facts may "
+        "differ, listed",
+    "code.COMPARE_SAME.next_action":
+        "Read the facts listed as changed, if any.",
+    "code.COMPARE_CHANGED.summary":
+        "compare: the verdict changed, but is no regression (a failure fixed, one failure for "
+        "another)",
+    "code.COMPARE_CHANGED.next_action":
+        "Read the headline and the facts that changed.",
+    "code.COMPARE_REGRESSION.summary":
+        "compare: a regression (a pass that fails, an attempt that no longer completes, a "
+        "contract failing or gone), named under the headline",
+    "code.COMPARE_REGRESSION.next_action":
+        "Read the regression lines, then the first error and contracts of B.",
     "finding.CPU_ONLY_BUILD.summary":
         "The installed PyTorch is a CPU-only build: it cannot use any GPU.",
     "finding.CPU_ONLY_BUILD.next_action":
@@ -959,10 +974,12 @@ MESSAGES = {
     "compare.help.description":
         "Show what changed between two reports of the check: code, stage, versions, devices, "
         "findings and stage timings (a timing counts when it moved by 100 ms and 20 percent or "
-        "more). Exit 0 when both have the same code, 1 when the code changed, 2 when a file is "
-        "not a readable report, 15 when stdout refuses the result. Two trial attempts (their "
-        "folders or attempt.json files) are compared the same way, by their status: parameters, "
-        "versions, last stage, first error, contracts, memory and timing per stage.",
+        "more). The exit status is the verdict: 0 the same, 20 changed, 21 a regression (a pass "
+        "that fails, an attempt that no longer completes, a contract failing or gone); 2 when a "
+        "file is not a readable report, 15 when stdout refuses the result. Two trial attempts "
+        "(their folders, attempt.json files, or a folder with only events.jsonl) are compared the "
+        "same way, by their status: parameters, versions, last stage, first error, contracts, "
+        "memory and timing per stage (the slowest pass named).",
     "compare.help.a": "the earlier report (JSON written with --output), or trial attempt",
     "compare.help.b": "the later report, or trial attempt",
     "compare.argument": "{which} ({name}): {reason}",
@@ -976,6 +993,24 @@ MESSAGES = {
     "compare.header.field": "field",
     "compare.findings_added": "findings added in B: {ids}",
     "compare.findings_removed": "findings gone in B: {ids}",
+    "compare.help.epilog":
+        "exit statuses, the comparison's verdict (1: a bug of the tool, 2: an unreadable file):",
+    "compare.regression":
+        "regression: {what}",
+    "compare.regression.passed_to_failed":
+        "A passed ({a}), B failed ({b})",
+    "compare.regression.completed_to":
+        "A completed, B {b}",
+    "compare.regression.contract_failing":
+        "contract {name} passed in A, fails in B",
+    "compare.regression.contract_lost":
+        "contract {name} passed in A, is missing in B",
+    "compare.regression.contract_new_failing":
+        "contract {name} fails in B (not checked in A)",
+    "compare.last_started":
+        "last started stage in {which}: {stage}",
+    "compare.last_started_pass":
+        "last started stage in {which}: {stage} (pass {index})",
     "summarize.help.description":
         "Summarize many reports of the check, e.g. collected from many machines: one line per "
         "report, then the count of each code, worst first, then the files that are not readable "
@@ -1000,6 +1035,22 @@ MESSAGES = {
     "summarize.total":
         "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
         "{unreadable} unreadable",
+    "summarize.attempts":
+        "trial attempts and ramp attempts",
+    "summarize.attempts_total":
+        "{attempts} attempt(s): {passed} passed, {failed} failed, {ramp} from a ramp (not counted)",
+    "summarize.header.attempt":
+        "attempt",
+    "summarize.header.status":
+        "status",
+    "summarize.header.error_stage":
+        "first error stage",
+    "summarize.header.contracts":
+        "contracts",
+    "summarize.header.peak":
+        "peak memory",
+    "summarize.header.last_started":
+        "last started stage",
     "summarize.nothing_found": "no file to read in the paths given",
     # -- ramp (docs/operating-range.md); outcomes stay ids (passed, out_of_memory...) ---------
     "ramp.help.description":

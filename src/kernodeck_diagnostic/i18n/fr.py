@@ -79,6 +79,20 @@ MESSAGES = {
     "code.INTERRUPTED.next_action": "Relancez-la le moment venu.",
 
     # -- findings ---------------------------------------------------------------------------------
+    "code.COMPARE_SAME.summary":
+        "compare : le même verdict (code ou statut, contrats, première erreur) ; d'autres faits "
+        "peuvent différer, listés",
+    "code.COMPARE_SAME.next_action":
+        "Lisez les faits listés comme changés, s'il y en a.",
+    "code.COMPARE_CHANGED.summary":
+        "compare : le verdict a changé, sans régression (un échec corrigé, un échec pour un autre)",
+    "code.COMPARE_CHANGED.next_action":
+        "Lisez la première ligne et les faits qui ont changé.",
+    "code.COMPARE_REGRESSION.summary":
+        "compare : une régression (ce qui passait échoue, une tentative qui n'aboutit plus, un "
+        "contrat qui échoue ou a disparu), nommée sous la première ligne",
+    "code.COMPARE_REGRESSION.next_action":
+        "Lisez les lignes de régression, puis la première erreur et les contrats de B.",
     "finding.CPU_ONLY_BUILD.summary":
         "Le PyTorch installé est un paquet CPU uniquement : il ne peut utiliser aucun GPU.",
     "finding.CPU_ONLY_BUILD.next_action":
@@ -1029,13 +1043,14 @@ MESSAGES = {
     "reports.help.lang": "langue de la sortie texte et markdown (par défaut ici : {default})",
     "compare.help.description":
         "Montre ce qui a changé entre deux rapports de la vérification : code, étape, versions, "
-        "périphériques, constats et durées par étape (une durée compte quand elle a varié d'au "
-        "moins 100 ms et 20 pour cent). Sortie 0 quand les deux ont le même code, 1 quand le code "
-        "a changé, 2 quand un fichier n'est pas un rapport lisible, 15 quand la sortie standard "
-        "refuse le résultat. Deux tentatives du trial "
-        "(leurs dossiers ou fichiers attempt.json) se comparent de même, par leur statut : "
-        "paramètres, versions, dernière étape, première erreur, contrats, mémoire et durée par "
-        "étape.",
+        "périphériques, constats et durées par étape (une durée compte quand elle a bougé de 100 "
+        "ms et de 20 pour cent ou plus). Le statut de sortie est le verdict : 0 le même, 20 "
+        "changé, 21 une régression (ce qui passait échoue, une tentative qui n'aboutit plus, un "
+        "contrat qui échoue ou a disparu) ; 2 quand un fichier n'est pas un rapport lisible, 15 "
+        "quand la sortie standard refuse le résultat. Deux tentatives du trial (leurs dossiers, "
+        "fichiers attempt.json, ou un dossier avec seulement events.jsonl) se comparent de même, "
+        "par leur statut : paramètres, versions, dernière étape, première erreur, contrats, "
+        "mémoire et durée par étape (la passe la plus lente nommée).",
     "compare.help.a":
         "le rapport précédent (le JSON écrit avec --output), ou la tentative du trial",
     "compare.help.b": "le rapport suivant, ou la tentative du trial",
@@ -1051,6 +1066,25 @@ MESSAGES = {
     "compare.header.field": "champ",
     "compare.findings_added": "constats apparus dans B : {ids}",
     "compare.findings_removed": "constats disparus dans B : {ids}",
+    "compare.help.epilog":
+        "statuts de sortie, le verdict de la comparaison (1 : un bogue de l'outil, 2 : un fichier "
+        "illisible) :",
+    "compare.regression":
+        "régression : {what}",
+    "compare.regression.passed_to_failed":
+        "A a réussi ({a}), B a échoué ({b})",
+    "compare.regression.completed_to":
+        "A a abouti, B {b}",
+    "compare.regression.contract_failing":
+        "le contrat {name} passait dans A, échoue dans B",
+    "compare.regression.contract_lost":
+        "le contrat {name} passait dans A, manque dans B",
+    "compare.regression.contract_new_failing":
+        "le contrat {name} échoue dans B (non vérifié dans A)",
+    "compare.last_started":
+        "dernière étape commencée dans {which} : {stage}",
+    "compare.last_started_pass":
+        "dernière étape commencée dans {which} : {stage} (passe {index})",
     "summarize.help.description":
         "Résume de nombreux rapports de la vérification, par exemple collectés sur plusieurs "
         "machines : une ligne par rapport, puis le nombre de chaque code, du pire au meilleur, "
@@ -1077,6 +1111,23 @@ MESSAGES = {
     "summarize.total":
         "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
         "{unreadable} illisible(s)",
+    "summarize.attempts":
+        "tentatives du trial et du ramp",
+    "summarize.attempts_total":
+        "{attempts} tentative(s) : {passed} réussies, {failed} échouées, {ramp} d'un ramp (non "
+        "comptées)",
+    "summarize.header.attempt":
+        "tentative",
+    "summarize.header.status":
+        "statut",
+    "summarize.header.error_stage":
+        "étape de la première erreur",
+    "summarize.header.contracts":
+        "contrats",
+    "summarize.header.peak":
+        "pic mémoire",
+    "summarize.header.last_started":
+        "dernière étape commencée",
     "summarize.nothing_found": "aucun fichier à lire dans les chemins donnés",
     # -- ramp (docs/operating-range.md) ; les issues restent des ids (passed, out_of_memory...) -
     "ramp.help.description":

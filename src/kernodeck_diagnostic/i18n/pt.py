@@ -76,6 +76,21 @@ MESSAGES = {
     "code.INTERRUPTED.next_action": "Execute-a novamente quando puder.",
 
     # -- findings ---------------------------------------------------------------------------------
+    "code.COMPARE_SAME.summary":
+        "compare: o mesmo veredito (código ou status, contratos, primeiro erro); outros fatos "
+        "podem diferir, listados",
+    "code.COMPARE_SAME.next_action":
+        "Leia os fatos listados como alterados, se houver.",
+    "code.COMPARE_CHANGED.summary":
+        "compare: o veredito mudou, mas não é uma regressão (uma falha corrigida, uma falha por "
+        "outra)",
+    "code.COMPARE_CHANGED.next_action":
+        "Leia a primeira linha e os fatos que mudaram.",
+    "code.COMPARE_REGRESSION.summary":
+        "compare: uma regressão (algo que passava e falha, uma tentativa que não conclui mais, um "
+        "contrato que falha ou sumiu), nomeada abaixo da primeira linha",
+    "code.COMPARE_REGRESSION.next_action":
+        "Leia as linhas de regressão, depois o primeiro erro e os contratos de B.",
     "finding.CPU_ONLY_BUILD.summary":
         "O PyTorch instalado é um pacote somente para CPU: ele não pode usar nenhuma GPU.",
     "finding.CPU_ONLY_BUILD.next_action":
@@ -1008,12 +1023,14 @@ MESSAGES = {
     "reports.help.lang": "idioma da saída em texto e markdown (padrão aqui: {default})",
     "compare.help.description":
         "Mostra o que mudou entre dois relatórios da verificação: código, etapa, versões, "
-        "dispositivos, achados e tempos por etapa (um tempo conta quando variou 100 ms e 20 por "
-        "cento ou mais). Sai com 0 quando os dois têm o mesmo código, 1 quando o código mudou, 2 "
-        "quando um arquivo não é um relatório legível, 15 quando a saída padrão recusa o "
-        "resultado. Duas tentativas do trial (suas pastas ou arquivos attempt.json) são "
-        "comparadas da mesma forma, pelo status: parâmetros, versões, "
-        "última etapa, primeiro erro, contratos, memória e tempo por etapa.",
+        "dispositivos, achados e tempos por etapa (um tempo conta quando mudou 100 ms e 20 por "
+        "cento ou mais). O status de saída é o veredito: 0 o mesmo, 20 mudou, 21 uma regressão "
+        "(algo que passava e falha, uma tentativa que não conclui mais, um contrato que falha ou "
+        "sumiu); 2 quando um arquivo não é um relatório legível, 15 quando a saída padrão recusa "
+        "o resultado. Duas tentativas do trial (suas pastas, arquivos attempt.json, ou uma pasta "
+        "só com events.jsonl) são comparadas do mesmo modo, pelo status: parâmetros, versões, "
+        "última etapa, primeiro erro, contratos, memória e tempo por etapa (a passada mais lenta "
+        "nomeada).",
     "compare.help.a": "o relatório anterior (o JSON gravado com --output), ou a tentativa do trial",
     "compare.help.b": "o relatório posterior, ou a tentativa do trial",
     "compare.argument": "{which} ({name}): {reason}",
@@ -1028,6 +1045,25 @@ MESSAGES = {
     "compare.header.field": "campo",
     "compare.findings_added": "achados novos em B: {ids}",
     "compare.findings_removed": "achados que sumiram em B: {ids}",
+    "compare.help.epilog":
+        "status de saída, o veredito da comparação (1: um erro da ferramenta, 2: um arquivo "
+        "ilegível):",
+    "compare.regression":
+        "regressão: {what}",
+    "compare.regression.passed_to_failed":
+        "A passou ({a}), B falhou ({b})",
+    "compare.regression.completed_to":
+        "A concluiu, B {b}",
+    "compare.regression.contract_failing":
+        "o contrato {name} passou em A e falha em B",
+    "compare.regression.contract_lost":
+        "o contrato {name} passou em A e falta em B",
+    "compare.regression.contract_new_failing":
+        "o contrato {name} falha em B (não verificado em A)",
+    "compare.last_started":
+        "última etapa iniciada em {which}: {stage}",
+    "compare.last_started_pass":
+        "última etapa iniciada em {which}: {stage} (passada {index})",
     "summarize.help.description":
         "Resume muitos relatórios da verificação, por exemplo coletados em várias máquinas: uma "
         "linha por relatório, depois a contagem de cada código, do pior ao melhor, e por fim os "
@@ -1053,6 +1089,23 @@ MESSAGES = {
     "summarize.total":
         "{files} arquivo(s): {reports} relatório(s), {passed} aprovado(s), {failed} com falha, "
         "{unreadable} ilegível(is)",
+    "summarize.attempts":
+        "tentativas do trial e do ramp",
+    "summarize.attempts_total":
+        "{attempts} tentativa(s): {passed} passaram, {failed} falharam, {ramp} de um ramp (não "
+        "contadas)",
+    "summarize.header.attempt":
+        "tentativa",
+    "summarize.header.status":
+        "status",
+    "summarize.header.error_stage":
+        "etapa do primeiro erro",
+    "summarize.header.contracts":
+        "contratos",
+    "summarize.header.peak":
+        "pico de memória",
+    "summarize.header.last_started":
+        "última etapa iniciada",
     "summarize.nothing_found": "nenhum arquivo para ler nos caminhos indicados",
     # -- ramp (docs/operating-range.md); os resultados ficam ids (passed, out_of_memory...) ----
     "ramp.help.description":

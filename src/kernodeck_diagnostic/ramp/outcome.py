@@ -40,6 +40,11 @@ Outcome = Literal["passed", "out_of_memory", "timeout", "crashed", "contract_fai
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 PASSED: Outcome = "passed"
 FAILURES: tuple[Outcome, ...] = tuple(name for name in OUTCOMES if name != PASSED)
+# Where an attempt's out-of-memory happened: one of the trial's phases, or ``after_work``: the
+# trial's event log says the program's work was done (``work_done``) and the process ended after
+# it, in the trial's teardown: never a pass's out-of-memory.
+RampPhase = Literal[Phase, "after_work"]
+RAMP_PHASES: tuple[RampPhase, ...] = (*PHASES, "after_work")
 # Where the out-of-memory's facts come from, most precise first.
 OomSource = Literal["attempt", "events", "error_text", "kernel"]
 MAX_FILE_BYTES = 16 * 2**20  # an attempt's files are small; a larger one is read from its end
@@ -65,6 +70,7 @@ class Classified:
     peak_memory_bytes: int | None = None
     peak_memory_source: Literal["attempt", "events", "process"] | None = None
     trial: Literal["attempt.json", "events.jsonl"] | None = None
+    last_started_stage: str | None = None  # the stage running when it ended, from the trial
 
 
 @dataclass
@@ -77,7 +83,8 @@ class TrialFacts:
     contracts_failed: list[str] = field(default_factory=list)
     peak_memory_bytes: int | None = None
     error: str | None = None  # "type: message" of the first error
-    phase: Phase | None = None  # where the event log stops: before, in or after the first pass
+    phase: RampPhase | None = None  # where the event log stops: before, in or after the first pass
+    last_started_stage: str | None = None
 
 
 def classify(ending: Ending, run_dir: str, stderr_path: str,
@@ -88,7 +95,8 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
     text = facts.error or last_stderr_line(stderr_path) or ending.start_error
     result = Classified("failed", signal=ending.signal_name, trial=facts.source,
                         error=redactor.text(text) if text else None,
-                        contracts_failed=facts.contracts_failed)
+                        contracts_failed=facts.contracts_failed,
+                        last_started_stage=facts.last_started_stage)
     _peak(result, facts, ending)
     if ending.timed_out:
         result.outcome = "timeout"
@@ -98,6 +106,8 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
         result.oom = {**(facts.oom or {"phase": facts.phase, "pass_index": None,
                                        "requested_bytes": None}),
                       "source": "kernel", "oom_killer": True, "evidence": ending.oom_evidence}
+        if facts.source == "events.jsonl" and facts.last_started_stage is not None:
+            result.oom["stage"] = facts.last_started_stage
     elif facts.oom is not None:  # the first error was one, whatever ended the process after
         result.outcome = "out_of_memory"
         result.oom = {**facts.oom, "source": "attempt" if facts.source == "attempt.json"
@@ -164,7 +174,8 @@ def _newest_attempt(run_dir: str) -> str | None:
 
 
 def _from_attempt(document: dict[str, Any]) -> TrialFacts:
-    facts = TrialFacts(source="attempt.json", status=_text(document.get("status")))
+    facts = TrialFacts(source="attempt.json", status=_text(document.get("status")),
+                       last_started_stage=_text(document.get("last_started_stage")))
     oom = document.get("oom")
     if isinstance(oom, dict):
         facts.oom = _oom(oom)
@@ -189,8 +200,11 @@ def _from_events(path: str) -> TrialFacts:
     pass_started = any(event.get("event") == "pass_started" for event in events)
     # A trial writes pass_started before each pass: none yet is before the first one.
     trial_log = any(event.get("event") == "attempt_started" for event in events)
-    facts.phase = ("later_pass" if passes_done else "first_pass" if pass_started
-                   else "loading" if trial_log else None)
+    work_done = any(event.get("event") == "work_done" for event in events)
+    facts.phase = ("after_work" if work_done else "later_pass" if passes_done
+                   else "first_pass" if pass_started else "loading" if trial_log else None)
+    started = [event.get("stage") for event in events if event.get("event") == "stage_started"]
+    facts.last_started_stage = _text(started[-1]) if started else None
     peaks = [peak for event in events for peak in _peaks(event)]
     facts.peak_memory_bytes = max(peaks) if peaks else None
     for event in events:
@@ -210,7 +224,7 @@ def _from_events(path: str) -> TrialFacts:
 
 def _oom(oom: dict[str, Any]) -> dict[str, Any]:
     phase = oom.get("phase")
-    return {"phase": phase if phase in PHASES else None,
+    return {"phase": phase if phase in RAMP_PHASES else None,
             "pass_index": _count(oom.get("pass_index")),
             "requested_bytes": _count(oom.get("requested_bytes"))}
 

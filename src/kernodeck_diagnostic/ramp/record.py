@@ -136,6 +136,10 @@ def detail(attempt: dict[str, Any]) -> str:
         parts.append(f"requested {size(oom['requested_bytes'])}")
     if oom.get("oom_killer"):
         parts.append("OOM killer")
+    stage = oom.get("stage") or (attempt.get("last_started_stage")
+                                 if attempt["outcome"] != "passed" else None)
+    if stage:
+        parts.append(f"in stage {stage}")
     if attempt.get("signal"):
         parts.append(str(attempt["signal"]))
     elif attempt.get("exit_code"):

@@ -23,7 +23,8 @@ class Code:
     A ``verdict`` is what a check found: the code a report carries. A ``process`` code is only
     how the process ended when that is not the check's verdict (invalid arguments, a bug of the
     tool, a report or a result that could not be written, an interrupt): an exit status, never
-    in a report.
+    in a report. A ``command`` code is the verdict of another command than the check (its
+    ``command``: ``compare``...): its exit status, never in a report either.
 
     Its meaning and next action are messages (``code.<NAME>.summary`` and ``.next_action`` in
     ``i18n``): English here and in JSON, the user's language on the terminal.
@@ -32,8 +33,9 @@ class Code:
     name: str
     exit_code: int
     passed: bool = False
-    kind: Literal["verdict", "process"] = "verdict"
+    kind: Literal["verdict", "process", "command"] = "verdict"
     other_exit_codes: tuple[int, ...] = ()  # INTERRUPTED: one exit status per signal
+    command: str | None = None  # kind "command": the command whose verdict it is
 
     @property
     def exit_codes(self) -> tuple[int, ...]:
@@ -75,6 +77,12 @@ _TABLE = (
     Code("STDOUT_WRITE_FAILED", 15, kind="process"),
     Code("INTERRUPTED", INTERRUPT_EXITS["SIGINT"], kind="process",
          other_exit_codes=(INTERRUPT_EXITS["SIGTERM"], INTERRUPT_EXITS["SIGHUP"])),
+    # compare: the same verdict (code or status, contracts, first error); a different one that is
+    # no regression; a regression (a pass that fails, a completed attempt that did not, a
+    # contract that fails or is gone).
+    Code("COMPARE_SAME", 0, passed=True, kind="command", command="compare"),
+    Code("COMPARE_CHANGED", 20, kind="command", command="compare"),
+    Code("COMPARE_REGRESSION", 21, kind="command", command="compare"),
 )
 
 CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}

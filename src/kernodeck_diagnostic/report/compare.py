@@ -10,17 +10,23 @@ noticeably.
 
 Two trial attempts are compared by the same walk (``differences``), headed by their status
 instead of a code: what of an attempt is compared is ``trial/compare.py``'s.
+
+The comparison's verdict (``compare``'s exit status, codes ``COMPARE_*``): ``regression`` when A
+passed and B did not (for attempts: see ``trial/compare.py``), each named; ``changed`` when the
+code differs otherwise (a failure fixed, one failure for another); else ``same``, whatever other
+fact changed (listed all the same).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..i18n import Translate
 from ..terminal import CELL_LIMIT, cell
 from ..worker.protocol import STAGES
+from .codes import CODES, VERDICTS
 from .markup import table as markdown_table
 from .tables import md, md_code, table
 
@@ -75,13 +81,31 @@ class Comparison:
     findings_removed: list[str]    # ids in A, not in B
     # What heads the comparison: a report's code, or a trial attempt's status (code_a, code_b).
     subject: Literal["code", "status"] = "code"
+    # What got worse from A to B: {"kind", ...} (kinds: the catalog's compare.regression.*).
+    regressions: list[dict[str, Any]] = field(default_factory=list)
+    # The verdict differs besides the headline (an attempt's contracts, its first error).
+    verdict_changed: bool = False
+    # An attempt that did not finish: the stage it had started ({"which", "stage", "pass_index"}).
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def same_code(self) -> bool:
         return self.code_a == self.code_b
 
+    @property
+    def verdict(self) -> Literal["same", "changed", "regression"]:
+        if self.regressions:
+            return "regression"
+        return "changed" if self.verdict_changed or not self.same_code else "same"
+
+    @property
+    def exit_code(self) -> int:
+        """``compare``'s exit status: COMPARE_SAME, COMPARE_CHANGED or COMPARE_REGRESSION."""
+        return CODES[f"COMPARE_{self.verdict.upper()}"].exit_code
+
     def as_json(self) -> dict[str, Any]:
         return {"compare_version": COMPARE_VERSION, f"same_{self.subject}": self.same_code,
+                "verdict": self.verdict, "regressions": self.regressions,
                 "changes": self.changes,
                 "findings_added": self.findings_added, "findings_removed": self.findings_removed}
 
@@ -96,12 +120,31 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
     changes = list(differences("", a, b))
     changes += _timing_changes(a, b)
     ids_a, ids_b = _finding_ids(a), _finding_ids(b)
+    passed_a, passed_b = (VERDICTS.get(report["code"]) for report in (a, b))
+    worse = passed_a is not None and passed_a.passed and not (passed_b and passed_b.passed)
     return Comparison(a["code"], b["code"], changes,
-                      [i for i in ids_b if i not in ids_a], [i for i in ids_a if i not in ids_b])
+                      [i for i in ids_b if i not in ids_a], [i for i in ids_a if i not in ids_b],
+                      regressions=[{"kind": "passed_to_failed", "a": a["code"], "b": b["code"]}]
+                      if worse else [])
+
+
+def verdict_lines(result: Comparison, t: Translate) -> list[str]:
+    """The lines under the headline: each regression, the stage an unfinished attempt had
+    started."""
+    lines = [t("compare.regression", what=t(f"compare.regression.{item['kind']}",
+                                            **{k: v for k, v in item.items() if k != "kind"}))
+             for item in result.regressions]
+    for note in result.notes:
+        if note["pass_index"] is None:
+            lines.append(t("compare.last_started", which=note["which"], stage=note["stage"]))
+        else:
+            lines.append(t("compare.last_started_pass", which=note["which"], stage=note["stage"],
+                           index=note["pass_index"]))
+    return lines
 
 
 def render_text(result: Comparison, name_a: str, name_b: str, t: Translate) -> str:
-    lines = [_headline(result, t)]
+    lines = [_headline(result, t), *(cell(text, 400) for text in verdict_lines(result, t))]
     rows = [(cell(change["field"]), _shown(change, "a"), _shown(change, "b"))
             for change in result.changes if change["field"] != "code"]
     if rows:
@@ -117,6 +160,9 @@ def render_text(result: Comparison, name_a: str, name_b: str, t: Translate) -> s
 
 def render_markdown(result: Comparison, name_a: str, name_b: str, t: Translate) -> str:
     lines = [f"**{_headline(result, t, md)}**", ""]
+    extra = verdict_lines(result, t)
+    if extra:
+        lines += [*(f"- {md(text)}" for text in extra), ""]
     rows = [(md_code(change["field"]), md(_shown(change, "a")), md(_shown(change, "b")))
             for change in result.changes if change["field"] != "code"]
     if rows:

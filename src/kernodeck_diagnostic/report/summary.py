@@ -17,6 +17,11 @@ a time: of a report only the line printed for it is kept, so memory grows by abo
 file is not waited for. Files that are not readable reports (not JSON, another schema version, not
 a report at all, too large, not a regular file, missing) are kept with the reason, and the others
 are still summarized. The three outputs: ``report/summary_render.py``.
+
+A file that is not a report may be a trial attempt or a ramp's record: ``Summary``'s ``other``
+(``trial/rows.py``, given by the command) turns it into rows of a second table, across attempts;
+a folder's ``events.jsonl`` without an ``attempt.json`` beside it (an attempt killed first) is
+found too. Reports are read and counted exactly as without it.
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ RANK = {name: rank for rank, name in enumerate(SEVERITY)}
 COLUMNS = ("summarize.header.report", "summarize.header.code", "summarize.header.exit",
            "summarize.header.stage", "summarize.header.python", "summarize.header.torch",
            "summarize.header.backend", "summarize.header.devices")
+# The headers of an attempt's line (their catalog keys).
+ATTEMPT_COLUMNS = ("summarize.header.attempt", "summarize.header.status",
+                   "summarize.header.error_stage", "summarize.header.contracts",
+                   "summarize.header.peak", "summarize.header.last_started")
 
 
 @dataclass(frozen=True)
@@ -68,13 +77,15 @@ class Found:
     reason: Reason | None = None
 
 
-def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Found]:
+def collect(paths: Sequence[str], redactor: Redactor | None = None,
+            also: Also | None = None) -> list[Found]:
     """Every file the arguments name, in the order given (folders sorted), named as the module's
-    docstring says. Nothing is read yet: ``Summary.read`` reads them."""
+    docstring says: in a folder, every ``*.json`` and the other files ``also`` takes (an
+    attempt's event log). Nothing is read yet: ``Summary.read`` reads them."""
     found: list[tuple[str, Reason | None]] = []  # a file, or a folder that could not be listed
     for path in paths:
         if os.path.isdir(path):
-            files, failed = _folder(path)
+            files, failed = _folder(path, also)
             found += [(file, None) for file in files] + failed
         else:
             found.append((path, None))
@@ -87,7 +98,11 @@ def collect(paths: Sequence[str], redactor: Redactor | None = None) -> list[Foun
 # some of them gives: the code of each readable report and what is kept of it, in order, and the
 # files that are not readable reports.
 Files = Sequence[tuple[Found, Optional[int]]]
-Judged = tuple[list[str], list[Any], list[Loaded]]
+Judged = tuple[list[str], list[Any], list[Loaded], list[dict[str, Any]]]
+# Whether a folder's file that is not ``*.json`` is read too: (its name, the folder's names).
+Also = Callable[[str, Sequence[str]], bool]
+# The rows of a file that is not a report (an attempt, a ramp), or None: (path, shown name).
+Other = Callable[[str, str], Optional[list[dict[str, Any]]]]
 # How ``Summary.read`` has the files judged: ``work`` of each part of them, the results in order
 # (``forked.in_parts``; by default, all of them here at once).
 Runner = Callable[[Callable[[Files], Judged], Files], Iterable[Judged]]
@@ -124,8 +139,10 @@ class Summary:
     itself; the count of each code; the unreadable files. Memory grows by a row per report, not
     by a report per report (docs/performance.md)."""
 
-    def __init__(self, keep: Callable[[Loaded], Any]) -> None:
+    def __init__(self, keep: Callable[[Loaded], Any], other: Other | None = None) -> None:
         self.keep = keep
+        self.other = other
+        self.attempts: list[dict[str, Any]] = []
         self.rows: list[Any] = []
         self.by_code: Counter[str] = Counter()
         self.passed = 0
@@ -142,7 +159,8 @@ class Summary:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for codes, kept, unreadable in run(self._judge, files):
+            for codes, kept, unreadable, attempts in run(self._judge, files):
+                self.attempts += attempts
                 self.rows += kept
                 self.by_code.update(codes)
                 self.passed += sum(VERDICTS[code].passed for code in codes)
@@ -158,26 +176,37 @@ class Summary:
         codes: list[str] = []
         kept: list[Any] = []
         unreadable: list[Loaded] = []
+        attempts: list[dict[str, Any]] = []
         for item, mode in files:
             loaded = (Loaded(item.name, reason=item.reason) if item.reason is not None
                       else load(item.path, item.name, mode=mode))
-            if loaded.report is None:
+            rows = (self.other(item.path, item.name) if self.other is not None
+                    and loaded.reason in ("not_a_report", "not_json") else None)
+            if rows is not None:
+                attempts += rows
+            elif loaded.report is None:
                 unreadable.append(loaded)
             else:
                 codes.append(loaded.report["code"])
                 kept.append(self.keep(loaded))
-        return codes, kept, unreadable
+        return codes, kept, unreadable, attempts
 
     @property
     def files(self) -> int:
         return len(self.rows) + len(self.unreadable)
+
+    @property
+    def attempts_failed(self) -> int:
+        """The attempts (not a ramp's) that did not pass."""
+        return sum(1 for row in self.attempts if row["counted"] and not row["passed"])
 
     def counts(self) -> list[tuple[str, int]]:
         """How many reports have each code, worst first (``SEVERITY``)."""
         return sorted(self.by_code.items(), key=lambda item: (RANK.get(item[0], -1), item[0]))
 
 
-def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:
+def _folder(top: str, also: Also | None = None
+            ) -> tuple[list[str], list[tuple[str, Reason | None]]]:
     """Every *.json under a folder, sorted by its path there; and the subfolders that cannot be
     listed, with the reason, to be shown as unreadable rather than skipped in silence."""
     found: list[str] = []
@@ -188,7 +217,8 @@ def _folder(top: str) -> tuple[list[str], list[tuple[str, Reason | None]]]:
 
     for folder, subfolders, files in os.walk(top, onerror=on_error):
         subfolders.sort()
-        found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")]
+        found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")
+                  or (also is not None and also(name, files))]
     # Every path os.walk gives starts with the folder and a separator: the rest is its path
     # there (what os.path.relpath gives, without its cost for each of thousands of files).
     start = len(os.path.join(top, ""))

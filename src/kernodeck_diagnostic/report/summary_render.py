@@ -14,7 +14,7 @@ from ..terminal import cell
 from .load import Loaded
 from .markup import escape
 from .markup import table as markdown_table
-from .summary import COLUMNS, Summary, row, row_values
+from .summary import ATTEMPT_COLUMNS, COLUMNS, Summary, row, row_values
 from .tables import md, md_code, table, table_lines
 
 # The version of the layout of ``--format json``, its first key: raised when a key is renamed or
@@ -29,10 +29,16 @@ def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
         yield from table_lines([header, *summary.rows])
         yield from ("", t("summarize.counts"))
         yield from table([(code, str(count)) for code, count in summary.counts()], indent="  ")
+    if summary.attempts:
+        yield from ("", t("summarize.attempts"))
+        header = tuple(t(column) for column in ATTEMPT_COLUMNS)
+        yield from table_lines([header, *(_attempt_cells(item) for item in summary.attempts)])
     if summary.unreadable:
         yield from ("", t("summarize.unreadable", count=len(summary.unreadable)))
         yield from table([(item.name, item.why(t)) for item in summary.unreadable], indent="  ")
     yield from ("", _total(summary, t))
+    if summary.attempts:
+        yield _attempts_total(summary, t)
 
 
 def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
@@ -47,6 +53,13 @@ def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
                                    *((md_code(code), str(count))
                                      for code, count in summary.counts())])
         yield ""
+    if summary.attempts:
+        yield from (md(t("summarize.attempts")), "")
+        header = tuple(md(t(f"summarize.header.{column}")) for column in ATTEMPT_COLUMNS)
+        yield from markdown_table([header, *(
+            (_md_name(cells[0]), *(md(value) for value in cells[1:]))
+            for cells in map(_attempt_cells, summary.attempts))])
+        yield from ("", md(_attempts_total(summary, t)), "")
     if summary.unreadable:
         yield from (md(t("summarize.unreadable", count=len(summary.unreadable))), "")
         yield from (f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
@@ -61,6 +74,9 @@ def json_lines(summary: Summary) -> Iterator[str]:
     yield from _json_list("reports", summary.rows, last=False)
     yield from _json_list("counts", [_json_row({"code": code, "count": count})
                                      for code, count in summary.counts()], last=False)
+    if summary.attempts:  # reports alone: the output as it always was
+        yield from _json_list("attempts", [_json_row(item) for item in summary.attempts],
+                              last=False)
     yield from _json_list("unreadable", [_json_row({"file": item.name, "reason": item.reason,
                                                     "detail": item.detail})
                                          for item in summary.unreadable], last=True)
@@ -123,6 +139,23 @@ def _cells(item: Loaded) -> tuple[str, ...]:
 
 def _dash(value: Any) -> str:
     return "-" if value is None or value == "" else cell(value, 40)
+
+
+def _attempt_cells(item: dict[str, Any]) -> tuple[str, ...]:
+    contracts = ("-" if item["contracts_passed"] is None and not item["contracts_failed"]
+                 else "passed" if not item["contracts_failed"]
+                 else "failed: " + ", ".join(item["contracts_failed"]))
+    peak = item["peak_memory_bytes"]
+    return (cell(item["attempt"]), _dash(item["status"]), _dash(item["first_error_stage"]),
+            cell(contracts, 60), "-" if peak is None else f"{peak / 2**20:.1f} MiB",
+            _dash(item["last_started_stage"]))
+
+
+def _attempts_total(summary: Summary, t: Translate) -> str:
+    counted = [item for item in summary.attempts if item["counted"]]
+    return t("summarize.attempts_total", attempts=len(summary.attempts),
+             passed=len(counted) - summary.attempts_failed, failed=summary.attempts_failed,
+             ramp=len(summary.attempts) - len(counted))
 
 
 def _total(summary: Summary, t: Translate) -> str:

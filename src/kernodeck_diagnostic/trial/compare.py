@@ -1,15 +1,22 @@
 """``compare`` for two trial attempts: what changed between them, as for two check reports.
 
 An argument is an attempt when it is an attempt folder (holding ``attempt.json``) or a file
-whose JSON says ``"format": "kernodeck-attempt"`` (``attempt.json`` itself, or a copy). The two
-attempts are compared by their status (the headline, as the code heads a comparison of
-reports), then, most important first: the last
-completed stage, the first error, the out-of-memory block, the contracts, the parameters, the
-command, the versions (``pytorch``, ``runtime``), what was obtained, the tensors described, the
-memory peak per stage (a change counts from 1 MiB and 10 percent) and the timing per stage
-(pass 0 apart from the median of the later passes; the reports' noise rule). The walk over the
-facts, the noise rule of the timings and the output are those of two reports
-(``report/compare.py``); ``compare`` (the command) is ``commands/compare.py``.
+whose JSON says ``"format": "kernodeck-attempt"`` (``attempt.json`` itself, or a copy). An
+attempt folder without ``attempt.json`` (the process was killed first: a SIGKILL, the OOM killer)
+is read from its ``events.jsonl``: its status is then ``unfinished``, and what the events say is
+compared (stages started and completed, the first error, contracts, passes, parameters).
+
+The two attempts are compared by their status (the headline, as the code heads a comparison of
+reports), then, most important first: the last completed and last started stage, the first
+error, the out-of-memory block, the contracts, the parameters, the command, the versions
+(``pytorch``, ``runtime``), what was obtained, the tensors described, the memory peak per stage
+(a change counts from 1 MiB and 10 percent) and the timing per stage (pass 0 apart from the
+later passes' median, p95 and max, the slowest pass named; the reports' noise rule) and of the
+passes. The verdict: a regression when A completed and B did not, or a contract that passed in A
+fails or is missing in B (or fails in B, unchecked in A); changed when the status, a contract's
+result or the first error (type, stage) differs; else the same. The walk over the facts, the
+noise rule of the timings and the output are those of two reports (``report/compare.py``);
+``compare`` (the command) is ``commands/compare.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +27,14 @@ from typing import Any
 from ..report.compare import TIMINGS, Comparison, differences, timing_moved
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
+from ..untrusted_json import loads
 from .folder import ATTEMPT_FILE, FORMAT, VERSION
+from .log import EVENTS_FILE
+from .session import first_and_later, timings_of
+
+UNFINISHED = "unfinished"  # the status of an attempt read from its events alone
+MAX_EVENTS_BYTES = 64 * 2**20  # an event log larger than this is read from its end
+PASSES = "passes_ms"  # the passes' own durations, compared like a stage's
 
 # A peak counts as changed when it moved by this many bytes and this fraction of the smaller.
 MEMORY_MIN_DELTA_BYTES = 2**20
@@ -33,10 +47,74 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
     changes = list(differences("", comparable(a), comparable(b)))
     changes += memory_changes(a, b)
     timings_a, timings_b = timings(a), timings(b)
-    changes += [{"field": key, "a": timings_a.get(key), "b": timings_b.get(key)}
-                for key in [*timings_a, *(k for k in timings_b if k not in timings_a)]
-                if timing_moved(timings_a.get(key), timings_b.get(key))]
-    return Comparison(str(a.get("status")), str(b.get("status")), changes, [], [], "status")
+    for key in [*timings_a, *(k for k in timings_b if k not in timings_a)]:
+        before, after = timings_a.get(key), timings_b.get(key)
+        if timing_moved(before, after):
+            changes.append({"field": key, "a": before, "b": after})
+            if key.endswith(".later_passes_max"):  # which pass it was
+                slowest = key[:-len("later_passes_max")] + "slowest_pass"
+                changes.append({"field": slowest, "a": _slowest(a, slowest),
+                                "b": _slowest(b, slowest)})
+    contracts_a, contracts_b = _contract_results(a), _contract_results(b)
+    error_a, error_b = _error_key(a), _error_key(b)
+    return Comparison(str(a.get("status")), str(b.get("status")), changes, [], [], "status",
+                      regressions=regressions(a, b),
+                      verdict_changed=contracts_a != contracts_b or error_a != error_b,
+                      notes=[{"which": which, "stage": document.get("last_started_stage"),
+                              "pass_index": _last_started_pass(document)}
+                             for which, document in (("A", a), ("B", b))
+                             if document.get("status") == UNFINISHED])
+
+
+def regressions(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """What got worse from A to B: A completed and B did not; a contract that passed in A fails
+    in B or is gone; a contract that fails in B and was not checked in A."""
+    found: list[dict[str, Any]] = []
+    if a.get("status") == "completed" and b.get("status") != "completed":
+        found.append({"kind": "completed_to", "a": a.get("status"), "b": b.get("status")})
+    before, after = _contract_results(a), _contract_results(b)
+    for name, passed in before.items():
+        if passed and after.get(name) is False:
+            found.append({"kind": "contract_failing", "name": name})
+        elif passed and name not in after:
+            found.append({"kind": "contract_lost", "name": name})
+    found += [{"kind": "contract_new_failing", "name": name} for name, passed in after.items()
+              if passed is False and name not in before]
+    return found
+
+
+def _contract_results(attempt: dict[str, Any]) -> dict[str, bool]:
+    """Each contract's result by name (a name checked many times passes when each passed)."""
+    results: dict[str, bool] = {}
+    for item in _list(attempt.get("contracts")):
+        if isinstance(item, dict):
+            name = str(item.get("name"))
+            results[name] = results.get(name, True) and item.get("passed") is True
+    return results
+
+
+def _error_key(attempt: dict[str, Any]) -> tuple[Any, Any]:
+    error = _object(attempt.get("first_error"))
+    return error.get("type"), error.get("stage")
+
+
+def _slowest(attempt: dict[str, Any], field: str) -> int | None:
+    """The index of the slowest later pass for ``timings_ms.<stage>.slowest_pass`` (or the
+    passes' own)."""
+    if field.startswith(PASSES + "."):
+        later = _object(_object(attempt.get("passes")).get("later_passes"))
+    else:
+        stage = field[len(TIMINGS) + 1:-len(".slowest_pass")]
+        item = next((item for item in _list(attempt.get("timings")) if isinstance(item, dict)
+                     and str(item.get("stage")) == stage), {})
+        later = _object(item.get("later_passes"))
+    index = later.get("slowest_pass")
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
+
+
+def _last_started_pass(attempt: dict[str, Any]) -> int | None:
+    index = attempt.get("last_started_pass")
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
 
 
 def load(path: str) -> Loaded:
@@ -44,6 +122,11 @@ def load(path: str) -> Loaded:
     attempt id (the folder's name), never the folders above it."""
     target = os.path.join(path, ATTEMPT_FILE) if os.path.isdir(path) else path
     shown = file_name(path)
+    if os.path.isdir(path) and not os.path.lexists(target) and os.path.isfile(
+            os.path.join(path, EVENTS_FILE)):
+        document = from_events(os.path.join(path, EVENTS_FILE))
+        if document is not None:
+            return Loaded(file_name(os.path.abspath(path)), report=document)
     if os.path.basename(target) == ATTEMPT_FILE:
         shown = file_name(os.path.dirname(os.path.abspath(target)))
     return read_report(target, shown, judge)
@@ -56,6 +139,73 @@ def judge(document: Any, name: str) -> Loaded:
     if document.get("version") != VERSION or isinstance(document.get("version"), bool):
         return Loaded(name, reason="schema_version", detail=str(document.get("version"))[:20])
     return Loaded(name, report=document)
+
+
+def from_events(path: str) -> dict[str, Any] | None:
+    """An attempt as its ``events.jsonl`` tells it, when the process ended before writing
+    ``attempt.json``: status ``unfinished``; None when the file is no trial's event log."""
+    events = _events(path)
+    started = next((event for event in events if event.get("event") == "attempt_started"), None)
+    if started is None:
+        return None
+    stages: list[dict[str, Any]] = []
+    contracts: list[dict[str, Any]] = []
+    passes: dict[int, float] = {}
+    document: dict[str, Any] = {
+        "format": FORMAT, "version": VERSION, "attempt_id": started.get("attempt_id"),
+        "status": UNFINISHED, "source": EVENTS_FILE, "work_done": None,
+        "last_completed_stage": None, "last_started_stage": None, "last_started_pass": None,
+        "first_error": None, "oom": None, "contracts": contracts, "params": started.get("params"),
+        "command": started.get("command"), "stages": stages}
+    for event in events:
+        kind = event.get("event")
+        if kind == "stage_started":
+            document["last_started_stage"] = event.get("stage")
+            document["last_started_pass"] = event.get("pass_index")
+        elif kind in ("stage_completed", "stage_failed", "stage_interrupted"):
+            stages.append({"name": event.get("stage"), "pass_index": event.get("pass_index"),
+                           "status": kind[len("stage_"):], "duration_ms": event.get("duration_ms"),
+                           "memory": event.get("memory")})
+            if kind == "stage_completed":
+                document["last_completed_stage"] = event.get("stage")
+        elif kind == "pass_completed" and isinstance(event.get("pass_index"), int):
+            duration = event.get("duration_ms")
+            if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+                passes[event["pass_index"]] = float(duration)
+        elif kind == "contract_checked":
+            contracts.append({"name": event.get("name"), "passed": event.get("passed"),
+                              "detail": event.get("detail")})
+        elif kind == "work_done":
+            document["work_done"] = event.get("status")
+        if kind in ("stage_failed", "error") and document["first_error"] is None:
+            error = _object(event.get("error"))
+            document["first_error"] = {"stage": event.get("stage"),
+                                       "pass_index": event.get("pass_index"),
+                                       "type": error.get("type"), "message": error.get("message")}
+            document["oom"] = event.get("oom")
+    document["passes"] = {"requested": None, "completed": len(passes), **first_and_later(passes)}
+    document["timings"] = timings_of(stages)
+    return document
+
+
+def _events(path: str) -> list[dict[str, Any]]:
+    """Every complete JSON object line of the log (its last MAX_EVENTS_BYTES)."""
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            file.seek(max(0, size - MAX_EVENTS_BYTES))
+            data = file.read(MAX_EVENTS_BYTES)
+    except OSError:
+        return []
+    found = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            event = loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            found.append(event)
+    return found
 
 
 def is_attempt_document(document: Any) -> bool:
@@ -72,6 +222,7 @@ def comparable(attempt: dict[str, Any]) -> dict[str, Any]:
     passes = _object(attempt.get("passes"))
     return {
         "last_completed_stage": attempt.get("last_completed_stage"),
+        "last_started_stage": attempt.get("last_started_stage"),
         "first_error": attempt.get("first_error"),
         "oom": _without(attempt.get("oom"), "advice"),
         "contracts": contracts,
@@ -97,18 +248,21 @@ def memory_changes(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def timings(attempt: dict[str, Any]) -> dict[str, float]:
-    """Per stage: outside the passes, pass 0, the later passes' median (``timings_ms.*``)."""
+    """Per stage: outside the passes, pass 0, the later passes' median, p95 and max
+    (``timings_ms.*``); the passes' own (``passes_ms.*``)."""
     found: dict[str, float] = {}
-    for item in _list(attempt.get("timings")):
-        if not isinstance(item, dict):
-            continue
-        stage = str(item.get("stage"))
+    items = [(f"{TIMINGS}.{item.get('stage')}", item)
+             for item in _list(attempt.get("timings")) if isinstance(item, dict)]
+    items.append((PASSES, _object(attempt.get("passes"))))
+    for prefix, item in items:
         later = _object(item.get("later_passes"))
         for key, value in (("", item.get("outside_passes_ms")),
                            (".first_pass", item.get("first_pass_ms")),
-                           (".later_passes_median", later.get("median_ms"))):
+                           (".later_passes_median", later.get("median_ms")),
+                           (".later_passes_p95", later.get("p95_ms")),
+                           (".later_passes_max", later.get("max_ms"))):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                found[f"{TIMINGS}.{stage}{key}"] = float(value)
+                found[f"{prefix}{key}"] = float(value)
     return found
 
 

@@ -20,7 +20,8 @@ MAX_ID_CHARS = 64
 MAX_DETAIL_CHARS = 2000
 
 Problem = Literal["count_mismatch", "missing_id", "unexpected_id", "duplicated_id",
-                  "wrong_dimension", "non_finite", "missing_parameter", "unchanged_parameter"]
+                  "wrong_dimension", "non_finite", "missing_parameter", "unchanged_parameter",
+                  "non_finite_parameter", "non_finite_gradient"]
 
 
 def shown_id(identifier: Any) -> str:
@@ -172,8 +173,9 @@ def _vector(row: Any, torch: Any) -> tuple[int | None, bool]:
 def training_step(loss: Any, before: Mapping[str, Any], after: Mapping[str, Any],
                   checkpoint: str | os.PathLike[str] | None,
                   torch: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A usable loss (one finite number), every named parameter changed, the checkpoint saved
-    and loadable. Returns the contract's result and what was obtained."""
+    """A usable loss (one finite number), every named parameter changed and finite, and so its
+    gradient when it has one (a parameter itself, not a detached copy), the checkpoint saved and
+    loadable. Returns the contract's result and what was obtained."""
     problems: list[dict[str, Any]] = []
     details: list[str] = []
     value = _number(loss)
@@ -196,6 +198,17 @@ def training_step(loss: Any, before: Mapping[str, Any], after: Mapping[str, Any]
     if unchanged:
         problems.append(_problem("unchanged_parameter", unchanged))
         details.append(f"parameters not updated by the step: {_named(unchanged)}")
+    present = [name for name in names if name in after]
+    non_finite = [name for name in present if not _finite(after[name], torch)]
+    if non_finite:
+        problems.append(_problem("non_finite_parameter", non_finite))
+        details.append(f"non-finite parameters after the step: {_named(non_finite)}")
+    bad_gradients = [name for name in present
+                     if getattr(after[name], "grad", None) is not None
+                     and not _finite(after[name].grad, torch)]
+    if bad_gradients:
+        problems.append(_problem("non_finite_gradient", bad_gradients))
+        details.append(f"non-finite gradients: {_named(bad_gradients)}")
     saved: dict[str, Any] | None = None
     if checkpoint is not None:
         saved, problem = _checkpoint(os.fspath(checkpoint), torch)
@@ -223,6 +236,18 @@ def _number(loss: Any) -> float | None:
         except (TypeError, ValueError):
             return None
     return float(loss)
+
+
+def _finite(value: Any, torch: Any) -> bool:
+    """Whether every value of a tensor (or a number) is finite; anything else counts as finite
+    (nothing to check)."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        if not (value.is_floating_point() or value.is_complex()):
+            return True
+        return bool(torch.isfinite(value.detach()).all())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return True
 
 
 def _same(a: Any, b: Any, torch: Any) -> bool:

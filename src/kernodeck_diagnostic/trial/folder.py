@@ -77,6 +77,33 @@ def dump_snapshot(folder: Folder, dump: Callable[[str], Any]) -> None:
         os.close(fd)
 
 
+def write_json(folder: Folder, name: str, document: dict[str, Any]) -> None:
+    """Write the new file ``name`` as the JSON of ``document``, a piece at a time: never the
+    whole text at once (the attempt's end must not need memory the program may not have left).
+    Written as ``name.partial`` and renamed once durable: a reader sees the whole file or none."""
+    partial = name + ".partial"
+    fd = folder.open_new(partial, 0o644)
+    try:
+        with os.fdopen(fd, "wb", buffering=WRITE_BUFFER, closefd=False) as file:
+            for piece in _ENCODER.iterencode(document):
+                file.write(piece.encode("utf-8"))
+            file.write(b"\n")
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            folder.unlink(partial)
+        raise
+    os.close(fd)
+    folder.rename(partial, name)
+    with contextlib.suppress(OSError):
+        folder.sync()
+
+
+WRITE_BUFFER = 64 * 1024
+_ENCODER = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False)
+
+
 def to_json(document: dict[str, Any]) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode(
         "utf-8")

@@ -58,6 +58,18 @@ class EventLog:
         if not self._pending.is_set():  # a read; set() takes a lock
             self._pending.set()
 
+    def stage_started(self, encoded_name: str, pass_index: int | None) -> None:
+        """``stage_started``: one small line, built without the encoder (``encoded_name`` is the
+        stage's name already as JSON), so that the stage running when a SIGKILL came is known."""
+        if self._file is None:
+            return
+        self._file.write(f'{{"event": "stage_started", "t_ms": {self.elapsed_ms()}, '
+                         f'"stage": {encoded_name}, "pass_index": '
+                         f'{"null" if pass_index is None else pass_index}}}\n')
+        self._file.flush()
+        if not self._pending.is_set():
+            self._pending.set()
+
     def close(self) -> None:
         """Sync what was written, stop the helper thread, close the file."""
         if self._file is None:

@@ -6,8 +6,11 @@ The phase says where to look (docs/trial.md, "When the program runs out of memor
   state, a copy kept on the host);
 - ``first_pass``: in pass 0; the weights fit, one pass's activations, attention or generation
   cache, or workspace do not;
-- ``later_pass``: in a later pass (or after the passes); memory that grew from pass to pass
-  points to retained tensors: outputs kept with their graph, a history of losses kept as tensors.
+- ``later_pass``: in a later pass (or after the passes, ``pass_index`` null); the advice says
+  what the growth per pass measured: memory that grew from pass to pass points to retained
+  tensors (outputs kept with their graph, a history of losses kept as tensors); flat growth to a
+  one-off spike (one larger batch, a step that runs only sometimes); after the passes, to what
+  the program does after them.
 
 Sizes are read from the message as PyTorch writes them ("Tried to allocate 2.00 GiB", "GPU 0 has
 a total capacity of 79.19 GiB of which 1.05 GiB is free", the CPU allocator's "you tried to
@@ -56,6 +59,45 @@ ADVICE: dict[Phase, str] = {
         "tensors instead of loss.item(), a growing cache). torch.cuda.empty_cache() does not "
         "free tensors that are still referenced."),
 }
+
+
+# Per-pass growth within this many bytes, either way, is flat (an allocator's rounding). Growth
+# is flat when at most half the passes grew more (an allocator that keeps the first pass's freed
+# block, as glibc does once its mmap threshold rises, is one step, not a leak).
+FLAT_GROWTH_BYTES = 2**20
+SPIKE_ADVICE = (
+    "The memory kept after each pass was flat (growth of at most {flat} in most passes): "
+    "nothing accumulated from pass to pass, so a one-off spike is likelier than a leak: one "
+    "batch larger than the others (a longer input, more items), or a step that runs only "
+    "sometimes (an evaluation, a checkpoint). Find the pass's input and its size.")
+AFTER_PASSES = (
+    "Out of memory after the passes completed, in what the program does after them (writing "
+    "the output, an evaluation, saving a checkpoint): {growth} Look at that stage's own "
+    "allocations.")
+GROWTH_SEEN = "memory kept grew by about {grown} per pass during the passes."
+FLAT_SEEN = "memory kept was flat from pass to pass."
+NO_GROWTH_MEASURED = "no growth between passes was measured."
+
+
+def advice(phase: Phase, pass_index: int | None, growth_bytes: list[int | None]) -> str:
+    """What to look at, from the phase and what the growth per pass measured: retained tensors
+    only when memory did grow from pass to pass."""
+    if phase != "later_pass":
+        return ADVICE[phase]
+    known = [grown for grown in growth_bytes if grown is not None]
+    grew = [grown for grown in known if abs(grown) > FLAT_GROWTH_BYTES]
+    flat = bool(known) and len(grew) * 2 <= len(known)
+    if pass_index is None:
+        seen = (NO_GROWTH_MEASURED if not known else FLAT_SEEN if flat
+                else GROWTH_SEEN.format(grown=_mib(sum(known) / len(known))))
+        return AFTER_PASSES.format(growth=seen)
+    if flat:
+        return SPIKE_ADVICE.format(flat=_mib(FLAT_GROWTH_BYTES))
+    return ADVICE[phase]
+
+
+def _mib(count: float) -> str:
+    return f"{count / 2**20:.1f} MiB"
 
 
 def is_oom(exc: BaseException, torch: Any) -> bool:
@@ -118,5 +160,5 @@ def describe(exc: BaseException, phase: Phase, pass_index: int | None,
                              "device": device_of(message)}
     block["memory_after_pass_bytes"] = list(memory_after_pass)
     block["growth_per_pass_bytes"] = growth(memory_after_pass)
-    block["advice"] = ADVICE[phase]
+    block["advice"] = advice(phase, pass_index, block["growth_per_pass_bytes"])
     return block

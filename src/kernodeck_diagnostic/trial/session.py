@@ -19,6 +19,8 @@ guide; the attempt folder's format is ``schema/attempt-v1.json``.
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import signal
 import statistics
@@ -43,6 +45,9 @@ Status = Literal["completed", "failed", "interrupted"]
 MAX_TENSORS = 200  # descriptions kept in attempt.json (a loop that describes every batch)
 MAX_STAGE_RECORDS = 10_000  # stage records kept in attempt.json; events.jsonl has them all
 HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
+# Memory held from the attempt's start and given back when the work is done, so that the trial's
+# own end (attempt.json, written a piece at a time) has room where the program left none.
+RESERVE_BYTES = 2**20
 
 
 class Terminated(SystemExit):
@@ -59,25 +64,32 @@ class Trial:
     ``root``: the folder that receives the attempt folders (``KERNODECK_RUN_DIR``, when set,
     wins). ``params``: the attempt's parameters (batch size, input length...), kept as given.
     ``memory_history``: on CUDA, record the allocator's history and save a snapshot for
-    PyTorch's memory visualiser when the attempt runs out of memory.
+    PyTorch's memory visualiser when the attempt runs out of memory. When the attempt ends, one
+    line on stderr says how (status, first error or failed contract, the attempt folder);
+    ``summary=True`` adds a table of the stages (``summary()`` returns it at any time).
     """
 
     def __init__(self, root: str | os.PathLike[str] = "runs",
-                 params: Mapping[str, Any] | None = None, *, memory_history: bool = False) -> None:
+                 params: Mapping[str, Any] | None = None, *, memory_history: bool = False,
+                 summary: bool = False) -> None:
         self.root = folder.root_folder(root)
         self.params = dict(params or {})
         self.memory_history = memory_history
+        self.print_summary = summary
         self.attempt_id: str | None = None
         self.folder: str | None = None
         self._dir: Folder | None = None  # the attempt folder, open: every file relative to it
         self._log: EventLog | None = None
         self._redactor: Redactor | None = None
-        self._names: dict[str, str] = {}
+        self._names: dict[str, tuple[str, str]] = {}  # name: (shown, shown as JSON)
         self._cpu = CpuMemory()
         self._devices = Devices()
         self._open: list[str] = []
         self._stages: list[dict[str, Any]] = []
         self._last_completed: str | None = None
+        self._last_started: str | None = None
+        self._reserve: bytes | None = None
+        self._environment: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._first_error: dict[str, Any] | None = None
         self._error: BaseException | None = None
         self._oom: dict[str, Any] | None = None
@@ -119,6 +131,7 @@ class Trial:
                         torch_version=_torch_version(torch))
         self._catch_sigterm()
         self._start_history(torch)
+        self._prepare_end(torch)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -138,10 +151,11 @@ class Trial:
         """
         if self._log is None:
             raise RuntimeError("use the stage inside `with Trial(...) as trial:`")
-        shown = self._names.get(name)
-        if shown is None:
-            shown = self._names[name] = self._text(str(name))
-        return _Stage(self, shown, sync)
+        names = self._names.get(name)
+        if names is None:
+            shown = self._text(str(name))
+            names = self._names[name] = (shown, json.dumps(shown, ensure_ascii=False))
+        return _Stage(self, names, sync)
 
     def passes(self, count: int) -> Iterator[int]:
         """Yield the pass indexes (0, 1, ...): each pass is timed and its memory read at its end;
@@ -337,10 +351,16 @@ class Trial:
             self._failed(exc, None)  # raised outside every stage
         status: Status = ("completed" if exc is None
                           else "failed" if isinstance(exc, Exception) else "interrupted")
+        # The program's work is over: said first, so that an end killed from here on (the OOM
+        # killer during the teardown) is known as one after the work, never as a pass's.
+        passed = [item["passed"] for item in self._contracts]
+        self._write("work_done", status=status, last_completed_stage=self._last_completed,
+                    contracts_passed=all(passed) if passed else None)
+        self._reserve = None  # its room is the teardown's
         self._stop_history()
         document = self._document(status)
         try:
-            folder.write_new(self._dir, folder.ATTEMPT_FILE, folder.to_json(document))
+            folder.write_json(self._dir, folder.ATTEMPT_FILE, document)
         except OSError as error:
             sys.stderr.write(f"{TOOL_NAME}: the attempt's attempt.json could not be written "
                              f"({type(error).__name__}); events.jsonl holds what happened\n")
@@ -351,6 +371,63 @@ class Trial:
         log.close()
         self._cpu.close()
         self._dir.close()
+        with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
+            sys.stderr.write(self._ending_line(document) + "\n"
+                             + (self.summary() if self.print_summary else ""))
+            sys.stderr.flush()
+
+    def _prepare_end(self, torch: Any) -> None:
+        """What the end needs, made now while memory is there: the modules it uses loaded, the
+        environment's facts read once (read again at the end, these kept if that fails), and
+        ``RESERVE_BYTES`` held (every page touched) until the work is done."""
+        if torch is not None:
+            with contextlib.suppress(Exception):
+                from .facts import environment
+
+                self._environment = environment(torch, self._redactor or Redactor())
+        self._reserve = b"\x5a" * RESERVE_BYTES
+
+    def _ending_line(self, document: Mapping[str, Any]) -> str:
+        """``kernodeck-diagnostic: attempt failed; first error in stage compute: ValueError:
+        ...; folder runs/<id>``: how the attempt ended, in one line."""
+        parts = [f"{TOOL_NAME}: attempt {document['status']}"]
+        error = self._first_error
+        if error is not None:
+            where = f" in stage {error['stage']}" if error.get("stage") else ""
+            message = f": {error['message']}" if error["message"] else ""
+            parts.append(f"first error{where}: {error['type']}{message}")
+        failed = [item for item in self._contracts if not item["passed"]]
+        if failed:
+            parts.append("contract failed: " + ", ".join(
+                f"{item['name']} ({item['detail']})" for item in failed[:3])
+                + (f" and {len(failed) - 3} more" if len(failed) > 3 else ""))
+        elif self._contracts:
+            parts.append(f"{len(self._contracts)} contract(s) passed")
+        shown = os.path.join(self.root, self.attempt_id or "")
+        parts.append(f"folder {self._text(shown)}")
+        return "; ".join(" ".join(part.split()) for part in parts)
+
+    def summary(self) -> str:
+        """A table of the stages so far: each stage's status, count, total and slowest time,
+        peak memory; one line per stage and status, in the order they first ran."""
+        rows: dict[tuple[str, str], list[Any]] = {}
+        for record in self._stages:
+            key = (record["name"], record["status"])
+            row = rows.setdefault(key, [0, 0.0, 0.0, None])
+            row[0] += 1
+            row[1] += record["duration_ms"]
+            row[2] = max(row[2], record["duration_ms"])
+            memory = record["memory"]
+            peak = (memory["peak_allocated_bytes"] if memory["device"] is not None
+                    else memory["rss_peak_bytes"])
+            if peak is not None:
+                row[3] = peak if row[3] is None else max(row[3], peak)
+        table = [("stage", "status", "count", "total_ms", "max_ms", "peak_memory")]
+        table += [(name, status, str(count), f"{total:.3f}", f"{slowest:.3f}", _size(peak))
+                  for (name, status), (count, total, slowest, peak) in rows.items()]
+        widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
+        return "".join("  ".join(value.ljust(width) for value, width in zip(row, widths))
+                       .rstrip() + "\n" for row in table)
 
     def _document(self, status: Status) -> dict[str, Any]:
         from .facts import environment
@@ -359,7 +436,7 @@ class Trial:
         try:
             runtime, pytorch = environment(torch, self._redactor or Redactor())
         except Exception:  # facts are a help, never a reason to lose the attempt
-            runtime, pytorch = {}, {}
+            runtime, pytorch = self._environment or ({}, {})
         passed = [item["passed"] for item in self._contracts]
         return {
             "format": folder.FORMAT,
@@ -370,6 +447,7 @@ class Trial:
             "ended_at": _now(),
             "status": status,
             "last_completed_stage": self._last_completed,
+            "last_started_stage": self._last_started,
             "first_error": self._first_error,
             "oom": self._oom,
             "contracts": self._contracts,
@@ -401,27 +479,13 @@ class Trial:
     def _passes_summary(self) -> dict[str, Any]:
         durations = {record["index"]: record["duration_ms"] for record in self._pass_records}
         return {"requested": self._passes_requested, "completed": len(self._pass_records),
-                **_first_and_later(durations),
+                **first_and_later(durations),
                 "memory_after_pass_bytes": list(self._memory_after_pass),
                 "growth_per_pass_bytes": oom.growth(self._memory_after_pass),
                 "items": self._pass_records}
 
     def _timings(self) -> list[dict[str, Any]]:
-        """Per stage: its duration outside the passes, or pass 0's apart from the median and
-        spread of the later passes. Never an average that hides the first pass."""
-        by_name: dict[str, dict[int | None, float]] = {}
-        for record in self._stages:
-            if record["status"] == "completed":
-                by_name.setdefault(record["name"], {})
-                durations = by_name[record["name"]]
-                key = record["pass_index"]
-                durations[key] = durations.get(key, 0.0) + record["duration_ms"]
-        timings = []
-        for name, durations in by_name.items():
-            in_passes = {key: ms for key, ms in durations.items() if key is not None}
-            timings.append({"stage": name, "outside_passes_ms": durations.get(None),
-                            **_first_and_later(in_passes)})
-        return timings
+        return timings_of(self._stages)
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -458,11 +522,11 @@ class Trial:
 class _Stage:
     """The context manager ``Trial.stage`` returns (a class: cheaper than a generator)."""
 
-    __slots__ = ("devices", "name", "start", "sync", "trial")
+    __slots__ = ("devices", "encoded", "name", "start", "sync", "trial")
 
-    def __init__(self, trial: Trial, name: str, sync: bool) -> None:
+    def __init__(self, trial: Trial, names: tuple[str, str], sync: bool) -> None:
         self.trial = trial
-        self.name = name
+        self.name, self.encoded = names
         self.sync = sync
         self.start = 0.0
         self.devices: list[Accelerator] = []
@@ -479,6 +543,9 @@ class _Stage:
             device.reset_peak()
         trial._cpu.reset_peak()
         trial._open.append(self.name)
+        trial._last_started = self.name
+        if trial._log is not None:
+            trial._log.stage_started(self.encoded, trial._pass)
         self.start = time.perf_counter()
         return self
 
@@ -507,14 +574,44 @@ class _Stage:
             raise raised
 
 
-def _first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
-    """Pass 0's duration apart; the later passes' count, median and spread (min, max)."""
-    later = [ms for index, ms in sorted(durations.items()) if index != 0]
+def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per stage: its duration outside the passes, or pass 0's apart from the median and
+    spread of the later passes. Never an average that hides the first pass."""
+    by_name: dict[str, dict[int | None, float]] = {}
+    for record in stages:
+        if record.get("status") == "completed" and isinstance(record.get("duration_ms"),
+                                                               (int, float)):
+            durations = by_name.setdefault(str(record.get("name")), {})
+            key = record.get("pass_index")
+            key = key if isinstance(key, int) else None
+            durations[key] = durations.get(key, 0.0) + record["duration_ms"]
+    timings = []
+    for name, durations in by_name.items():
+        in_passes = {key: ms for key, ms in durations.items() if key is not None}
+        timings.append({"stage": name, "outside_passes_ms": durations.get(None),
+                        **first_and_later(in_passes)})
+    return timings
+
+
+def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
+    """Pass 0's duration apart; the later passes' count, median and spread (min, p95, max),
+    and the slowest of them (its index): one slow batch among many must show."""
+    later = sorted((ms, index) for index, ms in durations.items() if index != 0)
     summary = None
     if later:
-        summary = {"count": len(later), "median_ms": round(statistics.median(later), 3),
-                   "min_ms": round(min(later), 3), "max_ms": round(max(later), 3)}
+        times = [ms for ms, _ in later]
+        summary = {"count": len(times), "median_ms": round(statistics.median(times), 3),
+                   "min_ms": round(times[0], 3),
+                   "p95_ms": round(times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
+                                   3),
+                   "max_ms": round(times[-1], 3), "slowest_pass": later[-1][1]}
     return {"first_pass_ms": durations.get(0), "later_passes": summary}
+
+
+def _size(count: int | None) -> str:
+    if count is None:
+        return "-"
+    return f"{count / 2**20:.1f} MiB"
 
 
 def _terminate(signum: int, frame: Any) -> None:

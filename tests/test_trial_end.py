@@ -1,0 +1,202 @@
+"""How an attempt ends, for real: the stage that was running when a SIGKILL came, the trial's own
+teardown under a real memory limit, the out-of-memory advice from the measured growth, and the
+line the trial prints on stderr (plus its table of stages, on request).
+
+Every application here runs without torch: the toolkit needs none, and Python's own allocator
+refusing under RLIMIT_AS raises a real MemoryError.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt, run_app
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL, RLIMIT_AS")
+
+# The process kills itself (a real SIGKILL, as the OOM killer sends) inside pass 1's "compute".
+KILLED_IN_A_STAGE = """
+    import os, signal
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs") as trial:
+        with trial.stage("load_weights"):
+            pass
+        for step in trial.passes(3):
+            with trial.stage("prepare"):
+                pass
+            with trial.stage("compute"):
+                if step == 1:
+                    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@posix_only
+def test_the_stage_running_at_a_sigkill_is_in_the_events(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, KILLED_IN_A_STAGE)
+    assert done.returncode == -9, done.stderr
+    folder = only_attempt(tmp_path / "runs")
+    assert not (folder / "attempt.json").exists()
+    events = events_of(folder)
+    started = [(e["stage"], e["pass_index"]) for e in events if e["event"] == "stage_started"]
+    assert started[-1] == ("compute", 1)
+    assert started == [("load_weights", None), ("prepare", 0), ("compute", 0), ("prepare", 1),
+                       ("compute", 1)]
+
+
+def test_attempt_json_names_the_last_started_stage(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, """
+        from kernodeck_diagnostic import Trial
+        with Trial("runs") as trial:
+            with trial.stage("load"):
+                pass
+            with trial.stage("compute"):
+                raise ValueError("boom")
+    """)
+    assert done.returncode == 1
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    assert_valid_attempt(attempt)
+    assert (attempt["last_started_stage"], attempt["last_completed_stage"]) == ("compute", "load")
+
+
+# -- the trial's own teardown ----------------------------------------------------------------------
+
+# 10,000 stage records, then the program limits its address space to what it uses plus 2 MiB:
+# the work is done, and the trial's teardown must write attempt.json within what is left.
+TIGHT_TEARDOWN = """
+    import resource
+    from kernodeck_diagnostic import Trial
+
+    def address_space():
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+
+    with Trial("runs", params={"stages": 10000}) as trial:
+        for step in trial.passes(2):
+            for index in range(5000):
+                with trial.stage("compute"):
+                    pass
+        limit = address_space() + 2 * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+"""
+
+
+@posix_only
+def test_the_teardown_writes_attempt_json_under_a_tight_memory_limit(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, TIGHT_TEARDOWN)
+    assert "could not be closed" not in done.stderr, done.stderr
+    folder = only_attempt(tmp_path / "runs")
+    assert (folder / "attempt.json").is_file(), done.stderr
+    attempt = attempt_of(folder)
+    assert attempt["status"] == "completed"
+    assert len(attempt["stages"]) == 10000
+    ends = [e["event"] for e in events_of(folder)][-2:]
+    assert ends == ["work_done", "attempt_ended"]
+    assert done.returncode == 0, done.stderr
+
+
+# -- out-of-memory advice from the measured growth -------------------------------------------------
+
+# Each pass allocates and frees the same 8 MiB (flat growth); pass 6 asks for 1 GiB once, more
+# than the address-space limit leaves: a one-off spike, not retained memory. "after": the
+# passes all completed and the 1 GiB comes after them.
+SPIKE = """
+    import resource, sys
+    from kernodeck_diagnostic import Trial
+
+    def address_space():
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+
+    limit = address_space() + 256 * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    with Trial("runs") as trial:
+        for step in trial.passes(8):
+            with trial.stage("compute"):
+                block = bytearray((2**30 if step == 6 and sys.argv[1] == "spike" else 8 * 2**20))
+                del block
+        if sys.argv[1] == "after":
+            with trial.stage("write_output"):
+                block = bytearray(2**30)
+"""
+
+
+@posix_only
+def test_a_later_pass_oom_with_flat_growth_says_a_spike_is_likelier(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, SPIKE, "spike")
+    assert done.returncode == 1, done.stderr
+    oom = attempt_of(only_attempt(tmp_path / "runs"))["oom"]
+    assert (oom["phase"], oom["pass_index"]) == ("later_pass", 6)
+    # glibc keeps the first pass's freed block (its mmap threshold rises): one step, then flat.
+    assert sum(abs(grown) > 2**20 for grown in oom["growth_per_pass_bytes"]) <= 1
+    assert "retained tensors" not in oom["advice"]
+    assert "one-off" in oom["advice"]
+
+
+@posix_only
+def test_an_oom_after_the_passes_says_so(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, SPIKE, "after")
+    assert done.returncode == 1, done.stderr
+    oom = attempt_of(only_attempt(tmp_path / "runs"))["oom"]
+    assert (oom["phase"], oom["pass_index"]) == ("later_pass", None)
+    assert "after the passes" in oom["advice"]
+    assert "retained tensors" not in oom["advice"]
+
+
+# -- what the trial prints when an attempt ends ----------------------------------------------------
+
+CONTRACT_FAILS = """
+    import sys
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs", summary=sys.argv[1] == "table") as trial:
+        with trial.stage("load"):
+            pass
+        for step in trial.passes(3):
+            with trial.stage("compute"):
+                pass
+        trial.expect_vectors(["a", "b"], [[1.0, 2.0], [float("nan"), 0.0]], dim=2)
+"""
+
+
+def test_a_failed_contract_is_one_line_on_stderr(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, CONTRACT_FAILS, "line")
+    assert done.returncode == 0  # the program's own exit status is its own
+    folder = only_attempt(tmp_path / "runs")
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("kernodeck-diagnostic: attempt completed; contract failed: "
+                               "vectors (non-finite values"), lines[0]
+    assert lines[0].endswith(f"; folder {Path('runs') / folder.name}"), lines[0]
+    assert done.stdout == ""
+
+
+def test_the_table_of_stages_on_request(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, CONTRACT_FAILS, "table")
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("kernodeck-diagnostic: attempt completed; contract failed")
+    header = lines[1].split()
+    assert header[:3] == ["stage", "status", "count"], lines
+    rows = {line.split()[0]: line.split() for line in lines[2:]}
+    assert rows["load"][1:3] == ["completed", "1"]
+    assert rows["compute"][1:3] == ["completed", "3"]
+
+
+def test_a_failed_attempt_names_its_first_error(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, """
+        from kernodeck_diagnostic import Trial
+        with Trial("runs") as trial:
+            with trial.stage("compute"):
+                raise ValueError("shape mismatch")
+    """)
+    assert done.returncode == 1
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("kernodeck-diagnostic: attempt failed; first error in stage "
+                            "compute: ValueError: shape mismatch; folder runs"), first
