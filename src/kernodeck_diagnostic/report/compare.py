@@ -128,10 +128,20 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
                       if worse else [])
 
 
+# A regression's kind and its sentence.
+REGRESSIONS = {
+    "passed_to_failed": "compare.regression.passed_to_failed",
+    "completed_to": "compare.regression.completed_to",
+    "contract_failing": "compare.regression.contract_failing",
+    "contract_lost": "compare.regression.contract_lost",
+    "contract_new_failing": "compare.regression.contract_new_failing",
+}
+
+
 def verdict_lines(result: Comparison, t: Translate) -> list[str]:
     """The lines under the headline: each regression, the stage an unfinished attempt had
     started."""
-    lines = [t("compare.regression", what=t(f"compare.regression.{item['kind']}",
+    lines = [t("compare.regression", what=t(REGRESSIONS[item["kind"]],
                                             **{k: v for k, v in item.items() if k != "kind"}))
              for item in result.regressions]
     for note in result.notes:

@@ -55,7 +55,7 @@ def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
         yield ""
     if summary.attempts:
         yield from (md(t("summarize.attempts")), "")
-        header = tuple(md(t(f"summarize.header.{column}")) for column in ATTEMPT_COLUMNS)
+        header = tuple(md(t(column)) for column in ATTEMPT_COLUMNS)
         yield from markdown_table([header, *(
             (_md_name(cells[0]), *(md(value) for value in cells[1:]))
             for cells in map(_attempt_cells, summary.attempts))])
