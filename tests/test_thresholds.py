@@ -22,7 +22,6 @@ from accelerator_fixtures import mps_unavailable
 from distributed_fixtures import distributed
 from findings_helpers import ids, report, unavailable
 from kernodeck_diagnostic.commands import ramp as ramp_command
-from kernodeck_diagnostic.commands.compare import compare, compare_attempts
 from kernodeck_diagnostic.commands.runner import UsageError
 from kernodeck_diagnostic.facts import launcher
 from kernodeck_diagnostic.facts.node import visibility_conflicts
@@ -30,6 +29,7 @@ from kernodeck_diagnostic.i18n import ENGLISH
 from kernodeck_diagnostic.ramp import outcome
 from kernodeck_diagnostic.ramp.plan import explore, next_value
 from kernodeck_diagnostic.report import libraries as library_facts
+from kernodeck_diagnostic.report.compare import compare
 from kernodeck_diagnostic.report.devices import EveryDevice
 from kernodeck_diagnostic.report.distributed import shared_devices
 from kernodeck_diagnostic.report.findings import derive
@@ -417,7 +417,7 @@ def test_a_timing_changed_by_20_percent_and_100_ms(a: float, b: float, moved: bo
     assert changed == (["timings_ms.compute"] if moved else [])
     attempt_a, attempt_b = ({"status": "passed", "timings": [
         {"stage": "work", "outside_passes_ms": ms}]} for ms in (a, b))
-    changed = [c["field"] for c in compare_attempts(attempt_a, attempt_b).changes]
+    changed = [c["field"] for c in attempt_compare.compare(attempt_a, attempt_b).changes]
     assert changed == (["timings_ms.work"] if moved else [])
 
 
