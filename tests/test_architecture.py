@@ -262,3 +262,15 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
                         break
                 groups.append(group)
     return groups
+
+
+# A module a maintainer reads whole: past this many lines it holds more than one subject. The
+# message catalogs are tables, one line a message, and are exempt.
+MAX_MODULE_LINES = 700
+TABLES = frozenset(("i18n.en", "i18n.pt", "i18n.fr"))
+
+
+def test_no_module_is_longer_than_a_maintainer_reads_whole() -> None:
+    long = {name: lines for name, (path, _) in modules().items() if name not in TABLES
+            and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
