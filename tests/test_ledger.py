@@ -116,8 +116,8 @@ def test_a_missing_folder_is_said_in_one_line_or_created_when_asked(tmp_path: Pa
     said = str(refused.value)
     assert "\n" not in said
     assert refused.value.errno == errno.ENOENT
-    assert said == (f"[Errno 2] the ledger's folder does not exist: {tmp_path / 'out'} (create it, or pass "
-                    f"create_folder=True)")
+    assert said == (f"[Errno 2] the ledger's folder does not exist: {tmp_path / 'out'} "
+                    "(create it, or pass create_folder=True)")
     ledger = OutputLedger(path, expected_ids=["a"], create_folder=True)
     ledger.append("a", 1)
     assert read_ledger(str(path)).counts == {"a": 1}

@@ -130,7 +130,7 @@ def test_an_application_that_never_skips_done_work_has_its_duplicates_named(
     result, ledger = _check(pyz, tmp_path, NEVER_SKIPS, "--stop-after-records", "10")
     assert result.returncode == 27, result.stdout + result.stderr  # RESUME_RECORDS_DUPLICATED
     lines = result.stdout.splitlines()
-    assert lines[0] == "RESUME FAILED"
+    assert lines[0] == "RESUME FAILED (exit 27, RESUME_RECORDS_DUPLICATED)"
     duplicated = next(line for line in lines if line.startswith("  duplicated ("))
     named = _ids(duplicated)
     # Every id the first run wrote was written again: the first ones, in order, twice each.

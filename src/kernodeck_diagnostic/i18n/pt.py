@@ -1183,7 +1183,8 @@ MESSAGES = {
     "code.RESUME_INCONCLUSIVE.next_action":
         "Pare-o mais cedo, dê-lhe mais trabalho, ou informe os ids esperados.",
     "code.RESUME_RUN_FAILED.summary":
-        "Uma execução do programa falhou por outro motivo (seu código de saída, o limite de tempo).",
+        "Uma execução do programa falhou por outro motivo (seu código de saída, o limite de "
+        "tempo).",
     "code.RESUME_RUN_FAILED.next_action": "Leia a última linha de erro da execução indicada.",
     "command.help.statuses": "códigos de saída (nome, código de saída, significado):",
     "command.help.process_statuses": "como o processo terminou de outra forma:",
