@@ -56,6 +56,50 @@ def test_help_lists_every_result_code(pyz: Path) -> None:
         assert flag in result.stdout
 
 
+def test_each_commands_help_lists_its_exit_statuses(pyz: Path) -> None:
+    """Before: summarize, ramp and resume-check said 1 for their negative verdict, the status of
+    the tool's own failure, and listed no table."""
+    for command in sorted({code.command for code in CODES.values() if code.command}):
+        result = run_tool(sys.executable, pyz, [command, "--help"])
+        assert result.returncode == 0, result.stderr
+        for code in CODES.values():
+            if code.command == command or code.name in ("INTERNAL_ERROR", "USAGE_ERROR"):
+                row = f"  {code.name} "
+                assert row in result.stdout, (command, code.name)
+                assert f"{code.name}".ljust(26) + str(code.exit_code) in result.stdout
+
+
+def test_the_top_level_help_lists_every_command(pyz: Path) -> None:
+    """Before: only compare and summarize were named, in the description."""
+    result = run_tool(sys.executable, pyz, ["--help"])
+    assert result.returncode == 0
+    after = result.stdout.split("\ncommands (the first argument; none runs the check):\n", 1)[1]
+    listed = after.split("\n\n", 1)[0].splitlines()
+    assert [line.split()[0] for line in listed] == [
+        "(none)", "compare", "summarize", "ramp", "resume-check"]
+    assert all(len(line.split(None, 1)[1]) > 10 for line in listed)
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("sumarize", "summarize"), ("comapre", "compare"),
+                                              ("resume_check", "resume-check"), ("ramps", "ramp")])
+def test_a_misspelt_command_gets_did_you_mean(pyz: Path, typed: str, meant: str) -> None:
+    """Before: "error: unrecognized arguments: sumarize"."""
+    result = run_tool(sys.executable, pyz, [typed, "reports/"])
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"kernodeck-diagnostic: error: unknown command {typed!r}: did you "
+                             f"mean {meant}? (see --help)\n")
+
+
+def test_an_unknown_word_lists_the_commands_and_the_check_still_runs(pyz: Path) -> None:
+    result = run_tool(sys.executable, pyz, ["frobnicate"])
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("kernodeck-diagnostic: error: unknown command 'frobnicate': the "
+                             "commands are compare, summarize, ramp, resume-check, or none for "
+                             "the check (see --help)\n")
+    check = run_tool(sys.executable, pyz, ["--device", "cpu"], env=fake_gpu_env("cuda_pass"))
+    assert check.returncode == 0, check.stderr
+
+
 def test_version(pyz: Path) -> None:
     result = run_tool(sys.executable, pyz, ["--version"])
     assert (result.returncode, result.stdout.strip()) == (0, f"kernodeck-diagnostic {__version__}")

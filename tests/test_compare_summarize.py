@@ -250,7 +250,7 @@ def fleet(made: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_summarize_a_folder(pyz: Path, fleet: Path) -> None:
     result = _tool(pyz, "summarize", fleet)
-    assert result.returncode == 1  # a report failed, a file is unreadable
+    assert result.returncode == 22  # SUMMARY_SOME_FAILED: a report failed, a file unreadable
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["report", "code", "exit", "stage", "python", "torch", "backend",
                                 "devices"]
@@ -273,7 +273,7 @@ def test_summarize_a_folder(pyz: Path, fleet: Path) -> None:
 
 def test_summarize_in_portuguese_with_a_missing_file(pyz: Path, fleet: Path) -> None:
     result = _tool(pyz, "summarize", fleet / "node-1", fleet / "missing.json", "--lang", "pt")
-    assert result.returncode == 1
+    assert result.returncode == 22
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["relatório", "código", "saída"]
     assert lines[1].split()[:2] == ["node-1/pass.json", "GPU_CHECK_PASSED"]
@@ -288,18 +288,18 @@ def test_summarize_in_portuguese_with_a_missing_file(pyz: Path, fleet: Path) -> 
 def test_summarize_exit_0_only_when_every_report_passed(pyz: Path, made: Path,
                                                          fleet: Path) -> None:
     assert _tool(pyz, "summarize", made / "pass.json", fleet / "node-4").returncode == 0
-    assert _tool(pyz, "summarize", made / "pass.json", made / "oom.json").returncode == 1
-    assert _tool(pyz, "summarize", made / "pass.json", made / "bad.json").returncode == 1
+    assert _tool(pyz, "summarize", made / "pass.json", made / "oom.json").returncode == 22
+    assert _tool(pyz, "summarize", made / "pass.json", made / "bad.json").returncode == 22
 
 
-def test_summarize_exit_2_when_no_readable_report(pyz: Path, made: Path,
+def test_summarize_exit_23_when_no_readable_report(pyz: Path, made: Path,
                                                   tmp_path: Path) -> None:
     empty = _tool(pyz, "summarize", tmp_path)
-    assert empty.returncode == 2
+    assert empty.returncode == 23
     assert empty.stderr == ("kernodeck-diagnostic summarize: no file to read in the paths "
                             "given\n")
     only_bad = _tool(pyz, "summarize", made / "bad.json", made / "missing.json")
-    assert only_bad.returncode == 2
+    assert only_bad.returncode == 23
     assert "unreadable (2)" in only_bad.stdout.splitlines()
     usage = _tool(pyz, "summarize")
     assert usage.returncode == 2
@@ -310,7 +310,7 @@ def test_summarize_exit_2_when_no_readable_report(pyz: Path, made: Path,
 
 def test_summarize_json(pyz: Path, fleet: Path) -> None:
     result = _tool(pyz, "summarize", fleet, "--format", "json", "--lang", "fr")
-    assert result.returncode == 1
+    assert result.returncode == 22
     data = json.loads(result.stdout)
     assert set(data) == {"summarize_version", "reports", "counts", "unreadable"}
     assert [report["file"] for report in data["reports"]] == [
@@ -329,7 +329,7 @@ def test_summarize_json(pyz: Path, fleet: Path) -> None:
 
 def test_summarize_markdown(pyz: Path, fleet: Path) -> None:
     result = _tool(pyz, "summarize", fleet, "--format", "markdown")
-    assert result.returncode == 1
+    assert result.returncode == 22
     lines = result.stdout.splitlines()
     assert lines[0] == "**6 file(s): 4 report(s), 2 passed, 2 failed, 2 unreadable**"
     assert "| report | code | exit | stage | python | torch | backend | devices |" in lines
@@ -371,7 +371,7 @@ def test_compare_and_summarize_real_cpu_and_missing_torch_reports(
     assert changes["execution.device"] == ("cpu", "cuda:0")
 
     summary = _tool(pyz, "summarize", tmp_path, made / "pass.json", "--lang", "pt")
-    assert summary.returncode == 1
+    assert summary.returncode == 22
     lines = summary.stdout.splitlines()
     # Named relative to the folder both arguments share: the test's folder shows, never above.
     assert lines[1].split()[:6] == [

@@ -5,7 +5,8 @@ Three kinds of names, each taken from the code itself, never from a list kept he
 - flags: the options of the real argparse parsers of the check, ``compare`` and ``summarize``
   (the commands ``cli`` dispatches to), and of the repository's other programs the docs show
   (the worker, ``benchmarks/run.py``, ``scripts/build_pyz.py``);
-- result codes: ``report.codes.CODES``, with their exit codes; the ``--help`` table too;
+- result codes: ``report.codes.CODES``, with their exit codes (the check's, and each other
+  command's own); the ``--help`` tables too;
 - finding ids: those the English message catalog can say (``finding.<ID>.summary``): a rule's
   finding is rendered from there, so a finding without those keys cannot be shown.
 
@@ -228,18 +229,23 @@ def test_the_readme_code_tables_are_the_code_table() -> None:
 
 
 def test_help_lists_the_codes_the_readme_lists() -> None:
-    """The check's --help lists the check's codes; each other command's, its own verdicts."""
-    readme = _readme_codes()
-    check = next(_command_parsers())
-    rows = HELP_ROW.findall(check.format_help())
-    assert {name: frozenset(int(n) for n in exits.split("/")) for name, exits in rows} \
-        == {name: exits for name, exits in readme.items() if CODES[name].kind != "command"}
-    from kernodeck_diagnostic.commands import compare
-    from kernodeck_diagnostic.i18n import ENGLISH
+    # Each command's --help lists its own statuses (the check: its verdicts and the process's;
+    # the others: their "command" codes and the process's): together, the README's tables.
+    listed: dict[str, frozenset[int]] = {}
+    for parser in _command_parsers():
+        for name, exits in HELP_ROW.findall(parser.format_help()):
+            statuses = frozenset(int(n) for n in exits.split("/"))
+            assert listed.setdefault(name, statuses) == statuses, name
+    assert listed == _readme_codes()
 
-    rows = HELP_ROW.findall(compare._parser(ENGLISH).format_help())
-    assert {name: frozenset(int(n) for n in exits.split("/")) for name, exits in rows} \
-        == {name: exits for name, exits in readme.items() if CODES[name].command == "compare"}
+
+def test_each_command_lists_its_own_codes_in_the_readme() -> None:
+    # A command code's row is under the heading of its command (### `summarize`...).
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for code in CODES.values():
+        if code.kind == "command":
+            section = readme.split(f"`{code.command}` exits with", 1)[1].split("\n\n", 2)[1]
+            assert f"| `{code.name}` | {code.exit_code} |" in section, code.name
 
 
 def test_the_findings_table_is_the_catalog() -> None:

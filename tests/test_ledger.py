@@ -3,6 +3,7 @@ counted, and the library importable as a user imports it."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -106,3 +107,45 @@ def test_the_package_exports_it_lazily() -> None:
                                check=False)
     assert (completed.returncode, completed.stdout) == (0, "kernodeck_diagnostic.ledger\n"), (
         completed.stderr)
+
+
+def test_a_missing_folder_is_said_in_one_line_or_created_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "results.jsonl"
+    with pytest.raises(FileNotFoundError) as refused:
+        OutputLedger(path, expected_ids=["a"])
+    said = str(refused.value)
+    assert "\n" not in said
+    assert refused.value.errno == errno.ENOENT
+    assert said == (f"[Errno 2] the ledger's folder does not exist: {tmp_path / 'out'} "
+                    "(create it, or pass create_folder=True)")
+    ledger = OutputLedger(path, expected_ids=["a"], create_folder=True)
+    ledger.append("a", 1)
+    assert read_ledger(str(path)).counts == {"a": 1}
+
+
+def test_the_header_carries_the_vectors_dimension(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    OutputLedger(path, expected_ids=["a"], vector_dim=4, vector_field="embedding")
+    header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert header["vectors"] == {"dim": 4, "field": "embedding"}
+    contents = read_ledger(str(path))
+    assert (contents.vector_dim, contents.vector_field) == (4, "embedding")
+    assert OutputLedger(path).vector_dim == 4  # a second run reads it back
+    with pytest.raises(ValueError, match="other vectors"):
+        OutputLedger(path, vector_dim=8)
+    with pytest.raises(ValueError, match="vector_dim"):
+        OutputLedger(tmp_path / "other.jsonl", vector_dim=0)
+
+
+def test_what_is_not_a_record_is_named_as_what_it_is() -> None:
+    from kernodeck_diagnostic.ledger import parse_ledger
+
+    header = b'{"format": "kernodeck-ledger", "version": 1, "expected_ids": null}\n'
+    record = b'{"id": "a", "record": 1}\n'
+    contents = parse_ledger(record + header + b"\xff\xfe\x00\n" + b"hello\n" + b"[1, 2]\n"
+                            + b'{"id": "b", "re' + record + b'{"id": "c"')
+    assert contents.not_records == {2: "misplaced_header", 3: "binary", 4: "not_json",
+                                    5: "no_id"}
+    assert contents.half_records == [6, 7]
+    assert not contents.has_header
+    assert contents.counts == {"a": 1}

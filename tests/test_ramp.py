@@ -295,7 +295,8 @@ def test_an_attempt_killed_by_the_oom_killer_is_out_of_memory(pyz: Path, tmp_pat
         "block = bytearray(value * 2**20)  # zero-filled: every page really touched\n")
     with memory_limited(200) as group:
         result = ramp_in(group, pyz, out, [sys.executable, str(app)], "--axis", "mib",
-                         "--start", "64", "--stop", "1024", env={"APP_LOG": str(log)})
+                         "--start", "64", "--stop", "1024", "--value-from-env",
+                         env={"APP_LOG": str(log)})
     assert result.returncode == 0, result.stderr
     document = _record(out)
     _valid(document)
@@ -378,3 +379,47 @@ def test_the_schema_and_the_docs_name_the_outcomes_the_code_defines() -> None:
     table = doc.split("| outcome | when |", 1)[1].split("\n\n", 1)[0]
     assert set(re.findall(r"^\| `([a-z_]+)`", table, re.MULTILINE)) == set(OUTCOMES)
 
+
+# -- evidence: a placeholder never substituted, a program that never started -----------------------
+
+def test_a_command_without_the_placeholder_is_refused_unless_the_value_comes_from_the_environment(
+        pyz: Path, tmp_path: Path) -> None:
+    """Before: every value ran with the literal text '{bach}', "no limit found", exit 0."""
+    app, log, out = tmp_path / "app.py", tmp_path / "calls.log", tmp_path / "ramp-batch"
+    app.write_text("import os, sys\n"
+                   "open(os.environ['APP_LOG'], 'a').write(os.environ['KERNODECK_AXIS_VALUE']"
+                   " + '\\n')\n")
+    env = {"APP_LOG": str(log)}
+    typo = _ramp(sys.executable, pyz, out, [sys.executable, str(app), "{bach}"],
+                 "--axis", "batch", "--start", "1", "--stop", "4", env=env)
+    assert (typo.returncode, typo.stdout) == (2, "")
+    assert typo.stderr == (
+        "kernodeck-diagnostic ramp: error: the command never says {batch}, so every attempt "
+        "would run the same command (it has {bach}); put {batch} where the value goes, or "
+        "give --value-from-env if the program reads KERNODECK_AXIS_VALUE (see --help)\n")
+    assert _calls(log) == []
+    assert not out.exists()
+    from_env = _ramp(sys.executable, pyz, out, [sys.executable, str(app)], "--axis", "batch",
+                     "--start", "1", "--stop", "4", "--value-from-env", env=env)
+    assert from_env.returncode == 0, from_env.stderr
+    assert _calls(log) == [1, 2, 4]
+
+
+@posix_only
+def test_nothing_passed_and_a_program_that_never_started_have_their_own_statuses(
+        pyz: Path, tmp_path: Path) -> None:
+    """Before: both exited 1, the status of the tool's own failure."""
+    app, log = tmp_path / "app.py", tmp_path / "calls.log"
+    app.write_text(PLAIN_APP)
+    failed = _ramp(sys.executable, pyz, tmp_path / "failed", [sys.executable, str(app),
+                                                              "--n={n}"],
+                   "--axis", "n", "--start", "1", "--stop", "8",
+                   env={"APP_LOG": str(log), "APP_MODE": "exit3", "APP_FROM": "1"})
+    assert failed.returncode == 24, failed.stderr  # RAMP_NOTHING_PASSED
+    never = _ramp(sys.executable, pyz, tmp_path / "never",
+                  [str(tmp_path / "no-such-program"), "--n={n}"],
+                  "--axis", "n", "--start", "1", "--stop", "8")
+    assert never.returncode == 25, never.stderr  # RAMP_INCONCLUSIVE
+    assert "n: the program never started (no such file or directory): nothing was measured" in \
+        never.stdout
+    assert _calls(log) == [1]

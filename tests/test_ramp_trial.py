@@ -70,7 +70,8 @@ with Trial("runs", params={"mib": mib}) as trial:
 
 def _ramp(pyz: Path, out: Path, app: Path, python: Path | str, *options: str) -> Result:
     return run_tool(sys.executable, pyz,
-                    ["ramp", "--out", str(out), *options, "--", str(python), str(app)],
+                    ["ramp", "--out", str(out), "--value-from-env", *options, "--", str(python),
+                     str(app)],
                     env=clean_env({"LC_ALL": "C.UTF-8", "PYTHONPATH": str(SRC)}))
 
 
@@ -143,7 +144,8 @@ def test_a_trial_killed_by_the_oom_killer_in_a_later_pass_is_read_from_its_event
     app.write_text(RETAINING_APP)
     with memory_limited(200) as group:
         result = ramp_in(group, pyz, out, [sys.executable, str(app)], "--axis", "mib",
-                         "--start", "16", "--stop", "256", env={"PYTHONPATH": str(SRC)})
+                         "--start", "16", "--stop", "256", "--value-from-env",
+                         env={"PYTHONPATH": str(SRC)})
     assert result.returncode == 0, result.stderr
     document = _record(out)
     first = document["first_failing"]

@@ -5,6 +5,12 @@ applications that compute one small result per id (real matrix products, no slee
 - through ``OutputLedger``, never asking which ids are done: the duplicated ids, named;
 - through a buffered file it never flushes, ignoring Ctrl-C, with its own "done" checkpoint:
   stopped by SIGTERM after the grace period, the records still in its buffer are lost, and named.
+
+Then plain Python applications (real hashing work, real signals, no torch: the fast tier) for each
+verdict of its own exit status: a first run that finished its work while being stopped
+(inconclusive), records of the wrong dimension or failing the user's own check (a bad record), a
+second run that fails, each stop signal, a ledger verified without running anything, garbage and a
+misplaced header named as what they are, and a ledger whose folder does not exist.
 """
 
 from __future__ import annotations
@@ -18,8 +24,7 @@ import pytest
 import envs
 from conftest import SRC, Result, clean_env, run_tool
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
 
 COUNT = 100
 # The work of one id: real matrix products on the CPU, on one thread.
@@ -104,6 +109,7 @@ def _complete_ids(ledger: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_an_application_that_uses_the_ledger_resumes_intact(pyz: Path, tmp_path: Path) -> None:
     result, ledger = _check(pyz, tmp_path, USES_LEDGER, "--stop-after-records", "10",
                             "--format", "json")
@@ -118,12 +124,13 @@ def test_an_application_that_uses_the_ledger_resumes_intact(pyz: Path, tmp_path:
     assert "first run stopped with" in result.stderr
 
 
+@pytest.mark.slow
 def test_an_application_that_never_skips_done_work_has_its_duplicates_named(
         pyz: Path, tmp_path: Path) -> None:
     result, ledger = _check(pyz, tmp_path, NEVER_SKIPS, "--stop-after-records", "10")
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 27, result.stdout + result.stderr  # RESUME_RECORDS_DUPLICATED
     lines = result.stdout.splitlines()
-    assert lines[0] == "RESUME FAILED"
+    assert lines[0] == "RESUME FAILED (exit 27, RESUME_RECORDS_DUPLICATED)"
     duplicated = next(line for line in lines if line.startswith("  duplicated ("))
     named = _ids(duplicated)
     # Every id the first run wrote was written again: the first ones, in order, twice each.
@@ -135,6 +142,7 @@ def test_an_application_that_never_skips_done_work_has_its_duplicates_named(
     assert not any(line.startswith("  lost (") for line in lines)
 
 
+@pytest.mark.slow
 def test_an_application_that_never_flushes_has_its_lost_ids_named(pyz: Path,
                                                                   tmp_path: Path) -> None:
     count = 200  # more work (some 5 s) than the 3 s before the stop
@@ -142,7 +150,7 @@ def test_an_application_that_never_flushes_has_its_lost_ids_named(pyz: Path,
     expected.write_text("".join(f"doc-{i}\n" for i in range(count)))
     result, ledger = _check(pyz, tmp_path, NEVER_FLUSHES, "--stop-after", "3", "--grace", "1",
                             "--expect-ids", str(expected), "--format", "json", count=count)
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 26, result.stdout + result.stderr  # RESUME_RECORDS_LOST
     verdict = json.loads(result.stdout)
     assert (verdict["intact"], verdict["stopped"], verdict["expected"]) == (False, True, count)
     lost = verdict["lost"]
@@ -166,3 +174,311 @@ def test_the_ledger_must_not_exist_before_the_check(pyz: Path, tmp_path: Path) -
     assert result.stderr == ("kernodeck-diagnostic resume-check: error: the ledger already "
                              "exists: the check starts from an empty ledger (move it aside) "
                              "(see --help)\n")
+
+
+# -- plain Python applications: each verdict and its own exit status -------------------------------
+
+# The work of one id: real hashing, some milliseconds of one core; a unit vector of 256 values.
+PLAIN = """
+import hashlib, math, os, signal, sys
+from kernodeck_diagnostic import OutputLedger
+ids = [f"doc-{i}" for i in range(int(os.environ["APP_COUNT"]))]
+def compute(item, dim=256):
+    digest = item.encode()
+    for _ in range(4000):
+        digest = hashlib.sha256(digest).digest()
+    values = [1.0 + b for b in (digest * (dim // 32))[:dim]]
+    norm = math.sqrt(sum(v * v for v in values))
+    return [v / norm for v in values]
+def mark(name):
+    open(os.path.join(os.environ["APP_MARKS"], name), "a").write(f"{os.getpid()}\\n")
+mark("started")
+"""
+# Ignores Ctrl-C and SIGTERM, finishes all its work, then waits (a pool it never joins) until
+# it is killed: the stop came too late to interrupt anything.
+FINISHES_WHILE_STOPPED = PLAIN + """
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+todo = [item for item in ids if item not in done]
+for item in todo:
+    ledger.append(item, {"vector": compute(item)})
+if todo:
+    signal.pause()
+"""
+# Resumes correctly, but a bug cuts two vectors to 128 of their 256 dimensions, and one is NaN;
+# the ledger's header declares the dimension, and where the vector is in a record.
+CUTS_VECTORS = PLAIN + """
+ledger = OutputLedger(sys.argv[1], expected_ids=ids, vector_dim=256, vector_field="vector")
+done = ledger.done_ids()
+for item in ids:
+    if item in done:
+        continue
+    vector = compute(item)
+    if item in ("doc-3", "doc-17"):
+        vector = vector[:128]
+    if item == "doc-20":
+        vector[5] = float("nan")
+    ledger.append(item, {"vector": vector})
+"""
+# Resumes correctly; one vector is not of unit norm (the user's own check finds it).
+SCALES_ONE = PLAIN + """
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item not in done:
+        vector = compute(item)
+        ledger.append(item, {"vector": [2 * v for v in vector] if item == "doc-9" else vector})
+"""
+USER_CHECK = """
+import math
+
+def unit_norm(record_id, record):
+    norm = math.sqrt(sum(v * v for v in record["vector"]))
+    assert abs(norm - 1) < 1e-6, f"norm {norm:.2f}, expected 1"
+"""
+# Resumes correctly, and says which signals reached it.
+RESUMES = PLAIN + """
+for name in ("SIGINT", "SIGTERM"):
+    signal.signal(getattr(signal, name), lambda signum, frame: (mark(signal.Signals(signum).name),
+                                                                sys.exit(1)))
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item not in done:
+        ledger.append(item, {"vector": compute(item)})
+"""
+# The second run writes one record, then fails.
+FAILS_WHEN_RESUMED = PLAIN + """
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item not in done:
+        ledger.append(item, {"vector": compute(item)})
+        if done:
+            sys.exit("resumed: the cache is corrupt")
+"""
+PLAIN_NEVER_SKIPS = PLAIN + """
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+for item in ids:
+    ledger.append(item, {"vector": compute(item)})
+"""
+
+
+def _plain(pyz: Path, tmp_path: Path, source: str, *options: str, count: int = 40,
+           ledger: Path | None = None) -> tuple[Result, Path]:
+    app, marks = tmp_path / "app.py", tmp_path / "marks"
+    ledger = ledger or tmp_path / "out" / "results.jsonl"
+    app.write_text(source)
+    marks.mkdir(exist_ok=True)
+    ledger.parent.mkdir(exist_ok=True)
+    env = clean_env({"LC_ALL": "C.UTF-8", "APP_COUNT": str(count), "PYTHONPATH": str(SRC),
+                     "APP_MARKS": str(marks)})
+    text = run_tool(sys.executable, pyz, ["resume-check", "--ledger", str(ledger), *options,
+                                          "--", sys.executable, str(app), str(ledger)],
+                    env=env, cwd=tmp_path)
+    return text, ledger
+
+
+def _marks(tmp_path: Path, name: str) -> int:
+    path = tmp_path / "marks" / name
+    return len(path.read_text().split()) if path.exists() else 0
+
+
+def test_a_first_run_that_finished_its_work_while_stopped_is_inconclusive(
+        pyz: Path, tmp_path: Path) -> None:
+    """Before: "RESUME OK", intact, exit 0, records_at_stop 5 (when the stop was decided), though
+    the program ignored the stop, wrote all 40 records, and the second run had nothing to do."""
+    result, ledger = _plain(pyz, tmp_path, FINISHES_WHILE_STOPPED, "--stop-after-records", "5",
+                            "--grace", "1", "--format", "json")
+    assert len(_complete_ids(ledger)) == 40
+    assert result.returncode == 29, result.stdout + result.stderr  # RESUME_INCONCLUSIVE
+    verdict = json.loads(result.stdout)
+    assert (verdict["intact"], verdict["code"], verdict["exit_code"]) == (
+        False, "RESUME_INCONCLUSIVE", 29)
+    assert verdict["records_at_stop"] == 40  # the ledger when the process really ended
+    assert verdict["remaining_at_stop"] == 0
+    assert verdict["first_run_signal"] == "SIGKILL"  # it ignored SIGINT and SIGTERM
+    assert set(verdict["inconclusive"]) == {"first_run_finished", "second_run_idle"}
+    (tmp_path / "text").mkdir()
+    text, _ = _plain(pyz, tmp_path / "text", FINISHES_WHILE_STOPPED, "--stop-after-records", "5",
+                     "--grace", "1")
+    assert text.returncode == 29
+    lines = text.stdout.splitlines()
+    assert lines[0] == "RESUME INCONCLUSIVE (exit 29, RESUME_INCONCLUSIVE)"
+    assert "  the first run had finished its work when it ended: 40 record(s), no expected id " \
+           "left; nothing was resumed (stop it earlier, or give it more work)" in lines
+
+
+def test_records_of_the_wrong_dimension_are_bad_records(pyz: Path, tmp_path: Path) -> None:
+    """Before: OutputLedger had no dimension; a vector cut to 128 of 256 dimensions passed."""
+    result, _ = _plain(pyz, tmp_path, CUTS_VECTORS, "--stop-after-records", "5",
+                       "--format", "json")
+    assert result.returncode == 28, result.stdout + result.stderr  # RESUME_BAD_RECORD
+    verdict = json.loads(result.stdout)
+    assert (verdict["lost"], verdict["duplicated"]) == ([], [])
+    assert [(bad["id"], bad["problem"]) for bad in verdict["bad_records"]] == [
+        ("doc-3", "wrong_dimension"), ("doc-17", "wrong_dimension"), ("doc-20", "non_finite")]
+    (tmp_path / "text").mkdir()
+    text, _ = _plain(pyz, tmp_path / "text", CUTS_VECTORS, "--stop-after-records", "5")
+    assert text.returncode == 28
+    assert ("  bad records (3): doc-3 (wrong_dimension: 128, expected 256), doc-17 "
+            "(wrong_dimension: 128, expected 256), doc-20 (non_finite)") in text.stdout.splitlines()
+
+
+def test_the_users_record_check_names_the_records_that_fail_it(pyz: Path,
+                                                                tmp_path: Path) -> None:
+    (tmp_path / "checks.py").write_text(USER_CHECK)  # imported from the current folder
+    result, _ = _plain(pyz, tmp_path, SCALES_ONE, "--stop-after-records", "5",
+                       "--record-check", "checks:unit_norm", "--format", "json")
+    assert result.returncode == 28, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["bad_records"] == [{"id": "doc-9", "line": 11, "problem": "record_check",
+                                       "detail": "AssertionError: norm 2.00, expected 1"}]
+    assert verdict["records_checked"] == 40
+
+
+def test_a_record_check_that_cannot_be_imported_is_a_usage_error_before_anything_runs(
+        pyz: Path, tmp_path: Path) -> None:
+    result, ledger = _plain(pyz, tmp_path, RESUMES, "--stop-after-records", "5",
+                            "--record-check", "no_such_module:check")
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert "--record-check" in result.stderr
+    assert "No module named 'no_such_module'" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert _marks(tmp_path, "started") == 0
+    assert not ledger.exists()
+
+
+@pytest.mark.parametrize(("stop_signal", "seen"), [("SIGINT", "SIGINT"), ("SIGTERM", "SIGTERM"),
+                                                    ("SIGKILL", None)])
+def test_the_stop_signal_is_the_one_asked_for(pyz: Path, tmp_path: Path, stop_signal: str,
+                                              seen: str | None) -> None:
+    result, _ = _plain(pyz, tmp_path, RESUMES, "--stop-after-records", "5", "--stop-signal",
+                       stop_signal, "--format", "json", count=80)
+    assert result.returncode == 0, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["stop_signal"] == stop_signal
+    assert verdict["intact"] is True
+    assert 5 <= verdict["records_at_stop"] < 80
+    for name in ("SIGINT", "SIGTERM"):
+        assert _marks(tmp_path, name) == (1 if name == seen else 0)
+    if seen is None:
+        assert verdict["first_run_signal"] == "SIGKILL"
+
+
+def test_a_second_run_that_fails_is_its_own_status(pyz: Path, tmp_path: Path) -> None:
+    result, _ = _plain(pyz, tmp_path, FAILS_WHEN_RESUMED, "--stop-after-records", "5")
+    assert result.returncode == 30, result.stdout + result.stderr  # RESUME_RUN_FAILED
+    lines = result.stdout.splitlines()
+    assert lines[0] == "RESUME FAILED (exit 30, RESUME_RUN_FAILED)"
+    assert "  the second run did not end well (exit 1): resumed: the cache is corrupt" in lines
+
+
+def test_duplicates_of_a_plain_application_are_their_own_status(pyz: Path,
+                                                                 tmp_path: Path) -> None:
+    result, _ = _plain(pyz, tmp_path, PLAIN_NEVER_SKIPS, "--stop-after-records", "5")
+    assert result.returncode == 27, result.stdout + result.stderr
+    assert result.stdout.splitlines()[0] == "RESUME FAILED (exit 27, RESUME_RECORDS_DUPLICATED)"
+
+
+def test_a_ledger_whose_folder_is_missing_is_refused_before_anything_runs(
+        pyz: Path, tmp_path: Path) -> None:
+    """Before: both runs ran, the program failed twice on the missing folder, and the verdict
+    was "RESUME FAILED" (exit 1)."""
+    app = tmp_path / "app.py"
+    app.write_text(RESUMES)
+    (tmp_path / "marks").mkdir()
+    ledger = tmp_path / "missing" / "results.jsonl"
+    result = run_tool(sys.executable, pyz, [
+        "resume-check", "--ledger", str(ledger), "--stop-after-records", "5", "--",
+        sys.executable, str(app), str(ledger)], env=clean_env({
+            "LC_ALL": "C.UTF-8", "APP_COUNT": "10", "PYTHONPATH": str(SRC),
+            "APP_MARKS": str(tmp_path / "marks")}))
+    assert (result.returncode, result.stdout) == (12, "")  # as the check's --output
+    assert result.stderr == ("kernodeck-diagnostic resume-check: cannot use the ledger asked "
+                             "for: its folder does not exist. Nothing was run (exit 12).\n")
+    assert _marks(tmp_path, "started") == 0
+
+
+# -- a ledger verified without running anything (a job preempted for real) -------------------------
+
+def _ledger(path: Path, ids: list[str], lines: list[bytes]) -> Path:
+    from kernodeck_diagnostic.ledger import OutputLedger
+
+    OutputLedger(path, expected_ids=ids)
+    with open(path, "ab") as file:
+        file.write(b"".join(lines))
+    return path
+
+
+def _record(item: str) -> bytes:
+    return json.dumps({"id": item, "record": {"n": len(item)}}).encode() + b"\n"
+
+
+def _verify(pyz: Path, *options: str) -> Result:
+    return run_tool(sys.executable, pyz, ["resume-check", *options],
+                    env=clean_env({"LC_ALL": "C.UTF-8"}))
+
+
+def test_a_ledger_is_verified_without_running_anything(pyz: Path, tmp_path: Path) -> None:
+    ids = ["a", "b", "c"]
+    whole = _ledger(tmp_path / "whole.jsonl", ids, [_record(i) for i in ids])
+    result = _verify(pyz, "--verify-ledger", str(whole))
+    assert (result.returncode, result.stdout.splitlines()[0]) == (
+        0, "RESUME OK: nothing lost, nothing counted twice"), result.stderr
+    twice = _ledger(tmp_path / "twice.jsonl", ids, [_record(i) for i in ("a", "b", "b", "c")])
+    result = _verify(pyz, "--verify-ledger", str(twice), "--format", "json")
+    assert result.returncode == 27
+    verdict = json.loads(result.stdout)
+    assert verdict["duplicated"] == [{"id": "b", "count": 2}]
+    assert (verdict["stopped"], verdict["first_run_exit"], verdict["mode"]) == (
+        None, None, "verify")
+    short = _ledger(tmp_path / "short.jsonl", ids, [_record("a")])
+    result = _verify(pyz, "--verify-ledger", str(short))
+    assert result.returncode == 26
+    assert "  lost (2): b, c" in result.stdout.splitlines()
+    expected = tmp_path / "ids.txt"
+    expected.write_text("a\nb\n")
+    assert _verify(pyz, "--verify-ledger", str(short), "--expect-ids",
+                   str(expected)).returncode == 26
+    # No expected ids known: whether anything is lost cannot be said.
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_bytes(_record("a") + _record("b"))
+    result = _verify(pyz, "--verify-ledger", str(unknown))
+    assert result.returncode == 29
+    assert result.stdout.splitlines()[0] == "RESUME INCONCLUSIVE (exit 29, RESUME_INCONCLUSIVE)"
+
+
+def test_verifying_refuses_what_only_a_run_takes(pyz: Path, tmp_path: Path) -> None:
+    path = _ledger(tmp_path / "l.jsonl", ["a"], [_record("a")])
+    result = _verify(pyz, "--verify-ledger", str(path), "--stop-after", "3")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "--stop-after" in result.stderr
+    result = _verify(pyz, "--verify-ledger", str(path), "--", sys.executable, "app.py")
+    assert result.returncode == 2
+    result = _verify(pyz, "--verify-ledger", str(tmp_path / "none.jsonl"))
+    assert result.returncode == 2
+    assert "--verify-ledger cannot be read: no such file or directory" in result.stderr
+
+
+def test_garbage_and_a_misplaced_header_are_named_as_what_they_are(pyz: Path,
+                                                                    tmp_path: Path) -> None:
+    """Before: each was a "half record"."""
+    path = tmp_path / "mixed.jsonl"
+    header = json.dumps({"format": "kernodeck-ledger", "version": 1,
+                         "expected_ids": ["a", "b"]}).encode() + b"\n"
+    path.write_bytes(_record("a") + header + b"\x00\x9f\xff\xfe binary\n" + b"not json at all\n"
+                     + b'{"id": "b", "rec' + _record("b") + b'{"id": "c", "reco')
+    result = _verify(pyz, "--verify-ledger", str(path), "--format", "json")
+    assert result.returncode == 28, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["not_records"] == [
+        {"line": 2, "kind": "misplaced_header"}, {"line": 3, "kind": "binary"},
+        {"line": 4, "kind": "not_json"}]
+    assert verdict["half_records"] == [5, 6]  # a cut record with one after it; a cut last line
+    text = _verify(pyz, "--verify-ledger", str(path)).stdout.splitlines()
+    assert "  the ledger's header is on line 2, not line 1: its expected ids are not used" in text
+    assert "  not records (2) at line(s): 3 (binary bytes, not UTF-8 text), 4 (text that is " \
+           "not JSON)" in text

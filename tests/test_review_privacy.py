@@ -186,7 +186,7 @@ def test_summarize_names_no_user_host_or_value(tmp_path: Path, form: str) -> Non
     args = [str(home / "reports" / "report.json"), str(home / fleet),
             str(tmp_path / "srv"), str(SNAPSHOTS / "gpu_unavailable.json")]
     result = run_summarize(args, env, elsewhere, form)
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 22, result.stdout + result.stderr
     for where, text in outputs(result):
         assert leaks(text, {"home's user": user, "user": other_user, "value": fleet,
                             "the machine's folders": str(tmp_path)}) == [], (where, text)

@@ -121,7 +121,7 @@ def test_compare_and_summarize_refuse_a_report_with_absurd_numbers(
         f"kernodeck-diagnostic compare: cannot compare: B ({name}): not JSON\n")
     summarized = run_tool(sys.executable, pyz, ["summarize", "--format", "json", str(good),
                                                 str(hostile)])
-    assert summarized.returncode == 1, summarized.stderr
+    assert summarized.returncode == 22, summarized.stderr  # SUMMARY_SOME_FAILED
     assert json.loads(summarized.stdout)["unreadable"] == [
         {"file": name, "reason": "not_json", "detail": None}]
 

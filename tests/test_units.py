@@ -23,16 +23,22 @@ def test_code_table_is_the_contract() -> None:
         "RUNTIME_ERROR": 9, "TIMEOUT": 10, "WORKER_FAILED": 11, "OUTPUT_WRITE_FAILED": 12,
         "COLLECTIVE_FAILED": 13, "EXTENSION_FAILED": 14, "STDOUT_WRITE_FAILED": 15,
         "INTERRUPTED": 130,
+        "SUMMARY_ALL_PASSED": 0, "SUMMARY_SOME_FAILED": 22, "SUMMARY_NOTHING_READ": 23,
+        "RAMP_RANGE_MEASURED": 0, "RAMP_NOTHING_PASSED": 24, "RAMP_INCONCLUSIVE": 25,
+        "RESUME_INTACT": 0, "RESUME_RECORDS_LOST": 26, "RESUME_RECORDS_DUPLICATED": 27,
+        "RESUME_BAD_RECORD": 28, "RESUME_INCONCLUSIVE": 29, "RESUME_RUN_FAILED": 30,
     }
-    # Each exit status is one code's, but for OUT_OF_MEMORY and RUNTIME_ERROR (9).
-    check = [code for code in CODES.values() if code.kind != "command"]
-    statuses = [status for code in check for status in code.exit_codes]
+    # Each exit status is one code's, but for OUT_OF_MEMORY and RUNTIME_ERROR (9), and 0: every
+    # command's pass.
+    statuses = [status for code in CODES.values() for status in code.exit_codes]
     assert sorted(s for s in set(statuses) if statuses.count(s) > 1) == [0, 9]
     assert CODES["INTERRUPTED"].exit_codes == (130, 143, 129)
-    assert [code.name for code in check if code.passed] == ["GPU_CHECK_PASSED",
-                                                            "CPU_CHECK_PASSED"]
+    assert [name for name, code in CODES.items() if code.passed] == [
+        "GPU_CHECK_PASSED", "CPU_CHECK_PASSED", "COMPARE_SAME", "SUMMARY_ALL_PASSED",
+        "RAMP_RANGE_MEASURED", "RESUME_INTACT"]
     # Another command's verdicts: 0 for its pass, else a status no process code has (1, 2...).
-    process = {status for code in check if code.kind == "process" for status in code.exit_codes}
+    process = {status for code in CODES.values() if code.kind == "process"
+               for status in code.exit_codes}
     for code in CODES.values():
         if code.kind == "command":
             assert code.command is not None

@@ -284,13 +284,13 @@ def _command(pyz: Path, name: str, tmp_path: Path) -> tuple[list[str], int, dict
     its environment."""
     tool = [sys.executable, str(pyz), name]
     if name == "summarize":
-        return [*tool, str(RECORDED)], 1, clean_env()  # some reports failed
+        return [*tool, str(RECORDED)], 22, clean_env()  # SUMMARY_SOME_FAILED
     if name == "compare":
         return [*tool, str(RECORDED / "gpu_pass.json"), str(RECORDED / "out_of_memory.json")], \
             1, clean_env()  # the code changed
     if name == "ramp":
         return [*tool, "--out", str(tmp_path / "ramp"), "--axis", "n", "--start", "1", "--stop",
-                "2", "--", sys.executable, "-c", "pass"], 0, clean_env()
+                "2", "--value-from-env", "--", sys.executable, "-c", "pass"], 0, clean_env()
     app, ledger = tmp_path / "app.py", tmp_path / f"ledger-{len(list(tmp_path.iterdir()))}.jsonl"
     app.write_text(LEDGER_APP, encoding="utf-8")
     return ([*tool, "--ledger", str(ledger), "--stop-after-records", "2", "--", sys.executable,

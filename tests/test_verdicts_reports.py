@@ -74,7 +74,7 @@ def test_a_fifo_is_refused_at_once_not_waited_for(pyz: Path, tmp_path: Path) -> 
     os.mkfifo(tmp_path / "pipe.json")
 
     through_folder = tool(pyz, "summarize", folder)
-    assert through_folder.returncode == 1, through_folder.stderr
+    assert through_folder.returncode == 22, through_folder.stderr
     assert through_folder.elapsed_s < 10
     lines = through_folder.stdout.splitlines()
     assert lines[lines.index("unreadable (1)") + 1].split() == [
@@ -82,7 +82,7 @@ def test_a_fifo_is_refused_at_once_not_waited_for(pyz: Path, tmp_path: Path) -> 
     assert lines[-1] == "2 file(s): 1 report(s), 1 passed, 0 failed, 1 unreadable"
 
     direct = tool(pyz, "summarize", tmp_path / "pipe.json", "--format", "json")
-    assert direct.returncode == 2  # nothing readable at all
+    assert direct.returncode == 23  # SUMMARY_NOTHING_READ: nothing readable at all
     assert json.loads(direct.stdout)["unreadable"] == [
         {"file": "pipe.json", "reason": "not_a_file", "detail": None}]
 
@@ -297,7 +297,7 @@ def test_a_file_named_twice_counts_once(pyz: Path, fleet: Path) -> None:
     (fleet / "latest.json").symlink_to(fleet / "node-2" / "report.json")
     result = tool(pyz, "summarize", fleet, fleet / "node-1" / "report.json",
                   fleet / "node-1" / ".." / "node-1" / "report.json", fleet / "node-3")
-    assert result.returncode == 1
+    assert result.returncode == 22
     lines = result.stdout.splitlines()
     # Three real files, whatever way each was named (through its folder, directly, a link).
     assert lines[-1] == "3 file(s): 3 report(s), 1 passed, 2 failed, 0 unreadable"
@@ -376,7 +376,7 @@ def test_summarize_markdown_escapes_report_data(pyz: Path, tmp_path: Path) -> No
     save(tmp_path / "node.json", hostile("gpu_unavailable"))
     save(tmp_path / "1. a|b.json", {"schema_version": f"2{HOSTILE}", "code": "X"})
     result = tool(pyz, "summarize", tmp_path, "--format", "markdown")
-    assert result.returncode == 1
+    assert result.returncode == 22
     out = result.stdout
     assert_no_html(out)
     assert_table_cells(out)

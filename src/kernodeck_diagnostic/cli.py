@@ -1,7 +1,8 @@
 """The command line's entry point: picks the command the arguments name and runs it.
 
 ``kernodeck-diagnostic compare ...``, ``summarize ...``, ``ramp ...`` and ``resume-check ...`` run
-those commands; any other arguments are the check's (``commands/check.py``). Every command is a
+those commands; any other arguments are the check's (``commands/check.py``), which says a first
+word that is no option is an unknown command ("did you mean summarize?"). Every command is a
 module of ``commands`` with ``main(argv) -> int`` built on ``commands/runner.py``, so all of them
 treat usage errors, ``--debug``, signals and exit statuses alike. A command's module is imported
 only when it runs: the check's start-up pays for nothing else (docs/performance.md).
@@ -14,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .commands import SUBCOMMANDS
+
 CHECK = "commands.check"
-# Commands other than the check, by the first argument that names them.
-SUBCOMMANDS = {"compare": "commands.compare", "summarize": "commands.summarize",
-               "ramp": "commands.ramp", "resume-check": "commands.resume_check"}
+__all__ = ["CHECK", "SUBCOMMANDS", "entry", "main"]
 
 
 def entry() -> NoReturn:

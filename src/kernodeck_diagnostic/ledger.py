@@ -12,11 +12,20 @@ without losing or repeating any.
 
 The file is JSON Lines: a header line ``{"format": "kernodeck-ledger", "version": 1,
 "expected_ids": [...] | null}``, then one line per record, ``{"id": "...", "record": {...}}``.
+An embedding job may declare what each record holds: ``OutputLedger(..., vector_dim=768,
+vector_field="embedding")`` adds ``"vectors": {"dim": 768, "field": "embedding"}`` to the header,
+and ``resume-check`` then holds every record to the trial's ``expect_vectors`` rules (one finite
+vector of that dimension, at ``record[field]``, or the record itself when ``field`` is None).
 ``append`` writes the whole line with one ``write`` on a file opened in append mode, then
 ``fsync``: once it returns, the record survives a crash, a kill or a power cut. A process killed
 in the middle of a write can leave a *half record* (a last line without its newline, or one that
 is not JSON): it never counts as written, ``done_ids`` ignores it, and the next ``OutputLedger``
 opened on the file cuts it off before appending, so the record is simply done again.
+
+A ledger whose folder does not exist is refused in one line (``FileNotFoundError``), unless
+``create_folder=True`` asks for it to be made. Reading names what a line is when it is not a
+record: a *half record* (a write cut by a kill), binary bytes, text that is not JSON, JSON
+without an id, or a ledger header away from line 1 (``LedgerContents.not_records``).
 
 Nothing is written through a link: the ledger's folder is opened and checked, and the file
 created exclusively or opened without following a link (``safe_files``); a link at the ledger's
@@ -28,27 +37,38 @@ is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/oper
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .safe_files import Folder, check_file
 
 FORMAT = "kernodeck-ledger"
 VERSION = 1
+# What a line that is not a record holds (a half record is apart: ``half_records``).
+NotRecord = Literal["misplaced_header", "binary", "not_json", "no_id"]
+_NOT_RECORD: dict[str, NotRecord] = {"header": "misplaced_header", "binary": "binary",
+                                     "not_json": "not_json", "no_id": "no_id"}
 
 
 class OutputLedger:
     """An append-only, fsynced JSON Lines file of the records an application has written."""
 
     def __init__(self, path: str | os.PathLike[str],
-                 expected_ids: Iterable[str] | None = None) -> None:
+                 expected_ids: Iterable[str] | None = None, *, vector_dim: int | None = None,
+                 vector_field: str | None = None, create_folder: bool = False) -> None:
         self.path = os.fspath(path)
         self._folder, self._name = os.path.split(self.path)
         wanted = None if expected_ids is None else [str(item) for item in expected_ids]
+        if vector_dim is not None and (isinstance(vector_dim, bool)
+                                       or not isinstance(vector_dim, int) or vector_dim < 1):
+            raise ValueError(f"vector_dim must be a positive whole number, not {vector_dim!r}")
+        vectors = None if vector_dim is None else {"dim": vector_dim, "field": vector_field}
+        self._make_folder(create_folder)
         with self._open_folder() as folder:
             existing = None
             found = folder.lstat(self._name)
@@ -62,6 +82,11 @@ class OutputLedger:
                     raise ValueError(
                         "the ledger was started with other expected ids; use a new file")
                 self.expected_ids = existing.expected_ids if wanted is None else wanted
+                if vectors is not None and existing.vectors != vectors:
+                    raise ValueError(
+                        "the ledger was started with other vectors (dimension, field); use a "
+                        "new file")
+                self.vector_dim = existing.vector_dim
                 if existing.torn_tail_bytes:
                     # A record cut by a kill: it never counted; the next append starts a clean
                     # line.
@@ -70,7 +95,10 @@ class OutputLedger:
             if existing is not None and existing.size:
                 raise ValueError("the file exists and is not an output ledger")
             self.expected_ids = wanted
-            header = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
+            self.vector_dim = vector_dim
+            header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
+            if vectors is not None:
+                header["vectors"] = vectors
             self._write_line(header, folder, new=existing is None)
             folder.sync()  # the new file's name is durable too
 
@@ -82,6 +110,19 @@ class OutputLedger:
     def done_ids(self) -> set[str]:
         """The ids of every complete record in the file: the work to skip."""
         return set(read_ledger(self.path).counts)
+
+    def _make_folder(self, create: bool) -> None:
+        """The ledger's folder must exist: said in one line, or made when asked (``create``)."""
+        folder = self._folder or "."
+        if os.path.isdir(folder):
+            return
+        if create:
+            os.makedirs(folder, exist_ok=True)
+            return
+        if not os.path.lexists(folder):
+            raise FileNotFoundError(
+                errno.ENOENT, f"the ledger's folder does not exist: {folder} (create it, or "
+                "pass create_folder=True)")
 
     def _open_folder(self) -> Folder:
         """The ledger's folder, opened and checked again for each write (``safe_files``): a
@@ -110,9 +151,23 @@ class LedgerContents:
     size: int = 0
     has_header: bool = False
     expected_ids: list[str] | None = None
+    vectors: dict[str, Any] | None = None  # the header's {"dim", "field"}, when declared
     counts: dict[str, int] = field(default_factory=dict)  # id -> complete records with it
-    half_records: list[int] = field(default_factory=list)  # line numbers (1-based)
+    # Line numbers (1-based) of records cut by a kill: the last line without its newline, or a
+    # line that starts as a record and is not JSON (a cut record, then another written after it).
+    half_records: list[int] = field(default_factory=list)
+    not_records: dict[int, NotRecord] = field(default_factory=dict)  # line -> what it holds
     torn_tail_bytes: int = 0  # the last line's bytes when it has no newline (a cut write)
+
+    @property
+    def vector_dim(self) -> int | None:
+        dim = (self.vectors or {}).get("dim")
+        return dim if isinstance(dim, int) and not isinstance(dim, bool) and dim > 0 else None
+
+    @property
+    def vector_field(self) -> str | None:
+        name = (self.vectors or {}).get("field")
+        return name if isinstance(name, str) else None
 
     @property
     def duplicated(self) -> list[str]:
@@ -131,28 +186,65 @@ def parse_ledger(data: bytes) -> LedgerContents:
     contents.size = len(data)
     lines = data.split(b"\n")
     last = lines.pop()  # after the final newline: b"" unless the last write was cut
-    if last:
-        contents.torn_tail_bytes = len(last)
-        contents.half_records.append(len(lines) + 1)
     for number, raw in enumerate(lines, start=1):
-        document = _parsed(raw)
-        if number == 1 and isinstance(document, dict) and document.get("format") == FORMAT:
+        kind, document = _line(raw)
+        if kind == "header" and number == 1:
             contents.has_header = True
             ids = document.get("expected_ids")
             contents.expected_ids = [str(i) for i in ids] if isinstance(ids, list) else None
-        elif isinstance(document, dict) and isinstance(document.get("id"), (str, int)):
+            vectors = document.get("vectors")
+            contents.vectors = vectors if isinstance(vectors, dict) else None
+        elif kind == "record":
             key = str(document["id"])
             contents.counts[key] = contents.counts.get(key, 0) + 1
-        elif raw.strip():
+        elif kind == "half":
             contents.half_records.append(number)
+        elif kind is not None:
+            contents.not_records[number] = _NOT_RECORD[kind]
+    if last:
+        contents.torn_tail_bytes = len(last)
+        contents.half_records.append(len(lines) + 1)
     return contents
 
 
-def _parsed(raw: bytes) -> Any:
+def records(data: bytes) -> Iterator[tuple[int, str, Any]]:
+    """(line number, id, record) of each complete record of a ledger's bytes, in order."""
+    lines = data.split(b"\n")
+    lines.pop()  # the last line without its newline is a half record
+    for number, raw in enumerate(lines, start=1):
+        kind, document = _line(raw)
+        if kind == "record":
+            yield number, str(document["id"]), document.get("record")
+
+
+# A cut record starts as one ({"id": ...) and is followed, on the same line, by what was written
+# after it.
+_RECORD_START = re.compile(rb'^\s*\{\s*"(?:id|record)"')
+_NOT_JSON = object()
+
+
+def _line(raw: bytes) -> tuple[str | None, Any]:
+    """What one complete line holds: ``header``, ``record`` (with its document), ``half`` (a
+    cut record), ``binary``, ``not_json``, ``no_id``; None for a blank line."""
+    if not raw.strip():
+        return None, None
+    text: str | None = None
+    document: Any = _NOT_JSON
     try:
-        return json.loads(raw.decode("utf-8"))
-    except ValueError:  # not UTF-8, not JSON: a record cut and then written after
-        return None
+        text = raw.decode("utf-8")
+        document = json.loads(text) if "\x00" not in text else _NOT_JSON
+    except ValueError:  # not UTF-8 (UnicodeDecodeError is one), not JSON
+        pass
+    if document is _NOT_JSON:
+        if _RECORD_START.match(raw):
+            return "half", None
+        return ("binary" if text is None or "\x00" in text else "not_json"), None
+    if isinstance(document, dict) and document.get("format") == FORMAT:
+        return "header", document
+    if isinstance(document, dict) and isinstance(document.get("id"), (str, int)):
+        return "record", document
+    return "no_id", None
+
 
 
 def _natural(text: str) -> tuple[tuple[int, int | str], ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from ..i18n import ENGLISH, LANGUAGES, Translate
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..request import DEVICES, Device
 from ..terminal import line, write
+from . import SUBCOMMANDS
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
 
 if TYPE_CHECKING:
@@ -85,21 +87,54 @@ def _parsed(text: str, parse: Callable[[str], _N], key: str, t: Translate) -> _N
         raise ValueError(t(key, value=repr(text))) from None
 
 
+def _commands(h: Translate) -> str:
+    """The top-level help's list of every command, one line each (the check has no name)."""
+    names = ["(none)", *SUBCOMMANDS]
+    return h("check.help.epilog.commands") + "\n" + "\n".join(
+        f"  {name:<13} {h('cli.command.' + ('check' if name == '(none)' else name))}"
+        for name in names)
+
+
 def _codes_epilog(h: Translate) -> str:
     def rows(kind: str) -> str:
         return "\n".join(f"  {code.name:<22} {'/'.join(map(str, code.exit_codes)):<11}  "
                          f"{code.summary}" for code in CODES.values() if code.kind == kind)
 
-    return (h("check.help.epilog.codes") + "\n" + rows("verdict") + "\n\n"
+    return (_commands(h) + "\n\n" + h("check.help.epilog.codes") + "\n" + rows("verdict") + "\n\n"
             + h("check.help.epilog.process") + "\n" + rows("process") + "\n\n"
             + h("check.help.epilog.output"))
+
+
+class _CheckParser(Parser):
+    """The check takes no positional argument: a first word that is no option is a command
+    misspelt (``sumarize``), said as such, with the nearest command's name."""
+
+    refusals: Translate = ENGLISH
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        words = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(words, namespace)
+        if extras and words and extras[0] == words[0] and not words[0].startswith("-"):
+            raise UsageError(unknown_command(words[0], self.refusals))
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
+def unknown_command(word: str, t: Translate) -> str:
+    """The usage error of a first word that names no command: the nearest one, else them all."""
+    near = difflib.get_close_matches(word.lower(), list(SUBCOMMANDS), n=1, cutoff=0.6)
+    if near:
+        return t("cli.unknown_command.near", word=repr(word), command=near[0])
+    return t("cli.unknown_command", word=repr(word), commands=", ".join(SUBCOMMANDS))
 
 
 def parser(t: Translate = ENGLISH) -> Parser:
     """The check's options. ``t`` speaks the refusals of their values; the help is English (the
     catalogs' ``check.help.*``, in every language alike)."""
     h = ENGLISH  # the help's language (check.help.*)
-    p = Parser(
+    p = _CheckParser(
         translate=h,
         prog=TOOL_NAME,
         description=h("check.help.description", tool=TOOL_NAME),
@@ -124,6 +159,7 @@ def parser(t: Translate = ENGLISH) -> Parser:
     p.add_argument("--format", choices=FORMATS, default="text", help=h("check.help.format"))
     p.add_argument("--lang", choices=LANGUAGES, default=None, help=h("check.help.lang"))
     p.add_argument("--show-paths", action="store_true", help=h("check.help.show_paths"))
+    p.refusals = t
     return p
 
 

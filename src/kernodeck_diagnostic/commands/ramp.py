@@ -13,10 +13,17 @@ One progress line per attempt goes to stderr. Ctrl-C stops the running attempt g
 then SIGTERM, then SIGKILL) and keeps ``ramp.json``: the same command with the same ``--out``
 resumes, and never runs a recorded value again.
 
-Exit codes: 0 when at least one value passed (a range was measured), 1 when even ``--start``
-failed, 2 on a usage error (an ``--out`` that cannot hold the ramp included: another user's
-link or folder in the way, see ``safe_files``), 15 when stdout is closed or refuses the result
-(the record is in ``--out`` all the same), 130/143/129 when interrupted.
+The value reaches the program through ``{NAME}`` in its command: a command without it would run
+the same thing at every value and "find no limit", so it is refused (a usage error) unless
+``--value-from-env`` says the program reads ``KERNODECK_AXIS_VALUE`` instead.
+
+Exit statuses (the codes table's ``RAMP_*``): 0 when at least one value passed (a range was
+measured); 24 when even ``--start`` failed (the program's own failure: an exit status, a signal,
+an out-of-memory, a contract, the time limit); 25 (inconclusive) when nothing passed and no attempt
+ran the program at all (it could not be started: nothing was measured); 2 on a usage error (an
+``--out`` that cannot hold the ramp included: another user's link or folder in the way, see
+``safe_files``); 15 when stdout is closed or refuses the result (the record is in ``--out`` all
+the same); 130/143/129 when interrupted; 1 a bug of the tool.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from ..i18n import Translate
 from ..ramp import record
 from ..ramp.outcome import PASSED, classify
 from ..ramp.plan import explore
+from ..report.codes import CODES
 from ..report.redact import Redactor
 from ..report.tables import table
 from ..safe_files import PARTIAL, Folder, UnsafePath, check_file
@@ -47,10 +55,14 @@ from .runner import (
     add_common_options,
     print_result,
     run_command,
+    statuses_epilog,
 )
 
 PROG = "kernodeck-diagnostic ramp"
-EXIT_RANGE_MEASURED, EXIT_NOTHING_PASSED = 0, 1
+EXIT_RANGE_MEASURED, EXIT_NOTHING_PASSED, EXIT_INCONCLUSIVE = (
+    CODES[name].exit_code for name in ("RAMP_RANGE_MEASURED", "RAMP_NOTHING_PASSED",
+                                       "RAMP_INCONCLUSIVE"))
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 DEFAULT_FACTOR = 2.0
 DEFAULT_ATTEMPT_TIMEOUT_S = 600.0
 STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM), before the attempt's tree is killed
@@ -76,7 +88,7 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 def _parser(t: Translate) -> Parser:
     parser = Parser(translate=t, prog=PROG, description=t("ramp.help.description"),
                     usage=f"{PROG} --axis NAME --start N --stop N [options] -- COMMAND...",
-                    epilog=t("ramp.help.epilog"))
+                    epilog=t("ramp.help.epilog") + "\n\n" + statuses_epilog("ramp", t))
     parser.add_argument("--axis", required=True, metavar="NAME", help=t("ramp.help.axis"))
     parser.add_argument("--start", required=True, type=int, metavar="N",
                         help=t("ramp.help.start"))
@@ -87,6 +99,8 @@ def _parser(t: Translate) -> Parser:
     parser.add_argument("--attempt-timeout", type=float, default=DEFAULT_ATTEMPT_TIMEOUT_S,
                         metavar="SECONDS", help=t("ramp.help.attempt_timeout"))
     parser.add_argument("--out", metavar="FOLDER", help=t("ramp.help.out"))
+    parser.add_argument("--value-from-env", action="store_true",
+                        help=t("ramp.help.value_from_env"))
     add_common_options(parser, t)
     return parser
 
@@ -102,6 +116,13 @@ def _validate(args: argparse.Namespace, command: list[str], t: Translate) -> Non
         raise UsageError(t("ramp.bad_factor", factor=args.factor))
     if not 0 < args.attempt_timeout < float("inf"):
         raise UsageError(t("ramp.bad_timeout", timeout=args.attempt_timeout))
+    placeholder = "{" + args.axis + "}"
+    if not args.value_from_env and not any(placeholder in part for part in command):
+        # Every attempt would run the same command: "no limit found" would be no evidence.
+        others = sorted({found for part in command for found in PLACEHOLDER.findall(part)})
+        raise UsageError(t("ramp.no_placeholder", placeholder=placeholder,
+                           found=t("ramp.placeholder_found", found=", ".join(others))
+                           if others else ""))
 
 
 def _act(args: argparse.Namespace, command: list[str], t: Translate,
@@ -157,7 +178,18 @@ def _ramp(ramp: record.Ramp, command: list[str], out: Folder, redactor: Redactor
     ramp.status = "complete"
     record.save(ramp, out)
     _finish(ramp, out, form, t)
-    return EXIT_RANGE_MEASURED if ramp.last_passing_value is not None else EXIT_NOTHING_PASSED
+    if ramp.last_passing_value is not None:
+        return EXIT_RANGE_MEASURED
+    # Nothing passed: a verdict on the program only when one attempt at least ran it.
+    if all(never_started(item) for item in ramp.attempts):
+        return EXIT_INCONCLUSIVE
+    return EXIT_NOTHING_PASSED
+
+
+def never_started(attempt: dict[str, Any]) -> bool:
+    """The attempt's program could not be started (no exit status, no signal, no time limit)."""
+    return (attempt["outcome"] == "failed" and attempt.get("exit_code") is None
+            and attempt.get("signal") is None)
 
 
 def _check_names(out: Folder) -> None:
@@ -223,6 +255,9 @@ def conclusion(document: dict[str, Any], t: Translate) -> str:
     kind = first["outcome"] + (f", {first['phase']}" if first.get("phase") else "") + (
         f", {first['signal']}" if first.get("signal") else "")
     if last is None:
+        attempts = document.get("attempts") or []
+        if attempts and all(never_started(item) for item in attempts):
+            return t("ramp.never_started", axis=axis, error=attempts[0].get("error") or "-")
         return t("ramp.none_passed", axis=axis, value=first["value"], kind=kind)
     return t("ramp.range", axis=axis, last=last, first=first["value"], kind=kind)
 

@@ -27,7 +27,14 @@ from typing import Any, NoReturn
 
 from .. import TOOL_NAME, __version__
 from ..i18n import LANGUAGES, Translate, language_from, translator
-from ..report.codes import EXIT_INTERNAL, EXIT_STDOUT, EXIT_USAGE, INTERRUPT_EXITS
+from ..report.codes import (
+    CODES,
+    EXIT_INTERNAL,
+    EXIT_STDOUT,
+    EXIT_USAGE,
+    INTERRUPT_EXITS,
+    command_codes,
+)
 from ..report.writer import OutputError, show
 from ..supervision.process import Interrupted, kill_all
 from ..terminal import discard, language_asked, line, write
@@ -80,6 +87,38 @@ class _Done(Exception):
         self.status = status
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, but a paragraph of the description or epilog whose lines are indented (a
+    table: the exit statuses) keeps its lines; the others are filled as usual."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n\n".join(
+            paragraph if paragraph.startswith("  ") or "\n  " in paragraph
+            else super(HelpFormatter, self)._fill_text(paragraph, width, indent)
+            for paragraph in text.split("\n\n"))
+
+
+# The process's own exit statuses every command has, besides its verdicts; ``OUTPUT_WRITE_FAILED``
+# only for a command that refuses a file it cannot write before running anything.
+PROCESS_CODES = ("INTERNAL_ERROR", "USAGE_ERROR", "STDOUT_WRITE_FAILED", "INTERRUPTED")
+
+
+def statuses_epilog(command: str, t: Translate, *, output: bool = False) -> str:
+    """The exit statuses of ``command`` for its ``--help``, from the codes table: its verdicts,
+    then how the process ended otherwise (name, exit status, meaning)."""
+    process = list(PROCESS_CODES)
+    if output:
+        process.insert(2, "OUTPUT_WRITE_FAILED")
+
+    def row(name: str, exits: tuple[int, ...]) -> str:
+        return f"  {name:<25} {'/'.join(map(str, exits)):<11}  {t(f'code.{name}.summary')}"
+
+    return (t("command.help.statuses") + "\n"
+            + "\n".join(row(code.name, code.exit_codes) for code in command_codes(command))
+            + "\n\n" + t("command.help.process_statuses") + "\n"
+            + "\n".join(row(name, CODES[name].exit_codes) for name in process))
+
+
 class Parser(argparse.ArgumentParser):
     """argparse for every command: errors raise ``UsageError``, ``--help`` and ``--version``
     return instead of exiting, and every command has ``--debug`` and ``--version``.
@@ -89,6 +128,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def __init__(self, *, translate: Translate, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(allow_abbrev=False, **kwargs)
         self.add_argument("--debug", action="store_true",
                           help=_help(translate("command.help.debug")))

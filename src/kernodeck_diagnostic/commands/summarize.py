@@ -27,10 +27,10 @@ attempts (``attempt.json``, or the ``events.jsonl`` a killed attempt left) and r
 first error stage, contracts, peak memory, last started stage (``trial/rows.py``); a failed
 attempt counts as a failed report, a ramp's attempts are shown, not counted.
 
-Exit codes: 0 when every report passed and no file was unreadable; 1 when a report failed or a
-file was unreadable; 2 on a usage error, or when no readable report was found at all; 15
-(STDOUT_WRITE_FAILED, as for the check) when stdout is closed or refuses the result, a full
-device (``commands/runner.py``).
+Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed and no file was
+unreadable; 22 when a report failed or a file was unreadable; 23 when no readable report was
+found at all; 2 on a usage error; 15 (STDOUT_WRITE_FAILED, as for the check) when stdout is closed
+or refuses the result, a full device (``commands/runner.py``); 1 a bug of the tool.
 """
 
 from __future__ import annotations
@@ -41,14 +41,24 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..forked import in_parts, usable_cpus
 from ..i18n import Translate
+from ..report.codes import CODES
 from ..report.summary import SEVERITY, Files, Judged, Summary, collect
 from ..report.summary_render import json_lines, keep, markdown_lines, text_lines
 from ..terminal import line
 from ..trial.rows import read_too, rows_of
-from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
+from .runner import (
+    InterruptOnSignals,
+    Parser,
+    add_common_options,
+    print_result,
+    run_command,
+    statuses_epilog,
+)
 
 PROG = "kernodeck-diagnostic summarize"
-EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = 0, 1, 2
+EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = (
+    CODES[name].exit_code for name in ("SUMMARY_ALL_PASSED", "SUMMARY_SOME_FAILED",
+                                       "SUMMARY_NOTHING_READ"))
 # Reading in parts (_in_parts): at most this many at once, each of at least this many files
 # (below that, the time a part saves is not worth a process).
 MAX_PARTS, FILES_PER_PART = 8, 1000
@@ -60,7 +70,8 @@ def main(argv: Sequence[str]) -> int:
 
 def _parser(t: Translate) -> Parser:
     parser = Parser(translate=t, prog=PROG, description=t("summarize.help.description"),
-                    epilog=t("summarize.help.epilog", order=", ".join(SEVERITY)))
+                    epilog=t("summarize.help.epilog", order=", ".join(SEVERITY)) + "\n\n"
+                    + statuses_epilog("summarize", t))
     parser.add_argument("paths", nargs="+", metavar="PATH", help=t("summarize.help.paths"))
     add_common_options(parser, t)
     return parser

@@ -1016,11 +1016,7 @@ MESSAGES = {
         "report, then the count of each code, worst first, then the files that are not readable "
         "reports and why.",
     "summarize.help.paths": "a report file, or a folder searched recursively for *.json",
-    "summarize.help.epilog":
-        "Order of the codes, worst first: {order}. Exit 0 when every report passed and every "
-        "file was readable, 1 when a report failed or a file was unreadable, 2 on a usage error "
-        "or when no readable report was found, 15 when stdout is closed or refuses the result "
-        "(a full device).",
+    "summarize.help.epilog": "Order of the codes, worst first: {order}.",
     "summarize.header.report": "report",
     "summarize.header.code": "code",
     "summarize.header.exit": "exit",
@@ -1061,9 +1057,8 @@ MESSAGES = {
     "ramp.help.epilog":
         "Each attempt also gets KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE and KERNODECK_RUN_DIR "
         "(where a Trial puts its attempt folder). Run the same command with the same --out to "
-        "resume: recorded attempts are never rerun. Exit 0 when a value passed, 1 when even the "
-        "start failed, 2 on a usage error, 15 when stdout is closed or refuses the result (the "
-        "record is in --out all the same).",
+        "resume: recorded attempts are never rerun. When stdout is closed or refuses the result, "
+        "the record is in --out all the same.",
     "ramp.help.axis": "the axis's name, as the {{NAME}} placeholder of the command",
     "ramp.help.start": "the first value (an integer, at least 1)",
     "ramp.help.stop": "the largest value to try",
@@ -1102,9 +1097,11 @@ MESSAGES = {
         "command again to resume.",
     # -- resume-check ------------------------------------------------------------------------------
     "resume.help.description":
-        "Run your application, stop it cleanly once the ledger holds N records (or after S "
-        "seconds), run it again to its end, then verify the ledger: every expected id exactly "
-        "once, no half record. Exit 0 only when nothing is lost or duplicated.",
+        "Run your application, stop it once the ledger holds N records (or after S seconds), run "
+        "it again to its end, then verify the ledger: every expected id exactly once, every line a "
+        "whole record, every record what it must be. Or verify a ledger as it is "
+        "(--verify-ledger). Exit 0 only when a resume was proven and nothing is lost, duplicated "
+        "or bad.",
     "resume.help.ledger": "the application's output ledger (JSON Lines; must not exist yet)",
     "resume.help.stop_after_records": "stop the first run once the ledger holds N records",
     "resume.help.stop_after": "stop the first run after this many seconds",
@@ -1112,7 +1109,8 @@ MESSAGES = {
         "file of the expected ids, one per line (default: the ledger header's expected_ids)",
     "resume.help.grace":
         "seconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL (default 10)",
-    "resume.help.timeout": "time limit of each run, in seconds (default 3600)",
+    "resume.help.timeout":
+        "time limit of each run, and of the record check, in seconds (default 3600)",
     "resume.not_positive": "{option} must be a positive number",
     "resume.ledger_exists":
         "the ledger already exists: the check starts from an empty ledger (move it aside)",
@@ -1126,19 +1124,112 @@ MESSAGES = {
     "files.unsafe.file_owner": "the file belongs to another user",
     "files.unsafe.hard_link": "the file has other hard links",
     "resume.bad_expect_ids": "--expect-ids cannot be read: {reason}",
-    "resume.first_run": "first run stopped with {records} record(s) in the ledger; running again",
+    "resume.first_run":
+        "first run stopped with {records} record(s) in the ledger ({remaining} expected id(s) "
+        "left); running again",
     "resume.not_stopped": "first run ended by itself (exit {exit}) before the stop; running again",
     "resume.intact": "RESUME OK: nothing lost, nothing counted twice",
-    "resume.not_intact": "RESUME FAILED",
-    "resume.never_stopped":
-        "the first run was never stopped (it ended first): nothing was resumed; stop it earlier",
+    "resume.not_intact": "RESUME FAILED (exit {exit}, {code})",
     "resume.second_failed": "the second run did not end well (exit {exit}): {error}",
-    "resume.no_expected_ids":
-        "no expected ids (give --expect-ids, or expected_ids to OutputLedger): lost ids cannot "
-        "be checked",
     "resume.expected": "{count} expected id(s)",
     "resume.lost": "lost ({count}): {ids}",
     "resume.duplicated": "duplicated ({count}): {ids}",
     "resume.unexpected": "not expected ({count}): {ids}",
     "resume.half_records": "half records ({count}) at line(s): {lines}",
+    "code.SUMMARY_ALL_PASSED.summary": "Every report passed and every file was read.",
+    "code.SUMMARY_ALL_PASSED.next_action": "Nothing to do.",
+    "code.SUMMARY_SOME_FAILED.summary": "A report failed, or a file is not a readable report.",
+    "code.SUMMARY_SOME_FAILED.next_action":
+        "Read the failed reports and the unreadable files named.",
+    "code.SUMMARY_NOTHING_READ.summary": "No readable report was found in the paths given.",
+    "code.SUMMARY_NOTHING_READ.next_action":
+        "Check the paths: report files, or folders holding them.",
+    "code.RAMP_RANGE_MEASURED.summary":
+        "A value passed at least: the operating range was measured.",
+    "code.RAMP_RANGE_MEASURED.next_action": "Stay below the first failure (ramp.md).",
+    "code.RAMP_NOTHING_PASSED.summary": "Even the first value failed: the program's own failure.",
+    "code.RAMP_NOTHING_PASSED.next_action": "Start lower, or read the first attempt's stderr.txt.",
+    "code.RAMP_INCONCLUSIVE.summary":
+        "No attempt ran the program (it could not be started): nothing was measured.",
+    "code.RAMP_INCONCLUSIVE.next_action": "Check the command after --: the program and its path.",
+    "code.RESUME_INTACT.summary":
+        "Stopped with work left and resumed: every expected id once, every record whole and valid.",
+    "code.RESUME_INTACT.next_action": "Nothing to do.",
+    "code.RESUME_RECORDS_LOST.summary": "Expected ids have no record after the resume.",
+    "code.RESUME_RECORDS_LOST.next_action":
+        "Make each record durable before counting it done (OutputLedger).",
+    "code.RESUME_RECORDS_DUPLICATED.summary": "Ids were written more than once.",
+    "code.RESUME_RECORDS_DUPLICATED.next_action":
+        "Skip the ids already in the ledger when the program starts (done_ids).",
+    "code.RESUME_BAD_RECORD.summary":
+        "A line is no whole record, or a record breaks its rules (dimension, finite values, "
+        "--record-check).",
+    "code.RESUME_BAD_RECORD.next_action": "See the lines and ids named.",
+    "code.RESUME_INCONCLUSIVE.summary":
+        "Nothing was proven: not stopped with work left, a second run with nothing to do, or no "
+        "expected ids.",
+    "code.RESUME_INCONCLUSIVE.next_action":
+        "Stop it earlier, give it more work, or give the expected ids.",
+    "code.RESUME_RUN_FAILED.summary":
+        "A run of the program failed for another reason (its exit status, the time limit).",
+    "code.RESUME_RUN_FAILED.next_action": "Read the run's last error line named.",
+    "command.help.statuses": "exit statuses (name, exit status, meaning):",
+    "command.help.process_statuses": "how the process ended otherwise:",
+    "check.help.epilog.commands": "commands (the first argument; none runs the check):",
+    "cli.command.check": "the check: the first layer of a PyTorch GPU setup that fails",
+    "cli.command.compare": "what changed between two reports, or two trial attempts",
+    "cli.command.summarize": "many reports at a glance: one line each, the count of each code",
+    "cli.command.ramp": "grow one axis of your application until it fails: its operating range",
+    "cli.command.resume-check":
+        "stop your application, run it again: no output lost or written twice",
+    "cli.unknown_command":
+        "unknown command {word}: the commands are {commands}, or none for the check",
+    "cli.unknown_command.near": "unknown command {word}: did you mean {command}?",
+    "ramp.help.value_from_env":
+        "the program reads its value from KERNODECK_AXIS_VALUE: the command need not hold {{NAME}}",
+    "ramp.no_placeholder":
+        "the command never says {placeholder}, so every attempt would run the same command{found}; "
+        "put {placeholder} where the value goes, or give --value-from-env if the program reads "
+        "KERNODECK_AXIS_VALUE",
+    "ramp.placeholder_found": " (it has {found})",
+    "ramp.never_started": "{axis}: the program never started ({error}): nothing was measured",
+    "resume.help.verify_ledger":
+        "verify this ledger as it is (a job stopped for real), running nothing",
+    "resume.help.stop_signal":
+        "how the first run is stopped: SIGINT as Ctrl-C, then SIGTERM, then SIGKILL, --grace apart "
+        "(the default); SIGTERM, then SIGKILL; or SIGKILL at once (a preemption, the OOM killer)",
+    "resume.help.record_check":
+        "a function imported from the current folder (as python -m), called as FUNCTION(record_id, "
+        "record) on every record: a record fails when it raises or returns False",
+    "resume.run_only": "{option} is for a run of the program, not for --verify-ledger",
+    "resume.verify_no_command": "--verify-ledger runs nothing: give no command after --",
+    "resume.no_stop":
+        "give --stop-after-records N or --stop-after SECONDS: when to stop the first run",
+    "resume.bad_record_check_spec":
+        "--record-check {spec}: give MODULE:FUNCTION (e.g. checks:unit_norm)",
+    "resume.bad_record_check": "--record-check {spec} cannot be used: {reason}",
+    "resume.bad_verify_ledger": "--verify-ledger cannot be read: {reason}",
+    "resume.ledger_preflight":
+        "cannot use the ledger asked for: {reason}. Nothing was run (exit {exit}).",
+    "resume.inconclusive_head": "RESUME INCONCLUSIVE (exit {exit}, {code})",
+    "resume.first_failed": "the first run failed before it was stopped (exit {exit}): {error}",
+    "resume.inconclusive.no_expected_ids":
+        "no expected ids (give --expect-ids, or expected_ids to OutputLedger): lost ids cannot be "
+        "checked",
+    "resume.inconclusive.never_stopped":
+        "the first run ended by itself before the stop: nothing was resumed (stop it earlier)",
+    "resume.inconclusive.first_run_finished":
+        "the first run had finished its work when it ended: {records} record(s), no expected id "
+        "left; nothing was resumed (stop it earlier, or give it more work)",
+    "resume.inconclusive.second_run_idle":
+        "the second run wrote no record: it had nothing to do, so no resume was exercised",
+    "resume.inconclusive.record_check_unfinished":
+        "the record check did not finish ({error}): the records it did not see are unchecked",
+    "resume.misplaced_header":
+        "the ledger's header is on line {line}, not line 1: its expected ids are not used",
+    "resume.not_records": "not records ({count}) at line(s): {lines}",
+    "resume.not_record.binary": "binary bytes, not UTF-8 text",
+    "resume.not_record.not_json": "text that is not JSON",
+    "resume.not_record.no_id": "JSON without an id",
+    "resume.bad_records": "bad records ({count}): {ids}",
 }

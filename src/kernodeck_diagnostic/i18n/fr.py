@@ -1091,12 +1091,7 @@ MESSAGES = {
         "puis les fichiers qui ne sont pas des rapports lisibles, avec la raison.",
     "summarize.help.paths":
         "un fichier de rapport, ou un dossier parcouru récursivement à la recherche de *.json",
-    "summarize.help.epilog":
-        "Ordre des codes, du pire au meilleur : {order}. Sortie 0 quand tous les rapports ont "
-        "réussi et que tous les fichiers étaient lisibles, 1 quand un rapport a échoué ou qu'un "
-        "fichier était illisible, 2 en cas d'erreur d'utilisation ou quand aucun rapport lisible "
-        "n'a été trouvé, 15 quand la sortie standard est fermée ou refuse le résultat (un "
-        "périphérique plein).",
+    "summarize.help.epilog": "Ordre des codes, du pire au meilleur : {order}.",
     "summarize.header.report": "rapport",
     "summarize.header.code": "code",
     "summarize.header.exit": "sortie",
@@ -1137,11 +1132,10 @@ MESSAGES = {
         "commande de l'application après -- ; {{NAME}} y est remplacé par la valeur.",
     "ramp.help.epilog":
         "Chaque tentative reçoit aussi KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE et "
-        "KERNODECK_RUN_DIR (où un Trial place son dossier de tentative). Relancez la même "
-        "commande avec le même --out pour reprendre : une tentative enregistrée n'est jamais "
-        "refaite. Sortie 0 quand une valeur a réussi, 1 quand même le début a échoué, 2 sur une "
-        "erreur d'usage, 15 quand la sortie standard est fermée ou refuse le résultat "
-        "(l'enregistrement est dans --out malgré tout).",
+        "KERNODECK_RUN_DIR (où un Trial place son dossier de tentative). Relancez la même commande "
+        "avec le même --out pour reprendre : une tentative enregistrée n'est jamais refaite. Quand "
+        "la sortie standard est fermée ou refuse le résultat, l'enregistrement est dans --out "
+        "malgré tout.",
     "ramp.help.axis": "le nom de l'axe, comme le marqueur {{NAME}} de la commande",
     "ramp.help.start": "la première valeur (un entier, au moins 1)",
     "ramp.help.stop": "la plus grande valeur à essayer",
@@ -1184,10 +1178,11 @@ MESSAGES = {
         "relancez la même commande pour reprendre.",
     # -- resume-check ------------------------------------------------------------------------------
     "resume.help.description":
-        "Lance votre application, l'arrête proprement quand le registre contient N "
-        "enregistrements (ou après S secondes), la relance jusqu'au bout, puis vérifie le "
-        "registre : chaque id attendu exactement une fois, aucun enregistrement à moitié écrit. "
-        "Sortie 0 seulement quand rien n'est perdu ni dupliqué.",
+        "Exécute votre application, l'arrête quand le registre contient N enregistrements (ou "
+        "après S secondes), la relance jusqu'au bout, puis vérifie le registre : chaque id attendu "
+        "exactement une fois, chaque ligne un enregistrement entier, chaque enregistrement ce "
+        "qu'il doit être. Ou vérifie un registre tel quel (--verify-ledger). Sortie 0 seulement "
+        "quand une reprise a été prouvée et que rien n'est perdu, dupliqué ou mauvais.",
     "resume.help.ledger":
         "le registre des sorties de l'application (JSON Lines ; ne doit pas encore exister)",
     "resume.help.stop_after_records":
@@ -1198,7 +1193,9 @@ MESSAGES = {
         "registre)",
     "resume.help.grace":
         "secondes entre SIGINT et SIGTERM, et entre SIGTERM et SIGKILL (10 par défaut)",
-    "resume.help.timeout": "limite de temps de chaque exécution, en secondes (3600 par défaut)",
+    "resume.help.timeout":
+        "limite de temps de chaque exécution, et de la vérification des enregistrements, en "
+        "secondes (3600 par défaut)",
     "resume.not_positive": "{option} doit être un nombre positif",
     "resume.ledger_exists":
         "le registre existe déjà : la vérification part d'un registre vide (déplacez-le)",
@@ -1215,21 +1212,137 @@ MESSAGES = {
     "files.unsafe.hard_link": "le fichier a d'autres liens physiques",
     "resume.bad_expect_ids": "--expect-ids illisible : {reason}",
     "resume.first_run":
-        "première exécution arrêtée avec {records} enregistrement(s) dans le registre ; relance",
+        "première exécution arrêtée avec {records} enregistrement(s) dans le registre ({remaining} "
+        "id(s) attendu(s) restant(s)) ; relance",
     "resume.not_stopped":
         "la première exécution s'est terminée seule (sortie {exit}) avant l'arrêt ; relance",
     "resume.intact": "REPRISE OK : rien de perdu, rien de compté deux fois",
-    "resume.not_intact": "REPRISE EN ÉCHEC",
-    "resume.never_stopped":
-        "la première exécution n'a jamais été arrêtée (elle a fini avant) : rien n'a été repris ; "
-        "arrêtez-la plus tôt",
+    "resume.not_intact": "REPRISE EN ÉCHEC (sortie {exit}, {code})",
     "resume.second_failed": "la seconde exécution s'est mal terminée (sortie {exit}) : {error}",
-    "resume.no_expected_ids":
-        "aucun id attendu (donnez --expect-ids, ou expected_ids à OutputLedger) : les ids perdus "
-        "ne peuvent pas être vérifiés",
     "resume.expected": "{count} id(s) attendu(s)",
     "resume.lost": "perdus ({count}) : {ids}",
     "resume.duplicated": "dupliqués ({count}) : {ids}",
     "resume.unexpected": "non attendus ({count}) : {ids}",
     "resume.half_records": "enregistrements à moitié écrits ({count}) à la/aux ligne(s) : {lines}",
+    "code.SUMMARY_ALL_PASSED.summary":
+        "Tous les rapports ont réussi et tous les fichiers ont été lus.",
+    "code.SUMMARY_ALL_PASSED.next_action": "Rien à faire.",
+    "code.SUMMARY_SOME_FAILED.summary":
+        "Un rapport a échoué, ou un fichier n'est pas un rapport lisible.",
+    "code.SUMMARY_SOME_FAILED.next_action":
+        "Lisez les rapports en échec et les fichiers illisibles nommés.",
+    "code.SUMMARY_NOTHING_READ.summary": "Aucun rapport lisible trouvé dans les chemins donnés.",
+    "code.SUMMARY_NOTHING_READ.next_action":
+        "Vérifiez les chemins : des fichiers de rapport, ou des dossiers qui en contiennent.",
+    "code.RAMP_RANGE_MEASURED.summary":
+        "Au moins une valeur a réussi : la plage de fonctionnement a été mesurée.",
+    "code.RAMP_RANGE_MEASURED.next_action": "Restez sous le premier échec (ramp.md).",
+    "code.RAMP_NOTHING_PASSED.summary":
+        "Même la première valeur a échoué : un échec du programme lui-même.",
+    "code.RAMP_NOTHING_PASSED.next_action":
+        "Commencez plus bas, ou lisez le stderr.txt de la première tentative.",
+    "code.RAMP_INCONCLUSIVE.summary":
+        "Aucune tentative n'a exécuté le programme (il n'a pas pu démarrer) : rien n'a été mesuré.",
+    "code.RAMP_INCONCLUSIVE.next_action":
+        "Vérifiez la commande après -- : le programme et son chemin.",
+    "code.RESUME_INTACT.summary":
+        "Arrêté avec du travail restant et repris : chaque id attendu une fois, chaque "
+        "enregistrement entier et valide.",
+    "code.RESUME_INTACT.next_action": "Rien à faire.",
+    "code.RESUME_RECORDS_LOST.summary":
+        "Des ids attendus n'ont pas d'enregistrement après la reprise.",
+    "code.RESUME_RECORDS_LOST.next_action":
+        "Rendez chaque enregistrement durable avant de le compter comme fait (OutputLedger).",
+    "code.RESUME_RECORDS_DUPLICATED.summary": "Des ids ont été écrits plus d'une fois.",
+    "code.RESUME_RECORDS_DUPLICATED.next_action":
+        "Sautez les ids déjà dans le registre au démarrage du programme (done_ids).",
+    "code.RESUME_BAD_RECORD.summary":
+        "Une ligne n'est pas un enregistrement entier, ou un enregistrement enfreint ses règles "
+        "(dimension, valeurs finies, --record-check).",
+    "code.RESUME_BAD_RECORD.next_action": "Voyez les lignes et les ids nommés.",
+    "code.RESUME_INCONCLUSIVE.summary":
+        "Rien n'a été prouvé : pas arrêté avec du travail restant, une seconde exécution sans rien "
+        "à faire, ou aucun id attendu.",
+    "code.RESUME_INCONCLUSIVE.next_action":
+        "Arrêtez-le plus tôt, donnez-lui plus de travail, ou donnez les ids attendus.",
+    "code.RESUME_RUN_FAILED.summary":
+        "Une exécution du programme a échoué pour une autre raison (son code de sortie, la limite "
+        "de temps).",
+    "code.RESUME_RUN_FAILED.next_action": "Lisez la dernière ligne d'erreur de l'exécution nommée.",
+    "command.help.statuses": "codes de sortie (nom, code de sortie, sens) :",
+    "command.help.process_statuses": "comment le processus s'est terminé autrement :",
+    "check.help.epilog.commands":
+        "commandes (le premier argument ; aucune lance la vérification) :",
+    "cli.command.check":
+        "la vérification : la première couche d'une installation PyTorch GPU qui échoue",
+    "cli.command.compare": "ce qui a changé entre deux rapports, ou deux tentatives de trial",
+    "cli.command.summarize":
+        "beaucoup de rapports d'un coup d'œil : une ligne chacun, le compte de chaque code",
+    "cli.command.ramp":
+        "augmente un axe de votre application jusqu'à l'échec : sa plage de fonctionnement",
+    "cli.command.resume-check":
+        "arrête votre application, la relance : aucune sortie perdue ni écrite deux fois",
+    "cli.unknown_command":
+        "commande inconnue {word} : les commandes sont {commands}, ou aucune pour la vérification",
+    "cli.unknown_command.near": "commande inconnue {word} : vouliez-vous dire {command} ?",
+    "ramp.help.value_from_env":
+        "le programme lit sa valeur dans KERNODECK_AXIS_VALUE : la commande n'a pas besoin de "
+        "{{NAME}}",
+    "ramp.no_placeholder":
+        "la commande ne contient jamais {placeholder}, donc chaque tentative exécuterait la même "
+        "commande{found} ; mettez {placeholder} là où va la valeur, ou donnez --value-from-env si "
+        "le programme lit KERNODECK_AXIS_VALUE",
+    "ramp.placeholder_found": " (elle contient {found})",
+    "ramp.never_started":
+        "{axis} : le programme n'a jamais démarré ({error}) : rien n'a été mesuré",
+    "resume.help.verify_ledger":
+        "vérifie ce registre tel quel (un job vraiment arrêté), sans rien exécuter",
+    "resume.help.stop_signal":
+        "comment la première exécution est arrêtée : SIGINT comme Ctrl-C, puis SIGTERM, puis "
+        "SIGKILL, à --grace d'intervalle (par défaut) ; SIGTERM, puis SIGKILL ; ou SIGKILL tout de "
+        "suite (une préemption, l'OOM killer)",
+    "resume.help.record_check":
+        "une fonction importée depuis le dossier courant (comme python -m), appelée comme "
+        "FUNCTION(record_id, record) sur chaque enregistrement : un enregistrement échoue quand "
+        "elle lève une exception ou renvoie False",
+    "resume.run_only": "{option} sert à une exécution du programme, pas à --verify-ledger",
+    "resume.verify_no_command":
+        "--verify-ledger n'exécute rien : ne donnez pas de commande après --",
+    "resume.no_stop":
+        "donnez --stop-after-records N ou --stop-after SECONDS : quand arrêter la première "
+        "exécution",
+    "resume.bad_record_check_spec":
+        "--record-check {spec} : donnez MODULE:FUNCTION (par exemple checks:unit_norm)",
+    "resume.bad_record_check": "--record-check {spec} inutilisable : {reason}",
+    "resume.bad_verify_ledger": "--verify-ledger illisible : {reason}",
+    "resume.ledger_preflight":
+        "impossible d'utiliser le registre demandé : {reason}. Rien n'a été exécuté (code de "
+        "sortie {exit}).",
+    "resume.inconclusive_head": "REPRISE NON CONCLUANTE (sortie {exit}, {code})",
+    "resume.first_failed":
+        "la première exécution a échoué avant d'être arrêtée (sortie {exit}) : {error}",
+    "resume.inconclusive.no_expected_ids":
+        "aucun id attendu (donnez --expect-ids, ou expected_ids à OutputLedger) : les ids perdus "
+        "ne peuvent pas être vérifiés",
+    "resume.inconclusive.never_stopped":
+        "la première exécution s'est terminée seule avant l'arrêt : rien n'a été repris "
+        "(arrêtez-la plus tôt)",
+    "resume.inconclusive.first_run_finished":
+        "la première exécution avait fini son travail quand elle s'est terminée : {records} "
+        "enregistrement(s), plus aucun id attendu ; rien n'a été repris (arrêtez-la plus tôt, ou "
+        "donnez-lui plus de travail)",
+    "resume.inconclusive.second_run_idle":
+        "la seconde exécution n'a écrit aucun enregistrement : elle n'avait rien à faire, donc "
+        "aucune reprise n'a été éprouvée",
+    "resume.inconclusive.record_check_unfinished":
+        "la vérification des enregistrements n'a pas abouti ({error}) : ceux qu'elle n'a pas vus "
+        "ne sont pas vérifiés",
+    "resume.misplaced_header":
+        "l'en-tête du registre est à la ligne {line}, pas à la ligne 1 : ses ids attendus ne sont "
+        "pas utilisés",
+    "resume.not_records": "pas des enregistrements ({count}) à la/aux ligne(s) : {lines}",
+    "resume.not_record.binary": "octets binaires, pas du texte UTF-8",
+    "resume.not_record.not_json": "du texte qui n'est pas du JSON",
+    "resume.not_record.no_id": "du JSON sans id",
+    "resume.bad_records": "enregistrements mauvais ({count}) : {ids}",
 }

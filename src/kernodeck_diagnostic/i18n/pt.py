@@ -1069,12 +1069,7 @@ MESSAGES = {
         "linha por relatório, depois a contagem de cada código, do pior ao melhor, e por fim os "
         "arquivos que não são relatórios legíveis, com o motivo.",
     "summarize.help.paths": "um arquivo de relatório, ou uma pasta percorrida em busca de *.json",
-    "summarize.help.epilog":
-        "Ordem dos códigos, do pior ao melhor: {order}. Sai com 0 quando todos os relatórios "
-        "foram aprovados e todos os arquivos puderam ser lidos, 1 quando um relatório falhou ou "
-        "um arquivo não pôde ser lido, 2 em caso de erro de uso ou quando nenhum relatório "
-        "legível foi encontrado, 15 quando a saída padrão está fechada ou recusa o resultado "
-        "(um dispositivo cheio).",
+    "summarize.help.epilog": "Ordem dos códigos, do pior ao melhor: {order}.",
     "summarize.header.report": "relatório",
     "summarize.header.code": "código",
     "summarize.header.exit": "saída",
@@ -1115,11 +1110,9 @@ MESSAGES = {
         "{{NAME}} nele é substituído pelo valor.",
     "ramp.help.epilog":
         "Cada tentativa recebe também KERNODECK_AXIS_NAME, KERNODECK_AXIS_VALUE e "
-        "KERNODECK_RUN_DIR (onde um Trial põe sua pasta de tentativa). Execute o mesmo comando "
-        "com o mesmo --out para retomar: tentativas registradas nunca são refeitas. Saída 0 "
-        "quando um valor passou, 1 quando até o início falhou, 2 em erro de uso, 15 quando a "
-        "saída padrão está fechada ou recusa o resultado (o registro fica em --out mesmo "
-        "assim).",
+        "KERNODECK_RUN_DIR (onde um Trial põe sua pasta de tentativa). Execute o mesmo comando com "
+        "o mesmo --out para retomar: tentativas registradas nunca são refeitas. Quando a saída "
+        "padrão está fechada ou recusa o resultado, o registro fica em --out mesmo assim.",
     "ramp.help.axis": "o nome do eixo, como o marcador {{NAME}} do comando",
     "ramp.help.start": "o primeiro valor (um inteiro, no mínimo 1)",
     "ramp.help.stop": "o maior valor a tentar",
@@ -1159,10 +1152,11 @@ MESSAGES = {
         "o mesmo comando de novo para retomar.",
     # -- resume-check ------------------------------------------------------------------------------
     "resume.help.description":
-        "Executa a sua aplicação, para-a de forma limpa quando o registro contém N registros (ou "
-        "após S segundos), executa-a de novo até o fim e verifica o registro: cada id esperado "
-        "exatamente uma vez, nenhum registro pela metade. Saída 0 só quando nada foi perdido nem "
-        "duplicado.",
+        "Executa sua aplicação, para-a quando o registro tem N registros (ou após S segundos), "
+        "executa-a de novo até o fim e verifica o registro: cada id esperado exatamente uma vez, "
+        "cada linha um registro inteiro, cada registro o que deve ser. Ou verifica um registro tal "
+        "como está (--verify-ledger). Sai com 0 só quando uma retomada foi provada e nada está "
+        "perdido, duplicado ou ruim.",
     "resume.help.ledger": "o registro de saídas da aplicação (JSON Lines; não deve existir ainda)",
     "resume.help.stop_after_records":
         "para a primeira execução quando o registro tiver N registros",
@@ -1171,7 +1165,9 @@ MESSAGES = {
         "arquivo dos ids esperados, um por linha (padrão: expected_ids do cabeçalho do registro)",
     "resume.help.grace":
         "segundos entre SIGINT e SIGTERM, e entre SIGTERM e SIGKILL (padrão 10)",
-    "resume.help.timeout": "tempo limite de cada execução, em segundos (padrão 3600)",
+    "resume.help.timeout":
+        "limite de tempo de cada execução, e da verificação dos registros, em segundos (padrão "
+        "3600)",
     "resume.not_positive": "{option} deve ser um número positivo",
     "resume.ledger_exists":
         "o registro já existe: a verificação começa de um registro vazio (mova-o)",
@@ -1186,20 +1182,129 @@ MESSAGES = {
     "files.unsafe.hard_link": "o arquivo tem outros links físicos",
     "resume.bad_expect_ids": "--expect-ids não pode ser lido: {reason}",
     "resume.first_run":
-        "primeira execução parada com {records} registro(s) no registro; executando de novo",
+        "primeira execução parada com {records} registro(s) no arquivo ({remaining} id(s) "
+        "esperado(s) restante(s)); executando de novo",
     "resume.not_stopped":
         "a primeira execução terminou sozinha (saída {exit}) antes da parada; executando de novo",
     "resume.intact": "RETOMADA OK: nada perdido, nada contado duas vezes",
-    "resume.not_intact": "RETOMADA COM FALHA",
-    "resume.never_stopped":
-        "a primeira execução nunca foi parada (terminou antes): nada foi retomado; pare-a antes",
+    "resume.not_intact": "RETOMADA FALHOU (saída {exit}, {code})",
     "resume.second_failed": "a segunda execução não terminou bem (saída {exit}): {error}",
-    "resume.no_expected_ids":
-        "nenhum id esperado (dê --expect-ids, ou expected_ids ao OutputLedger): os ids perdidos "
-        "não podem ser verificados",
     "resume.expected": "{count} id(s) esperado(s)",
     "resume.lost": "perdidos ({count}): {ids}",
     "resume.duplicated": "duplicados ({count}): {ids}",
     "resume.unexpected": "não esperados ({count}): {ids}",
     "resume.half_records": "registros pela metade ({count}) na(s) linha(s): {lines}",
+    "code.SUMMARY_ALL_PASSED.summary":
+        "Todos os relatórios foram aprovados e todos os arquivos foram lidos.",
+    "code.SUMMARY_ALL_PASSED.next_action": "Nada a fazer.",
+    "code.SUMMARY_SOME_FAILED.summary":
+        "Um relatório falhou, ou um arquivo não é um relatório legível.",
+    "code.SUMMARY_SOME_FAILED.next_action":
+        "Leia os relatórios com falha e os arquivos ilegíveis indicados.",
+    "code.SUMMARY_NOTHING_READ.summary":
+        "Nenhum relatório legível foi encontrado nos caminhos dados.",
+    "code.SUMMARY_NOTHING_READ.next_action":
+        "Verifique os caminhos: arquivos de relatório, ou pastas que os contêm.",
+    "code.RAMP_RANGE_MEASURED.summary":
+        "Pelo menos um valor passou: a faixa de operação foi medida.",
+    "code.RAMP_RANGE_MEASURED.next_action": "Fique abaixo da primeira falha (ramp.md).",
+    "code.RAMP_NOTHING_PASSED.summary":
+        "Até o primeiro valor falhou: uma falha do próprio programa.",
+    "code.RAMP_NOTHING_PASSED.next_action":
+        "Comece mais baixo, ou leia o stderr.txt da primeira tentativa.",
+    "code.RAMP_INCONCLUSIVE.summary":
+        "Nenhuma tentativa executou o programa (ele não pôde ser iniciado): nada foi medido.",
+    "code.RAMP_INCONCLUSIVE.next_action": "Verifique o comando após --: o programa e seu caminho.",
+    "code.RESUME_INTACT.summary":
+        "Parado com trabalho restante e retomado: cada id esperado uma vez, cada registro inteiro "
+        "e válido.",
+    "code.RESUME_INTACT.next_action": "Nada a fazer.",
+    "code.RESUME_RECORDS_LOST.summary": "Ids esperados não têm registro após a retomada.",
+    "code.RESUME_RECORDS_LOST.next_action":
+        "Torne cada registro durável antes de contá-lo como feito (OutputLedger).",
+    "code.RESUME_RECORDS_DUPLICATED.summary": "Ids foram gravados mais de uma vez.",
+    "code.RESUME_RECORDS_DUPLICATED.next_action":
+        "Pule os ids já presentes no registro quando o programa inicia (done_ids).",
+    "code.RESUME_BAD_RECORD.summary":
+        "Uma linha não é um registro inteiro, ou um registro viola suas regras (dimensão, valores "
+        "finitos, --record-check).",
+    "code.RESUME_BAD_RECORD.next_action": "Veja as linhas e os ids indicados.",
+    "code.RESUME_INCONCLUSIVE.summary":
+        "Nada foi provado: não parado com trabalho restante, uma segunda execução sem nada a "
+        "fazer, ou nenhum id esperado.",
+    "code.RESUME_INCONCLUSIVE.next_action":
+        "Pare-o mais cedo, dê-lhe mais trabalho, ou informe os ids esperados.",
+    "code.RESUME_RUN_FAILED.summary":
+        "Uma execução do programa falhou por outro motivo (seu código de saída, o limite de "
+        "tempo).",
+    "code.RESUME_RUN_FAILED.next_action": "Leia a última linha de erro da execução indicada.",
+    "command.help.statuses": "códigos de saída (nome, código de saída, significado):",
+    "command.help.process_statuses": "como o processo terminou de outra forma:",
+    "check.help.epilog.commands": "comandos (o primeiro argumento; nenhum executa a verificação):",
+    "cli.command.check":
+        "a verificação: a primeira camada de uma instalação de PyTorch com GPU que falha",
+    "cli.command.compare": "o que mudou entre dois relatórios, ou duas tentativas de trial",
+    "cli.command.summarize":
+        "muitos relatórios de uma vez: uma linha cada, a contagem de cada código",
+    "cli.command.ramp": "aumenta um eixo da sua aplicação até falhar: sua faixa de operação",
+    "cli.command.resume-check":
+        "para sua aplicação, executa-a de novo: nenhuma saída perdida ou gravada duas vezes",
+    "cli.unknown_command":
+        "comando desconhecido {word}: os comandos são {commands}, ou nenhum para a verificação",
+    "cli.unknown_command.near": "comando desconhecido {word}: você quis dizer {command}?",
+    "ramp.help.value_from_env":
+        "o programa lê seu valor de KERNODECK_AXIS_VALUE: o comando não precisa conter {{NAME}}",
+    "ramp.no_placeholder":
+        "o comando nunca contém {placeholder}, então toda tentativa executaria o mesmo "
+        "comando{found}; ponha {placeholder} onde o valor vai, ou use --value-from-env se o "
+        "programa lê KERNODECK_AXIS_VALUE",
+    "ramp.placeholder_found": " (ele tem {found})",
+    "ramp.never_started": "{axis}: o programa nunca foi iniciado ({error}): nada foi medido",
+    "resume.help.verify_ledger":
+        "verifica este registro tal como está (um job parado de verdade), sem executar nada",
+    "resume.help.stop_signal":
+        "como a primeira execução é parada: SIGINT como Ctrl-C, depois SIGTERM, depois SIGKILL, "
+        "com --grace entre eles (o padrão); SIGTERM, depois SIGKILL; ou SIGKILL de imediato (uma "
+        "preempção, o OOM killer)",
+    "resume.help.record_check":
+        "uma função importada da pasta atual (como python -m), chamada como FUNCTION(record_id, "
+        "record) em cada registro: um registro falha quando ela levanta uma exceção ou retorna "
+        "False",
+    "resume.run_only": "{option} é para uma execução do programa, não para --verify-ledger",
+    "resume.verify_no_command": "--verify-ledger não executa nada: não dê comando após --",
+    "resume.no_stop":
+        "dê --stop-after-records N ou --stop-after SECONDS: quando parar a primeira execução",
+    "resume.bad_record_check_spec":
+        "--record-check {spec}: dê MODULE:FUNCTION (por exemplo checks:unit_norm)",
+    "resume.bad_record_check": "--record-check {spec} não pode ser usado: {reason}",
+    "resume.bad_verify_ledger": "--verify-ledger não pode ser lido: {reason}",
+    "resume.ledger_preflight":
+        "não é possível usar o registro solicitado: {reason}. Nada foi executado (código de saída "
+        "{exit}).",
+    "resume.inconclusive_head": "RETOMADA INCONCLUSIVA (saída {exit}, {code})",
+    "resume.first_failed": "a primeira execução falhou antes de ser parada (saída {exit}): {error}",
+    "resume.inconclusive.no_expected_ids":
+        "nenhum id esperado (dê --expect-ids, ou expected_ids ao OutputLedger): ids perdidos não "
+        "podem ser verificados",
+    "resume.inconclusive.never_stopped":
+        "a primeira execução terminou sozinha antes da parada: nada foi retomado (pare-a mais "
+        "cedo)",
+    "resume.inconclusive.first_run_finished":
+        "a primeira execução já tinha terminado seu trabalho quando acabou: {records} "
+        "registro(s), nenhum id esperado restante; nada foi retomado (pare-a mais cedo, ou "
+        "dê-lhe mais trabalho)",
+    "resume.inconclusive.second_run_idle":
+        "a segunda execução não gravou nenhum registro: não tinha nada a fazer, então nenhuma "
+        "retomada foi exercitada",
+    "resume.inconclusive.record_check_unfinished":
+        "a verificação dos registros não terminou ({error}): os registros que ela não viu não "
+        "foram verificados",
+    "resume.misplaced_header":
+        "o cabeçalho do registro está na linha {line}, não na linha 1: seus ids esperados não são "
+        "usados",
+    "resume.not_records": "não são registros ({count}) na(s) linha(s): {lines}",
+    "resume.not_record.binary": "bytes binários, não texto UTF-8",
+    "resume.not_record.not_json": "texto que não é JSON",
+    "resume.not_record.no_id": "JSON sem id",
+    "resume.bad_records": "registros ruins ({count}): {ids}",
 }

@@ -23,8 +23,9 @@ class Code:
     A ``verdict`` is what a check found: the code a report carries. A ``process`` code is only
     how the process ended when that is not the check's verdict (invalid arguments, a bug of the
     tool, a report or a result that could not be written, an interrupt): an exit status, never
-    in a report. A ``command`` code is the verdict of another command than the check (its
-    ``command``: ``compare``...): its exit status, never in a report either.
+    in a report. A ``command`` code is the verdict of another command (``command`` names it:
+    ``compare``, ``summarize``, ``ramp``, ``resume-check``): an exit status of that command only,
+    never 1 (the tool's own failure) or 2 (a usage error), which every command shares.
 
     Its meaning and next action are messages (``code.<NAME>.summary`` and ``.next_action`` in
     ``i18n``): English here and in JSON, the user's language on the terminal.
@@ -77,12 +78,26 @@ _TABLE = (
     Code("STDOUT_WRITE_FAILED", 15, kind="process"),
     Code("INTERRUPTED", INTERRUPT_EXITS["SIGINT"], kind="process",
          other_exit_codes=(INTERRUPT_EXITS["SIGTERM"], INTERRUPT_EXITS["SIGHUP"])),
+    # The other commands' verdicts: each its own status, none shared with 1 or 2 (an OK is earned
+    # by evidence the command checked; missing evidence is inconclusive, never a pass).
     # compare: the same verdict (code or status, contracts, first error); a different one that is
     # no regression; a regression (a pass that fails, a completed attempt that did not, a
     # contract that fails or is gone).
     Code("COMPARE_SAME", 0, passed=True, kind="command", command="compare"),
     Code("COMPARE_CHANGED", 20, kind="command", command="compare"),
     Code("COMPARE_REGRESSION", 21, kind="command", command="compare"),
+    Code("SUMMARY_ALL_PASSED", 0, passed=True, kind="command", command="summarize"),
+    Code("SUMMARY_SOME_FAILED", 22, kind="command", command="summarize"),
+    Code("SUMMARY_NOTHING_READ", 23, kind="command", command="summarize"),
+    Code("RAMP_RANGE_MEASURED", 0, passed=True, kind="command", command="ramp"),
+    Code("RAMP_NOTHING_PASSED", 24, kind="command", command="ramp"),
+    Code("RAMP_INCONCLUSIVE", 25, kind="command", command="ramp"),
+    Code("RESUME_INTACT", 0, passed=True, kind="command", command="resume-check"),
+    Code("RESUME_RECORDS_LOST", 26, kind="command", command="resume-check"),
+    Code("RESUME_RECORDS_DUPLICATED", 27, kind="command", command="resume-check"),
+    Code("RESUME_BAD_RECORD", 28, kind="command", command="resume-check"),
+    Code("RESUME_INCONCLUSIVE", 29, kind="command", command="resume-check"),
+    Code("RESUME_RUN_FAILED", 30, kind="command", command="resume-check"),
 )
 
 CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}
@@ -110,6 +125,12 @@ class Verdict:
     WORKER_FAILED = VERDICTS["WORKER_FAILED"].name
     COLLECTIVE_FAILED = VERDICTS["COLLECTIVE_FAILED"].name
     EXTENSION_FAILED = VERDICTS["EXTENSION_FAILED"].name
+
+
+def command_codes(command: str) -> list[Code]:
+    """The verdicts of ``command`` (its exit statuses besides the process's own), in order."""
+    return [code for code in _TABLE if code.kind == "command" and code.command == command]
+
 
 EXIT_USAGE = CODES["USAGE_ERROR"].exit_code
 EXIT_INTERNAL = CODES["INTERNAL_ERROR"].exit_code

@@ -7,7 +7,9 @@ ways: it exits by itself; the time limit is reached and its whole tree is killed
 to stop (``stop_when``); or the front itself is interrupted (Ctrl-C, SIGTERM, SIGHUP), which stops
 it the same gentle way before the interrupt goes on. A gentle stop is what a user's Ctrl-C would
 be: SIGINT to the group (CTRL_BREAK on Windows), SIGTERM after ``grace_s``, then SIGKILL to the
-whole tree after another ``grace_s``.
+whole tree after another ``grace_s``. A stop may start later in that sequence (``stop_signal``):
+SIGTERM (what a scheduler sends), or SIGKILL at once (a preemption, the OOM killer); on Windows
+both are the tree killed at once.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .process import Interrupted, kill_tree, spawn
 POLL_INTERVAL_S = 0.05
 GRACE_S = 10.0
 _SIGKILL = getattr(signal, "SIGKILL", 9)
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")  # where a stop starts, gentlest first
 
 
 @dataclass
@@ -57,7 +60,8 @@ class Ending:
 def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Folder,
                     stdout_name: str, stderr_name: str, timeout_s: float,
                     grace_s: float = GRACE_S,
-                    stop_when: Callable[[float], bool] | None = None) -> Ending:
+                    stop_when: Callable[[float], bool] | None = None,
+                    stop_signal: str = "SIGINT") -> Ending:
     """Run ``argv`` to its end, within ``timeout_s``; ``stop_when(elapsed)`` asks for a gentle stop.
 
     Its stdout and stderr go to two new files of ``captures`` (created exclusively, readable by
@@ -74,7 +78,8 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
         ending = Ending(None, 0.0)
         try:
             _wait(process, ending, watch=watch, captures=(out, err), start=start,
-                  timeout_s=timeout_s, grace_s=grace_s, stop_when=stop_when)
+                  timeout_s=timeout_s, grace_s=grace_s, stop_when=stop_when,
+                  stop_signal=stop_signal)
         except Interrupted:
             ending.stopped = True
             stop_gently(process, grace_s, ending)
@@ -95,7 +100,7 @@ def _capture(folder: Folder, name: str) -> IO[bytes]:
 
 def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,
           captures: tuple[IO[bytes], IO[bytes]], start: float, timeout_s: float, grace_s: float,
-          stop_when: Callable[[float], bool] | None) -> None:
+          stop_when: Callable[[float], bool] | None, stop_signal: str) -> None:
     while not _reaped(process, ending):
         elapsed = time.monotonic() - start
         if elapsed >= timeout_s:
@@ -105,7 +110,7 @@ def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,
             return
         if stop_when is not None and stop_when(elapsed):
             ending.stopped = True
-            stop_gently(process, grace_s, ending)
+            stop_gently(process, grace_s, ending, first=stop_signal)
             return
         watch.see(process.pid)
         for capture in captures:
@@ -113,12 +118,15 @@ def _wait(process: subprocess.Popen[bytes], ending: Ending, *, watch: OomWatch,
         time.sleep(POLL_INTERVAL_S)
 
 
-def stop_gently(process: subprocess.Popen[bytes], grace_s: float, ending: Ending) -> None:
-    """SIGINT to the group, SIGTERM after ``grace_s``, then the whole tree killed."""
+def stop_gently(process: subprocess.Popen[bytes], grace_s: float, ending: Ending,
+                first: str = "SIGINT") -> None:
+    """SIGINT to the group, SIGTERM after ``grace_s``, then the whole tree killed; ``first``
+    (one of ``STOP_SIGNALS``) starts later in that sequence."""
     if sys.platform == "win32":
-        steps = [int(signal.CTRL_BREAK_EVENT)]  # what a console's Ctrl-Break sends a group
+        # What a console's Ctrl-Break sends a group; SIGTERM and SIGKILL: the tree killed.
+        steps = [int(signal.CTRL_BREAK_EVENT)] if first == "SIGINT" else []
     else:
-        steps = [int(signal.SIGINT), int(signal.SIGTERM)]
+        steps = [int(signal.SIGINT), int(signal.SIGTERM)][STOP_SIGNALS.index(first):]
     for signum in steps:
         _signal_group(process, signum)
         deadline = time.monotonic() + grace_s

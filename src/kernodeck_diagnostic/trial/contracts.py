@@ -84,6 +84,16 @@ def vectors(ids: Iterable[Any], output: Any, dim: int, torch: Any,
     return result("vectors", problems, details, expected_dim=dim), obtained
 
 
+def vector_problem(row: Any, dim: int) -> tuple[Problem, int | None] | None:
+    """One vector held to ``vectors``' rules, without torch (a ledger's record, read from JSON):
+    ``("wrong_dimension", found)`` (found None: not a vector), ``("non_finite", dim)``, or None
+    when it is a finite vector of dimension ``dim``."""
+    size, finite = _vector(row, None)
+    if size != dim:
+        return "wrong_dimension", size
+    return None if finite else ("non_finite", size)
+
+
 def _id_problems(wanted: list[Any], got_ids: list[Any],
                  own_output_ids: bool) -> list[tuple[dict[str, Any], str]]:
     """Duplicated ids (input, output), ids without a vector, vectors of ids never asked for."""
