@@ -253,8 +253,8 @@ def test_a_program_calling_a_commands_main_gets_the_same_ending(
 
 def test_compare_and_summarize_json_start_with_their_layouts_version(pyz: Path,
                                                                      reports: Path) -> None:
-    # The code changed; a report failed (SUMMARY_SOME_FAILED).
-    for command, key, status in (("compare", "compare_version", 1),
+    # A pass that fails (COMPARE_REGRESSION); a report failed (SUMMARY_SOME_FAILED).
+    for command, key, status in (("compare", "compare_version", 21),
                                  ("summarize", "summarize_version", 22)):
         result = run_tool(sys.executable, pyz, [*arguments(command, reports), "--format", "json"])
         assert result.returncode == status, result.stderr
@@ -275,7 +275,7 @@ def test_a_report_carries_only_verdicts() -> None:
         "INTERRUPTED"}
     # The other commands' verdicts: exit statuses of their commands, never a report's code.
     assert {code.command for name, code in CODES.items() if name not in VERDICTS
-            and code.kind != "process"} == {"summarize", "ramp", "resume-check"}
+            and code.kind != "process"} == {"compare", "summarize", "ramp", "resume-check"}
     block = next(choice for choice in properties["error"]["oneOf"] if "properties" in choice)
     kinds = block["properties"]["kind"]["enum"]
     for kind in [*kinds, "something new"]:

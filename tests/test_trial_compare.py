@@ -219,7 +219,7 @@ def test_summarize_reads_attempt_folders_even_killed_ones(attempts: tuple[Path, 
     assert failed["first_error"].startswith("ValueError: shape mismatch")
     lost = rows[f"{killed.name}/events.jsonl"]
     assert (lost["status"], lost["last_started_stage"]) == ("unfinished", "compute")
-    assert done.returncode == 1  # a failed attempt: as a failed report
+    assert done.returncode == 22  # a failed attempt: as a failed report (SUMMARY_SOME_FAILED)
     text = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", "summarize",
                            str(tmp_path / "all")], capture_output=True, text=True,
                           env=app_env(), timeout=60, stdin=subprocess.DEVNULL, check=False)

@@ -15,7 +15,7 @@ from kernodeck_diagnostic.supervision.supervisor import WorkerRun
 
 
 def test_code_table_is_the_contract() -> None:
-    exits = {name: code.exit_code for name, code in CODES.items() if code.kind != "command"}
+    exits = {name: code.exit_code for name, code in CODES.items()}
     assert exits == {
         "GPU_CHECK_PASSED": 0, "CPU_CHECK_PASSED": 0, "INTERNAL_ERROR": 1, "USAGE_ERROR": 2,
         "TORCH_MISSING": 3, "TORCH_IMPORT_FAILED": 4, "GPU_BACKEND_ABSENT": 5,
@@ -23,6 +23,7 @@ def test_code_table_is_the_contract() -> None:
         "RUNTIME_ERROR": 9, "TIMEOUT": 10, "WORKER_FAILED": 11, "OUTPUT_WRITE_FAILED": 12,
         "COLLECTIVE_FAILED": 13, "EXTENSION_FAILED": 14, "STDOUT_WRITE_FAILED": 15,
         "INTERRUPTED": 130,
+        "COMPARE_SAME": 0, "COMPARE_CHANGED": 20, "COMPARE_REGRESSION": 21,
         "SUMMARY_ALL_PASSED": 0, "SUMMARY_SOME_FAILED": 22, "SUMMARY_NOTHING_READ": 23,
         "RAMP_RANGE_MEASURED": 0, "RAMP_NOTHING_PASSED": 24, "RAMP_INCONCLUSIVE": 25,
         "RESUME_INTACT": 0, "RESUME_RECORDS_LOST": 26, "RESUME_RECORDS_DUPLICATED": 27,

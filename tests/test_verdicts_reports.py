@@ -491,7 +491,7 @@ def test_compare_orders_changes_by_importance(pyz: Path, tmp_path: Path) -> None
     after["timings_ms"]["compute"] = before["timings_ms"]["compute"] + 5000
     result = tool(pyz, "compare", save(tmp_path / "a.json", before),
                   save(tmp_path / "b.json", after), "--format", "json")
-    assert result.returncode == 1
+    assert result.returncode == 21  # a pass that fails: COMPARE_REGRESSION
     fields = fields_of(result)
     assert fields[:3] == ["code", "status", "exit_code"]  # both stopped at stage compute
     order = ["code", "status", "exit_code", "error.", "request.timeout_s",
@@ -524,7 +524,7 @@ def real_pair(pyz: Path, cpu_torch_python: Path, cuda_torch_python: Path,
 def test_compare_two_real_environments(pyz: Path, real_pair: tuple[Path, Path]) -> None:
     cpu, cuda = real_pair
     result = tool(pyz, "compare", cpu, cuda, "--format", "json")
-    assert result.returncode == 1
+    assert result.returncode == 21  # CPU_CHECK_PASSED, then GPU_UNAVAILABLE: COMPARE_REGRESSION
     changed = {field: (a, b) for field, a, b in changes_of(result)}
     assert changed["pytorch.distribution_version"] == ("2.13.0+cpu", "2.14.1")
     assert changed["pytorch.init_error"][0] is None

@@ -87,12 +87,21 @@ def _parsed(text: str, parse: Callable[[str], _N], key: str, t: Translate) -> _N
         raise ValueError(t(key, value=repr(text))) from None
 
 
+# What each command is for, in the top-level help: the check (it has no name), then the others.
+_COMMAND_LINES = {
+    "(none)": "cli.command.check",
+    "compare": "cli.command.compare",
+    "summarize": "cli.command.summarize",
+    "ramp": "cli.command.ramp",
+    "resume-check": "cli.command.resume-check",
+}
+
+
 def _commands(h: Translate) -> str:
     """The top-level help's list of every command, one line each (the check has no name)."""
     names = ["(none)", *SUBCOMMANDS]
     return h("check.help.epilog.commands") + "\n" + "\n".join(
-        f"  {name:<13} {h('cli.command.' + ('check' if name == '(none)' else name))}"
-        for name in names)
+        f"  {name:<13} {h(_COMMAND_LINES[name])}" for name in names)
 
 
 def _codes_epilog(h: Translate) -> str:

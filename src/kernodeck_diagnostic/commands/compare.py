@@ -36,12 +36,18 @@ import textwrap
 from collections.abc import Sequence
 
 from ..i18n import Translate
-from ..report.codes import CODES
 from ..report.compare import Comparison, compare, render_markdown, render_text
 from ..report.load import Loaded, load
 from ..terminal import line
 from ..trial import compare as attempts
-from .runner import InterruptOnSignals, Parser, add_common_options, print_result, run_command
+from .runner import (
+    InterruptOnSignals,
+    Parser,
+    add_common_options,
+    print_result,
+    run_command,
+    statuses_epilog,
+)
 
 PROG = "kernodeck-diagnostic compare"
 EXIT_UNREADABLE = 2
@@ -53,10 +59,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _parser(t: Translate) -> Parser:
-    codes = "\n".join(f"  {code.name:<22} {code.exit_code:<11}  {code.summary}"
-                      for code in CODES.values() if code.command == "compare")
     parser = Parser(translate=t, prog=PROG, description=textwrap.fill(
-        t("compare.help.description"), HELP_WIDTH), epilog=t("compare.help.epilog") + "\n" + codes,
+        t("compare.help.description"), HELP_WIDTH), epilog=statuses_epilog("compare", t),
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("a", metavar="A.json", help=t("compare.help.a"))
     parser.add_argument("b", metavar="B.json", help=t("compare.help.b"))

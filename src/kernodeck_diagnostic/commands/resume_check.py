@@ -500,6 +500,21 @@ def _expected_ids(path: str | None, t: Translate) -> list[str] | None:
                          typed=False) from None
 
 
+
+# Why nothing was proven, and what a line that is no record is: each with its sentence.
+_INCONCLUSIVE = {
+    "no_expected_ids": "resume.inconclusive.no_expected_ids",
+    "never_stopped": "resume.inconclusive.never_stopped",
+    "first_run_finished": "resume.inconclusive.first_run_finished",
+    "second_run_idle": "resume.inconclusive.second_run_idle",
+    "record_check_unfinished": "resume.inconclusive.record_check_unfinished",
+}
+_NOT_RECORDS = {
+    "binary": "resume.not_record.binary",
+    "not_json": "resume.not_record.not_json",
+    "no_id": "resume.not_record.no_id",
+}
+
 def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
     """The verdict and its exit status, then each problem with the ids it concerns."""
     bullet = "- " if markdown else "  "
@@ -514,7 +529,7 @@ def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
         lines.append(bullet + t("resume.second_failed", exit=verdict.second_exit,
                                 error=verdict.error or "-"))
     for reason in verdict.inconclusive:
-        lines.append(bullet + t(f"resume.inconclusive.{reason}",
+        lines.append(bullet + t(_INCONCLUSIVE[reason],
                                 records=verdict.records_at_stop,
                                 error=verdict.record_check_error or "-"))
     if verdict.expected is not None:
@@ -530,7 +545,7 @@ def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
     for number, kind in sorted(verdict.not_records.items()):
         if kind == "misplaced_header":
             lines.append(bullet + t("resume.misplaced_header", line=number))
-    others = [f"{number} ({t('resume.not_record.' + kind)})"
+    others = [f"{number} ({t(_NOT_RECORDS[kind])})"
               for number, kind in sorted(verdict.not_records.items())
               if kind != "misplaced_header"]
     if others:

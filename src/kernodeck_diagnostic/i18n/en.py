@@ -77,17 +77,17 @@ MESSAGES = {
 
     # -- findings ---------------------------------------------------------------------------------
     "code.COMPARE_SAME.summary":
-        "compare: the same verdict (code or status, contracts, first error); other facts may "
+        "The same verdict (code or status, contracts, first error); other facts may "
         "differ, listed",
     "code.COMPARE_SAME.next_action":
         "Read the facts listed as changed, if any.",
     "code.COMPARE_CHANGED.summary":
-        "compare: the verdict changed, but is no regression (a failure fixed, one failure for "
+        "The verdict changed, but is no regression (a failure fixed, one failure for "
         "another)",
     "code.COMPARE_CHANGED.next_action":
         "Read the headline and the facts that changed.",
     "code.COMPARE_REGRESSION.summary":
-        "compare: a regression (a pass that fails, an attempt that no longer completes, a "
+        "A regression (a pass that fails, an attempt that no longer completes, a "
         "contract failing or gone), named under the headline",
     "code.COMPARE_REGRESSION.next_action":
         "Read the regression lines, then the first error and contracts of B.",
@@ -993,8 +993,6 @@ MESSAGES = {
     "compare.header.field": "field",
     "compare.findings_added": "findings added in B: {ids}",
     "compare.findings_removed": "findings gone in B: {ids}",
-    "compare.help.epilog":
-        "exit statuses, the comparison's verdict (1: a bug of the tool, 2: an unreadable file):",
     "compare.regression":
         "regression: {what}",
     "compare.regression.passed_to_failed":

@@ -80,16 +80,16 @@ MESSAGES = {
 
     # -- findings ---------------------------------------------------------------------------------
     "code.COMPARE_SAME.summary":
-        "compare : le même verdict (code ou statut, contrats, première erreur) ; d'autres faits "
+        "Le même verdict (code ou statut, contrats, première erreur) ; d'autres faits "
         "peuvent différer, listés",
     "code.COMPARE_SAME.next_action":
         "Lisez les faits listés comme changés, s'il y en a.",
     "code.COMPARE_CHANGED.summary":
-        "compare : le verdict a changé, sans régression (un échec corrigé, un échec pour un autre)",
+        "Le verdict a changé, sans régression (un échec corrigé, un échec pour un autre)",
     "code.COMPARE_CHANGED.next_action":
         "Lisez la première ligne et les faits qui ont changé.",
     "code.COMPARE_REGRESSION.summary":
-        "compare : une régression (ce qui passait échoue, une tentative qui n'aboutit plus, un "
+        "Une régression (ce qui passait échoue, une tentative qui n'aboutit plus, un "
         "contrat qui échoue ou a disparu), nommée sous la première ligne",
     "code.COMPARE_REGRESSION.next_action":
         "Lisez les lignes de régression, puis la première erreur et les contrats de B.",
@@ -1066,9 +1066,6 @@ MESSAGES = {
     "compare.header.field": "champ",
     "compare.findings_added": "constats apparus dans B : {ids}",
     "compare.findings_removed": "constats disparus dans B : {ids}",
-    "compare.help.epilog":
-        "statuts de sortie, le verdict de la comparaison (1 : un bogue de l'outil, 2 : un fichier "
-        "illisible) :",
     "compare.regression":
         "régression : {what}",
     "compare.regression.passed_to_failed":

@@ -77,17 +77,17 @@ MESSAGES = {
 
     # -- findings ---------------------------------------------------------------------------------
     "code.COMPARE_SAME.summary":
-        "compare: o mesmo veredito (código ou status, contratos, primeiro erro); outros fatos "
+        "O mesmo veredito (código ou status, contratos, primeiro erro); outros fatos "
         "podem diferir, listados",
     "code.COMPARE_SAME.next_action":
         "Leia os fatos listados como alterados, se houver.",
     "code.COMPARE_CHANGED.summary":
-        "compare: o veredito mudou, mas não é uma regressão (uma falha corrigida, uma falha por "
+        "O veredito mudou, mas não é uma regressão (uma falha corrigida, uma falha por "
         "outra)",
     "code.COMPARE_CHANGED.next_action":
         "Leia a primeira linha e os fatos que mudaram.",
     "code.COMPARE_REGRESSION.summary":
-        "compare: uma regressão (algo que passava e falha, uma tentativa que não conclui mais, um "
+        "Uma regressão (algo que passava e falha, uma tentativa que não conclui mais, um "
         "contrato que falha ou sumiu), nomeada abaixo da primeira linha",
     "code.COMPARE_REGRESSION.next_action":
         "Leia as linhas de regressão, depois o primeiro erro e os contratos de B.",
@@ -1045,9 +1045,6 @@ MESSAGES = {
     "compare.header.field": "campo",
     "compare.findings_added": "achados novos em B: {ids}",
     "compare.findings_removed": "achados que sumiram em B: {ids}",
-    "compare.help.epilog":
-        "status de saída, o veredito da comparação (1: um erro da ferramenta, 2: um arquivo "
-        "ilegível):",
     "compare.regression":
         "regressão: {what}",
     "compare.regression.passed_to_failed":
