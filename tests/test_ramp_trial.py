@@ -190,7 +190,8 @@ def test_a_trial_killed_in_its_teardown_is_not_a_later_pass_oom(pyz: Path,
     app.write_text(TEARDOWN_KILLED_APP)
     with memory_limited(200) as group:
         result = ramp_in(group, pyz, out, [sys.executable, str(app)], "--axis", "mib",
-                         "--start", "1", "--stop", "1", env={"PYTHONPATH": str(SRC)})
+                         "--start", "1", "--stop", "1", "--value-from-env",
+                         env={"PYTHONPATH": str(SRC)})
     assert (out / "ramp.json").is_file(), result.stderr
     (attempt,) = _record(out)["attempts"]
     assert attempt["outcome"] == "out_of_memory", attempt

@@ -224,7 +224,8 @@ def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
             "peak_memory_bytes": result.peak_memory_bytes,
             "peak_memory_source": result.peak_memory_source, "oom": result.oom,
             "contracts_failed": result.contracts_failed, "error": result.error,
-            "trial": result.trial, "folder": name}
+            "trial": result.trial, "folder": name,
+            "last_started_stage": result.last_started_stage}
 
 
 def _set_aside(out: Folder, name: str) -> None:
