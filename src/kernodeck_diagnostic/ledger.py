@@ -28,17 +28,22 @@ is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/oper
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from .safe_files import Folder, check_file
+from .untrusted_json import MAX_LINE_BYTES, json_lines, loads, open_regular
 
 FORMAT = "kernodeck-ledger"
 VERSION = 1
+# Digits of an integer in a record: CPython's own bound for int() of a text (3.11+), kept on
+# every version (a million digits take int() seconds).
+MAX_INT_DIGITS = 4300
 
 
 class OutputLedger:
@@ -56,7 +61,7 @@ class OutputLedger:
                 check_file(found, self.path)  # a link, a FIFO, another user's file: refused
                 fd = folder.open_existing(self._name, os.O_RDONLY)
                 with os.fdopen(fd, "rb") as file:
-                    existing = parse_ledger(file.read())
+                    existing = scan_ledger(file)
             if existing is not None and existing.has_header:
                 if wanted is not None and existing.expected_ids not in (None, wanted):
                     raise ValueError(
@@ -120,22 +125,28 @@ class LedgerContents:
 
 
 def read_ledger(path: str) -> LedgerContents:
-    """Every complete record of a ledger, and where half records are (line numbers)."""
-    with open(path, "rb") as file:
-        return parse_ledger(file.read())
+    """Every complete record of a ledger, and where half records are (line numbers). A FIFO, a
+    device or a folder is refused (``NotARegularFile``, an OSError) without waiting on it, and
+    no line longer than MAX_LINE_BYTES is held: such a line is a half record."""
+    with os.fdopen(open_regular(path), "rb") as file:
+        return scan_ledger(file)
 
 
 def parse_ledger(data: bytes) -> LedgerContents:
     """``read_ledger`` of a ledger's bytes."""
+    return scan_ledger(io.BytesIO(data))
+
+
+def scan_ledger(file: IO[bytes]) -> LedgerContents:
+    """``read_ledger`` of an open ledger, read line by line (``json_lines``)."""
     contents = LedgerContents()
-    contents.size = len(data)
-    lines = data.split(b"\n")
-    last = lines.pop()  # after the final newline: b"" unless the last write was cut
-    if last:
-        contents.torn_tail_bytes = len(last)
-        contents.half_records.append(len(lines) + 1)
-    for number, raw in enumerate(lines, start=1):
-        document = _parsed(raw)
+    for number, (raw, length, ended) in enumerate(json_lines(file, MAX_LINE_BYTES), start=1):
+        contents.size += length + ended
+        if not ended:  # after the final newline: only when the last write was cut
+            contents.torn_tail_bytes = length
+            contents.half_records.append(number)
+            break
+        document = None if raw is None else _parsed(raw)
         if number == 1 and isinstance(document, dict) and document.get("format") == FORMAT:
             contents.has_header = True
             ids = document.get("expected_ids")
@@ -143,14 +154,14 @@ def parse_ledger(data: bytes) -> LedgerContents:
         elif isinstance(document, dict) and isinstance(document.get("id"), (str, int)):
             key = str(document["id"])
             contents.counts[key] = contents.counts.get(key, 0) + 1
-        elif raw.strip():
+        elif raw is None or raw.strip():
             contents.half_records.append(number)
     return contents
 
 
 def _parsed(raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
+    try:  # the records are the application's own: as deep as JSON goes, numbers as Python's
+        return loads(raw.decode("utf-8"), max_depth=None, max_int_digits=MAX_INT_DIGITS)
     except ValueError:  # not UTF-8, not JSON: a record cut and then written after
         return None
 

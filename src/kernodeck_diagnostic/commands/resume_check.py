@@ -25,16 +25,20 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..i18n import Translate
 from ..ledger import LedgerContents, natural_order, read_ledger
+from ..report.load import read_bounded
+from ..report.markup import escape
+from ..report.redact import Redactor, argument_secrets
 from ..safe_files import Folder, UnsafePath, check_file
 from ..supervision.application import GRACE_S, Ending, run_application
 from ..supervision.captures import last_stderr_line
-from ..terminal import cell, line
+from ..terminal import cell, line, one_line
+from ..untrusted_json import MAX_LINE_BYTES, NotARegularFile, open_regular
 from .ramp import split_command
 from .runner import (
     InterruptOnSignals,
@@ -50,6 +54,7 @@ EXIT_INTACT, EXIT_NOT_INTACT = 0, 1
 DEFAULT_TIMEOUT_S = 3600.0
 RESUME_CHECK_VERSION = 1  # the layout of --format json, its first key
 MAX_NAMED_IDS = 50  # ids named on the terminal per kind; JSON output has them all
+MAX_EXPECTED_IDS_BYTES = 64 * 2**20  # --expect-ids: millions of ids, never a device's stream
 
 
 @dataclass
@@ -142,7 +147,13 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
         second = _run(command, capture_folder, "second", args, None)
         error = (last_stderr_line(os.path.join(captures, "second.stderr"))
                  if second.returncode != 0 else None)
-    contents = read_ledger(args.ledger) if os.path.exists(args.ledger) else LedgerContents()
+    if error is not None:  # the application's words: a URL's password, a secret option's value
+        error = Redactor.for_this_machine(secrets=argument_secrets(command)).text(error)
+    try:
+        contents = read_ledger(args.ledger) if os.path.exists(args.ledger) else LedgerContents()
+    except NotARegularFile:  # put there while the application ran: never waited on
+        raise UsageError(t("resume.unsafe_ledger", reason=t("files.unsafe.not_file")),
+                         typed=False) from None
     verdict = _verdict(first, second, records_at_stop, contents, expected)
     verdict.error = error
     if args.format == "json":
@@ -182,9 +193,14 @@ def _run(command: list[str], captures: Folder, name: str, args: argparse.Namespa
 def _expected_ids(path: str | None, t: Translate) -> list[str] | None:
     if path is None:
         return None
-    try:
-        with open(path, encoding="utf-8") as file:
-            return [entry.strip() for entry in file if entry.strip()]
+    try:  # a regular file, bounded: a FIFO is not waited on, /dev/zero not read forever
+        data = read_bounded(path, limit=MAX_EXPECTED_IDS_BYTES)
+        if isinstance(data, str):
+            raise UsageError(t("resume.bad_expect_ids", reason=t(
+                f"reports.reason.{data}", limit=f"{MAX_EXPECTED_IDS_BYTES // 2**20} MiB")),
+                typed=False)
+        return [entry.strip() for entry in data.decode("utf-8-sig").splitlines()
+                if entry.strip()]
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or type(exc).__name__
         raise UsageError(t("resume.bad_expect_ids", reason=str(reason).lower()),
@@ -209,12 +225,13 @@ def _verdict(first: Ending, second: Ending, records_at_stop: int, contents: Ledg
 def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
     """The verdict, then each problem with the ids it concerns."""
     bullet = "- " if markdown else "  "
+    shown = escape if markdown else one_line  # the application's words, its ids: never raw
     lines = [t("resume.intact" if verdict.intact else "resume.not_intact")]
     if not verdict.stopped:
         lines.append(bullet + t("resume.never_stopped"))
     if verdict.second_exit != 0:
         lines.append(bullet + t("resume.second_failed", exit=verdict.second_exit,
-                                error=verdict.error or "-"))
+                                error=shown(verdict.error or "-")))
     if verdict.expected is None:
         lines.append(bullet + t("resume.no_expected_ids"))
     else:
@@ -223,15 +240,15 @@ def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
                      ("resume.duplicated", [f"{i} (x{n})" for i, n in verdict.duplicated.items()]),
                      ("resume.unexpected", verdict.unexpected)):
         if ids:
-            lines.append(bullet + t(key, count=len(ids), ids=_named(ids)))
+            lines.append(bullet + t(key, count=len(ids), ids=_named(ids, shown)))
     if verdict.half_records:
         lines.append(bullet + t("resume.half_records", count=len(verdict.half_records),
-                                lines=_named([str(n) for n in verdict.half_records])))
+                                lines=_named([str(n) for n in verdict.half_records], shown)))
     return "\n".join(lines) + "\n"
 
 
-def _named(ids: list[str]) -> str:
-    shown = ", ".join(cell(i, 60) for i in ids[:MAX_NAMED_IDS])
+def _named(ids: list[str], show: Callable[[str], str] = one_line) -> str:
+    shown = ", ".join(show(cell(i, 60)) for i in ids[:MAX_NAMED_IDS])
     return shown + (f", … (+{len(ids) - MAX_NAMED_IDS})" if len(ids) > MAX_NAMED_IDS else "")
 
 
@@ -245,14 +262,16 @@ class _RecordCounter:
         self._rest = b""
 
     def count(self) -> int:
-        try:
-            with open(self.path, "rb") as file:
+        try:  # a regular file only, a bounded read each time (what is left comes next time)
+            with os.fdopen(open_regular(self.path), "rb") as file:
                 file.seek(self._offset)
-                data = file.read()
+                data = file.read(MAX_LINE_BYTES)
         except OSError:
             return self._records
         self._offset += len(data)
         lines = (self._rest + data).split(b"\n")
-        self._rest = lines.pop()
-        self._records += sum(1 for raw in lines if b'"id"' in raw)
+        # A line longer than a record may be is none (read_ledger skips it): only its end is
+        # kept, enough to know it is too long.
+        self._rest = lines.pop()[-(MAX_LINE_BYTES + 1):]
+        self._records += sum(1 for raw in lines if b'"id"' in raw and len(raw) <= MAX_LINE_BYTES)
         return self._records
