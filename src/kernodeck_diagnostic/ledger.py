@@ -38,14 +38,16 @@ is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/oper
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from .safe_files import Folder, check_file
+from .untrusted_json import MAX_LINE_BYTES, json_lines, loads, open_regular
 
 FORMAT = "kernodeck-ledger"
 VERSION = 1
@@ -53,6 +55,9 @@ VERSION = 1
 NotRecord = Literal["misplaced_header", "binary", "not_json", "no_id"]
 _NOT_RECORD: dict[str, NotRecord] = {"header": "misplaced_header", "binary": "binary",
                                      "not_json": "not_json", "no_id": "no_id"}
+# Digits of an integer in a record: CPython's own bound for int() of a text (3.11+), kept on
+# every version (a million digits take int() seconds).
+MAX_INT_DIGITS = 4300
 
 
 class OutputLedger:
@@ -76,7 +81,7 @@ class OutputLedger:
                 check_file(found, self.path)  # a link, a FIFO, another user's file: refused
                 fd = folder.open_existing(self._name, os.O_RDONLY)
                 with os.fdopen(fd, "rb") as file:
-                    existing = parse_ledger(file.read())
+                    existing = scan_ledger(file)
             if existing is not None and existing.has_header:
                 if wanted is not None and existing.expected_ids not in (None, wanted):
                     raise ValueError(
@@ -175,18 +180,27 @@ class LedgerContents:
 
 
 def read_ledger(path: str) -> LedgerContents:
-    """Every complete record of a ledger, and where half records are (line numbers)."""
-    with open(path, "rb") as file:
-        return parse_ledger(file.read())
+    """Every complete record of a ledger, and where half records are (line numbers). A FIFO, a
+    device or a folder is refused (``NotARegularFile``, an OSError) without waiting on it, and
+    no line longer than MAX_LINE_BYTES is held: such a line is a half record."""
+    with os.fdopen(open_regular(path), "rb") as file:
+        return scan_ledger(file)
 
 
 def parse_ledger(data: bytes) -> LedgerContents:
     """``read_ledger`` of a ledger's bytes."""
+    return scan_ledger(io.BytesIO(data))
+
+
+def scan_ledger(file: IO[bytes]) -> LedgerContents:
+    """``read_ledger`` of an open ledger, read line by line (``json_lines``)."""
     contents = LedgerContents()
-    contents.size = len(data)
-    lines = data.split(b"\n")
-    last = lines.pop()  # after the final newline: b"" unless the last write was cut
-    for number, raw in enumerate(lines, start=1):
+    for number, (raw, length, ended) in enumerate(json_lines(file, MAX_LINE_BYTES), start=1):
+        contents.size += length + ended
+        if not ended:  # after the final newline: only when the last write was cut
+            contents.torn_tail_bytes = length
+            contents.half_records.append(number)
+            break
         kind, document = _line(raw)
         if kind == "header" and number == 1:
             contents.has_header = True
@@ -201,17 +215,15 @@ def parse_ledger(data: bytes) -> LedgerContents:
             contents.half_records.append(number)
         elif kind is not None:
             contents.not_records[number] = _NOT_RECORD[kind]
-    if last:
-        contents.torn_tail_bytes = len(last)
-        contents.half_records.append(len(lines) + 1)
     return contents
 
 
 def records(data: bytes) -> Iterator[tuple[int, str, Any]]:
     """(line number, id, record) of each complete record of a ledger's bytes, in order."""
-    lines = data.split(b"\n")
-    lines.pop()  # the last line without its newline is a half record
-    for number, raw in enumerate(lines, start=1):
+    for number, (raw, _, ended) in enumerate(json_lines(io.BytesIO(data), MAX_LINE_BYTES),
+                                             start=1):
+        if not ended:  # the last line without its newline is a half record
+            break
         kind, document = _line(raw)
         if kind == "record":
             yield number, str(document["id"]), document.get("record")
@@ -223,16 +235,19 @@ _RECORD_START = re.compile(rb'^\s*\{\s*"(?:id|record)"')
 _NOT_JSON = object()
 
 
-def _line(raw: bytes) -> tuple[str | None, Any]:
+def _line(raw: bytes | None) -> tuple[str | None, Any]:
     """What one complete line holds: ``header``, ``record`` (with its document), ``half`` (a
-    cut record), ``binary``, ``not_json``, ``no_id``; None for a blank line."""
-    if not raw.strip():
-        return None, None
+    cut record, or a line longer than a record may be: ``raw`` None), ``binary``, ``not_json``,
+    ``no_id``; None for a blank line."""
+    if raw is None or not raw.strip():
+        return ("half" if raw is None else None), None
     text: str | None = None
     document: Any = _NOT_JSON
     try:
         text = raw.decode("utf-8")
-        document = json.loads(text) if "\x00" not in text else _NOT_JSON
+        if "\x00" not in text:
+            # The records are the application's own: as deep as JSON goes, numbers as Python's.
+            document = loads(text, max_depth=None, max_int_digits=MAX_INT_DIGITS)
     except ValueError:  # not UTF-8 (UnicodeDecodeError is one), not JSON
         pass
     if document is _NOT_JSON:

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import stat
 from collections.abc import Sequence
 from typing import IO, Any
@@ -50,6 +51,18 @@ def one_line(message: str) -> str:
     return "".join(char if char.isprintable() else
                    char.encode("unicode_escape", "backslashreplace").decode("ascii")
                    for char in message)
+
+
+# What JSON leaves raw (it escapes only U+0000-U+001F) and a terminal obeys or a reader is
+# fooled by: C1 controls (U+009B is CSI), line and paragraph separators, bidi marks and overrides.
+_JSON_UNSAFE = re.compile("[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) whose strings hold none of the
+    characters above raw: each becomes its ``\\uXXXX`` escape, the same JSON. They can only
+    stand inside strings (JSON's own syntax is ASCII), where the escape means the character."""
+    return _JSON_UNSAFE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def language_asked(argv: Sequence[str]) -> str:

@@ -41,7 +41,7 @@ from ..ramp import record
 from ..ramp.outcome import PASSED, classify
 from ..ramp.plan import explore
 from ..report.codes import CODES
-from ..report.redact import Redactor
+from ..report.redact import Redactor, argument_secrets, redact_argv
 from ..report.tables import table
 from ..safe_files import PARTIAL, Folder, UnsafePath, check_file
 from ..supervision.application import run_application
@@ -129,10 +129,10 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
          _guard: InterruptOnSignals) -> int:
     _validate(args, command, t)
     out = args.out or os.path.join("runs", f"ramp-{args.axis}")
-    redactor = Redactor.for_this_machine()
+    redactor = Redactor.for_this_machine(secrets=argument_secrets(command))
     ramp = record.Ramp(axis=args.axis, start=args.start, stop=args.stop, factor=args.factor,
                        bisect=args.bisect, attempt_timeout_s=args.attempt_timeout,
-                       command=[redactor.text(part) for part in command],
+                       command=redact_argv(command, redactor),
                        command_sha256=record.command_sha256(command))
     try:
         folder = Folder.open(out, create=True)

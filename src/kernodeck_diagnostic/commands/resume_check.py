@@ -47,13 +47,16 @@ from typing import Any
 from ..i18n import Translate
 from ..ledger import LedgerContents, natural_order, parse_ledger, records
 from ..report.codes import CODES, EXIT_OUTPUT, Code
-from ..report.redact import Redactor
+from ..report.load import read_bounded, reason_text
+from ..report.markup import escape
+from ..report.redact import Redactor, argument_secrets
 from ..report.writer import OutputError, preflight
 from ..safe_files import Folder, UnsafePath, check_file
 from ..supervision.application import GRACE_S, STOP_SIGNALS, Ending, run_application
 from ..supervision.captures import last_stderr_line
-from ..terminal import cell, line
+from ..terminal import cell, json_text, line, one_line
 from ..trial.contracts import vector_problem
+from ..untrusted_json import MAX_LINE_BYTES, NotARegularFile, open_regular
 from .ramp import split_command
 from .runner import (
     InterruptOnSignals,
@@ -113,6 +116,7 @@ with open(records_path, encoding="utf-8") as entries, \\
                                      "detail": said}) + "\\n")
     result.write(json.dumps({"checked": checked}) + "\\n")
 """
+MAX_EXPECTED_IDS_BYTES = 64 * 2**20  # --expect-ids: millions of ids, never a device's stream
 
 
 @dataclass
@@ -281,12 +285,17 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
                 return EXIT_OUTPUT
             if args.record_check is not None:
                 _probe(args.record_check, folder, args.timeout, t)
-            verdict, data = _two_runs(args, command, expected, folder, t)
+            try:
+                verdict, data = _two_runs(args, command, expected, folder, t)
+            except NotARegularFile:  # put at the ledger's name while the application ran
+                raise UsageError(t("resume.unsafe_ledger", reason=t("files.unsafe.not_file")),
+                                 typed=False) from None
         contents = parse_ledger(data)
         _judge_ledger(verdict, contents, expected)
         _check_records(verdict, data, contents, args, folder)
     if args.format == "json":
-        print_result(json.dumps(verdict.as_json(), indent=2, ensure_ascii=False) + "\n")
+        print_result(json_text(json.dumps(verdict.as_json(), indent=2, ensure_ascii=False))
+                     + "\n")
     else:
         print_result(render_text(verdict, t, markdown=args.format == "markdown"))
     return verdict.code.exit_code
@@ -303,6 +312,9 @@ def _two_runs(args: argparse.Namespace, command: list[str], expected: list[str] 
             return bool(elapsed >= args.stop_after)
         return counter.count() >= int(args.stop_after_records)
 
+    # The runs' last error lines are the application's words: a URL's password, the value of a
+    # secret option it was given.
+    redactor = Redactor.for_this_machine(secrets=argument_secrets(command))
     first = _run(command, folder, "first", args, stop_when=stop_when, stop_signal=stop_signal)
     at_stop = parse_ledger(_read(args.ledger))  # the ledger when the process really ended
     wanted = expected if expected is not None else at_stop.expected_ids
@@ -313,8 +325,8 @@ def _two_runs(args: argparse.Namespace, command: list[str], expected: list[str] 
                       remaining_at_stop=None if wanted is None
                       else len(set(wanted) - set(at_stop.counts)))
     if verdict.first_failed:
-        verdict.first_error = (first.start_error
-                               or last_stderr_line(os.path.join(folder.path, "first.stderr")))
+        verdict.first_error = redactor.text(
+            first.start_error or last_stderr_line(os.path.join(folder.path, "first.stderr")) or "")
     line(sys.stderr, t("resume.first_run", records=verdict.records_at_stop,
                        remaining="?" if verdict.remaining_at_stop is None
                        else verdict.remaining_at_stop) if verdict.stopped
@@ -322,8 +334,9 @@ def _two_runs(args: argparse.Namespace, command: list[str], expected: list[str] 
     second = _run(command, folder, "second", args, stop_when=None, stop_signal=stop_signal)
     verdict.second_exit, verdict.second_timed_out = second.returncode, second.timed_out
     if second.returncode != 0:
-        verdict.error = (second.start_error
-                         or last_stderr_line(os.path.join(folder.path, "second.stderr")))
+        verdict.error = redactor.text(
+            second.start_error or last_stderr_line(os.path.join(folder.path, "second.stderr"))
+            or "")
     data = _read(args.ledger)
     verdict.second_run_records = sum(parse_ledger(data).counts.values()) \
         - sum(at_stop.counts.values())
@@ -457,8 +470,10 @@ def _check_ledger(path: str, t: Translate) -> str | None:
 
 
 def _read(path: str) -> bytes:
+    """The ledger's bytes (none yet: empty); a FIFO or a device put at its name while the
+    application ran is never waited on or read forever."""
     try:
-        with open(path, "rb") as file:
+        with os.fdopen(open_regular(path), "rb") as file:
             return file.read()
     except FileNotFoundError:
         return b""
@@ -491,9 +506,13 @@ def _run(command: list[str], captures: Folder, name: str, args: argparse.Namespa
 def _expected_ids(path: str | None, t: Translate) -> list[str] | None:
     if path is None:
         return None
-    try:
-        with open(path, encoding="utf-8") as file:
-            return [entry.strip() for entry in file if entry.strip()]
+    try:  # a regular file, bounded: a FIFO is not waited on, /dev/zero not read forever
+        data = read_bounded(path, limit=MAX_EXPECTED_IDS_BYTES)
+        if isinstance(data, str):
+            raise UsageError(t("resume.bad_expect_ids", reason=reason_text(
+                data, t, limit=MAX_EXPECTED_IDS_BYTES)), typed=False)
+        return [entry.strip() for entry in data.decode("utf-8-sig").splitlines()
+                if entry.strip()]
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or type(exc).__name__
         raise UsageError(t("resume.bad_expect_ids", reason=str(reason).lower()),
@@ -521,27 +540,28 @@ def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
     code = verdict.code
     head = {INTACT.name: "resume.intact", INCONCLUSIVE.name: "resume.inconclusive_head"}.get(
         code.name, "resume.not_intact")
+    shown = escape if markdown else one_line  # the application's words, its ids: never raw
     lines = [t(head) if code is INTACT else t(head, exit=code.exit_code, code=code.name)]
     if verdict.first_failed:
         lines.append(bullet + t("resume.first_failed", exit=verdict.first_exit,
-                                error=verdict.first_error or "-"))
+                                error=shown(verdict.first_error or "-")))
     if verdict.second_failed:
         lines.append(bullet + t("resume.second_failed", exit=verdict.second_exit,
-                                error=verdict.error or "-"))
+                                error=shown(verdict.error or "-")))
     for reason in verdict.inconclusive:
         lines.append(bullet + t(_INCONCLUSIVE[reason],
                                 records=verdict.records_at_stop,
-                                error=verdict.record_check_error or "-"))
+                                error=shown(verdict.record_check_error or "-")))
     if verdict.expected is not None:
         lines.append(bullet + t("resume.expected", count=verdict.expected))
     for key, ids in (("resume.lost", verdict.lost),
                      ("resume.duplicated", [f"{i} (x{n})" for i, n in verdict.duplicated.items()]),
                      ("resume.unexpected", verdict.unexpected)):
         if ids:
-            lines.append(bullet + t(key, count=len(ids), ids=_named(ids)))
+            lines.append(bullet + t(key, count=len(ids), ids=_named(ids, shown)))
     if verdict.half_records:
         lines.append(bullet + t("resume.half_records", count=len(verdict.half_records),
-                                lines=_named([str(n) for n in verdict.half_records])))
+                                lines=_named([str(n) for n in verdict.half_records], shown)))
     for number, kind in sorted(verdict.not_records.items()):
         if kind == "misplaced_header":
             lines.append(bullet + t("resume.misplaced_header", line=number))
@@ -549,18 +569,19 @@ def render_text(verdict: Verdict, t: Translate, markdown: bool = False) -> str:
               for number, kind in sorted(verdict.not_records.items())
               if kind != "misplaced_header"]
     if others:
-        lines.append(bullet + t("resume.not_records", count=len(others), lines=_named(others)))
+        lines.append(bullet + t("resume.not_records", count=len(others),
+                                lines=_named(others, shown)))
     if verdict.bad_records:
         named = [f"{bad['id']} ({bad['problem']}" + (f": {bad['detail']})" if bad["detail"]
                                                       else ")")
                  for bad in verdict.bad_records]
         lines.append(bullet + t("resume.bad_records", count=len(named),
-                                ids=_named(named, width=MAX_DETAIL_CHARS)))
+                                ids=_named(named, shown, width=MAX_DETAIL_CHARS)))
     return "\n".join(lines) + "\n"
 
 
-def _named(ids: list[str], width: int = 60) -> str:
-    shown = ", ".join(cell(i, width) for i in ids[:MAX_NAMED_IDS])
+def _named(ids: list[str], show: Callable[[str], str] = one_line, width: int = 60) -> str:
+    shown = ", ".join(show(cell(i, width)) for i in ids[:MAX_NAMED_IDS])
     return shown + (f", … (+{len(ids) - MAX_NAMED_IDS})" if len(ids) > MAX_NAMED_IDS else "")
 
 
@@ -574,14 +595,16 @@ class _RecordCounter:
         self._rest = b""
 
     def count(self) -> int:
-        try:
-            with open(self.path, "rb") as file:
+        try:  # a regular file only, a bounded read each time (what is left comes next time)
+            with os.fdopen(open_regular(self.path), "rb") as file:
                 file.seek(self._offset)
-                data = file.read()
+                data = file.read(MAX_LINE_BYTES)
         except OSError:
             return self._records
         self._offset += len(data)
         lines = (self._rest + data).split(b"\n")
-        self._rest = lines.pop()
-        self._records += sum(1 for raw in lines if b'"id"' in raw)
+        # A line longer than a record may be is none (read_ledger skips it): only its end is
+        # kept, enough to know it is too long.
+        self._rest = lines.pop()[-(MAX_LINE_BYTES + 1):]
+        self._records += sum(1 for raw in lines if b'"id"' in raw and len(raw) <= MAX_LINE_BYTES)
         return self._records

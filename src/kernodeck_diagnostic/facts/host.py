@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..supervision.process import run_bounded
+from ..terminal import one_line
 from ..untrusted_json import loads
 
 HOST_TIMEOUT_S = 3.0
+MAX_FIELD_CHARS = 200  # of one value a tool printed (a GPU's name, a driver's version)
 NVIDIA_SMI_FIELDS = "name,driver_version,memory.total"
 # The health fields, after the first three in the same call. A driver that knows a field not
 # prints [N/A] or [Not Supported] for it (the field is then absent); one that does not know a
@@ -275,7 +277,13 @@ def _to_mib(value: Any, unit: str) -> int | None:
 
 
 def _value(field: str) -> str | None:
-    text = field.strip()
+    """A field as the tool printed it, or None for its words for no value. At most
+    MAX_FIELD_CHARS characters: a GPU's name or a driver's version is short, and whatever the
+    tool printed is the machine's (redacted with the report); its controls and bidi overrides
+    are escaped here (``one_line``), so the report holds printable text only."""
+    text = one_line(field.strip())
+    if len(text) > MAX_FIELD_CHARS:
+        text = text[:MAX_FIELD_CHARS - 1] + "\u2026"
     return None if text.lower() in _NOT_AVAILABLE else text
 
 

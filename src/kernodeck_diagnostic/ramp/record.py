@@ -20,6 +20,7 @@ from typing import Any, Literal
 from .. import TOOL_NAME, __version__
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
+from ..report.redact import hidden_options
 from ..safe_files import Folder
 from ..terminal import cell
 from ..untrusted_json import loads
@@ -82,7 +83,9 @@ class Ramp:
 
 
 def command_sha256(argv: Sequence[str]) -> str:
-    return hashlib.sha256(json.dumps(list(argv)).encode("utf-8")).hexdigest()
+    """The command's identity, its secret options' values left out (``hidden_options``): a
+    hash of a known command and a short password would give the password away."""
+    return hashlib.sha256(json.dumps(hidden_options(argv)).encode("utf-8")).hexdigest()
 
 
 def save(ramp: Ramp, folder: Folder) -> None:
@@ -103,7 +106,76 @@ def load(folder: Folder) -> dict[str, Any] | None:
             or document.get("version") != VERSION or not isinstance(document.get("attempts"),
                                                                      list)):
         raise ValueError("not a ramp record of this version")
+    attempts = [attempt_from(item) for item in document["attempts"]]
+    document["attempts"] = [item for item in attempts if item is not None]
     return document
+
+
+# What an attempt of a saved ramp.json may hold (its schema's ``attempt``), for attempt_from.
+_OUTCOMES = ("passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed")
+_PHASES = ("loading", "first_pass", "later_pass")
+_PEAK_SOURCES = ("attempt", "events", "process")
+_OOM_SOURCES = ("attempt", "events", "error_text", "kernel")
+_EVIDENCE = ("cgroup_oom_kill", "kernel_log")
+_TRIAL_FILES = ("attempt.json", "events.jsonl")
+ERROR_LIMIT = 1000  # characters of an attempt's error read back (the ramp writes one line)
+
+
+def attempt_from(item: Any) -> dict[str, Any] | None:
+    """An attempt of a ramp.json read back, as untrusted input: another run (or person) wrote
+    the file. None when it is not an attempt (no integer value, no known outcome, no duration):
+    that value is run again. Every other field takes its type or null; every text is one
+    printable line, bounded (``cell``), so nothing read back reaches a terminal raw."""
+    if not isinstance(item, dict):
+        return None
+    value, outcome, seconds = item.get("value"), item.get("outcome"), item.get("duration_s")
+    if (not _integer(value) or outcome not in _OUTCOMES or isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))):
+        return None
+    duration = float(seconds)
+    if not 0 <= duration < float("inf"):
+        return None
+    oom = item.get("oom")
+    return {"value": value, "outcome": outcome,
+            "exit_code": item["exit_code"] if _integer(item.get("exit_code")) else None,
+            "signal": _text(item.get("signal"), 40), "duration_s": duration,
+            "peak_memory_bytes": _count(item.get("peak_memory_bytes")),
+            "peak_memory_source": _one_of(item.get("peak_memory_source"), _PEAK_SOURCES),
+            "oom": _oom_from(oom) if isinstance(oom, dict) else None,
+            "contracts_failed": [cell(name, 100) for name in item.get("contracts_failed") or []
+                                 if isinstance(name, str)]
+            if isinstance(item.get("contracts_failed"), list) else [],
+            "error": _text(item.get("error"), ERROR_LIMIT),
+            "trial": _one_of(item.get("trial"), _TRIAL_FILES),
+            "folder": _text(item.get("folder"), 200) or f"value-{value}"}
+
+
+def _oom_from(oom: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {"phase": _one_of(oom.get("phase"), _PHASES),
+                             "pass_index": _count(oom.get("pass_index")),
+                             "requested_bytes": _count(oom.get("requested_bytes")),
+                             "source": _one_of(oom.get("source"), _OOM_SOURCES) or "attempt"}
+    if oom.get("oom_killer") is True:
+        found["oom_killer"] = True
+    if isinstance(oom.get("evidence"), list):
+        found["evidence"] = [kind for kind in oom["evidence"] if kind in _EVIDENCE]
+    return found
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> int | None:
+    return value if _integer(value) and value >= 0 else None
+
+
+def _one_of(value: Any, allowed: tuple[str, ...]) -> str | None:
+    return value if isinstance(value, str) and value in allowed else None
+
+
+def _text(value: Any, limit: int) -> str | None:
+    return cell(value, limit) if isinstance(value, str) else None
 
 
 def same_ramp(document: dict[str, Any], ramp: Ramp) -> list[str]:

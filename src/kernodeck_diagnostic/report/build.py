@@ -12,6 +12,7 @@ from ..i18n import ENGLISH, compose
 from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
+from ..terminal import json_text
 from ..worker.protocol import EXPECTED, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
@@ -104,7 +105,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "pytorch": pytorch,
         "execution": execution,
         "libraries": libraries,
-        "host": host,
+        "host": redactor.value(host),  # a GPU tool's words: the machine's too
         "system": redactor.value((front or {}).get("system")),
         "node": redactor.value((front or {}).get("node")),
         **({} if distributed is None else {"distributed": distributed}),
@@ -140,7 +141,7 @@ def error_report(error: dict[str, Any], redactor: Redactor,
 
 
 def to_json(report: dict[str, Any]) -> bytes:
-    return (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json_text(json.dumps(report, indent=2, ensure_ascii=False)) + "\n").encode("utf-8")
 
 
 def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:

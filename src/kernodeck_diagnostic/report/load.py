@@ -57,8 +57,14 @@ class Loaded:
 
     def why(self, t: Translate) -> str:
         """Why the file is not a readable report (asked only of one that is not)."""
-        return t(_REASON_KEYS[self.reason], version=self.detail,
-                 limit=f"{MAX_REPORT_BYTES // 2**20} MiB")
+        return reason_text(self.reason, t, version=self.detail)
+
+
+def reason_text(reason: Reason | None, t: Translate, *, version: str | None = None,
+                limit: int = MAX_REPORT_BYTES) -> str:
+    """Why a file could not be read as asked, in the reader's language (``limit``: the most
+    bytes it could have had)."""
+    return t(_REASON_KEYS[reason], version=version, limit=f"{limit // 2**20} MiB")
 
 
 def load(path: str, name: str | None = None,
@@ -94,8 +100,10 @@ def judge(document: Any, name: str) -> Loaded:
     return Loaded(name, report=document)
 
 
-def read_bounded(path: str, mode: int | None = None) -> bytes | Reason:
-    """The bytes of a regular file of at most ``MAX_REPORT_BYTES``, or the reason id why not.
+def read_bounded(path: str, mode: int | None = None,
+                 limit: int = MAX_REPORT_BYTES) -> bytes | Reason:
+    """The bytes of a regular file of at most ``limit`` bytes (``MAX_REPORT_BYTES``: a report),
+    or the reason id why not.
 
     A FIFO, a socket or a device is refused before it is opened (by ``mode``, the path's
     ``st_mode`` when the caller has made an ``os.stat`` of it, else by one made here; and again
@@ -108,7 +116,7 @@ def read_bounded(path: str, mode: int | None = None) -> bytes | Reason:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return "not_a_file"
-        if info.st_size > MAX_REPORT_BYTES:
+        if info.st_size > limit:
             return "too_large"
         # Reads of the file's size and a byte (plain os.read: a buffered file object would first
         # set aside the whole limit, 8 MiB, for every small report), until its end: an empty
@@ -116,9 +124,9 @@ def read_bounded(path: str, mode: int | None = None) -> bytes | Reason:
         # short read before that, which a network file system may give, is read on from). A file
         # that grew since is still cut at one byte over the limit.
         chunks: list[bytes] = []
-        got, limit = 0, MAX_REPORT_BYTES + 1
-        while got < limit:
-            wanted = min(limit - got, max(info.st_size + 1, 64 * 1024))
+        got, most = 0, limit + 1
+        while got < most:
+            wanted = min(most - got, max(info.st_size + 1, 64 * 1024))
             chunk = os.read(fd, wanted)
             if not chunk:
                 break
@@ -129,7 +137,7 @@ def read_bounded(path: str, mode: int | None = None) -> bytes | Reason:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    return "too_large" if len(data) > MAX_REPORT_BYTES else data
+    return "too_large" if len(data) > limit else data
 
 
 def reason_of(error: OSError) -> Reason:

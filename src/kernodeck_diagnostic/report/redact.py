@@ -11,8 +11,18 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
    (``_WORKER_WORDS``: ``CPython``, ``PyPy``..., ``linux``, ``windows``, ``macos``).
 1. The values of variables named like secrets (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...) become
    ``<redacted>`` wherever they appear, even inside a longer word.
-2. Credentials in URLs become ``<redacted>@``; token-shaped strings (``hf_``, ``ghp_``, ``sk-``...)
-   ``<token>``.
+2. Credentials in URLs become ``<redacted>@`` (a password holding a ``/`` too:
+   ``postgres://u:pa/ss@host``); token-shaped strings ``<token>``: Hugging Face's, GitHub's,
+   OpenAI's, Stripe's (``sk_live_``), Google's (``AIza``), npm's, PyPI's, AWS's access key ids
+   (``AKIA``, ``ASIA``...), Slack's, GitLab's, and JSON Web Tokens (``eyJ...``). Other secret
+   shapes become ``<redacted>``: a PEM private-key block (to its end, or to the end of the text
+   when it was cut), what follows ``Bearer``, an Azure ``AccountKey=``, and the value given to
+   a keyword named like a secret (``password=...``, ``api_key=...``, ``HF_TOKEN=...``,
+   ``'secret': '...'``). The shapes are the public secret-scanning rule sets' (gitleaks,
+   detect-secrets); each rule starts only where a match can begin, so a hostile megabyte of
+   text costs one pass, never a scan from every position (tests/reliability/test_secrets.py).
+   Arguments of a command and parameters are read by name as well (``hidden_options``,
+   ``hide_secret_keys``): ``--password X``, ``--api-key=X``, ``-p X``, ``{"token": X}``.
 3. The home and working folders, found as they are written (spaces and all), become ``<home>``
    and ``<cwd>``, however short (``/root`` too); only the file system's root is left alone. At the
    start of a longer path, the folder becomes its label and the rest is reduced as rule 4 does:
@@ -94,13 +104,50 @@ _COMMON_NAMES = frozenset({"root", "user", "localhost", "localhost.localdomain"}
 _USER_VARIABLES = ("USER", "LOGNAME", "USERNAME", "LNAME", "SUDO_USER", "DOAS_USER")
 _HOST_VARIABLES = ("HOSTNAME", "COMPUTERNAME")
 
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+(?::[^\s/@]*)?@")
+# Rule 2. A scheme starts where a run of its characters starts (``lead``, the non-letters a
+# scheme cannot begin with, is kept): tried from every letter of a long run, the rule would scan
+# the run again each time. The password may hold a ``/`` (``postgres://u:pa/ss@host``), but not
+# as a port does (``http://host:8080/a@b``); user and password are bounded.
+_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<lead>[0-9+.-]*)"
+                              r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]{0,256}"
+                              r"(?::(?!\d+(?:[/?#]|$))[^\s@]{0,256})?@")
 _TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
-    r"|sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{12,}|xox[abposr]-[A-Za-z0-9-]{8,}|glpat-[A-Za-z0-9_-]{8,})")
+    r"|sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{12,}|xox[abposr]-[A-Za-z0-9-]{8,}|glpat-[A-Za-z0-9_-]{8,}"
+    r"|[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}"
+    r"|pypi-AgE[A-Za-z0-9_-]{40,}"
+    r"|(?:A3T[A-Z0-9]|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b"
+    # A JSON Web Token: two base64url JSON objects and a signature, dot-separated.
+    r"|(?<!-)eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)")
+# Secret shapes whose value becomes <redacted>, the words that name it kept.
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----END)[\s\S])*"
+    r"(?:-----END[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----)?")
+# What follows Bearer: a credential when it holds a digit or is long (not "Bearer authentication").
+_BEARER = re.compile(r"\b(?P<word>[Bb]earer|BEARER)(?P<space>\s+)"
+                     r"(?=[A-Za-z._~+/=-]{0,64}\d|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{8,}")
+_AZURE_KEY = re.compile(r"\b(?P<word>AccountKey|SharedAccessKey|SharedAccessSignature)="
+                        r"[^;\s'\"]+")
+# A keyword named like a secret, then its value: ``password=hunter2``, ``HF_TOKEN=...``,
+# ``'api_key': '...'`` (a colon only before a quoted value: "secret: not found" is prose).
+_SECRET_KEYWORD = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<lead>[_.-]*)"
+    r"(?P<word>(?i:(?:[a-z0-9]+[_.-])*(?:password|passwd|passphrase|secret|api_?key|access_?key"
+    r"|private_?key|token|auth_?token|credentials?)))(?![A-Za-z0-9])"
+    r"(?P<sep>[\"']?\s*(?:=|:(?=\s*[\"']))\s*)"
+    r"(?P<value>\"[^\"]{0,256}\"|'[^']{0,256}'|[^\s;,'\"&<>]{1,256})")
+# Each with the strings one of which a text must hold for the rule to be tried at all: a
+# substring test is far cheaper than a search that fails at every position.
+_VALUE_SHAPES = ((_PRIVATE_KEY, "<redacted>", ("PRIVATE KEY",)),
+                 (_BEARER, r"\g<word>\g<space><redacted>", ("earer", "EARER")),
+                 (_AZURE_KEY, r"\g<word>=<redacted>", ("Key=", "Signature=")),
+                 (_SECRET_KEYWORD, r"\g<lead>\g<word>\g<sep><redacted>", ("=", ":")))
 # Rule 6: the host is an IPv4 address or a name with a letter in it, of two characters or more;
 # ``recall@10``, ``torch@2.5.1`` or ``precision@k`` (a metric, a pinned version) name no one.
-_USER_AT_HOST = re.compile(r"\b[A-Za-z0-9._-]+@(?:\d{1,3}(?:\.\d{1,3}){3}\b"
+# The user starts where a run of its characters does (``lead``: the ``.``, ``-`` a word does not
+# start with, kept), for the same reason as the scheme above.
+_USER_AT_HOST = re.compile(r"(?<![A-Za-z0-9._-])(?P<lead>[._-]*)\b[A-Za-z0-9._-]+@"
+                           r"(?:\d{1,3}(?:\.\d{1,3}){3}\b"
                            r"|(?=[A-Za-z0-9.-]*[A-Za-z])"
                            r"(?:[A-Za-z0-9-]{2,}|[A-Za-z0-9-](?=\.[A-Za-z0-9-]))"
                            r"(?:\.[A-Za-z0-9-]+)*\b)")
@@ -202,11 +249,13 @@ class Redactor:
             r"(?!\w|[\\/][^\s\\/'\"])")
 
     @classmethod
-    def for_this_machine(cls, environ: Mapping[str, str] | None = None) -> Redactor:
+    def for_this_machine(cls, environ: Mapping[str, str] | None = None,
+                         secrets: Iterable[str] = ()) -> Redactor:
         """The rules with what this machine knows: its environment, host and user names, the
-        home and working folders."""
+        home and working folders; ``secrets``: more values hidden wherever they appear (those
+        of a command's secret options, ``argument_secrets``)."""
         env = os.environ if environ is None else environ
-        secrets = [value for key, value in env.items() if _SECRET_NAME.search(key)]
+        secrets = [*secrets, *(value for key, value in env.items() if _SECRET_NAME.search(key))]
         homes = {home for home in (_safe(_home), env.get("HOME", ""), env.get("USERPROFILE", ""))
                  if home}
         names: dict[str, str] = {}
@@ -229,7 +278,11 @@ class Redactor:
             return text  # a fact in the tool's own words, whatever a variable or name also says
         for secret in self._secrets:
             text = text.replace(secret, "<redacted>")
-        text = _URL_CREDENTIALS.sub(r"\g<scheme><redacted>@", text)
+        if "://" in text:
+            text = _URL_CREDENTIALS.sub(r"\g<lead>\g<scheme><redacted>@", text)
+        for shape, replacement, needles in _VALUE_SHAPES:
+            if any(needle in text for needle in needles):
+                text = shape.sub(replacement, text)
         text = _TOKEN_SHAPES.sub("<token>", text)
         if self._path_values is not None:
             text = self._path_values.sub("<redacted>", text)
@@ -242,7 +295,8 @@ class Redactor:
         text = _POSIX_PATH.sub(lambda m: self._path(m.group(0)), text)
         if self._values is not None:
             text = self._values.sub("<redacted>", text)
-        text = _USER_AT_HOST.sub("<user>@<host>", text)
+        if "@" in text:
+            text = _USER_AT_HOST.sub(r"\g<lead><user>@<host>", text)
         for name, label in self._names:
             text = name.sub(label, text)
         return text
@@ -264,8 +318,12 @@ class Redactor:
             return False
         if any(secret in joined for secret in self._secrets):
             return False
-        patterns = [_URL_CREDENTIALS, _TOKEN_SHAPES, self._path_values, self._known, _QUOTED_PATH,
-                    _FILE_URL, _WINDOWS_PATH, _POSIX_PATH, self._values, _USER_AT_HOST,
+        patterns = [_URL_CREDENTIALS if "://" in joined else None,
+                    *(shape for shape, _, needles in _VALUE_SHAPES
+                      if any(needle in joined for needle in needles)),
+                    _TOKEN_SHAPES, self._path_values, self._known, _QUOTED_PATH,
+                    _FILE_URL, _WINDOWS_PATH, _POSIX_PATH, self._values,
+                    _USER_AT_HOST if "@" in joined else None,
                     *(name for name, _ in self._names)]
         return not any(pattern.search(joined) for pattern in patterns if pattern is not None)
 
@@ -297,6 +355,117 @@ class Redactor:
         separator = "\\" if "\\" in path and "/" not in path else "/"
         parts = without_user_names([part for part in re.split(r"[\\/]", path) if part])
         return "<path>" + separator + parts[-1] if parts else "<path>"
+
+
+# Names of options, parameters and keywords that hold secrets, as words (``--hf-token``,
+# ``db.password``, ``apiKey``): one of these words, or one of these pairs of words in a row.
+# ``--max-tokens`` or ``tokenizer`` name no secret.
+_SECRET_WORDS = frozenset({"password", "passwd", "passphrase", "pass", "pwd", "secret", "token",
+                           "apikey", "credential", "credentials", "cookie", "auth",
+                           "authorization", "privatekey", "accesskey", "secretkey"})
+_SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"),
+                           ("secret", "key"), ("account", "key"), ("client", "secret")})
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+# ``NAME=value`` as a command's argument: a variable given to ``env``, an override (Hydra's
+# ``db.password=...``).
+_ASSIGNED_NAME = re.compile(r"[+~]{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
+# Short options that hold a password by convention (mysql, psql's clients...).
+_SECRET_SHORT_OPTIONS = frozenset({"-p"})
+REDACTED = "<redacted>"
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an option, a parameter or a variable named ``name`` holds a secret: one of its
+    words (split at ``-``, ``_``, ``.`` and camelCase) is one of ``_SECRET_WORDS``, or two in a
+    row one of ``_SECRET_PAIRS``."""
+    words = [word.lower() for word in _WORD_SPLIT.split(name) if word]
+    return (any(word in _SECRET_WORDS for word in words)
+            or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])))
+
+
+def _secret_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The arguments with the values of secret options hidden, and those values."""
+    shown: list[str] = []
+    hidden: list[str] = []
+    value_next = False
+    for argument in map(str, argv):
+        if value_next:
+            value_next = False
+            if not argument.startswith("-"):  # the option's value, not the next option
+                shown.append(REDACTED)
+                hidden.append(argument)
+                continue
+        name, equals, value = argument.partition("=")
+        if argument.startswith("-") and (name in _SECRET_SHORT_OPTIONS or (
+                len(name.lstrip("-")) > 1 and is_secret_name(name.lstrip("-")))):
+            if equals:
+                shown.append(name + "=" + REDACTED)
+                hidden.append(value)
+            else:
+                shown.append(argument)
+                value_next = True
+            continue
+        if equals and _ASSIGNED_NAME.fullmatch(name) and is_secret_name(name):
+            shown.append(name + "=" + REDACTED)
+            hidden.append(value)
+            continue
+        shown.append(argument)
+    return shown, hidden
+
+
+def hidden_options(argv: Sequence[str]) -> list[str]:
+    """A command's arguments with the value of every secret option hidden: ``--password X``,
+    ``--api-key=X``, ``-p X``, ``HF_TOKEN=X`` (``is_secret_name``). The rest is as given."""
+    return _secret_arguments(argv)[0]
+
+
+def argument_secrets(argv: Sequence[str]) -> list[str]:
+    """The values of a command's secret options: give them to ``Redactor.for_this_machine`` and
+    they are hidden wherever else they appear (a program that prints its arguments)."""
+    return _secret_arguments(argv)[1]
+
+
+def redact_argv(argv: Sequence[str], redactor: Redactor) -> list[str]:
+    """A command as a record may keep it: secret options' values hidden, then every argument
+    through ``redactor`` (paths, names, secret shapes)."""
+    return [redactor.text(argument) for argument in hidden_options(argv)]
+
+
+def hide_secret_keys(value: Any) -> Any:
+    """A JSON-like value (``Trial``'s params) with the value of every key named like a secret
+    (``password``, ``api_key``, ``token``, a nested ``secret``) replaced by ``<redacted>``."""
+    if isinstance(value, Mapping):
+        return {key: REDACTED if is_secret_name(str(key)) else hide_secret_keys(item)
+                for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [hide_secret_keys(item) for item in value]
+    return value
+
+
+def secret_key_values(value: Any) -> list[str]:
+    """The strings held under keys named like secrets in a JSON-like value (for
+    ``Redactor.for_this_machine``'s ``secrets``)."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if is_secret_name(str(key)):
+                found += [item] if isinstance(item, str) else _strings(item)
+            else:
+                found += secret_key_values(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found += secret_key_values(item)
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in _strings(item)]
+    return []
 
 
 def without_user_names(parts: list[str]) -> list[str]:

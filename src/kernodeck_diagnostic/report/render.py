@@ -52,14 +52,17 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     width = max(len(label) for label, _ in rows)
     lines = [_headline(report, t, colour, exit_as), "  " + t(f"code.{report['code']}.summary"),
              ""]
-    lines += [f"{label.ljust(width)}  {value}" for label, value in rows if value]
+    # Values hold text from the machine (an error's message, a warning, a GPU's name): each is
+    # one printable line (``one_line``), so no escape sequence, control or bidi override in it
+    # reaches the terminal, as in compare and summarize.
+    lines += [f"{label.ljust(width)}  {one_line(value)}" for label, value in rows if value]
     found = _findings(report, t)
     if found:
         lines += ["", t("ui.label.findings")]
         for finding in found:
             severity = t(_SEVERITIES[finding["severity"]])
-            lines.append(f"  {severity:<7}  {finding['id']}: {finding['summary']}")
-            lines.append(f"  {'':<7}  {t('ui.label.do')}: {finding['next_action']}")
+            lines.append(one_line(f"  {severity:<7}  {finding['id']}: {finding['summary']}"))
+            lines.append(one_line(f"  {'':<7}  {t('ui.label.do')}: {finding['next_action']}"))
     lines += ["", f"{t('ui.label.next')}: {_next_action(report, t)}"]
     return "\n".join(lines) + "\n"
 

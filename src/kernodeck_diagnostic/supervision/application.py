@@ -10,6 +10,17 @@ be: SIGINT to the group (CTRL_BREAK on Windows), SIGTERM after ``grace_s``, then
 whole tree after another ``grace_s``. A stop may start later in that sequence (``stop_signal``):
 SIGTERM (what a scheduler sends), or SIGKILL at once (a preemption, the OOM killer); on Windows
 both are the tree killed at once.
+
+The whole tree, even what left the group: a process the application started in a session of its
+own (``setsid``, a daemon) is not in its group, and once its parent is gone it would be
+re-parented to init and outlive every limit. On Linux this process is made the *subreaper* of
+its descendants (``prctl(PR_SET_CHILD_SUBREAPER)``): an orphan of the application becomes a child
+of the tool, not of init. When the application's run ends (by itself, its limit, a stop, an
+interrupt), every child of the tool that was not one before the run started is killed and
+reaped, and so are their children in turn, re-parented the same way, until none is left
+(``reap_orphans``; read from ``/proc``). The tool runs one application at a time, and nothing
+else of its own starts a child meanwhile. Elsewhere (macOS, Windows), or where prctl is refused,
+the group (the job's tree on Windows) is what is killed, as before.
 """
 
 from __future__ import annotations
@@ -69,6 +80,8 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
     Raises ``Interrupted`` (after stopping the application gently) when the front is interrupted.
     """
     watch = OomWatch()
+    adopting = become_subreaper()
+    before = children() if adopting else set()
     start = time.monotonic()
     with _capture(captures, stdout_name) as out, _capture(captures, stderr_name) as err:
         try:
@@ -86,12 +99,92 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
             raise
         finally:
             kill_tree(process)  # what it left running in its group goes too
+            if adopting:  # and what left its group (setsid), re-parented to this process
+                reap_orphans(before | {process.pid})
     if ending.returncode is None:
         ending.returncode = process.returncode
     ending.duration_s = time.monotonic() - start
     if ending.returncode == -_SIGKILL and not ending.timed_out and not ending.stopped:
         ending.oom_evidence = watch.evidence(process.pid)
     return ending
+
+
+# prctl's option (linux/prctl.h): orphans of descendants are re-parented to this process.
+_PR_SET_CHILD_SUBREAPER = 36
+_SUBREAPER: list[bool] = []  # set once per process: whether this process is a subreaper
+ORPHANS_KILL_S = 2.0  # a process stuck in the kernel (D state) is given up on after this
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux 3.4+); whether it is one.
+    Anywhere else, or when refused, False: nothing changes."""
+    if not _SUBREAPER:
+        _SUBREAPER.append(_set_subreaper())
+    return _SUBREAPER[0]
+
+
+def _set_subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError, TypeError):  # no libc, no prctl: the group is the limit
+        return False
+
+
+def children() -> set[int]:
+    """This process's children (Linux's ``/proc``: each thread's ``children`` file, else every
+    process's parent); empty where there is no ``/proc``."""
+    own = os.getpid()
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{own}/task")
+    except OSError:
+        return found
+    listed = False
+    for task in tasks:
+        try:
+            with open(f"/proc/{own}/task/{task}/children", encoding="ascii") as file:
+                found.update(int(pid) for pid in file.read().split())
+            listed = True
+        except (OSError, ValueError):
+            continue
+    if listed:
+        return found
+    for name in os.listdir("/proc"):  # a kernel without CONFIG_PROC_CHILDREN
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as file:
+                    fields = file.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 1 and fields[1] == str(own).encode():
+                found.add(int(name))
+    return found
+
+
+def reap_orphans(known: set[int], within_s: float = ORPHANS_KILL_S) -> None:
+    """Kill and reap every child of this process not in ``known`` (those it had before the run,
+    and the application itself): what the application left running outside its group, which
+    its end re-parented here. Their own children come here in turn when they die, and go the
+    same way. Only children are signalled: their ids cannot be reused before they are reaped."""
+    if sys.platform == "win32":  # no /proc: never one found
+        return
+    deadline = time.monotonic() + within_s
+    while True:
+        orphans = children() - known
+        if not orphans or time.monotonic() > deadline:
+            return
+        for pid in orphans:
+            with contextlib.suppress(OSError):
+                os.kill(pid, _SIGKILL)
+        for pid in orphans:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.01)
 
 
 def _capture(folder: Folder, name: str) -> IO[bytes]:

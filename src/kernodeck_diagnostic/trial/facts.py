@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from ..report.redact import Redactor
+from ..report.redact import Redactor, redact_argv
 from .memory import Devices
 
 
@@ -40,4 +40,4 @@ def environment(torch: Any, redactor: Redactor) -> tuple[dict[str, Any], dict[st
 def command_line(redactor: Redactor) -> list[str]:
     """How the program was started, redacted: the interpreter's file name, then its arguments."""
     interpreter = os.path.basename(sys.executable or "") or "python"
-    return [interpreter, *(redactor.text(str(argument)) for argument in sys.argv)]
+    return [interpreter, *redact_argv(sys.argv, redactor)]

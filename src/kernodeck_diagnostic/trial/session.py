@@ -33,7 +33,12 @@ from types import TracebackType
 from typing import Any, Literal
 
 from .. import TOOL_NAME, __version__
-from ..report.redact import Redactor
+from ..report.redact import (
+    Redactor,
+    argument_secrets,
+    hide_secret_keys,
+    secret_key_values,
+)
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
 from . import contracts, folder, oom
@@ -114,7 +119,8 @@ class Trial:
     def __enter__(self) -> Trial:
         if self._log is not None:
             raise RuntimeError("a Trial is one attempt: it is entered once")
-        self._redactor = Redactor.for_this_machine()
+        self._redactor = Redactor.for_this_machine(
+            secrets=[*argument_secrets(sys.argv), *secret_key_values(self.params)])
         self.attempt_id, self._dir = folder.create(self.root)
         self.folder = self._dir.path
         self._log = EventLog(self._dir)
@@ -126,7 +132,7 @@ class Trial:
         torch = sys.modules.get("torch")
         self._log.write("attempt_started", format=folder.FORMAT, version=folder.VERSION,
                         attempt_id=self.attempt_id, command=self._command,
-                        params=self._jsonable(self.params),
+                        params=self._jsonable(hide_secret_keys(self.params)),
                         python_version=sys.version.split()[0],
                         torch_version=_torch_version(torch))
         self._catch_sigterm()
@@ -454,7 +460,7 @@ class Trial:
             "contracts_passed": all(passed) if passed else None,
             "peak_memory_bytes": self._peak(),
             "command": self._command,
-            "params": self._jsonable(self.params),
+            "params": self._jsonable(hide_secret_keys(self.params)),
             "runtime": runtime,
             "pytorch": pytorch,
             "stages": self._stages,
