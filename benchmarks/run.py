@@ -144,6 +144,7 @@ TRIAL_PROBE = """
 import json, os, statistics, sys, tempfile, time
 import torch
 from kernodeck_diagnostic import Trial
+from kernodeck_diagnostic.safe_files import Folder
 from kernodeck_diagnostic.trial.log import EventLog
 
 calls, rounds = int(sys.argv[1]), int(sys.argv[2])
@@ -163,7 +164,7 @@ with tempfile.TemporaryDirectory() as where:
                     pass
             stage_us.append((time.perf_counter() - start - loop) / calls * 1e6)
             stage_cpu_us.append((time.thread_time() - cpu) / calls * 1e6)
-    log = EventLog(tempfile.mkdtemp(dir=where))
+    log = EventLog(Folder.made(tempfile.mkdtemp(dir=where)))
     for _ in range(rounds):
         start = time.perf_counter()
         for index in range(calls):

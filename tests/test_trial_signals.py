@@ -82,8 +82,9 @@ def test_an_interrupt_in_a_stage_ends_the_attempt_as_interrupted(
     assert attempt["stages"][-1]["status"] == "interrupted"
     assert attempt["stages"][-1]["pass_index"] == 1
     events = events_of(folder)
-    assert [e["event"] for e in events][-2:] == ["stage_interrupted", "attempt_ended"]
-    assert events[-1]["status"] == "interrupted"
+    # The stage interrupted, then the program's work over (said before the teardown), then the end.
+    assert [e["event"] for e in events][-3:] == ["stage_interrupted", "work_done", "attempt_ended"]
+    assert events[-2]["status"] == events[-1]["status"] == "interrupted"
 
 
 def test_sigkill_leaves_every_completed_stage_in_the_event_log(cpu_torch_python: Path,
@@ -97,10 +98,14 @@ def test_sigkill_leaves_every_completed_stage_in_the_event_log(cpu_torch_python:
     events = events_of(folder)  # every line whole
     assert [(e["event"], e.get("stage"), e.get("pass_index")) for e in events] == [
         ("attempt_started", None, None),
+        ("stage_started", "load_weights", None),
         ("stage_completed", "load_weights", None),
+        ("stage_started", "prepare_input", None),
         ("stage_completed", "prepare_input", None),
         ("pass_started", None, 0),
+        ("stage_started", "compute", 0),
         ("stage_completed", "compute", 0),
         ("pass_completed", None, 0),
         ("pass_started", None, 1),
+        ("stage_started", "compute", 1),  # the stage the SIGKILL came in
     ]
