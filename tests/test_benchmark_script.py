@@ -53,3 +53,10 @@ def test_the_front_head_to_head_prints_both_checkouts() -> None:
         ("installed", "real torch"), ("installed", "fake instant torch")]
     assert all(cell.strip().endswith((" s", " ms")) for row in rows for cell in row[2:])
     assert "| ratio of the medians |" in completed.stdout
+
+
+def test_the_benchmarks_summarize_status_is_the_code_tables() -> None:
+    from kernodeck_diagnostic.report.codes import CODES
+
+    source = (ROOT / "benchmarks" / "run.py").read_text(encoding="utf-8")
+    assert f"SUMMARY_SOME_FAILED = {CODES['SUMMARY_SOME_FAILED'].exit_code}\n" in source

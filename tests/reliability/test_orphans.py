@@ -59,7 +59,7 @@ def test_a_setsid_grandchild_does_not_outlive_the_attempt_timeout(tmp_path: Path
                      "--attempt-timeout", "3", "--out", str(tmp_path / "ramp"), "--",
                      sys.executable, str(app), str(pids), "{batch}"],
                     env=clean_env({"PYTHONPATH": str(SRC), "LC_ALL": "C.UTF-8"}), timeout=120)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 24, done.stderr  # RAMP_NOTHING_PASSED: the attempt timed out
     orphans = _orphans(pids)
     assert len(orphans) == 1
     assert _survivors(orphans) == []
@@ -73,7 +73,7 @@ def test_a_setsid_grandchild_does_not_outlive_a_resume_check_run(tmp_path: Path)
                      "2", "--timeout", "3", "--grace", "1", "--", sys.executable, str(app),
                      str(pids)],
                     env=clean_env({"PYTHONPATH": str(SRC), "LC_ALL": "C.UTF-8"}), timeout=120)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 30, done.stderr  # RESUME_RUN_FAILED
     orphans = _orphans(pids)
     assert len(orphans) == 2  # one per run
     assert _survivors(orphans) == []

@@ -170,7 +170,7 @@ def test_a_ramp_keeps_no_secret_argument(tmp_path: Path) -> None:
                      "--", sys.executable, "-c", ECHO_AND_FAIL, "--batch", "{batch}",
                      *_argv(planted)],
                     env=clean_env({"PYTHONPATH": str(SRC), "LC_ALL": "C.UTF-8"}))
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 24, done.stderr  # RAMP_NOTHING_PASSED
     record = json.loads((out / "ramp.json").read_text(encoding="utf-8"))
     assert "<redacted>" in record["command"]
     assert "failed with" in (record["attempts"][0]["error"] or "")
@@ -196,7 +196,7 @@ def test_resume_check_prints_no_secret_of_the_failing_run(tmp_path: Path) -> Non
                          "--stop-after", "30", "--format", form, "--",
                          sys.executable, str(app), *_argv(planted)],
                         env=clean_env({"PYTHONPATH": str(SRC), "LC_ALL": "C.UTF-8"}))
-        assert done.returncode == 1, done.stderr
+        assert done.returncode == 30, done.stderr  # RESUME_RUN_FAILED
         assert "failed with" in done.stdout
         shown = done.stdout + done.stderr
         assert [value for value in planted.values() if value in shown] == [], form
