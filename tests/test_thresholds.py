@@ -513,7 +513,8 @@ def test_ramp_values_grow_to_stop_then_bisect_to_one() -> None:
 
 
 def _ramp_args(**changes: Any) -> argparse.Namespace:
-    values = {"axis": "batch", "start": 1, "stop": 8, "factor": 2.0, "attempt_timeout": 600.0}
+    values = {"axis": "batch", "start": 1, "stop": 8, "factor": 2.0, "attempt_timeout": 600.0,
+              "value_from_env": True}
     return argparse.Namespace(**{**values, **changes})
 
 
