@@ -180,9 +180,13 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
         from ..facts.launcher import LaunchError, detect
 
         try:
-            detect(os.environ)  # said here in the command line's words; validate reads it again
+            # Said here in the command line's words; validate reads it again.
+            ignored = detect(os.environ).ignored
         except LaunchError as exc:
             raise UsageError(t(exc.key, **exc.values), typed=False) from None
+        if ignored:
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.distributed.ignored",
+                                                   names=", ".join(ignored)))
     if args.all_devices and args.device == "cpu":
         raise UsageError("--all-devices: " + t("arg.all_devices.cpu"), typed=False)
     if args.all_devices and (args.distributed or args.device_index != 0):

@@ -851,6 +851,9 @@ MESSAGES = {
     "cli.distributed.rank_range":
         "--distributed: rank {rank} is not below the world size "
         "{world_size}",
+    "cli.distributed.ignored":
+        "warning: --distributed under Slurm: {names} set without the rest of torchrun's variables "
+        "(a batch script's export?): ignored, Slurm's own variables place this rank",
     "cli.distributed.rank_verdict":
         "rank {rank} of {world_size}: {code} (exit {exit}); the job's report is rank 0's",
     "cli.output.dash":

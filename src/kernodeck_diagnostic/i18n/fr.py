@@ -903,6 +903,9 @@ MESSAGES = {
     "cli.distributed.rank_range":
         "--distributed : le rang {rank} n'est pas inférieur à la taille "
         "{world_size}",
+    "cli.distributed.ignored":
+        "avertissement : --distributed sous Slurm : {names} définie(s) sans les autres variables "
+        "de torchrun (un export du script du job ?) : ignorée(s), celles de Slurm placent ce rang",
     "cli.distributed.rank_verdict":
         "rang {rank} sur {world_size} : {code} (sortie {exit}) ; le rapport du job est "
         "celui du rang 0",

@@ -888,6 +888,9 @@ MESSAGES = {
     "cli.distributed.rank_range":
         "--distributed: o rank {rank} não é menor que o tamanho "
         "{world_size}",
+    "cli.distributed.ignored":
+        "aviso: --distributed sob Slurm: {names} definida(s) sem as demais variáveis do torchrun "
+        "(um export do script do job?): ignorada(s), as variáveis do próprio Slurm situam este rank",
     "cli.distributed.rank_verdict":
         "rank {rank} de {world_size}: {code} (saída {exit}); o relatório do job é o do rank 0",
     "cli.output.dash":
