@@ -68,7 +68,8 @@ def test_world_size_exported_into_a_slurm_job_is_ignored_with_a_warning() -> Non
         [sys.executable, "-m", "kernodeck_diagnostic", "--distributed", "--device", "cpu"],
         env=rank_env({"WORLD_SIZE": "2"}), capture_output=True, text=True, timeout=60,
         check=False)
-    assert completed.returncode == 2 and "RANK, LOCAL_RANK" in completed.stderr
+    assert completed.returncode == 2
+    assert "RANK, LOCAL_RANK" in completed.stderr
 
 
 def _srun(python: Path, tasks: int, folder: Path, env: dict[str, str],
@@ -94,3 +95,114 @@ def test_world_size_exported_into_a_real_slurm_job_still_passes(cpu_torch_python
     verdict = json.loads((tmp_path / "report-0.json").read_text(encoding="utf-8"))
     assert_valid_report(verdict)
     assert (verdict["code"], verdict["distributed"]["world_size"]) == ("CPU_CHECK_PASSED", 2)
+
+
+SHORT_S = 15  # each case ends well before: kept small on a shared machine
+
+
+def _rank(python: Path, folder: Path, *, rank: int, world: int, port: int,
+          address: str = "127.0.0.1", timeout: int = SHORT_S) -> subprocess.Popen[str]:
+    env = rank_env({"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
+                    "GROUP_RANK": "0", "MASTER_ADDR": address, "MASTER_PORT": str(port)})
+    return subprocess.Popen(
+        [str(python), "-m", "kernodeck_diagnostic", "--distributed", "--device", "cpu",
+         "--timeout", str(timeout), "--output", str(folder / "report-{rank}.json")],
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL)
+
+
+def _ended(started: dict[int, subprocess.Popen[str]], folder: Path
+           ) -> tuple[dict[int, dict], dict[int, float]]:
+    start, ended, found = time.monotonic(), {}, {}
+    for rank, process in started.items():
+        process.communicate(timeout=90)
+        ended[rank] = time.monotonic() - start
+        report = json.loads((folder / f"report-{rank}.json").read_text(encoding="utf-8"))
+        assert_valid_report(report)
+        found[rank] = report
+    return found, ended
+
+
+@pytest.mark.slow
+def test_an_address_that_does_not_resolve_or_refuses_is_said_as_such(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    # Rank 1 alone: rank 0 (the store) is elsewhere, at a name that does not resolve, then at a
+    # loopback address where nothing listens.
+    for address, key, store in (("no-such-host.invalid", "store_unresolvable", "unresolvable"),
+                                ("127.0.0.2", "store_refused", "refused")):
+        folder = tmp_path / store
+        folder.mkdir()
+        found, _ = _ended({1: _rank(cpu_torch_python, folder, rank=1, world=2,
+                                    port=free_port(), address=address)}, folder)
+        verdict = found[1]
+        assert verdict["code"] == "COLLECTIVE_FAILED"
+        assert verdict["distributed"]["collective"]["store"] == store
+        assert verdict["error"]["message_key"] == f"error.collective.{key}"
+        assert verdict["next_action"].startswith("Check MASTER_ADDR and MASTER_PORT")
+        assert address not in json.dumps(verdict)
+
+
+@pytest.mark.slow
+def test_ranks_that_disagree_on_the_world_size_are_named_at_once(cpu_torch_python: Path,
+                                                                 tmp_path: Path) -> None:
+    port = free_port()
+    found, ended = _ended({0: _rank(cpu_torch_python, tmp_path, rank=0, world=2, port=port),
+                           1: _rank(cpu_torch_python, tmp_path, rank=1, world=3, port=port)},
+                          tmp_path)
+    for rank in (0, 1):
+        block = found[rank]["distributed"]
+        assert found[rank]["code"] == "COLLECTIVE_FAILED"
+        assert block["collective"]["world_sizes"] == [2, 3]
+        assert block["missing_ranks"] is None  # rank 2 exists for rank 1 only: not "missing"
+        assert found[rank]["error"]["message_key"] == "error.collective.world_sizes"
+    assert all(elapsed < SHORT_S for elapsed in ended.values()), ended
+
+
+@pytest.mark.slow
+def test_a_store_port_another_program_holds_gives_every_rank_one_code(cpu_torch_python: Path,
+                                                                       tmp_path: Path) -> None:
+    with socket.socket() as held:
+        held.bind(("", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        found, ended = _ended({rank: _rank(cpu_torch_python, tmp_path, rank=rank, world=2,
+                                           port=port) for rank in (0, 1)}, tmp_path)
+    assert [found[rank]["code"] for rank in (0, 1)] == ["COLLECTIVE_FAILED"] * 2
+    assert [found[rank]["stage"] for rank in (0, 1)] == ["collective"] * 2
+    assert found[0]["distributed"]["collective"]["store"] == "in_use"
+    assert found[1]["distributed"]["collective"]["store"] == "silent"
+    assert "MASTER_PORT_IN_USE" in {finding["id"] for finding in found[0]["findings"]}
+    assert all(elapsed <= SHORT_S + 5 for elapsed in ended.values()), ended
+
+
+@pytest.mark.slow
+def test_a_rank_that_never_reached_the_collective_says_so_and_where_it_stopped(
+        notorch_python: Path, tmp_path: Path) -> None:
+    found, _ = _ended({1: _rank(notorch_python, tmp_path, rank=1, world=2, port=free_port())},
+                      tmp_path)
+    collective = found[1]["distributed"]["collective"]
+    assert found[1]["code"] == "TORCH_MISSING"
+    assert (collective["status"], collective["not_reached_at"]) == ("not_reached", "import")
+
+
+@pytest.mark.slow
+def test_a_missing_task_under_slurm_names_kill_on_bad_exit(cpu_torch_python: Path,
+                                                           tmp_path: Path) -> None:
+    from test_slurm import slurm_up
+
+    reason = slurm_up()
+    if reason is not None:
+        pytest.skip(reason)
+    # Task 1 ends at once without a check (a rank that crashed before it started).
+    script = (f'[ "$SLURM_PROCID" = 1 ] && exit 3; exec "{cpu_torch_python}" -m '
+              f'kernodeck_diagnostic --distributed --device cpu --timeout {SHORT_S} '
+              f'--output "{tmp_path}/report-{{rank}}.json"')
+    completed = subprocess.run(["srun", "-O", "-n", "2", "--time", "2", "bash", "-c", script],
+                               env=rank_env(), cwd=tmp_path, capture_output=True, text=True,
+                               timeout=150, check=False)
+    verdict = json.loads((tmp_path / "report-0.json").read_text(encoding="utf-8"))
+    assert_valid_report(verdict)
+    assert verdict["distributed"]["missing_ranks"] == [1], completed.stderr
+    assert verdict["error"]["message_key"] == "error.collective.missing_ranks_slurm"
+    assert "--kill-on-bad-exit=1" in verdict["next_action"]
+    assert "--kill-on-bad-exit" in completed.stdout

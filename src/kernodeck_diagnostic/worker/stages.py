@@ -619,7 +619,7 @@ def release_sigterm() -> None:
     """SIGTERM unblocked: the front forks this process with it blocked (supervision/process.py).
     One that arrived before this process had its own process group was meant for the front's
     group (a launcher stopping the job): discarded, since ignoring a pending signal drops it."""
-    if not hasattr(signal, "pthread_sigmask"):  # Windows
+    if sys.platform == "win32":  # no signal mask there
         return
     term = signal.SIGTERM
     if term in signal.sigpending():
