@@ -5,6 +5,8 @@ refuses, ranks that disagree on the world size, a store port another program hol
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -101,14 +103,26 @@ SHORT_S = 15  # each case ends well before: kept small on a shared machine
 
 
 def _rank(python: Path, folder: Path, *, rank: int, world: int, port: int,
-          address: str = "127.0.0.1", timeout: int = SHORT_S) -> subprocess.Popen[str]:
+          address: str = "127.0.0.1", timeout: int = SHORT_S,
+          prefix: list[str] | None = None) -> subprocess.Popen[str]:
     env = rank_env({"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
                     "GROUP_RANK": "0", "MASTER_ADDR": address, "MASTER_PORT": str(port)})
     return subprocess.Popen(
-        [str(python), "-m", "kernodeck_diagnostic", "--distributed", "--device", "cpu",
-         "--timeout", str(timeout), "--output", str(folder / "report-{rank}.json")],
+        [*(prefix or []), str(python), "-m", "kernodeck_diagnostic", "--distributed", "--device",
+         "cpu", "--timeout", str(timeout), "--output", str(folder / "report-{rank}.json")],
         env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL)
+
+
+def _can_unshare() -> bool:
+    """Whether a process may be started in a network namespace of its own (root, Linux)."""
+    if shutil.which("unshare") is None or getattr(os, "geteuid", lambda: 1)() != 0:
+        return False
+    try:
+        return subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=10,
+                              check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def _ended(started: dict[int, subprocess.Popen[str]], folder: Path
@@ -126,14 +140,20 @@ def _ended(started: dict[int, subprocess.Popen[str]], folder: Path
 @pytest.mark.slow
 def test_an_address_that_does_not_resolve_or_refuses_is_said_as_such(
         cpu_torch_python: Path, tmp_path: Path) -> None:
-    # Rank 1 alone: rank 0 (the store) is elsewhere, at a name that does not resolve, then at a
-    # loopback address where nothing listens.
+    # Rank 1 alone: rank 0 (the store) is elsewhere, at a name that does not resolve, at a
+    # loopback address where nothing listens, at an address that never answers.
     for address, key, store in (("no-such-host.invalid", "store_unresolvable", "unresolvable"),
-                                ("127.0.0.2", "store_refused", "refused")):
+                                ("127.0.0.2", "store_refused", "refused"),
+                                # From a network namespace of its own: no route anywhere.
+                                ("192.0.2.77", "store_unreachable", "unreachable")):
+        if store == "unreachable" and not _can_unshare():
+            continue
         folder = tmp_path / store
         folder.mkdir()
         found, _ = _ended({1: _rank(cpu_torch_python, folder, rank=1, world=2,
-                                    port=free_port(), address=address)}, folder)
+                                    port=free_port(), address=address,
+                                    prefix=["unshare", "-n"] if store == "unreachable"
+                                    else [])}, folder)
         verdict = found[1]
         assert verdict["code"] == "COLLECTIVE_FAILED"
         assert verdict["distributed"]["collective"]["store"] == store

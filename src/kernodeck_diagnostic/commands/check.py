@@ -225,6 +225,10 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     finally:
         live.clear()
     report = result.to_dict()
+    if launch is not None and isinstance(report.get("distributed"), dict):
+        # The launcher's SIGTERM (held: see _as_rank) is the job being stopped, not this rank's
+        # failure: said in the block, beside what this rank knew of the others.
+        report["distributed"]["launcher_stopped"] = guard.sigterm_held
     from ..report.build import to_json
     from ..report.render import markdown, text, use_colour
 
