@@ -195,7 +195,10 @@ def join_store(torch: Any, plan: dict[str, Any], until: float, serve: bool = Tru
 
 
 def record_world_size(store: Any, world: int) -> None:
-    """Add this rank's world size to the store's set of them (``sizes``: "2,3")."""
+    """Add this rank's world size to the store's set of them (``sizes``: "2,3"); nothing where
+    the store has no ``compare_set`` (an old torch): the disagreement then goes unnamed."""
+    if not hasattr(store, "compare_set"):
+        return
     current = ""
     for _ in range(100):
         sizes = {int(text) for text in current.split(",") if text.isdigit()} | {world}
