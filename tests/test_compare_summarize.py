@@ -327,6 +327,17 @@ def test_summarize_json(pyz: Path, fleet: Path) -> None:
         {"file": "v2.json", "reason": "schema_version", "detail": "2"}]
 
 
+def test_summarize_sorts_numbers_in_names_by_value(pyz: Path, made: Path,
+                                                  tmp_path: Path) -> None:
+    for name in ("r-10/report.json", "r-2/report.json", "r-1/report-10.json",
+                 "r-1/report-9.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(made / "pass.json", tmp_path / name)
+    data = json.loads(_tool(pyz, "summarize", tmp_path, "--format", "json").stdout)
+    assert [report["file"] for report in data["reports"]] == [
+        "r-1/report-9.json", "r-1/report-10.json", "r-2/report.json", "r-10/report.json"]
+
+
 def test_summarize_markdown(pyz: Path, fleet: Path) -> None:
     result = _tool(pyz, "summarize", fleet, "--format", "markdown")
     assert result.returncode == 22

@@ -230,6 +230,7 @@ def test_sigterm_from_the_launcher_does_not_cut_rank_0_short(cpu_torch_python: P
     verdict = reports(tmp_path)[0]
     assert (rank0.returncode, verdict["code"]) == (13, "COLLECTIVE_FAILED")
     assert verdict["distributed"]["missing_ranks"] == [1]
+    assert verdict["distributed"]["launcher_stopped"] is True  # the job stopped, said so
     assert stdout.startswith("FAILED COLLECTIVE_FAILED (exit 13)")
 
 

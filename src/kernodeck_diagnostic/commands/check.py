@@ -180,9 +180,13 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
         from ..facts.launcher import LaunchError, detect
 
         try:
-            detect(os.environ)  # said here in the command line's words; validate reads it again
+            # Said here in the command line's words; validate reads it again.
+            ignored = detect(os.environ).ignored
         except LaunchError as exc:
             raise UsageError(t(exc.key, **exc.values), typed=False) from None
+        if ignored:
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.distributed.ignored",
+                                                   names=", ".join(ignored)))
     if args.all_devices and args.device == "cpu":
         raise UsageError("--all-devices: " + t("arg.all_devices.cpu"), typed=False)
     if args.all_devices and (args.distributed or args.device_index != 0):
@@ -221,6 +225,10 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     finally:
         live.clear()
     report = result.to_dict()
+    if launch is not None and isinstance(report.get("distributed"), dict):
+        # The launcher's SIGTERM (held: see _as_rank) is the job being stopped, not this rank's
+        # failure: said in the block, beside what this rank knew of the others.
+        report["distributed"]["launcher_stopped"] = guard.sigterm_held
     from ..report.build import to_json
     from ..report.render import markdown, text, use_colour
 

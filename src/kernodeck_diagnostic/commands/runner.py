@@ -272,9 +272,12 @@ class InterruptOnSignals:
         self._held = True
 
     _held = False
+    # A held SIGTERM arrived: the launcher is stopping the job (another rank ended first).
+    sigterm_held = False
 
     def _raise(self, signum: int, frame: object) -> None:
         if self._held and signum == int(signal.SIGTERM):
+            self.sigterm_held = True
             return
         if self._armed:
             self._armed = False

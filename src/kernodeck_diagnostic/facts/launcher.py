@@ -15,14 +15,16 @@ line; none of them (an address, a port, a host name) ever reaches a report.
   node list needs no ``scontrol``: the compressed form is expanded here, for its first host only.
 
 torchrun's variables win when both are set: ``srun torchrun ...`` starts torchrun once per node,
-and the ranks are torchrun's.
+and the ranks are torchrun's. But a Slurm job whose own variables are all set, with only some of
+torchrun's (a batch script that exports ``WORLD_SIZE``), is Slurm's: the stray variables are
+ignored, and named in a warning (``Launch.ignored``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Launcher = Literal["torchrun", "slurm"]
@@ -56,6 +58,8 @@ class Launch:
     node: int
     master_addr: str
     master_port: int
+    # Names of torchrun's variables set in a Slurm job without the rest of them: not used.
+    ignored: tuple[str, ...] = ()
 
     def worker_arguments(self) -> list[str]:
         """The worker's command-line arguments for the collective stage."""
@@ -80,6 +84,10 @@ class Launch:
 def detect(environ: Mapping[str, str]) -> Launch:
     """This rank under torchrun or Slurm; ``LaunchError`` naming what is missing otherwise."""
     if any(name in environ for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK")):
+        stray = tuple(name for name in TORCHRUN_VARIABLES if environ.get(name))
+        if len(stray) < len(TORCHRUN_VARIABLES) and all(
+                environ.get(name) for name in SLURM_VARIABLES):
+            return replace(_slurm(environ), ignored=stray)
         return _torchrun(environ)
     if any(name in environ for name in SLURM_VARIABLES):
         return _slurm(environ)

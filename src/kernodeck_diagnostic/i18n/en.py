@@ -654,6 +654,33 @@ MESSAGES = {
     "error.timeout": "no result within {seconds} s; the worker was stopped during {at}",
     "error.collective.missing_ranks":
         "rank(s) {ranks} never reported within the time limit (collective: {status})",
+    "error.collective.store_unresolvable":
+        "MASTER_ADDR does not resolve to an address: the job's store was never reached",
+    "error.collective.store_refused":
+        "nothing listens at the store's address and port (connection refused): rank 0 never "
+        "served the store there, or MASTER_ADDR / MASTER_PORT differ between the ranks",
+    "error.collective.store_unreachable":
+        "the store's address does not answer (no route, or no reply in time): an address from "
+        "another network, or a firewall",
+    "error.collective.store_silent":
+        "a program that is not the job's store holds the store's port: the store never answered",
+    "error.collective.store_in_use":
+        "rank 0 could not serve the store: its port is in use by another program",
+    "error.collective.world_sizes":
+        "the ranks disagree on the world size ({sizes}): set WORLD_SIZE (or srun -n) alike for "
+        "every rank",
+    "error.collective.missing_ranks_slurm":
+        "rank(s) {ranks} never reported within the time limit (collective: {status}); srun waits "
+        "for a stopped task by default: run srun --kill-on-bad-exit=1",
+    "next.collective.store":
+        "Check MASTER_ADDR and MASTER_PORT on every rank: the address must resolve and reach rank "
+        "0's node from every node, and the port be free there when the job starts.",
+    "next.collective.world_sizes":
+        "Give every rank the same world size (torchrun's --nnodes and --nproc-per-node, or srun "
+        "-n); do not export WORLD_SIZE for some ranks of a job only.",
+    "next.collective.missing_slurm":
+        "Run srun with --kill-on-bad-exit=1 (by default it waits for a stopped task), then read "
+        "the missing ranks' own reports and the job's log for why they stopped.",
     "error.collective.failed_ranks": "rank(s) {ranks} failed (collective: {status})",
     "error.collective.wrong_sum": "the all-reduce gave {observed}, expected {expected}",
     "error.collective.status":
@@ -851,6 +878,9 @@ MESSAGES = {
     "cli.distributed.rank_range":
         "--distributed: rank {rank} is not below the world size "
         "{world_size}",
+    "cli.distributed.ignored":
+        "warning: --distributed under Slurm: {names} set without the rest of torchrun's variables "
+        "(a batch script's export?): ignored, Slurm's own variables place this rank",
     "cli.distributed.rank_verdict":
         "rank {rank} of {world_size}: {code} (exit {exit}); the job's report is rank 0's",
     "cli.output.dash":

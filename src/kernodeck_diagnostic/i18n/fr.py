@@ -695,6 +695,33 @@ MESSAGES = {
     "error.timeout": "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}",
     "error.collective.missing_ranks":
         "rang(s) {ranks} sans réponse dans le temps imparti (collective : {status})",
+    "error.collective.store_unresolvable":
+        "MASTER_ADDR ne se résout en aucune adresse : le store du job n'a jamais été atteint",
+    "error.collective.store_refused":
+        "rien n'écoute à l'adresse et au port du store (connexion refusée) : le rang 0 n'y a "
+        "jamais servi le store, ou MASTER_ADDR / MASTER_PORT diffèrent entre les rangs",
+    "error.collective.store_unreachable":
+        "l'adresse du store ne répond pas (pas de route, ou pas de réponse à temps) : une adresse "
+        "d'un autre réseau, ou un pare-feu",
+    "error.collective.store_silent":
+        "un programme qui n'est pas le store du job occupe son port : le store n'a jamais répondu",
+    "error.collective.store_in_use":
+        "le rang 0 n'a pas pu servir le store : son port est utilisé par un autre programme",
+    "error.collective.world_sizes":
+        "les rangs ne s'accordent pas sur la taille du monde ({sizes}) : donnez la même valeur à "
+        "WORLD_SIZE (ou srun -n) pour chaque rang",
+    "error.collective.missing_ranks_slurm":
+        "rang(s) {ranks} sans réponse dans le délai (collective : {status}) ; srun attend une "
+        "tâche arrêtée par défaut : lancez srun --kill-on-bad-exit=1",
+    "next.collective.store":
+        "Vérifiez MASTER_ADDR et MASTER_PORT sur chaque rang : l'adresse doit se résoudre et "
+        "joindre le nœud du rang 0 depuis chaque nœud, et le port y être libre au démarrage.",
+    "next.collective.world_sizes":
+        "Donnez la même taille de monde à chaque rang (--nnodes et --nproc-per-node de torchrun, "
+        "ou srun -n) ; n'exportez pas WORLD_SIZE pour une partie des rangs seulement.",
+    "next.collective.missing_slurm":
+        "Lancez srun avec --kill-on-bad-exit=1 (par défaut il attend une tâche arrêtée), puis "
+        "lisez les rapports des rangs manquants et le journal du job pour savoir pourquoi.",
     "error.collective.failed_ranks": "rang(s) {ranks} en échec (collective : {status})",
     "error.collective.wrong_sum": "l'all-reduce a donné {observed}, attendu {expected}",
     "error.collective.status":
@@ -903,6 +930,9 @@ MESSAGES = {
     "cli.distributed.rank_range":
         "--distributed : le rang {rank} n'est pas inférieur à la taille "
         "{world_size}",
+    "cli.distributed.ignored":
+        "avertissement : --distributed sous Slurm : {names} définie(s) sans les autres variables "
+        "de torchrun (un export du script du job ?) : ignorée(s), celles de Slurm placent ce rang",
     "cli.distributed.rank_verdict":
         "rang {rank} sur {world_size} : {code} (sortie {exit}) ; le rapport du job est "
         "celui du rang 0",

@@ -686,6 +686,33 @@ MESSAGES = {
     "error.timeout": "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}",
     "error.collective.missing_ranks":
         "rank(s) {ranks} não responderam dentro do limite de tempo (coletiva: {status})",
+    "error.collective.store_unresolvable":
+        "MASTER_ADDR não resolve para um endereço: o store do job nunca foi alcançado",
+    "error.collective.store_refused":
+        "nada escuta no endereço e na porta do store (conexão recusada): o rank 0 nunca serviu o "
+        "store ali, ou MASTER_ADDR / MASTER_PORT diferem entre os ranks",
+    "error.collective.store_unreachable":
+        "o endereço do store não responde (sem rota, ou sem resposta a tempo): um endereço de "
+        "outra rede, ou um firewall",
+    "error.collective.store_silent":
+        "um programa que não é o store do job ocupa a porta do store: o store nunca respondeu",
+    "error.collective.store_in_use":
+        "o rank 0 não pôde servir o store: a porta está em uso por outro programa",
+    "error.collective.world_sizes":
+        "os ranks discordam do tamanho do mundo ({sizes}): defina WORLD_SIZE (ou srun -n) igual "
+        "para todos os ranks",
+    "error.collective.missing_ranks_slurm":
+        "rank(s) {ranks} nunca responderam dentro do limite de tempo (coletiva: {status}); o srun "
+        "espera por uma tarefa parada por padrão: use srun --kill-on-bad-exit=1",
+    "next.collective.store":
+        "Verifique MASTER_ADDR e MASTER_PORT em todos os ranks: o endereço precisa resolver e "
+        "alcançar o nó do rank 0 a partir de cada nó, e a porta estar livre lá no início do job.",
+    "next.collective.world_sizes":
+        "Dê o mesmo tamanho de mundo a todos os ranks (--nnodes e --nproc-per-node do torchrun, "
+        "ou srun -n); não exporte WORLD_SIZE só para alguns ranks de um job.",
+    "next.collective.missing_slurm":
+        "Rode o srun com --kill-on-bad-exit=1 (por padrão ele espera por uma tarefa parada), "
+        "depois leia os relatórios dos ranks ausentes e o log do job para saber por que pararam.",
     "error.collective.failed_ranks": "rank(s) {ranks} falharam (coletiva: {status})",
     "error.collective.wrong_sum": "o all-reduce deu {observed}, esperado {expected}",
     "error.collective.status":
@@ -888,6 +915,9 @@ MESSAGES = {
     "cli.distributed.rank_range":
         "--distributed: o rank {rank} não é menor que o tamanho "
         "{world_size}",
+    "cli.distributed.ignored":
+        "aviso: --distributed sob Slurm: {names} definida(s) sem as demais variáveis do "
+        "torchrun (um export do script do job?): ignorada(s), as do próprio Slurm situam este rank",
     "cli.distributed.rank_verdict":
         "rank {rank} de {world_size}: {code} (saída {exit}); o relatório do job é o do rank 0",
     "cli.output.dash":

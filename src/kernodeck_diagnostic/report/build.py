@@ -97,7 +97,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "exit_code": code.exit_code,
         "stage": stage,
         "summary": code.summary,
-        "next_action": code.next_action,
+        "next_action": code.next_action,  # a job's error may have its own: below
         "request": request.as_dict(),
         "runtime": {**runtime_block(facts.get("runtime", {})),
                     **_pick(redactor.value(front or {}),
@@ -114,6 +114,10 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
     }
+    if distributed is not None:
+        from .distributed import next_action_key
+
+        report["next_action"] = ENGLISH(next_action_key(report))
     report["findings"] = derive(report)
     return report
 

@@ -56,8 +56,9 @@ def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
     launch = job.launch
     outcome = state.collective or {}
     expected = world_sum(launch.world_size)
-    status = outcome.get("status") or ("timeout" if state.stage == "collective" else "skipped")
+    status = outcome.get("status") or ("timeout" if state.stage == "collective" else "not_reached")
     gathered = bool(outcome.get("gathered"))
+    sizes = outcome.get("world_sizes") or None
     ranks: dict[int, dict[str, Any]] = {}
     for entry in state.ranks:
         number = entry["rank"]
@@ -66,12 +67,18 @@ def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
             ranks[number] = {"rank": number, "local_rank": entry.get("local_rank"),
                              "node": entry.get("node"), "code": code.name,
                              "stage": _rank_stage(code, entry), "device": entry.get("device")}
-    missing = sorted(set(range(launch.world_size)) - set(ranks)) if gathered else None
+    # Ranks that disagree on the world size: which ranks exist is not known, none is missing.
+    missing = (sorted(set(range(launch.world_size)) - set(ranks)) if gathered and not sizes
+               else None)
+    # Why the stage was not reached: where this rank's own check ended.
+    reached = ({"not_reached_at": state.stage or "interpreter"} if status == "not_reached"
+               else {})
     return {"launcher": launch.launcher, "rank": launch.rank, "world_size": launch.world_size,
             "backend": outcome.get("backend"),
             "collective": {"status": status, "expected": expected,
                            "observed": outcome.get("observed"),
-                           "duration_ms": outcome.get("duration_ms")},
+                           "duration_ms": outcome.get("duration_ms"),
+                           "store": outcome.get("store"), "world_sizes": sizes, **reached},
             "ranks": [ranks[number] for number in sorted(ranks)], "missing_ranks": missing,
             "shared_devices": shared_devices(state.ranks),
             **{name: (job.network or {}).get(name) for name in NETWORK_FACTS}}
@@ -132,14 +139,48 @@ def world_sum(world_size: int) -> int:
     return world_size * (world_size + 1) // 2
 
 
+# The job's error when this rank never joined the store, by what it found there.
+STORE_KEYS = {"unresolvable": "error.collective.store_unresolvable",
+              "refused": "error.collective.store_refused",
+              "unreachable": "error.collective.store_unreachable",
+              "silent": "error.collective.store_silent",
+              "in_use": "error.collective.store_in_use"}
+
+
+# The next line of a job's error whose advice is not the code's (which points at the ranks named).
+NEXT_KEYS = {"error.collective.store_unresolvable": "next.collective.store",
+             "error.collective.store_refused": "next.collective.store",
+             "error.collective.store_unreachable": "next.collective.store",
+             "error.collective.store_silent": "next.collective.store",
+             "error.collective.store_in_use": "next.collective.store",
+             "error.collective.world_sizes": "next.collective.world_sizes",
+             "error.collective.missing_ranks_slurm": "next.collective.missing_slurm"}
+
+
+def next_action_key(report: dict[str, Any]) -> str:
+    """The catalog key of a report's next line: its code's, unless its job's error has its own."""
+    key = (report.get("error") or {}).get("message_key")
+    if report.get("code") == "COLLECTIVE_FAILED" and key in NEXT_KEYS:
+        return NEXT_KEYS[key]
+    return f"code.{report['code']}.next_action"
+
+
 def job_error(block: dict[str, Any], error_type: str | None) -> dict[str, Any] | None:
     """Why the job is not healthy, in the tool's own words; None when it is."""
     collective = block["collective"]
     failed = [entry for entry in block["ranks"] if not CODES[entry["code"]].passed
               and entry["code"] != "COLLECTIVE_FAILED"]
     values: dict[str, str] = {"status": collective["status"]}
-    if block["missing_ranks"]:
-        key = "error.collective.missing_ranks"
+    store = collective.get("store")
+    if store not in (None, "joined"):
+        key = STORE_KEYS[store]
+    elif collective.get("world_sizes"):
+        key = "error.collective.world_sizes"
+        values["sizes"] = ", ".join(map(str, collective["world_sizes"]))
+    elif block["missing_ranks"]:
+        # Under Slurm, srun waits for a stopped task unless --kill-on-bad-exit: said too.
+        key = ("error.collective.missing_ranks_slurm" if block["launcher"] == "slurm"
+               else "error.collective.missing_ranks")
         values["ranks"] = _named([str(number) for number in block["missing_ranks"]])
     elif failed:
         key = "error.collective.failed_ranks"

@@ -115,7 +115,9 @@ def _rows(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
 
 
 def _next_action(report: dict[str, Any], t: Translate) -> str:
-    return t(f"code.{report['code']}.next_action")
+    from .distributed import next_action_key
+
+    return t(next_action_key(report))
 
 
 def _findings(report: dict[str, Any], t: Translate) -> list[dict[str, Any]]:

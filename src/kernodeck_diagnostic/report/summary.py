@@ -1,7 +1,8 @@
 """Many reports at a glance (``summarize``, the command: ``commands/summarize.py``): which files
 the arguments name, what each is shown as, and what is kept of each report read.
 
-A path given is a report file or a folder, searched recursively for ``*.json`` (in sorted order).
+A path given is a report file or a folder, searched recursively for ``*.json`` (in natural order:
+``r-2`` before ``r-10``).
 A file is shown by its path relative to the folder the arguments have in common
 (``node-1/report.json``, ``node-2/report.json``): never by the machine's folders above it, never
 absolute. When that folder is the file system's root, a drive's, or holds the home or working
@@ -207,7 +208,8 @@ class Summary:
 
 def _folder(top: str, also: Also | None = None
             ) -> tuple[list[str], list[tuple[str, Reason | None]]]:
-    """Every *.json under a folder, sorted by its path there; and the subfolders that cannot be
+    """Every *.json under a folder, in the natural order of its path there (``report-2.json``
+    before ``report-10.json``); and the subfolders that cannot be
     listed, with the reason, to be shown as unreadable rather than skipped in silence."""
     found: list[str] = []
     failed: list[tuple[str, Reason | None]] = []
@@ -222,7 +224,7 @@ def _folder(top: str, also: Also | None = None
     # Every path os.walk gives starts with the folder and a separator: the rest is its path
     # there (what os.path.relpath gives, without its cost for each of thousands of files).
     start = len(os.path.join(top, ""))
-    return sorted(found, key=lambda file: _slashed(file[start:])), failed
+    return sorted(found, key=lambda file: natural(_slashed(file[start:]))), failed
 
 
 def _common_root(paths: Sequence[str]) -> str | None:
@@ -320,6 +322,16 @@ def _inside(path: str, folder: str) -> bool:
 
 def _same(path: str, other: str) -> bool:
     return os.path.normcase(os.path.normpath(path)) == os.path.normcase(os.path.normpath(other))
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural(text: str) -> tuple[tuple[Any, ...], str]:
+    """The key that sorts numbers inside names by value: ``r-2`` before ``r-10``; names equal
+    but for zero padding (``r-02``, ``r-2``) stay in their text's order."""
+    parts = _DIGITS.split(text)  # text, digits, text, ...: each place of one kind
+    return tuple(int(part) if index % 2 else part for index, part in enumerate(parts)), text
 
 
 def _slashed(relative: str) -> str:

@@ -27,6 +27,7 @@ from ..worker.protocol import (
     MAX_TEXT_CHARS,
     STAGES,
     STEPS,
+    STORE_STATES,
     decode_number,
 )
 
@@ -159,7 +160,10 @@ FIELDS: Mapping[str, Mapping[str, Check]] = {
     "collective": {"backend": _one_of(BACKENDS), "status": _one_of(COLLECTIVE_STATUSES),
                    "expected": _count, "observed": _or_null(_count),
                    "duration_ms": _or_null(_duration), "error_type": _string_or_null,
-                   "gathered": lambda value: isinstance(value, bool)},
+                   "gathered": lambda value: isinstance(value, bool),
+                   "store": _or_null(_one_of(STORE_STATES)),
+                   "world_sizes": _or_null(lambda value: isinstance(value, list) and all(
+                       isinstance(size, int) and size > 0 for size in value))},
 }
 
 

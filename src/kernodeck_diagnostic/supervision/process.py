@@ -29,8 +29,14 @@ _START_WAIT_S = 2.0
 
 def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
           env: dict[str, str] | None = None,
-          stdin: IO[Any] | int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+          stdin: IO[Any] | int = subprocess.DEVNULL,
+          hold_sigterm: bool = False) -> subprocess.Popen[bytes]:
     """Start ``argv`` as the leader of a new process group, so its whole tree can be killed.
+
+    ``hold_sigterm``: SIGTERM blocked while the child is forked, which inherits it blocked (the
+    worker discards one already pending and unblocks it first thing: worker/stages.py). Between
+    the fork and its ``setsid`` the child is still in this process's group: a launcher stopping
+    the job then (torchrun signals each rank's group) would kill the worker, not this process.
 
     ``stdin=subprocess.PIPE`` gives the child a lifeline: the write end stays here only (it is
     not inheritable, and ``close_fds`` keeps it from every other child), so the child reads
@@ -48,8 +54,13 @@ def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
                 list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=env,
                 creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
         else:
-            process = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout,
-                                       stderr=stderr, env=env, start_new_session=True)
+            held = {signal.SIGTERM} if hold_sigterm else set()
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+            try:
+                process = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout,
+                                           stderr=stderr, env=env, start_new_session=True)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     finally:
         with _LIVE_LOCK:
             if process is not None:

@@ -216,7 +216,8 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     try:
         # The environment is inherited unchanged: the worker must see what the user's
         # application sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
-        process = spawn(argv, stdout=captures[0], stderr=captures[1], stdin=subprocess.PIPE)
+        process = spawn(argv, stdout=captures[0], stderr=captures[1], stdin=subprocess.PIPE,
+                        hold_sigterm=True)
     except OSError as exc:
         return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
     outcome: Outcome = "timeout"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -63,13 +64,21 @@ def stage(worker: Any) -> None:
     own = own_summary(worker)
     outcome: dict[str, Any] = {"backend": backend(worker), "status": "timeout",
                                "expected": expected_sum(plan["world_size"]), "observed": None,
-                               "duration_ms": None, "error_type": None, "gathered": False}
-    try:
-        store = join_store(worker.torch, plan, until(JOIN_SHARE))
-    except Exception as exc:
-        outcome.update(status=_status_of(exc), error_type=type(exc).__name__)
+                               "duration_ms": None, "error_type": None, "gathered": False,
+                               "store": None, "world_sizes": None}
+    if not resolves(plan["master_addr"], plan["master_port"], until(JOIN_SHARE)):
+        outcome.update(status="failed", store="unresolvable")
         worker.events.emit("collective", **outcome)
         return
+    try:
+        store = bounded(lambda: join_store(worker.torch, plan, until(JOIN_SHARE)),
+                        until(JOIN_SHARE))
+    except Exception as exc:
+        outcome.update(status=_status_of(exc), error_type=type(exc).__name__,
+                       store=_unjoined(plan, exc))
+        worker.events.emit("collective", **outcome)
+        return
+    outcome["store"] = "joined"
     try:
         _run(worker, store, own, outcome, until)
     except Exception as exc:  # the store failed under us (rank 0's store gone): said, bounded
@@ -87,9 +96,17 @@ def _run(worker: Any, store: Any, own: dict[str, Any], outcome: dict[str, Any],
     ready = own["kind"] is None and own["product"] is not None
     if not ready:
         store.add("failed", 1)  # before its check key: whoever sees every key sees this too
+    record_world_size(store, world)  # before its check key too
     store.set(f"check/{rank}", json.dumps(own))
-    joined = wait_for(store, [f"check/{r}" for r in range(world)], until(JOIN_SHARE))
-    if len(joined) == world and int(store.add("failed", 0)) == 0:
+    keys, end = [f"check/{r}" for r in range(world)], until(JOIN_SHARE)
+    while True:  # in slices: ranks that disagree on the world size stop waiting at once
+        joined = wait_for(store, keys, min(end, time.monotonic() + 0.25))
+        sizes = world_sizes(store)
+        if len(joined) == world or len(sizes) > 1 or time.monotonic() >= end:
+            break
+    if len(sizes) > 1:
+        outcome.update(status="skipped", world_sizes=sizes)  # no group the ranks agree on
+    elif len(joined) == world and int(store.add("failed", 0)) == 0:
         outcome.update(collective(worker, store, until(COLLECTIVE_SHARE)))
     elif len(joined) == world:
         outcome["status"] = "skipped"  # a rank's own check failed: no group to form
@@ -175,6 +192,88 @@ def join_store(torch: Any, plan: dict[str, Any], until: float, serve: bool = Tru
                           wait_for_workers=False)
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
     return dist.PrefixStore(f"kernodeck-diagnostic/{restart}/", store)
+
+
+def record_world_size(store: Any, world: int) -> None:
+    """Add this rank's world size to the store's set of them (``sizes``: "2,3"); nothing where
+    the store has no ``compare_set`` (an old torch): the disagreement then goes unnamed."""
+    if not hasattr(store, "compare_set"):
+        return
+    current = ""
+    for _ in range(100):
+        sizes = {int(text) for text in current.split(",") if text.isdigit()} | {world}
+        wanted = ",".join(str(size) for size in sorted(sizes))
+        if wanted == current:
+            return
+        found = store.compare_set("sizes", current, wanted)
+        current = found.decode() if isinstance(found, bytes) else str(found)
+        if current == wanted:
+            return
+
+
+def world_sizes(store: Any) -> list[int]:
+    """Every world size the ranks that joined said, smallest first."""
+    if not store.check(["sizes"]):
+        return []
+    return sorted(int(text) for text in store.get("sizes").decode().split(",") if text.isdigit())
+
+
+def resolves(address: str, port: int, until: float) -> bool:
+    """Whether the store's address resolves (a misspelt MASTER_ADDR does not), by ``until``:
+    a resolver that does not answer in time is not held against the address."""
+    found: dict[str, bool] = {}
+
+    def look_up() -> None:
+        try:
+            socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+            found["resolved"] = True
+        except socket.gaierror as exc:
+            found["resolved"] = exc.errno not in (socket.EAI_NONAME, getattr(
+                socket, "EAI_NODATA", socket.EAI_NONAME))
+        except OSError:
+            found["resolved"] = True
+
+    thread = threading.Thread(target=look_up, daemon=True, name="resolve")
+    thread.start()
+    thread.join(max(min(until, time.monotonic() + 10.0) - time.monotonic(), 0.05))
+    return found.get("resolved", True)
+
+
+def bounded(call: Any, until: float) -> Any:
+    """``call()`` in a thread, by ``until``: a store client stuck talking to a program that is
+    not a store (the port taken by another) is left behind, a ``TimeoutError`` raised here."""
+    found: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            found["value"] = call()
+        except BaseException as exc:
+            found["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="store")
+    thread.start()
+    thread.join(max(until - time.monotonic(), 0.05))
+    if "error" in found:
+        raise found["error"]
+    if "value" not in found:
+        raise TimeoutError("the store did not answer in time")
+    return found["value"]
+
+
+def _unjoined(plan: dict[str, Any], exc: BaseException) -> str | None:
+    """Why the store was not joined: rank 0 could not serve it (``in_use``); otherwise what a
+    connection to its address finds now: nothing listening (``refused``), no answer
+    (``unreachable``), or a program that accepts but is not the job's store (``silent``)."""
+    if plan.get("serves_store"):
+        return "in_use" if "in use" in str(exc).lower() else None
+    left = max(min(plan["deadline"] - time.monotonic(), 1.0), 0.2)
+    try:
+        with socket.create_connection((plan["master_addr"], plan["master_port"]), timeout=left):
+            return "silent"
+    except ConnectionRefusedError:
+        return "refused"
+    except OSError:
+        return "unreachable"
 
 
 def wait_for(store: Any, keys: list[str], until: float, strict: bool = False) -> list[int]:

@@ -60,9 +60,15 @@ MAX_WARNINGS_PER_STAGE = 20
 # The collective stage's events (--distributed, worker/collective.py).
 # passed: the sum was computed (the front compares it); failed: forming the group or the
 # all-reduce raised; timeout: a rank did not join, or the collective did not end, in time;
-# skipped: every rank joined but one's own check had failed, so no group was formed.
-CollectiveStatus = Literal["passed", "failed", "timeout", "skipped"]
+# skipped: every rank joined but one's own check had failed (or the ranks disagree on the world
+# size), so no group was formed; not_reached: this rank's own check ended before the stage (the
+# front says so, never the worker).
+CollectiveStatus = Literal["passed", "failed", "timeout", "skipped", "not_reached"]
 COLLECTIVE_STATUSES: tuple[CollectiveStatus, ...] = get_args(CollectiveStatus)
+# The job's store as this rank found it: joined; its address does not resolve; nothing listens
+# there; no answer; a program there that is not the store; rank 0 could not serve it (in use).
+StoreState = Literal["joined", "unresolvable", "refused", "unreachable", "silent", "in_use"]
+STORE_STATES: tuple[StoreState, ...] = get_args(StoreState)
 Backend = Literal["gloo", "nccl"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 

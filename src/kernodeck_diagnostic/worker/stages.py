@@ -615,7 +615,23 @@ def _remove(folder: str | None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def release_sigterm() -> None:
+    """SIGTERM unblocked: the front forks this process with it blocked (supervision/process.py).
+    One that arrived before this process had its own process group was meant for the front's
+    group (a launcher stopping the job): discarded, since ignoring a pending signal drops it."""
+    if sys.platform == "win32":  # no signal mask there
+        return
+    term = signal.SIGTERM
+    if term in signal.sigpending():
+        previous = signal.signal(term, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {term})
+        signal.signal(term, previous)
+    else:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {term})
+
+
 def main(argv: list[str] | None = None) -> int:
+    release_sigterm()
     if sys.version_info < MINIMUM_PYTHON:
         # Before any event: the front, seeing none, asks the interpreter its version and says
         # it is too old (a partial run on 3.7 or 3.8 would look like a diagnosis).
