@@ -877,6 +877,8 @@ MESSAGES = {
     "output.reason.exists_socket":
         "that name is a socket, not a regular file; the report is only written to a new file",
     "output.reason.no_folder": "its folder does not exist",
+    "output.reason.pseudo_filesystem":
+        "its folder is on {kind}, a file system of the kernel that holds no files of its own",
     "output.reason.not_a_folder": "the path of its folder is not a folder",
     "output.reason.not_writable": "its folder is not writable",
     "output.reason.name_too_long": "the file name is too long",

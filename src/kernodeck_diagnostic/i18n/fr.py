@@ -936,6 +936,9 @@ MESSAGES = {
         "ce nom est une socket, pas un fichier ordinaire ; le rapport n'est écrit que dans un "
         "nouveau fichier",
     "output.reason.no_folder": "son dossier n'existe pas",
+    "output.reason.pseudo_filesystem":
+        "son dossier est sur {kind}, un système de fichiers du noyau "
+        "qui ne contient aucun fichier ordinaire",
     "output.reason.not_a_folder": "son dossier n'est pas un dossier",
     "output.reason.not_writable": "son dossier n'est pas accessible en écriture",
     "output.reason.name_too_long": "le nom du fichier est trop long",

@@ -918,6 +918,9 @@ MESSAGES = {
     "output.reason.exists_socket":
         "esse nome é um socket, não um arquivo comum; o relatório só é gravado em um arquivo novo",
     "output.reason.no_folder": "a pasta do arquivo não existe",
+    "output.reason.pseudo_filesystem":
+        "a pasta do arquivo está em {kind}, um sistema de arquivos do kernel "
+        "que não guarda arquivos comuns",
     "output.reason.not_a_folder": "a pasta do arquivo não é uma pasta",
     "output.reason.not_writable": "a pasta do arquivo não permite escrita",
     "output.reason.name_too_long": "o nome do arquivo é longo demais",
