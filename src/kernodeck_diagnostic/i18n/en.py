@@ -346,6 +346,13 @@ MESSAGES = {
     "finding.ROCM_KFD_ACCESS.absent.next_action":
         "Load the driver (sudo modprobe amdgpu) or, in a container, pass --device=/dev/kfd "
         "--device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.wsl.summary":
+        "ROCm on WSL 2 finds no GPU: WSL has no /dev/kfd, and ROCm reaches the GPU through "
+        "/dev/dxg only with AMD's WSL support installed.",
+    "finding.ROCM_KFD_ACCESS.wsl.next_action":
+        "Do not load amdgpu or pass /dev/kfd (WSL has neither). On Windows, install AMD's "
+        "Adrenalin driver that supports WSL; inside WSL, install ROCm for WSL "
+        "(amdgpu-install -y --usecase=wsl,rocm --no-dkms), then run the check again.",
     "finding.ROCM_KFD_ACCESS.no_access.summary": "/dev/kfd exists but this user cannot open it.",
     "finding.ROCM_KFD_ACCESS.no_access.next_action":
         "Add the user to the render and video groups (sudo usermod -aG render,video $USER), then "

@@ -367,6 +367,13 @@ MESSAGES = {
     "finding.ROCM_KFD_ACCESS.absent.next_action":
         "Chargez le pilote (sudo modprobe amdgpu) ou, dans un conteneur, passez "
         "--device=/dev/kfd --device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.wsl.summary":
+        "ROCm sous WSL 2 ne trouve aucun GPU : WSL n'a pas de /dev/kfd, et ROCm n'atteint le "
+        "GPU par /dev/dxg qu'avec la prise en charge WSL d'AMD installée.",
+    "finding.ROCM_KFD_ACCESS.wsl.next_action":
+        "Ne chargez pas amdgpu et ne passez pas /dev/kfd (WSL n'a ni l'un ni l'autre). Sous "
+        "Windows, installez le pilote Adrenalin d'AMD compatible WSL ; dans WSL, installez ROCm "
+        "pour WSL (amdgpu-install -y --usecase=wsl,rocm --no-dkms), puis relancez la vérification.",
     "finding.ROCM_KFD_ACCESS.no_access.summary":
         "/dev/kfd existe, mais cet utilisateur ne peut pas l'ouvrir.",
     "finding.ROCM_KFD_ACCESS.no_access.next_action":

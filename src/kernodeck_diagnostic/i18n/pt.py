@@ -363,6 +363,13 @@ MESSAGES = {
     "finding.ROCM_KFD_ACCESS.absent.next_action":
         "Carregue o driver (sudo modprobe amdgpu) ou, em um contêiner, passe --device=/dev/kfd "
         "--device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.wsl.summary":
+        "O ROCm no WSL 2 não encontra GPU: o WSL não tem /dev/kfd, e o ROCm só chega à GPU por "
+        "/dev/dxg com o suporte a WSL da AMD instalado.",
+    "finding.ROCM_KFD_ACCESS.wsl.next_action":
+        "Não carregue o amdgpu nem passe /dev/kfd (o WSL não tem nenhum dos dois). No Windows, "
+        "instale o driver Adrenalin da AMD com suporte a WSL; dentro do WSL, instale o ROCm para "
+        "WSL (amdgpu-install -y --usecase=wsl,rocm --no-dkms) e rode a verificação de novo.",
     "finding.ROCM_KFD_ACCESS.no_access.summary":
         "/dev/kfd existe, mas este usuário não pode abri-lo.",
     "finding.ROCM_KFD_ACCESS.no_access.next_action":

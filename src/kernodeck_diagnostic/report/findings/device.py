@@ -253,8 +253,11 @@ def gpu_nodes_mismatch(report: Report) -> Finding | None:
                    tuple(evidence))
 
 
-@layer.rule(210, "ROCM_KFD_ACCESS", variants=("absent", "no_access"))
+@layer.rule(210, "ROCM_KFD_ACCESS", variants=("absent", "no_access", "wsl"))
 def rocm_kfd_access(report: Report) -> Finding | None:
+    """/dev/kfd absent or closed to this user. On WSL 2 (/dev/dxg) there is no /dev/kfd to load
+    or pass: ROCm reaches the GPU through /dev/dxg, with AMD's Windows driver and ROCm's WSL
+    packages (the "wsl" variant), never modprobe amdgpu."""
     nodes = report["runtime"].get("device_nodes") or {}
     # On a machine with only an NVIDIA GPU /dev/kfd is rightly absent: BUILD_FOR_OTHER_VENDOR's.
     if not (gpu_failed(report) and report["pytorch"]["backend"] == "rocm") or \
@@ -265,6 +268,10 @@ def rocm_kfd_access(report: Report) -> Finding | None:
         return None
     evidence = ("/dev/kfd is absent" if state == "absent" else
                 "/dev/kfd is not readable and writable by this user")
+    if state == "absent" and (nodes.get("dxg") or node_block(report).get("wsl")):
+        return Finding("ROCM_KFD_ACCESS", "error",
+                       (evidence, "/dev/dxg exists: WSL 2, where ROCm uses /dev/dxg, not /dev/kfd"),
+                       variant="wsl")
     return Finding("ROCM_KFD_ACCESS", "error", (evidence,), variant=state)
 
 
