@@ -67,3 +67,29 @@ def test_rocm_on_a_real_dev_dxg_gets_wsl_advice(pyz: Path, tmp_path: Path) -> No
     assert "modprobe" not in finding["next_action"]
     assert "usecase=wsl" in finding["next_action"]
     assert not Path("/dev/dxg").exists()  # the machine's own /dev is untouched
+
+
+# -- CHECK_FAILED: silent data corruption -------------------------------------------------------
+
+@pytest.mark.parametrize(("scenario", "variant", "said"), [
+    ("wrong_product", "wrong", "product: finite values other than the known answer"),
+    ("nan_in_product", "non_finite", "product: NaN or infinity where the known answer is finite"),
+])
+def test_a_wrong_result_on_a_working_device_is_silent_data_corruption(
+        pyz: Path, tmp_path: Path, scenario: str, variant: str, said: str) -> None:
+    """The fake GPU computes a wrong (or NaN) product without an error. The advice (run again,
+    the vendor's diagnostic, take the node out of service) needs a real faulty GPU; what can be
+    applied here is the last step: the same check on a sound device (the fake's working GPU)
+    passes."""
+    checked = check(sys.executable, pyz, tmp_path, fake_gpu_env(scenario))
+    assert checked["code"] == "CHECK_FAILED"
+    assert checked["execution"]["wrong_values"]["product"] == variant
+    finding = {f["id"]: f for f in checked["findings"]}["SILENT_DATA_CORRUPTION"]
+    assert said in finding["evidence"]
+    assert "silent data corruption" in finding["summary"]
+    for step in ("Run the check again", "dcgmi diag", "take the node out of service"):
+        assert step in finding["next_action"]
+    sound = check(sys.executable, pyz, tmp_path, fake_gpu_env("cuda_pass"))
+    assert sound["code"] == "GPU_CHECK_PASSED"
+    assert "wrong_values" not in sound["execution"]
+    assert "SILENT_DATA_CORRUPTION" not in {f["id"] for f in sound["findings"]}

@@ -90,6 +90,11 @@ FIRES = {
         "error": {"stage": "compute", "kind": "runtime_error", "type": "RuntimeError",
                   "message": "HIP error: hipErrorNoBinaryForGpu: Unable to find code object"}}),
     "SLOW_FIRST_CALL": report(**{"execution.duration_ms": 21000.0}),
+    "SILENT_DATA_CORRUPTION": report(**{
+        "code": "CHECK_FAILED", "execution.product_verified": False,
+        "execution.wrong_values": {"product": "wrong"},
+        "error": {"stage": "compute", "kind": "check_failed", "type": None,
+                  "message": "wrong product"}}),
     "LIBRARY_PATH_OVERRIDE": import_failed(
         "ImportError", "<path>/libstdc++.so.6: version `GLIBCXX_3.4.21' not found (required by "
                        "<path>/libtorch_python.so)") | {"runtime": {

@@ -341,6 +341,23 @@ MESSAGES = {
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch "
         "(python -m pip install --force-reinstall torch).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.summary":
+        "{device} computed a wrong {values} without any error: the signature of silent data "
+        "corruption (a faulty GPU, its memory or its compute units).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.next_action":
+        "Run the check again; wrong once is still a faulty device. Run the vendor's own diagnostic "
+        "(NVIDIA: dcgmi diag -r 3 and nvidia-smi -q -d ECC; AMD: rvs, the ROCm Validation Suite); "
+        "if it fails or the result is wrong again, take the node out of service and report the "
+        "GPU to its operator.",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.summary":
+        "{device} computed NaN or infinity in the {values} of a small exact product, without any "
+        "error: the signature of silent data corruption (a faulty GPU, its memory or its compute "
+        "units).",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.next_action":
+        "Run the check again; wrong once is still a faulty device. Run the vendor's own diagnostic "
+        "(NVIDIA: dcgmi diag -r 3 and nvidia-smi -q -d ECC; AMD: rvs, the ROCm Validation Suite); "
+        "if it fails or the result is wrong again, take the node out of service and report the "
+        "GPU to its operator.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":

@@ -361,6 +361,24 @@ MESSAGES = {
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Installez la dernière version de Microsoft Visual C++ Redistributable (x64), puis "
         "réinstallez torch (python -m pip install --force-reinstall torch).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.summary":
+        "{device} a calculé une valeur fausse ({values}) sans aucune erreur : la signature "
+        "d'une corruption silencieuse des données (un GPU défectueux, sa mémoire ou ses unités "
+        "de calcul).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.next_action":
+        "Relancez la vérification ; faux une fois, c'est déjà un appareil défectueux. Lancez le "
+        "diagnostic du fabricant (NVIDIA : dcgmi diag -r 3 et nvidia-smi -q -d ECC ; AMD : rvs, "
+        "la ROCm Validation Suite) ; s'il échoue ou si le résultat est encore faux, retirez le "
+        "nœud du service et signalez le GPU à son exploitant.",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.summary":
+        "{device} a produit NaN ou l'infini ({values}) pour un petit produit exact, sans aucune "
+        "erreur : la signature d'une corruption silencieuse des données (un GPU défectueux, sa "
+        "mémoire ou ses unités de calcul).",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.next_action":
+        "Relancez la vérification ; faux une fois, c'est déjà un appareil défectueux. Lancez le "
+        "diagnostic du fabricant (NVIDIA : dcgmi diag -r 3 et nvidia-smi -q -d ECC ; AMD : rvs, "
+        "la ROCm Validation Suite) ; s'il échoue ou si le résultat est encore faux, retirez le "
+        "nœud du service et signalez le GPU à son exploitant.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd est absent : le pilote GPU AMD (amdgpu) n'est pas chargé ou n'est pas exposé "
         "ici.",

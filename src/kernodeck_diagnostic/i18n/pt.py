@@ -357,6 +357,23 @@ MESSAGES = {
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Instale o Microsoft Visual C++ Redistributable (x64) mais recente, depois reinstale o "
         "torch (python -m pip install --force-reinstall torch).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.summary":
+        "{device} calculou um valor errado ({values}) sem nenhum erro: a assinatura de corrupção "
+        "silenciosa de dados (uma GPU com defeito, sua memória ou suas unidades de cálculo).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.next_action":
+        "Rode a verificação de novo; errado uma vez já é um dispositivo com defeito. Rode o "
+        "diagnóstico do fabricante (NVIDIA: dcgmi diag -r 3 e nvidia-smi -q -d ECC; AMD: rvs, a "
+        "ROCm Validation Suite); se ele falhar ou o resultado vier errado de novo, tire o nó de "
+        "serviço e informe a GPU a quem a opera.",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.summary":
+        "{device} produziu NaN ou infinito ({values}) num produto pequeno e exato, sem nenhum "
+        "erro: a assinatura de corrupção silenciosa de dados (uma GPU com defeito, sua memória ou "
+        "suas unidades de cálculo).",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.next_action":
+        "Rode a verificação de novo; errado uma vez já é um dispositivo com defeito. Rode o "
+        "diagnóstico do fabricante (NVIDIA: dcgmi diag -r 3 e nvidia-smi -q -d ECC; AMD: rvs, a "
+        "ROCm Validation Suite); se ele falhar ou o resultado vier errado de novo, tire o nó de "
+        "serviço e informe a GPU a quem a opera.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd está ausente: o driver de GPU AMD (amdgpu) não está carregado ou não está "
         "exposto aqui.",

@@ -12,7 +12,7 @@ from ..i18n import ENGLISH, compose
 from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
-from ..worker.protocol import EXPECTED, STAGES
+from ..worker.protocol import EXPECTED, NON_FINITE, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import derive
@@ -213,8 +213,22 @@ def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]
     """The worker's facts of the computation, and the front's own verdicts on its values."""
     wrong = _unverified(result)
     loss = result.get("loss")
-    return {"device": values.get("device"), "product_verified": "product" not in wrong,
-            "gradient_verified": "gradient" not in wrong,
-            # The value, right or wrong, when JSON can hold it (NaN and infinities it cannot).
-            "loss": loss if isinstance(loss, float) and math.isfinite(loss) else None,
-            "synchronized": values.get("synchronized"), "duration_ms": values.get("duration_ms")}
+    block = {"device": values.get("device"), "product_verified": "product" not in wrong,
+             "gradient_verified": "gradient" not in wrong,
+             # The value, right or wrong, when JSON can hold it (NaN and infinities it cannot).
+             "loss": loss if isinstance(loss, float) and math.isfinite(loss) else None,
+             "synchronized": values.get("synchronized"), "duration_ms": values.get("duration_ms")}
+    how = {name: wrong_how(result[name]) for name in wrong if name in result}
+    if how:  # only when values came back and some were not the known answer
+        block["wrong_values"] = how
+    return block
+
+
+def wrong_how(value: Any) -> str:
+    """How a value the worker sent differs from the known answer: "non_finite" when it holds a
+    NaN or an infinity (read back, or still encode_number's strings), "wrong" otherwise."""
+    if isinstance(value, list):
+        return "non_finite" if any(wrong_how(item) == "non_finite" for item in value) else "wrong"
+    if isinstance(value, float):
+        return "wrong" if math.isfinite(value) else "non_finite"
+    return "non_finite" if isinstance(value, str) and value in NON_FINITE else "wrong"

@@ -490,3 +490,25 @@ def persistence_mode_off(report: Report) -> Finding | None:
     return Finding("PERSISTENCE_MODE_OFF", "warning",
                    (f"nvidia-smi: persistence mode is disabled on {len(off)} of "
                     f"{len(host_gpus(report))} GPU(s)", *slow))
+
+
+_WRONG_HOW = {"wrong": "finite values other than the known answer",
+              "non_finite": "NaN or infinity where the known answer is finite"}
+
+
+@layer.rule(630, "SILENT_DATA_CORRUPTION", variants=("wrong", "non_finite"))
+def silent_data_corruption(report: Report) -> Finding | None:
+    """The device ran the fixed computation and gave back a wrong or non-finite product, loss or
+    gradient, without an error: the signature of silent data corruption (a faulty GPU, its
+    memory, its matrix units). A transient fault is no less a faulty device."""
+    error = report.get("error") or {}
+    how = report["execution"].get("wrong_values") or {}
+    if not (gpu_mode(report) and report["code"] == Verdict.CHECK_FAILED
+            and error.get("stage") == "compute" and how):
+        return None
+    device = report["execution"].get("device") or f"device {report['request']['device_index']}"
+    evidence = [f"{name}: {_WRONG_HOW.get(str(kind), str(kind))}" for name, kind in how.items()]
+    evidence.append(f"the computation ran on {device} without an error")
+    variant = "non_finite" if "non_finite" in how.values() else "wrong"
+    return Finding("SILENT_DATA_CORRUPTION", "error", tuple(evidence),
+                   {"device": device, "values": ", ".join(how)}, variant=variant)
