@@ -93,3 +93,76 @@ def test_a_wrong_result_on_a_working_device_is_silent_data_corruption(
     assert sound["code"] == "GPU_CHECK_PASSED"
     assert "wrong_values" not in sound["execution"]
     assert "SILENT_DATA_CORRUPTION" not in {f["id"] for f in sound["findings"]}
+
+
+# -- a visibility entry that matches no GPU -----------------------------------------------------
+
+UUID_HERE = "GPU-8f6c2a51-3b7e-4c1d-9a0e-5d2b7c4e1f30"
+UUID_ELSEWHERE = "GPU-11111111-2222-3333-4444-555555555555"
+
+
+def driver_tree(tmp_path: Path) -> Path:
+    """A root with the driver's folder for one GPU, as /proc/driver/nvidia/gpus shows it."""
+    gpu = tmp_path / "root" / "proc/driver/nvidia/gpus/0000:01:00.0"
+    gpu.mkdir(parents=True)
+    (gpu / "information").write_text(
+        "Model: \t\t NVIDIA H200\nIRQ:   \t\t 142\n"
+        f"GPU UUID: \t {UUID_HERE}\nVideo BIOS: \t ??.??.??.??.??\nBus Type: \t PCIe\n",
+        encoding="ascii")
+    return tmp_path / "root"
+
+
+@pytest.mark.parametrize(("value", "unmatched"), [
+    (UUID_ELSEWHERE, {"CUDA_VISIBLE_DEVICES": 1}),
+    (f"{UUID_HERE},{UUID_ELSEWHERE}", {"CUDA_VISIBLE_DEVICES": 1}),
+    (UUID_HERE, {}),
+    ("GPU-8f6c2a51", {}),  # a unique prefix is CUDA's too
+    ("0", {}),
+    ("MIG-0d4e0c14-6d0a-5f1c-9a7e-4c1d2b3e5f60", {}),
+])
+def test_a_uuid_no_gpu_has_is_counted(tmp_path: Path, value: str,
+                                      unmatched: dict[str, int]) -> None:
+    from kernodeck_diagnostic.facts import node
+
+    block = node.collect({"CUDA_VISIBLE_DEVICES": value}, root=str(driver_tree(tmp_path)))
+    assert block is not None
+    assert block["visibility_unmatched"] == unmatched
+    assert len(value) < 8 or value not in str(block)  # never the value
+
+
+def test_without_the_driver_s_folder_nothing_is_claimed(tmp_path: Path) -> None:
+    from kernodeck_diagnostic.facts import node
+
+    (tmp_path / "root").mkdir()
+    block = node.collect({"CUDA_VISIBLE_DEVICES": UUID_ELSEWHERE}, root=str(tmp_path / "root"))
+    assert block is not None
+    assert block["visibility_unmatched"] == {}
+
+
+def test_a_uuid_no_gpu_has_is_a_finding_with_the_way_out() -> None:
+    from node_fixtures import with_node
+
+    broken = with_node(unavailable("no CUDA-capable device is detected"), **{
+        "runtime.visibility.CUDA_VISIBLE_DEVICES": "lists 1",
+        "node.visibility_unmatched": {"CUDA_VISIBLE_DEVICES": 1}})
+    found = by_id(broken)
+    assert "DEVICES_HIDDEN" not in found
+    finding = found["VISIBLE_DEVICE_UNMATCHED"]
+    assert finding["severity"] == "error"
+    assert "nvidia-smi -L" in finding["next_action"]
+    assert "CUDA_VISIBLE_DEVICES lists 1 GPU UUID(s) that no GPU here has (the driver has 1 " \
+        "GPU(s): /proc/driver/nvidia/gpus)" in finding["evidence"]
+    # The advice applied: CUDA_VISIBLE_DEVICES set to the UUID nvidia-smi -L lists.
+    fixed = with_node(**{"runtime.visibility.CUDA_VISIBLE_DEVICES": "lists 1"})
+    assert "VISIBLE_DEVICE_UNMATCHED" not in by_id(fixed)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the node block is Linux's")
+def test_the_check_reports_the_unmatched_uuid(pyz: Path, tmp_path: Path) -> None:
+    """The fake GPU with the real front: this machine has no NVIDIA driver, so the driver's
+    folder cannot be read and nothing is claimed (no false finding without evidence)."""
+    env = fake_gpu_env("cuda_pass", CUDA_VISIBLE_DEVICES=UUID_ELSEWHERE)
+    checked = check(sys.executable, pyz, tmp_path, env)
+    if not Path("/proc/driver/nvidia/gpus").is_dir():
+        assert checked["node"]["visibility_unmatched"] == {}
+        assert "VISIBLE_DEVICE_UNMATCHED" not in {f["id"] for f in checked["findings"]}

@@ -90,6 +90,8 @@ FIRES = {
         "error": {"stage": "compute", "kind": "runtime_error", "type": "RuntimeError",
                   "message": "HIP error: hipErrorNoBinaryForGpu: Unable to find code object"}}),
     "SLOW_FIRST_CALL": report(**{"execution.duration_ms": 21000.0}),
+    "VISIBLE_DEVICE_UNMATCHED": unavailable("no CUDA-capable device is detected") | {
+        "node": {"visibility_unmatched": {"CUDA_VISIBLE_DEVICES": 1}, "proc_gpus": 1}},
     "SILENT_DATA_CORRUPTION": report(**{
         "code": "CHECK_FAILED", "execution.product_verified": False,
         "execution.wrong_values": {"product": "wrong"},

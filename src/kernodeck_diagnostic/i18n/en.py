@@ -358,6 +358,12 @@ MESSAGES = {
         "(NVIDIA: dcgmi diag -r 3 and nvidia-smi -q -d ECC; AMD: rvs, the ROCm Validation Suite); "
         "if it fails or the result is wrong again, take the node out of service and report the "
         "GPU to its operator.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.summary":
+        "CUDA_VISIBLE_DEVICES names {count} GPU UUID(s) that no GPU of this machine has: CUDA "
+        "gives no device for them.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
+        "List this machine's GPUs with nvidia-smi -L and set CUDA_VISIBLE_DEVICES to their UUIDs "
+        "(or unset it); a UUID copied from another machine or an ended job selects nothing.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":

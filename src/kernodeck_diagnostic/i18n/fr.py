@@ -379,6 +379,13 @@ MESSAGES = {
         "diagnostic du fabricant (NVIDIA : dcgmi diag -r 3 et nvidia-smi -q -d ECC ; AMD : rvs, "
         "la ROCm Validation Suite) ; s'il échoue ou si le résultat est encore faux, retirez le "
         "nœud du service et signalez le GPU à son exploitant.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.summary":
+        "CUDA_VISIBLE_DEVICES nomme {count} UUID de GPU qu'aucun GPU de cette machine n'a : CUDA "
+        "ne donne aucun appareil pour eux.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
+        "Listez les GPU de cette machine avec nvidia-smi -L et mettez leurs UUID dans "
+        "CUDA_VISIBLE_DEVICES (ou retirez-la) ; un UUID copié d'une autre machine ou d'un job "
+        "terminé ne sélectionne rien.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd est absent : le pilote GPU AMD (amdgpu) n'est pas chargé ou n'est pas exposé "
         "ici.",

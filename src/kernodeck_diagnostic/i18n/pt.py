@@ -374,6 +374,13 @@ MESSAGES = {
         "diagnóstico do fabricante (NVIDIA: dcgmi diag -r 3 e nvidia-smi -q -d ECC; AMD: rvs, a "
         "ROCm Validation Suite); se ele falhar ou o resultado vier errado de novo, tire o nó de "
         "serviço e informe a GPU a quem a opera.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.summary":
+        "CUDA_VISIBLE_DEVICES cita {count} UUID(s) de GPU que nenhuma GPU desta máquina tem: o "
+        "CUDA não dá nenhum dispositivo para eles.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
+        "Liste as GPUs desta máquina com nvidia-smi -L e ponha os UUIDs delas em "
+        "CUDA_VISIBLE_DEVICES (ou remova a variável); um UUID copiado de outra máquina ou de um "
+        "job encerrado não seleciona nada.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd está ausente: o driver de GPU AMD (amdgpu) não está carregado ou não está "
         "exposto aqui.",

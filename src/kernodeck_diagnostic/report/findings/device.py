@@ -512,3 +512,23 @@ def silent_data_corruption(report: Report) -> Finding | None:
     variant = "non_finite" if "non_finite" in how.values() else "wrong"
     return Finding("SILENT_DATA_CORRUPTION", "error", tuple(evidence),
                    {"device": device, "values": ", ".join(how)}, variant=variant)
+
+
+@layer.rule(640, "VISIBLE_DEVICE_UNMATCHED")
+def visible_device_unmatched(report: Report) -> Finding | None:
+    """CUDA_VISIBLE_DEVICES names a GPU UUID that none of the driver's GPUs has (a UUID from
+    another machine, or from a job's allocation that is gone): CUDA then gives no such device,
+    and nothing says why. DEVICES_HIDDEN covers an empty value and an invalid first entry."""
+    unmatched = (node_block(report).get("visibility_unmatched") or {}).get("CUDA_VISIBLE_DEVICES")
+    if not (gpu_mode(report) and cuda_or_unknown(report) and isinstance(unmatched, int)
+            and unmatched > 0):
+        return None
+    gpus = node_block(report).get("proc_gpus")
+    evidence = [f"CUDA_VISIBLE_DEVICES lists {unmatched} GPU UUID(s) that no GPU here has"
+                + (f" (the driver has {gpus} GPU(s): /proc/driver/nvidia/gpus)"
+                   if isinstance(gpus, int) else "")]
+    count = report["pytorch"].get("visible_device_count")
+    if isinstance(count, int):
+        evidence.append(f"CUDA enumerates {count} device(s)")
+    return Finding("VISIBLE_DEVICE_UNMATCHED", "warning" if check_passed(report) else "error",
+                   tuple(evidence), {"count": unmatched})
