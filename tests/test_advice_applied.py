@@ -8,7 +8,12 @@ cannot be applied here.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +171,115 @@ def test_the_check_reports_the_unmatched_uuid(pyz: Path, tmp_path: Path) -> None
     if not Path("/proc/driver/nvidia/gpus").is_dir():
         assert checked["node"]["visibility_unmatched"] == {}
         assert "VISIBLE_DEVICE_UNMATCHED" not in {f["id"] for f in checked["findings"]}
+
+
+# -- TIMEOUT: the limit, and the CPU this process may really use --------------------------------
+
+def test_the_cgroup_quota_is_read_from_v1_and_v2_trees(tmp_path: Path) -> None:
+    from kernodeck_diagnostic.facts.system import cpu_quota
+
+    v2 = tmp_path / "v2"
+    (v2 / "job" / "step").mkdir(parents=True)
+    (v2 / "job" / "cpu.max").write_text("50000 100000\n")
+    (v2 / "job" / "step" / "cpu.max").write_text("max 100000\n")
+    own = tmp_path / "own-v2"
+    own.write_text("0::/job/step\n")
+    assert cpu_quota(str(v2), str(own)) == 0.5  # the parent's quota binds its children
+    v1 = tmp_path / "v1"
+    (v1 / "cpu,cpuacct" / "docker" / "abc").mkdir(parents=True)
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_quota_us").write_text("5000\n")
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_period_us").write_text("100000\n")
+    own.write_text("4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n")
+    assert cpu_quota(str(v1), str(own)) == 0.05
+    (v1 / "cpu,cpuacct" / "docker" / "abc" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert cpu_quota(str(v1), str(own)) is None
+
+
+def _quota_cgroup(tmp_path: Path, share: float) -> tuple[list[str], Path] | None:
+    """A command prefix that runs the rest in a new cgroup allowed ``share`` of one CPU (v1's
+    cpu controller or v2's cpu.max), and the cgroup's folder; None without root or a cgroup
+    file system that takes one."""
+    name = f"kd-advice-{os.getpid()}-{tmp_path.name}"
+    period = 100_000
+    for mount, files in ((Path("/sys/fs/cgroup/cpu"), {
+            "cpu.cfs_period_us": str(period), "cpu.cfs_quota_us": str(int(period * share))}),
+            (Path("/sys/fs/cgroup"), {"cpu.max": f"{int(period * share)} {period}"})):
+        folder = mount / name
+        if not mount.is_dir() or not all((mount / f).exists() or f == "cpu.max"
+                                         for f in files):
+            continue
+        try:
+            folder.mkdir()
+            for file, value in files.items():
+                (folder / file).write_text(value)
+        except OSError:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+            continue
+        script = f'echo $$ > {folder}/cgroup.procs && exec "$@"'
+        return ["sh", "-c", script, "sh"], folder
+    return None
+
+
+@pytest.fixture
+def quota_5_percent(tmp_path: Path) -> Iterator[list[str]]:
+    made = _quota_cgroup(tmp_path, 0.05) if sys.platform.startswith("linux") else None
+    if made is None:
+        pytest.skip("no cgroup with a CPU quota can be made here (needs root and a cgroup fs)")
+    prefix, folder = made
+    yield prefix
+    for _ in range(50):  # the processes in it are gone once the check returned
+        try:
+            folder.rmdir()
+            break
+        except OSError:
+            time.sleep(0.1)
+
+
+def test_a_working_worker_ended_by_the_limit_under_a_cpu_quota(
+        pyz: Path, tmp_path: Path, quota_5_percent: list[str]) -> None:
+    """A worker allowed 5% of one CPU whose import needs 0.3 s of CPU: 6 s of wall clock, past
+    the 5 s limit. Each finding's advice applied, exactly as printed, turns it into a pass."""
+    env = fake_gpu_env("cuda_pass", KD_FAKE_TORCH_IMPORT_CPU="0.3")
+    prefix = quota_5_percent
+    checked = check(prefix[0], [*prefix[1:], sys.executable, str(pyz)], tmp_path, env,
+                    "--timeout", "5")
+    assert checked["code"] == "TIMEOUT"
+    assert checked["system"]["cpu_quota"] == pytest.approx(0.05)
+    found = {f["id"]: f for f in checked["findings"]}
+    limit = found["TIME_LIMIT_REACHED"]
+    assert "--timeout 120" in limit["next_action"]
+    assert any("it was working, not waiting" in line for line in limit["evidence"])
+    quota = found["CPU_LIMITED"]
+    assert quota["severity"] == "error"
+    assert "0.05 CPU(s) of time" in quota["summary"]
+    # TIME_LIMIT_REACHED's advice: --timeout 120, in the same cgroup.
+    longer = check(prefix[0], [*prefix[1:], sys.executable, str(pyz)], tmp_path, env,
+                   "--timeout", "120")
+    assert longer["code"] == "GPU_CHECK_PASSED"
+    # CPU_LIMITED's advice: no quota (the same check outside the cgroup), the default limit.
+    free = check(sys.executable, pyz, tmp_path, env, "--timeout", "5")
+    assert free["code"] == "GPU_CHECK_PASSED"
+    assert "CPU_LIMITED" not in {f["id"] for f in free["findings"]}
+
+
+def test_a_worker_that_waits_is_not_told_to_raise_the_limit(pyz: Path, tmp_path: Path) -> None:
+    checked = check(sys.executable, pyz, tmp_path, fake_gpu_env("hang_in_native_driver_call"),
+                    "--timeout", "5")
+    assert checked["code"] == "TIMEOUT"
+    assert checked["timings_ms"]["worker_cpu"] < 1000
+    assert "TIME_LIMIT_REACHED" not in {f["id"] for f in checked["findings"]}
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or (os.cpu_count() or 1) < 2,
+                    reason="taskset and two CPUs")
+def test_an_affinity_far_below_the_machine_is_said_and_goes_without_taskset(
+        pyz: Path, tmp_path: Path) -> None:
+    env = fake_gpu_env("cuda_pass")
+    pinned = check("taskset", ["-c", "0", sys.executable, str(pyz)], tmp_path, env)
+    assert pinned["system"]["usable_cpus"] == 1
+    finding = {f["id"]: f for f in pinned["findings"]}["CPU_LIMITED"]
+    assert "taskset" in finding["next_action"]
+    assert f"1 of the machine's {os.cpu_count()} logical CPUs" in finding["summary"]
+    free = check(sys.executable, pyz, tmp_path, env)  # the advice: without taskset
+    assert "CPU_LIMITED" not in {f["id"] for f in free["findings"]}

@@ -142,6 +142,11 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
                   "message": "cannot import name 'deprecated' from 'typing_extensions' "
                              "(<path>/typing_extensions.py)"}}),
+    "TIME_LIMIT_REACHED": report(**{
+        "code": "TIMEOUT", "stage": "import", "timings_ms": {"worker_total": 30100.0,
+                                                             "worker_cpu": 29000.0}}),
+    "CPU_LIMITED": report(**{"system": {"logical_cpus": 64, "usable_cpus": 64,
+                                        "cpu_quota": 0.05}}),
     "TRACEMALLOC_ON": report(**{
         "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
         "runtime.tracemalloc_frames": 5, "execution.device": None,

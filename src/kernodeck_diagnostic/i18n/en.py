@@ -364,6 +364,29 @@ MESSAGES = {
     "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
         "List this machine's GPUs with nvidia-smi -L and set CUDA_VISIBLE_DEVICES to their UUIDs "
         "(or unset it); a UUID copied from another machine or an ended job selects nothing.",
+    "finding.TIME_LIMIT_REACHED.summary":
+        "The check was still working at the {stage} stage when its {seconds} s limit ended it: "
+        "slow, not stuck.",
+    "finding.TIME_LIMIT_REACHED.next_action":
+        "Run the check again with --timeout {maximum} (the most it takes); if it still runs out, "
+        "see what slows this machine down (a CPU limit, a cold cache, a slow file system).",
+    "finding.TIME_LIMIT_REACHED.at_maximum.summary":
+        "The check was still working at the {stage} stage when its {seconds} s limit, the "
+        "largest, ended it: slow, not stuck.",
+    "finding.TIME_LIMIT_REACHED.at_maximum.next_action":
+        "See what slows this machine down (a CPU limit, a cold cache, a slow file system) and "
+        "run the check again once it is removed.",
+    "finding.CPU_LIMITED.affinity.summary":
+        "This process may use {usable} of the machine's {logical} logical CPUs (its CPU affinity).",
+    "finding.CPU_LIMITED.affinity.next_action":
+        "Run it without the affinity that limits it (taskset, numactl, a job's or container's "
+        "cpuset), or ask the scheduler for more CPUs.",
+    "finding.CPU_LIMITED.quota.summary":
+        "This process may use {usable} CPU(s) of time of the machine's {logical} logical CPUs "
+        "(its cgroup's CPU quota).",
+    "finding.CPU_LIMITED.quota.next_action":
+        "Run it with a larger CPU quota or none (a container's --cpus, a job's CPU request, "
+        "systemd's CPUQuota), at least one whole CPU.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":
@@ -784,6 +807,7 @@ MESSAGES = {
     "ui.label.packages": "packages",
     "ui.system.kernel": "kernel {kernel}",
     "ui.system.cpus": "{count} logical CPUs",
+    "ui.system.cpus_usable": "{count} logical CPUs, {usable} usable by this process",
     "ui.system.driver": "NVIDIA {version} (kernel module)",
     "ui.system.toolkit":
         "nvcc {version} (via {via}), for building extensions, not torch's runtime",

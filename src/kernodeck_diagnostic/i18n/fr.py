@@ -386,6 +386,31 @@ MESSAGES = {
         "Listez les GPU de cette machine avec nvidia-smi -L et mettez leurs UUID dans "
         "CUDA_VISIBLE_DEVICES (ou retirez-la) ; un UUID copié d'une autre machine ou d'un job "
         "terminé ne sélectionne rien.",
+    "finding.TIME_LIMIT_REACHED.summary":
+        "La vérification travaillait encore à l'étape {stage} quand sa limite de {seconds} s l'a "
+        "arrêtée : lente, pas bloquée.",
+    "finding.TIME_LIMIT_REACHED.next_action":
+        "Relancez la vérification avec --timeout {maximum} (le maximum) ; si elle manque encore "
+        "de temps, cherchez ce qui ralentit cette machine (une limite de CPU, un cache froid, un "
+        "système de fichiers lent).",
+    "finding.TIME_LIMIT_REACHED.at_maximum.summary":
+        "La vérification travaillait encore à l'étape {stage} quand sa limite de {seconds} s, la "
+        "plus grande, l'a arrêtée : lente, pas bloquée.",
+    "finding.TIME_LIMIT_REACHED.at_maximum.next_action":
+        "Cherchez ce qui ralentit cette machine (une limite de CPU, un cache froid, un système "
+        "de fichiers lent) et relancez la vérification une fois la cause levée.",
+    "finding.CPU_LIMITED.affinity.summary":
+        "Ce processus peut utiliser {usable} des {logical} CPU logiques de la machine (son "
+        "affinité CPU).",
+    "finding.CPU_LIMITED.affinity.next_action":
+        "Lancez-le sans l'affinité qui le limite (taskset, numactl, le cpuset d'un job ou d'un "
+        "conteneur), ou demandez plus de CPU à l'ordonnanceur.",
+    "finding.CPU_LIMITED.quota.summary":
+        "Ce processus peut utiliser {usable} CPU de temps sur les {logical} CPU logiques de la "
+        "machine (le quota CPU de son cgroup).",
+    "finding.CPU_LIMITED.quota.next_action":
+        "Lancez-le avec un quota CPU plus grand ou sans quota (--cpus d'un conteneur, la demande "
+        "de CPU d'un job, CPUQuota de systemd), au moins un CPU entier.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd est absent : le pilote GPU AMD (amdgpu) n'est pas chargé ou n'est pas exposé "
         "ici.",
@@ -831,6 +856,7 @@ MESSAGES = {
     "ui.label.packages": "paquets",
     "ui.system.kernel": "noyau {kernel}",
     "ui.system.cpus": "{count} CPU logiques",
+    "ui.system.cpus_usable": "{count} CPU logiques, {usable} utilisables par ce processus",
     "ui.system.driver": "NVIDIA {version} (module du noyau)",
     "ui.system.toolkit":
         "nvcc {version} (via {via}), pour compiler les extensions, pas le runtime de torch",

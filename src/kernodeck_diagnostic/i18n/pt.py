@@ -381,6 +381,31 @@ MESSAGES = {
         "Liste as GPUs desta máquina com nvidia-smi -L e ponha os UUIDs delas em "
         "CUDA_VISIBLE_DEVICES (ou remova a variável); um UUID copiado de outra máquina ou de um "
         "job encerrado não seleciona nada.",
+    "finding.TIME_LIMIT_REACHED.summary":
+        "A verificação ainda trabalhava na etapa {stage} quando o limite de {seconds} s a "
+        "encerrou: lenta, não travada.",
+    "finding.TIME_LIMIT_REACHED.next_action":
+        "Rode a verificação de novo com --timeout {maximum} (o máximo); se o tempo ainda acabar, "
+        "veja o que deixa esta máquina lenta (um limite de CPU, um cache frio, um sistema de "
+        "arquivos lento).",
+    "finding.TIME_LIMIT_REACHED.at_maximum.summary":
+        "A verificação ainda trabalhava na etapa {stage} quando o limite de {seconds} s, o "
+        "maior, a encerrou: lenta, não travada.",
+    "finding.TIME_LIMIT_REACHED.at_maximum.next_action":
+        "Veja o que deixa esta máquina lenta (um limite de CPU, um cache frio, um sistema de "
+        "arquivos lento) e rode a verificação de novo sem essa causa.",
+    "finding.CPU_LIMITED.affinity.summary":
+        "Este processo pode usar {usable} das {logical} CPUs lógicas da máquina (sua afinidade "
+        "de CPU).",
+    "finding.CPU_LIMITED.affinity.next_action":
+        "Rode-o sem a afinidade que o limita (taskset, numactl, o cpuset de um job ou contêiner), "
+        "ou peça mais CPUs ao escalonador.",
+    "finding.CPU_LIMITED.quota.summary":
+        "Este processo pode usar {usable} CPU(s) de tempo das {logical} CPUs lógicas da máquina "
+        "(a cota de CPU do seu cgroup).",
+    "finding.CPU_LIMITED.quota.next_action":
+        "Rode-o com uma cota de CPU maior ou sem cota (--cpus de um contêiner, o pedido de CPU de "
+        "um job, CPUQuota do systemd), pelo menos uma CPU inteira.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd está ausente: o driver de GPU AMD (amdgpu) não está carregado ou não está "
         "exposto aqui.",
@@ -819,6 +844,7 @@ MESSAGES = {
     "ui.label.packages": "pacotes",
     "ui.system.kernel": "kernel {kernel}",
     "ui.system.cpus": "{count} CPUs lógicas",
+    "ui.system.cpus_usable": "{count} CPUs lógicas, {usable} utilizáveis por este processo",
     "ui.system.driver": "NVIDIA {version} (módulo do kernel)",
     "ui.system.toolkit":
         "nvcc {version} (via {via}), para compilar extensões, não o runtime do torch",

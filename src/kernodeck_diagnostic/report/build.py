@@ -81,6 +81,8 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
+    if run.cpu_s is not None:  # a worker the time limit ended: the CPU time it had used
+        timings["worker_cpu"] = round(run.cpu_s * 1000, 1)
     pytorch = pytorch_block(facts.get("pytorch", {}))
     for device in pytorch["devices"]:  # each device's verdict is the front's: never a worker's
         device.pop("check", None)
