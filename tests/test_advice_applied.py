@@ -283,3 +283,64 @@ def test_an_affinity_far_below_the_machine_is_said_and_goes_without_taskset(
     assert f"1 of the machine's {os.cpu_count()} logical CPUs" in finding["summary"]
     free = check(sys.executable, pyz, tmp_path, env)  # the advice: without taskset
     assert "CPU_LIMITED" not in {f["id"] for f in free["findings"]}
+
+
+# -- --kernels: a limit that suits a cold torch.compile, its sub-step shown, its cache removed ---
+
+def test_kernels_get_a_limit_that_suits_a_cold_compile() -> None:
+    from kernodeck_diagnostic.api import KERNELS_TIMEOUT_DEFAULT_S, TIMEOUT_DEFAULT_S
+    from kernodeck_diagnostic.commands.check import _options, parser
+    from kernodeck_diagnostic.i18n import ENGLISH
+
+    def limit(*argv: str) -> float:
+        return _options(parser(ENGLISH).parse_args(list(argv)), ENGLISH).timeout_s
+
+    assert limit("--kernels") == KERNELS_TIMEOUT_DEFAULT_S == 120
+    assert limit() == TIMEOUT_DEFAULT_S
+    assert limit("--kernels", "--timeout", "40") == 40  # the user's limit stands
+
+
+def test_the_progress_line_names_the_kernel_it_is_in() -> None:
+    import io
+
+    from kernodeck_diagnostic.commands.check import _LiveLine
+    from kernodeck_diagnostic.supervision.events import WorkerState
+    from kernodeck_diagnostic.supervision.supervisor import _where
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    state = WorkerState()
+    state.stage, state.step = "kernels", "compile"
+    assert _where(state) == "kernels:compile"
+    state.stage, state.step = "compute", "product"
+    assert _where(state) == "compute"
+    shown = Terminal()
+    _LiveLine(shown, 120.0).update("kernels:compile", 23.4)
+    assert "running kernels (compile)... 23.4 s / 120 s" in shown.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("user_cache", [False, True])
+def test_the_compiler_cache_is_the_run_s_unless_the_user_chose_one(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path, user_cache: bool) -> None:
+    """A real torch.compile (the CPU build: generated C++): before, 150 MB named
+    torchinductor_<user> stayed in $TMPDIR; now nothing is left there, and a cache the user set
+    (TORCHINDUCTOR_CACHE_DIR) is the one used."""
+    from conftest import clean_env
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    chosen = tmp_path / "my-inductor-cache"
+    env = clean_env({"TMPDIR": str(tmpdir)})
+    if user_cache:
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(chosen)
+    checked = check(cpu_torch_python, pyz, tmp_path, env, "--device", "cpu", "--kernels")
+    compiled = next(k for k in checked["libraries"]["kernels"] if k["name"] == "compile")
+    assert compiled["status"] == "passed", compiled
+    if user_cache:  # the user's choice, used as it is (Inductor's headers stay torch's own)
+        assert any(chosen.iterdir())
+    else:
+        assert sorted(p.name for p in tmpdir.iterdir()) == []
+        assert not chosen.exists()

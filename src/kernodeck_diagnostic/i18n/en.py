@@ -982,7 +982,9 @@ MESSAGES = {
         "  escape sequences (a carriage return and spaces only).",
     "check.help.device": "where to run the check (default gpu; cpu only when asked)",
     "check.help.device_index": "index of the GPU among the visible devices (default 0)",
-    "check.help.timeout": "limit for the whole check, {low}-{high} seconds (default {default})",
+    "check.help.timeout":
+        "limit for the whole check, {low}-{high} seconds (default {default}; {kernels} with "
+        "--kernels)",
     "check.help.output": "also write the JSON report to FILE, which must not exist yet",
     "check.help.host_check":
         "also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, 3 s at most",
@@ -998,8 +1000,8 @@ MESSAGES = {
         "and check the torch it declares; a failure is EXTENSION_FAILED (see docs/libraries.md)",
     "check.help.kernels":
         "also verify, on the same device, float16/bfloat16/TF32 matrix products, a convolution, "
-        "attention, torch.compile and (GPU) a host-device copy; give --timeout 120 for "
-        "torch.compile's first run",
+        "attention, torch.compile and (GPU) a host-device copy; its limit is 120 s "
+        "unless --timeout says otherwise",
     "check.help.python":
         "diagnose another interpreter (a notebook kernel's, a service's, a venv's) without "
         "installing anything into it",

@@ -1052,7 +1052,8 @@ MESSAGES = {
     "check.help.device": "où lancer la vérification (gpu par défaut ; cpu seulement sur demande)",
     "check.help.device_index": "indice du GPU parmi les périphériques visibles (0 par défaut)",
     "check.help.timeout":
-        "limite pour toute la vérification, {low}-{high} secondes ({default} par défaut)",
+        "limite pour toute la vérification, {low}-{high} secondes ({default} par défaut ; "
+        "{kernels} avec --kernels)",
     "check.help.output": "écrit aussi le rapport JSON dans FILE, qui ne doit pas encore exister",
     "check.help.host_check":
         "demande aussi à nvidia-smi (ou amd-smi, rocm-smi) le pilote et la mémoire, 3 s au plus",
@@ -1072,7 +1073,7 @@ MESSAGES = {
     "check.help.kernels":
         "vérifie aussi, sur le même périphérique, des produits de matrices "
         "float16/bfloat16/TF32, une convolution, l'attention, torch.compile et (GPU) une copie "
-        "hôte-périphérique ; donnez --timeout 120 pour la première exécution de torch.compile",
+        "hôte-périphérique ; sa limite est de 120 s sauf autre --timeout",
     "check.help.python":
         "diagnostique un autre interpréteur (celui d'un noyau de notebook, d'un service, d'un "
         "venv) sans rien y installer",

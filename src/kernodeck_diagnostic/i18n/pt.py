@@ -1032,7 +1032,8 @@ MESSAGES = {
     "check.help.device": "onde rodar a verificação (padrão gpu; cpu só quando pedido)",
     "check.help.device_index": "índice da GPU entre os dispositivos visíveis (padrão 0)",
     "check.help.timeout":
-        "limite para a verificação inteira, {low}-{high} segundos (padrão {default})",
+        "limite para a verificação inteira, {low}-{high} segundos (padrão {default}; "
+        "{kernels} com --kernels)",
     "check.help.output": "também grava o relatório JSON em FILE, que ainda não pode existir",
     "check.help.host_check":
         "também pergunta ao nvidia-smi (ou amd-smi, rocm-smi) o driver e a memória, 3 s no "
@@ -1052,7 +1053,7 @@ MESSAGES = {
     "check.help.kernels":
         "também verifica, no mesmo dispositivo, produtos de matrizes em float16/bfloat16/TF32, "
         "uma convolução, atenção, torch.compile e (GPU) uma cópia entre host e dispositivo; "
-        "indique --timeout 120 para a primeira execução do torch.compile",
+        "seu limite é 120 s, salvo outro --timeout",
     "check.help.python":
         "diagnostica outro interpretador (o de um kernel de notebook, de um serviço, de um venv) "
         "sem instalar nada nele",

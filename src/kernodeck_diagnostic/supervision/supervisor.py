@@ -242,7 +242,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
             for capture in captures:
                 bound_capture(capture)
             if on_progress is not None:
-                on_progress(state.stage or "interpreter", time.monotonic() - start)
+                on_progress(_where(state), time.monotonic() - start)
         if outcome == "timeout":
             # Was it working or waiting? The CPU time it used, read before it is killed.
             cpu_s = process_cpu_seconds(process.pid)
@@ -278,6 +278,13 @@ def process_cpu_seconds(pid: int, proc: str = "/proc") -> float | None:
         return sum(int(value) for value in fields[11:15]) / ticks if ticks > 0 else None
     except (ValueError, IndexError):
         return None
+
+
+def _where(state: WorkerState) -> str:
+    """The stage for the progress line; the kernels stage with its kernel ("kernels:compile"):
+    one of them may take a minute."""
+    where = state.stage or "interpreter"
+    return f"{where}:{state.step}" if where == "kernels" and state.step else where
 
 
 def _reason(exc: OSError) -> str:
