@@ -344,3 +344,15 @@ def test_the_compiler_cache_is_the_run_s_unless_the_user_chose_one(
     else:
         assert sorted(p.name for p in tmpdir.iterdir()) == []
         assert not chosen.exists()
+
+
+def test_the_cpus_shown_are_those_this_process_may_use() -> None:
+    from kernodeck_diagnostic.i18n import ENGLISH
+    from kernodeck_diagnostic.report.render import _cpus
+
+    assert _cpus({"logical_cpus": 2, "usable_cpus": 2, "cpu_quota": 0.05}, ENGLISH) == \
+        "2 logical CPUs, 0.05 usable by this process"
+    assert _cpus({"logical_cpus": 8, "usable_cpus": 3, "cpu_quota": None}, ENGLISH) == \
+        "8 logical CPUs, 3 usable by this process"
+    assert _cpus({"logical_cpus": 2, "usable_cpus": 2, "cpu_quota": None}, ENGLISH) == \
+        "2 logical CPUs"
