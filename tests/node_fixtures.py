@@ -17,7 +17,8 @@ NODE: dict[str, Any] = {
     "pci_drivers": {"nvidia": 1, "nouveau": 0, "vfio-pci": 0, "other": 0, "none": 0},
     "proc_gpus": 1, "dev_gpus": 1, "dev_gpus_accessible": 1, "libcuda": "system",
     "libcuda_unversioned": True, "nvml": True, "wsl": False, "debug_variables": [],
-    "visibility_by_index": [], "mig_entries": {}, "visibility_conflicts": []}
+    "visibility_by_index": [], "mig_entries": {}, "visibility_conflicts": [],
+    "visibility_unmatched": {}}
 # nvidia-smi's row for that GPU, with every health field a healthy one has.
 HEALTHY_GPU: dict[str, Any] = {
     "name": "NVIDIA H200", "memory_total_mib": 143771, "persistence_mode": True,

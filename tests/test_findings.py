@@ -90,6 +90,13 @@ FIRES = {
         "error": {"stage": "compute", "kind": "runtime_error", "type": "RuntimeError",
                   "message": "HIP error: hipErrorNoBinaryForGpu: Unable to find code object"}}),
     "SLOW_FIRST_CALL": report(**{"execution.duration_ms": 21000.0}),
+    "VISIBLE_DEVICE_UNMATCHED": unavailable("no CUDA-capable device is detected") | {
+        "node": {"visibility_unmatched": {"CUDA_VISIBLE_DEVICES": 1}, "proc_gpus": 1}},
+    "SILENT_DATA_CORRUPTION": report(**{
+        "code": "CHECK_FAILED", "execution.product_verified": False,
+        "execution.wrong_values": {"product": "wrong"},
+        "error": {"stage": "compute", "kind": "check_failed", "type": None,
+                  "message": "wrong product"}}),
     "LIBRARY_PATH_OVERRIDE": import_failed(
         "ImportError", "<path>/libstdc++.so.6: version `GLIBCXX_3.4.21' not found (required by "
                        "<path>/libtorch_python.so)") | {"runtime": {
@@ -135,6 +142,11 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
                   "message": "cannot import name 'deprecated' from 'typing_extensions' "
                              "(<path>/typing_extensions.py)"}}),
+    "TIME_LIMIT_REACHED": report(**{
+        "code": "TIMEOUT", "stage": "import", "timings_ms": {"worker_total": 30100.0,
+                                                             "worker_cpu": 29000.0}}),
+    "CPU_LIMITED": report(**{"system": {"logical_cpus": 64, "usable_cpus": 64,
+                                        "cpu_quota": 0.05}}),
     "TRACEMALLOC_ON": report(**{
         "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
         "runtime.tracemalloc_frames": 5, "execution.device": None,

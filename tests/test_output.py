@@ -57,6 +57,44 @@ def test_missing_folder_fails_fast(pyz: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "nope").exists()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and /sys are Linux's")
+@pytest.mark.parametrize(("folder", "kind"), [("/proc", "proc"), ("/sys", "sysfs")])
+def test_pseudo_filesystem_is_refused_before_the_check_naming_it(
+        pyz: Path, tmp_path: Path, folder: str, kind: str) -> None:
+    """Root may "write" in /proc by its mode; the kernel refuses the name only after the check
+    ran, and the refusal said "its folder does not exist". Refused at once, naming it; the same
+    check with --output in a real folder (the advice) saves its report."""
+    marker = tmp_path / "worker-ran"
+    env = fake_gpu_env("cuda_pass", KD_FAKE_TORCH_MARKER=str(marker))
+    result = run_tool(sys.executable, pyz, ["--output", f"{folder}/kd-report.json"], env=env)
+    assert result.returncode == 12
+    assert f"on {kind}, a file system of the kernel" in result.stderr
+    assert "does not exist" not in result.stderr
+    assert not marker.exists(), "the check ran although its report could not be saved"
+    moved = tmp_path / "kd-report.json"
+    assert run_tool(sys.executable, pyz, ["--output", str(moved)], env=env).returncode == 0
+    assert moved.is_file()
+
+
+def test_pseudo_filesystem_is_read_from_the_longest_mount(tmp_path: Path) -> None:
+    from kernodeck_diagnostic.report.writer import pseudo_filesystem
+
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        "23 22 0:5 / /proc rw,nosuid - proc proc rw\n"
+        "24 22 0:6 / /sys rw - sysfs sysfs rw\n"
+        "25 24 0:7 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+        "26 22 0:8 / /my\\040data rw - tmpfs tmpfs rw\n", encoding="utf-8")
+    read = str(mountinfo)
+    assert pseudo_filesystem("/proc", read) == "proc"
+    assert pseudo_filesystem("/sys/fs/cgroup", read) == "cgroup2"
+    assert pseudo_filesystem("/sys/kernel", read) == "sysfs"
+    assert pseudo_filesystem("/processes", read) is None
+    assert pseudo_filesystem("/my data/x", read) is None
+    assert pseudo_filesystem("/proc", str(tmp_path / "absent")) is None
+
+
 def test_file_appearing_during_the_check_is_not_overwritten(pyz: Path, tmp_path: Path) -> None:
     """The race: the name is free at start, taken when the report is written."""
     out = tmp_path / "diagnostic.json"

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
+# The command's limit with --kernels when none is given: a cold torch.compile takes 20 to 50 s.
+KERNELS_TIMEOUT_DEFAULT_S = TIMEOUT_MAX_S
 MINIMUM_PYTHON = (3, 9)
 _PROBE_TIMEOUT_S = 20.0
 # At least this long to tell why a worker never ran, even when it ended at the limit.

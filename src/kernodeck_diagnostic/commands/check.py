@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .. import TOOL_NAME
 from ..api import (
+    KERNELS_TIMEOUT_DEFAULT_S,
     TIMEOUT_DEFAULT_S,
     TIMEOUT_MAX_S,
     TIMEOUT_MIN_S,
@@ -154,10 +155,11 @@ def parser(t: Translate = ENGLISH) -> Parser:
                    metavar="{gpu,cpu}", help=h("check.help.device"))
     p.add_argument("--device-index", type=_argument_type(_index_text, t), default=0,
                    metavar="N", help=h("check.help.device_index"))
-    p.add_argument("--timeout", type=_argument_type(_timeout_text, t),
-                   default=float(TIMEOUT_DEFAULT_S), metavar="S",
+    # No default here: --kernels has its own (KERNELS_TIMEOUT_DEFAULT_S), see _options.
+    p.add_argument("--timeout", type=_argument_type(_timeout_text, t), default=None,
+                   metavar="S",
                    help=h("check.help.timeout", low=TIMEOUT_MIN_S, high=TIMEOUT_MAX_S,
-                          default=TIMEOUT_DEFAULT_S))
+                          default=TIMEOUT_DEFAULT_S, kernels=KERNELS_TIMEOUT_DEFAULT_S))
     p.add_argument("--output", metavar="FILE", help=h("check.help.output"))
     p.add_argument("--host-check", action="store_true", help=h("check.help.host_check"))
     p.add_argument("--distributed", action="store_true", help=h("check.help.distributed"))
@@ -174,6 +176,9 @@ def parser(t: Translate = ENGLISH) -> Parser:
 
 def _options(args: argparse.Namespace, t: Translate) -> Options:
     """What was asked, checked by the API's own rules: ``UsageError`` when it cannot be run."""
+    if args.timeout is None:
+        # A cold torch.compile alone takes 20 to 50 s: --kernels' limit suits it.
+        args.timeout = float(KERNELS_TIMEOUT_DEFAULT_S if args.kernels else TIMEOUT_DEFAULT_S)
     if args.python is not None and (problem := interpreter_problem(args.python)):
         raise UsageError("--python: " + t(problem))  # the API would say check(python=...)
     if args.distributed:
@@ -310,7 +315,10 @@ class _LiveLine:
     def update(self, stage: str, elapsed_s: float) -> None:
         if self._stream is None or elapsed_s < 0.5:
             return
+        stage, _, step = stage.partition(":")  # "kernels:compile": the stage and its sub-step
         label = self._t(_LIVE_LABELS[stage]) if stage in _LIVE_LABELS else stage
+        if step:
+            label = f"{label} ({step})"
         shown = f"{label}... {elapsed_s:.1f} s / {self._limit}"
         if self._dumb:
             self._width = max(self._width, len(shown))

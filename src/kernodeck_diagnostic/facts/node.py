@@ -29,7 +29,9 @@ and variable names: never a path, a value or a device identifier.
   set (names only).
 - ``visibility_by_index``: visibility variables that select devices by index (not UUID);
   ``mig_entries``: per visibility variable listing MIG devices, how many; ``visibility_conflicts``:
-  variables set beside ``HIP_VISIBLE_DEVICES`` that select differently.
+  variables set beside ``HIP_VISIBLE_DEVICES`` that select differently;
+  ``visibility_unmatched``: per variable, how many of its GPU UUIDs no GPU of the driver's
+  (``/proc/driver/nvidia/gpus/*/information``) has; {} when they all match or none can be read.
 """
 
 from __future__ import annotations
@@ -88,7 +90,31 @@ def collect(environ: Mapping[str, str] | None = None, root: str = "/") -> dict[s
         "nvml": libraries.find("libnvidia-ml.so.1") is not None,
         "wsl": os.path.exists(os.path.join(root, "dev/dxg")),
         **variables(env),
+        "visibility_unmatched": visibility_unmatched(env, gpu_uuids(proc_gpus)),
     }
+
+
+def gpu_uuids(folder: str) -> list[str] | None:
+    """The UUIDs of the driver's GPUs ("gpu-8f6c...", lower case), from each GPU's
+    ``information`` file; None when the driver's folder is absent or no UUID can be read."""
+    uuids = []
+    for entry in _listdir(folder) if os.path.isdir(folder) else []:
+        text = _read_text(os.path.join(folder, entry, "information"))
+        found = re.search(r"^GPU UUID:\s*(GPU-[0-9a-fA-F-]+)", text, re.MULTILINE)
+        if found:
+            uuids.append(found.group(1).lower())
+    return uuids or None
+
+
+def visibility_unmatched(env: Mapping[str, str], uuids: list[str] | None) -> dict[str, int]:
+    """How many of CUDA_VISIBLE_DEVICES' GPU UUIDs match none of ``uuids`` (CUDA takes a unique
+    prefix of one); MIG entries and indices are not UUIDs of a GPU and are not counted."""
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    if value is None or not uuids:
+        return {}
+    unmatched = sum(1 for entry in _entries(value) if entry.upper().startswith("GPU-")
+                    and not any(uuid.startswith(entry.lower()) for uuid in uuids))
+    return {"CUDA_VISIBLE_DEVICES": unmatched} if unmatched else {}
 
 
 def variables(env: Mapping[str, str]) -> dict[str, Any]:

@@ -73,6 +73,7 @@ def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str]
         "os_name": name, "os_version": version,
         "kernel": _guarded(kernel_release), "libc": _guarded(libc),
         "cpu_model": _guarded(cpu_model), "logical_cpus": _guarded(os.cpu_count),
+        "usable_cpus": _guarded(usable_cpus), "cpu_quota": _guarded(cpu_quota),
         "memory_total_bytes": _guarded(memory_total_bytes),
         "nvidia_driver_version": _guarded(nvidia_driver_version),
         "kfd_gfx_targets": _guarded(kfd_gfx_targets),
@@ -80,6 +81,74 @@ def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str]
         or _toolkit("failed", None, None, env),
         "configuration": _guarded(lambda: configuration(env)) or {},
     }
+
+
+def usable_cpus() -> int | None:
+    """The logical CPUs this process may run on: its affinity (taskset, a cpuset); None where
+    the system does not say (not Linux)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else None
+
+
+def cpu_quota(cgroup_root: str = "/sys/fs/cgroup", own: str = "/proc/self/cgroup") -> float | None:
+    """The CPU time this process's cgroup may use, in CPUs (0.05: 5% of one), the smallest
+    quota of its cgroup and those above it: cgroup v2's ``cpu.max``, v1's ``cpu.cfs_quota_us``
+    over ``cpu.cfs_period_us``. None when no quota is set or it cannot be read."""
+    try:
+        with open(own, encoding="utf-8", errors="replace") as file:
+            lines = file.read(64 * 1024).splitlines()
+    except OSError:
+        return None
+    quotas = []
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        controllers, path = fields[1], fields[2]
+        if controllers == "":  # v2: the unified hierarchy
+            folders = _cgroup_folders(os.path.join(cgroup_root, "unified"), path) \
+                if os.path.isdir(os.path.join(cgroup_root, "unified")) else \
+                _cgroup_folders(cgroup_root, path)
+            quotas += [q for q in map(_cpu_max, folders) if q is not None]
+        elif "cpu" in controllers.split(","):
+            for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
+                mount = os.path.join(cgroup_root, name)
+                if os.path.isdir(mount):
+                    quotas += [q for q in map(_cfs_quota, _cgroup_folders(mount, path))
+                               if q is not None]
+                    break
+    return min(quotas) if quotas else None
+
+
+def _cgroup_folders(mount: str, path: str) -> list[str]:
+    """The cgroup's folder under ``mount`` and each one above it, up to the mount; in a
+    container whose own cgroup is the mount's root, the path it names is not there: the mount."""
+    parts = [part for part in path.strip("/").split("/") if part and part != ".."]
+    folders = [os.path.join(mount, *parts[:depth]) for depth in range(len(parts), -1, -1)]
+    return [folder for folder in folders if os.path.isdir(folder)]
+
+
+def _cpu_max(folder: str) -> float | None:
+    words = _read_small(os.path.join(folder, "cpu.max")).split()
+    if len(words) == 2 and words[0].isdigit() and words[1].isdigit() and int(words[1]) > 0:
+        return int(words[0]) / int(words[1])
+    return None  # "max": no quota
+
+
+def _cfs_quota(folder: str) -> float | None:
+    quota = _read_small(os.path.join(folder, "cpu.cfs_quota_us")).strip()
+    period = _read_small(os.path.join(folder, "cpu.cfs_period_us")).strip()
+    if quota.isdigit() and period.isdigit() and int(period) > 0 and int(quota) > 0:
+        return int(quota) / int(period)
+    return None  # -1: no quota
+
+
+def _read_small(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as file:
+            return file.read(256)
+    except OSError:
+        return ""
 
 
 def _guarded(read: Callable[[], Any]) -> Any:

@@ -341,11 +341,64 @@ MESSAGES = {
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch "
         "(python -m pip install --force-reinstall torch).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.summary":
+        "{device} computed a wrong {values} without any error: the signature of silent data "
+        "corruption (a faulty GPU, its memory or its compute units).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.next_action":
+        "Run the check again; wrong once is still a faulty device. Run the vendor's own diagnostic "
+        "(NVIDIA: dcgmi diag -r 3 and nvidia-smi -q -d ECC; AMD: rvs, the ROCm Validation Suite); "
+        "if it fails or the result is wrong again, take the node out of service and report the "
+        "GPU to its operator.",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.summary":
+        "{device} computed NaN or infinity in the {values} of a small exact product, without any "
+        "error: the signature of silent data corruption (a faulty GPU, its memory or its compute "
+        "units).",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.next_action":
+        "Run the check again; wrong once is still a faulty device. Run the vendor's own diagnostic "
+        "(NVIDIA: dcgmi diag -r 3 and nvidia-smi -q -d ECC; AMD: rvs, the ROCm Validation Suite); "
+        "if it fails or the result is wrong again, take the node out of service and report the "
+        "GPU to its operator.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.summary":
+        "CUDA_VISIBLE_DEVICES names {count} GPU UUID(s) that no GPU of this machine has: CUDA "
+        "gives no device for them.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
+        "List this machine's GPUs with nvidia-smi -L and set CUDA_VISIBLE_DEVICES to their UUIDs "
+        "(or unset it); a UUID copied from another machine or an ended job selects nothing.",
+    "finding.TIME_LIMIT_REACHED.summary":
+        "The check was still working at the {stage} stage when its {seconds} s limit ended it: "
+        "slow, not stuck.",
+    "finding.TIME_LIMIT_REACHED.next_action":
+        "Run the check again with --timeout {maximum} (the most it takes); if it still runs out, "
+        "see what slows this machine down (a CPU limit, a cold cache, a slow file system).",
+    "finding.TIME_LIMIT_REACHED.at_maximum.summary":
+        "The check was still working at the {stage} stage when its {seconds} s limit, the "
+        "largest, ended it: slow, not stuck.",
+    "finding.TIME_LIMIT_REACHED.at_maximum.next_action":
+        "See what slows this machine down (a CPU limit, a cold cache, a slow file system) and "
+        "run the check again once it is removed.",
+    "finding.CPU_LIMITED.affinity.summary":
+        "This process may use {usable} of the machine's {logical} logical CPUs (its CPU affinity).",
+    "finding.CPU_LIMITED.affinity.next_action":
+        "Run it without the affinity that limits it (taskset, numactl, a job's or container's "
+        "cpuset), or ask the scheduler for more CPUs.",
+    "finding.CPU_LIMITED.quota.summary":
+        "This process may use {usable} CPU(s) of time of the machine's {logical} logical CPUs "
+        "(its cgroup's CPU quota).",
+    "finding.CPU_LIMITED.quota.next_action":
+        "Run it with a larger CPU quota or none (a container's --cpus, a job's CPU request, "
+        "systemd's CPUQuota), at least one whole CPU.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":
         "Load the driver (sudo modprobe amdgpu) or, in a container, pass --device=/dev/kfd "
         "--device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.wsl.summary":
+        "ROCm on WSL 2 finds no GPU: WSL has no /dev/kfd, and ROCm reaches the GPU through "
+        "/dev/dxg only with AMD's WSL support installed.",
+    "finding.ROCM_KFD_ACCESS.wsl.next_action":
+        "Do not load amdgpu or pass /dev/kfd (WSL has neither). On Windows, install AMD's "
+        "Adrenalin driver that supports WSL; inside WSL, install ROCm for WSL "
+        "(amdgpu-install -y --usecase=wsl,rocm --no-dkms), then run the check again.",
     "finding.ROCM_KFD_ACCESS.no_access.summary": "/dev/kfd exists but this user cannot open it.",
     "finding.ROCM_KFD_ACCESS.no_access.next_action":
         "Add the user to the render and video groups (sudo usermod -aG render,video $USER), then "
@@ -781,6 +834,7 @@ MESSAGES = {
     "ui.label.packages": "packages",
     "ui.system.kernel": "kernel {kernel}",
     "ui.system.cpus": "{count} logical CPUs",
+    "ui.system.cpus_usable": "{count} logical CPUs, {usable} usable by this process",
     "ui.system.driver": "NVIDIA {version} (kernel module)",
     "ui.system.toolkit":
         "nvcc {version} (via {via}), for building extensions, not torch's runtime",
@@ -907,6 +961,8 @@ MESSAGES = {
     "output.reason.exists_socket":
         "that name is a socket, not a regular file; the report is only written to a new file",
     "output.reason.no_folder": "its folder does not exist",
+    "output.reason.pseudo_filesystem":
+        "its folder is on {kind}, a file system of the kernel that holds no files of its own",
     "output.reason.not_a_folder": "the path of its folder is not a folder",
     "output.reason.not_writable": "its folder is not writable",
     "output.reason.name_too_long": "the file name is too long",
@@ -956,7 +1012,9 @@ MESSAGES = {
         "  escape sequences (a carriage return and spaces only).",
     "check.help.device": "where to run the check (default gpu; cpu only when asked)",
     "check.help.device_index": "index of the GPU among the visible devices (default 0)",
-    "check.help.timeout": "limit for the whole check, {low}-{high} seconds (default {default})",
+    "check.help.timeout":
+        "limit for the whole check, {low}-{high} seconds (default {default}; {kernels} with "
+        "--kernels)",
     "check.help.output": "also write the JSON report to FILE, which must not exist yet",
     "check.help.host_check":
         "also ask nvidia-smi (or amd-smi, rocm-smi) for the driver and memory, 3 s at most",
@@ -972,8 +1030,8 @@ MESSAGES = {
         "and check the torch it declares; a failure is EXTENSION_FAILED (see docs/libraries.md)",
     "check.help.kernels":
         "also verify, on the same device, float16/bfloat16/TF32 matrix products, a convolution, "
-        "attention, torch.compile and (GPU) a host-device copy; give --timeout 120 for "
-        "torch.compile's first run",
+        "attention, torch.compile and (GPU) a host-device copy; its limit is 120 s "
+        "unless --timeout says otherwise",
     "check.help.python":
         "diagnose another interpreter (a notebook kernel's, a service's, a venv's) without "
         "installing anything into it",

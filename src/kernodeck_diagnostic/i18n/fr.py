@@ -361,12 +361,69 @@ MESSAGES = {
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Installez la dernière version de Microsoft Visual C++ Redistributable (x64), puis "
         "réinstallez torch (python -m pip install --force-reinstall torch).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.summary":
+        "{device} a calculé une valeur fausse ({values}) sans aucune erreur : la signature "
+        "d'une corruption silencieuse des données (un GPU défectueux, sa mémoire ou ses unités "
+        "de calcul).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.next_action":
+        "Relancez la vérification ; faux une fois, c'est déjà un appareil défectueux. Lancez le "
+        "diagnostic du fabricant (NVIDIA : dcgmi diag -r 3 et nvidia-smi -q -d ECC ; AMD : rvs, "
+        "la ROCm Validation Suite) ; s'il échoue ou si le résultat est encore faux, retirez le "
+        "nœud du service et signalez le GPU à son exploitant.",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.summary":
+        "{device} a produit NaN ou l'infini ({values}) pour un petit produit exact, sans aucune "
+        "erreur : la signature d'une corruption silencieuse des données (un GPU défectueux, sa "
+        "mémoire ou ses unités de calcul).",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.next_action":
+        "Relancez la vérification ; faux une fois, c'est déjà un appareil défectueux. Lancez le "
+        "diagnostic du fabricant (NVIDIA : dcgmi diag -r 3 et nvidia-smi -q -d ECC ; AMD : rvs, "
+        "la ROCm Validation Suite) ; s'il échoue ou si le résultat est encore faux, retirez le "
+        "nœud du service et signalez le GPU à son exploitant.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.summary":
+        "CUDA_VISIBLE_DEVICES nomme {count} UUID de GPU qu'aucun GPU de cette machine n'a : CUDA "
+        "ne donne aucun appareil pour eux.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
+        "Listez les GPU de cette machine avec nvidia-smi -L et mettez leurs UUID dans "
+        "CUDA_VISIBLE_DEVICES (ou retirez-la) ; un UUID copié d'une autre machine ou d'un job "
+        "terminé ne sélectionne rien.",
+    "finding.TIME_LIMIT_REACHED.summary":
+        "La vérification travaillait encore à l'étape {stage} quand sa limite de {seconds} s l'a "
+        "arrêtée : lente, pas bloquée.",
+    "finding.TIME_LIMIT_REACHED.next_action":
+        "Relancez la vérification avec --timeout {maximum} (le maximum) ; si elle manque encore "
+        "de temps, cherchez ce qui ralentit cette machine (une limite de CPU, un cache froid, un "
+        "système de fichiers lent).",
+    "finding.TIME_LIMIT_REACHED.at_maximum.summary":
+        "La vérification travaillait encore à l'étape {stage} quand sa limite de {seconds} s, la "
+        "plus grande, l'a arrêtée : lente, pas bloquée.",
+    "finding.TIME_LIMIT_REACHED.at_maximum.next_action":
+        "Cherchez ce qui ralentit cette machine (une limite de CPU, un cache froid, un système "
+        "de fichiers lent) et relancez la vérification une fois la cause levée.",
+    "finding.CPU_LIMITED.affinity.summary":
+        "Ce processus peut utiliser {usable} des {logical} CPU logiques de la machine (son "
+        "affinité CPU).",
+    "finding.CPU_LIMITED.affinity.next_action":
+        "Lancez-le sans l'affinité qui le limite (taskset, numactl, le cpuset d'un job ou d'un "
+        "conteneur), ou demandez plus de CPU à l'ordonnanceur.",
+    "finding.CPU_LIMITED.quota.summary":
+        "Ce processus peut utiliser {usable} CPU de temps sur les {logical} CPU logiques de la "
+        "machine (le quota CPU de son cgroup).",
+    "finding.CPU_LIMITED.quota.next_action":
+        "Lancez-le avec un quota CPU plus grand ou sans quota (--cpus d'un conteneur, la demande "
+        "de CPU d'un job, CPUQuota de systemd), au moins un CPU entier.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd est absent : le pilote GPU AMD (amdgpu) n'est pas chargé ou n'est pas exposé "
         "ici.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":
         "Chargez le pilote (sudo modprobe amdgpu) ou, dans un conteneur, passez "
         "--device=/dev/kfd --device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.wsl.summary":
+        "ROCm sous WSL 2 ne trouve aucun GPU : WSL n'a pas de /dev/kfd, et ROCm n'atteint le "
+        "GPU par /dev/dxg qu'avec la prise en charge WSL d'AMD installée.",
+    "finding.ROCM_KFD_ACCESS.wsl.next_action":
+        "Ne chargez pas amdgpu et ne passez pas /dev/kfd (WSL n'a ni l'un ni l'autre). Sous "
+        "Windows, installez le pilote Adrenalin d'AMD compatible WSL ; dans WSL, installez ROCm "
+        "pour WSL (amdgpu-install -y --usecase=wsl,rocm --no-dkms), puis relancez la vérification.",
     "finding.ROCM_KFD_ACCESS.no_access.summary":
         "/dev/kfd existe, mais cet utilisateur ne peut pas l'ouvrir.",
     "finding.ROCM_KFD_ACCESS.no_access.next_action":
@@ -826,6 +883,7 @@ MESSAGES = {
     "ui.label.packages": "paquets",
     "ui.system.kernel": "noyau {kernel}",
     "ui.system.cpus": "{count} CPU logiques",
+    "ui.system.cpus_usable": "{count} CPU logiques, {usable} utilisables par ce processus",
     "ui.system.driver": "NVIDIA {version} (module du noyau)",
     "ui.system.toolkit":
         "nvcc {version} (via {via}), pour compiler les extensions, pas le runtime de torch",
@@ -966,6 +1024,9 @@ MESSAGES = {
         "ce nom est une socket, pas un fichier ordinaire ; le rapport n'est écrit que dans un "
         "nouveau fichier",
     "output.reason.no_folder": "son dossier n'existe pas",
+    "output.reason.pseudo_filesystem":
+        "son dossier est sur {kind}, un système de fichiers du noyau "
+        "qui ne contient aucun fichier ordinaire",
     "output.reason.not_a_folder": "son dossier n'est pas un dossier",
     "output.reason.not_writable": "son dossier n'est pas accessible en écriture",
     "output.reason.name_too_long": "le nom du fichier est trop long",
@@ -1021,7 +1082,8 @@ MESSAGES = {
     "check.help.device": "où lancer la vérification (gpu par défaut ; cpu seulement sur demande)",
     "check.help.device_index": "indice du GPU parmi les périphériques visibles (0 par défaut)",
     "check.help.timeout":
-        "limite pour toute la vérification, {low}-{high} secondes ({default} par défaut)",
+        "limite pour toute la vérification, {low}-{high} secondes ({default} par défaut ; "
+        "{kernels} avec --kernels)",
     "check.help.output": "écrit aussi le rapport JSON dans FILE, qui ne doit pas encore exister",
     "check.help.host_check":
         "demande aussi à nvidia-smi (ou amd-smi, rocm-smi) le pilote et la mémoire, 3 s au plus",
@@ -1041,7 +1103,7 @@ MESSAGES = {
     "check.help.kernels":
         "vérifie aussi, sur le même périphérique, des produits de matrices "
         "float16/bfloat16/TF32, une convolution, l'attention, torch.compile et (GPU) une copie "
-        "hôte-périphérique ; donnez --timeout 120 pour la première exécution de torch.compile",
+        "hôte-périphérique ; sa limite est de 120 s sauf autre --timeout",
     "check.help.python":
         "diagnostique un autre interpréteur (celui d'un noyau de notebook, d'un service, d'un "
         "venv) sans rien y installer",

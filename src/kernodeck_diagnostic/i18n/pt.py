@@ -357,12 +357,68 @@ MESSAGES = {
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Instale o Microsoft Visual C++ Redistributable (x64) mais recente, depois reinstale o "
         "torch (python -m pip install --force-reinstall torch).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.summary":
+        "{device} calculou um valor errado ({values}) sem nenhum erro: a assinatura de corrupção "
+        "silenciosa de dados (uma GPU com defeito, sua memória ou suas unidades de cálculo).",
+    "finding.SILENT_DATA_CORRUPTION.wrong.next_action":
+        "Rode a verificação de novo; errado uma vez já é um dispositivo com defeito. Rode o "
+        "diagnóstico do fabricante (NVIDIA: dcgmi diag -r 3 e nvidia-smi -q -d ECC; AMD: rvs, a "
+        "ROCm Validation Suite); se ele falhar ou o resultado vier errado de novo, tire o nó de "
+        "serviço e informe a GPU a quem a opera.",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.summary":
+        "{device} produziu NaN ou infinito ({values}) num produto pequeno e exato, sem nenhum "
+        "erro: a assinatura de corrupção silenciosa de dados (uma GPU com defeito, sua memória ou "
+        "suas unidades de cálculo).",
+    "finding.SILENT_DATA_CORRUPTION.non_finite.next_action":
+        "Rode a verificação de novo; errado uma vez já é um dispositivo com defeito. Rode o "
+        "diagnóstico do fabricante (NVIDIA: dcgmi diag -r 3 e nvidia-smi -q -d ECC; AMD: rvs, a "
+        "ROCm Validation Suite); se ele falhar ou o resultado vier errado de novo, tire o nó de "
+        "serviço e informe a GPU a quem a opera.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.summary":
+        "CUDA_VISIBLE_DEVICES cita {count} UUID(s) de GPU que nenhuma GPU desta máquina tem: o "
+        "CUDA não dá nenhum dispositivo para eles.",
+    "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
+        "Liste as GPUs desta máquina com nvidia-smi -L e ponha os UUIDs delas em "
+        "CUDA_VISIBLE_DEVICES (ou remova a variável); um UUID copiado de outra máquina ou de um "
+        "job encerrado não seleciona nada.",
+    "finding.TIME_LIMIT_REACHED.summary":
+        "A verificação ainda trabalhava na etapa {stage} quando o limite de {seconds} s a "
+        "encerrou: lenta, não travada.",
+    "finding.TIME_LIMIT_REACHED.next_action":
+        "Rode a verificação de novo com --timeout {maximum} (o máximo); se o tempo ainda acabar, "
+        "veja o que deixa esta máquina lenta (um limite de CPU, um cache frio, um sistema de "
+        "arquivos lento).",
+    "finding.TIME_LIMIT_REACHED.at_maximum.summary":
+        "A verificação ainda trabalhava na etapa {stage} quando o limite de {seconds} s, o "
+        "maior, a encerrou: lenta, não travada.",
+    "finding.TIME_LIMIT_REACHED.at_maximum.next_action":
+        "Veja o que deixa esta máquina lenta (um limite de CPU, um cache frio, um sistema de "
+        "arquivos lento) e rode a verificação de novo sem essa causa.",
+    "finding.CPU_LIMITED.affinity.summary":
+        "Este processo pode usar {usable} das {logical} CPUs lógicas da máquina (sua afinidade "
+        "de CPU).",
+    "finding.CPU_LIMITED.affinity.next_action":
+        "Rode-o sem a afinidade que o limita (taskset, numactl, o cpuset de um job ou contêiner), "
+        "ou peça mais CPUs ao escalonador.",
+    "finding.CPU_LIMITED.quota.summary":
+        "Este processo pode usar {usable} CPU(s) de tempo das {logical} CPUs lógicas da máquina "
+        "(a cota de CPU do seu cgroup).",
+    "finding.CPU_LIMITED.quota.next_action":
+        "Rode-o com uma cota de CPU maior ou sem cota (--cpus de um contêiner, o pedido de CPU de "
+        "um job, CPUQuota do systemd), pelo menos uma CPU inteira.",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd está ausente: o driver de GPU AMD (amdgpu) não está carregado ou não está "
         "exposto aqui.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":
         "Carregue o driver (sudo modprobe amdgpu) ou, em um contêiner, passe --device=/dev/kfd "
         "--device=/dev/dri.",
+    "finding.ROCM_KFD_ACCESS.wsl.summary":
+        "O ROCm no WSL 2 não encontra GPU: o WSL não tem /dev/kfd, e o ROCm só chega à GPU por "
+        "/dev/dxg com o suporte a WSL da AMD instalado.",
+    "finding.ROCM_KFD_ACCESS.wsl.next_action":
+        "Não carregue o amdgpu nem passe /dev/kfd (o WSL não tem nenhum dos dois). No Windows, "
+        "instale o driver Adrenalin da AMD com suporte a WSL; dentro do WSL, instale o ROCm para "
+        "WSL (amdgpu-install -y --usecase=wsl,rocm --no-dkms) e rode a verificação de novo.",
     "finding.ROCM_KFD_ACCESS.no_access.summary":
         "/dev/kfd existe, mas este usuário não pode abri-lo.",
     "finding.ROCM_KFD_ACCESS.no_access.next_action":
@@ -815,6 +871,7 @@ MESSAGES = {
     "ui.label.packages": "pacotes",
     "ui.system.kernel": "kernel {kernel}",
     "ui.system.cpus": "{count} CPUs lógicas",
+    "ui.system.cpus_usable": "{count} CPUs lógicas, {usable} utilizáveis por este processo",
     "ui.system.driver": "NVIDIA {version} (módulo do kernel)",
     "ui.system.toolkit":
         "nvcc {version} (via {via}), para compilar extensões, não o runtime do torch",
@@ -948,6 +1005,9 @@ MESSAGES = {
     "output.reason.exists_socket":
         "esse nome é um socket, não um arquivo comum; o relatório só é gravado em um arquivo novo",
     "output.reason.no_folder": "a pasta do arquivo não existe",
+    "output.reason.pseudo_filesystem":
+        "a pasta do arquivo está em {kind}, um sistema de arquivos do kernel "
+        "que não guarda arquivos comuns",
     "output.reason.not_a_folder": "a pasta do arquivo não é uma pasta",
     "output.reason.not_writable": "a pasta do arquivo não permite escrita",
     "output.reason.name_too_long": "o nome do arquivo é longo demais",
@@ -1002,7 +1062,8 @@ MESSAGES = {
     "check.help.device": "onde rodar a verificação (padrão gpu; cpu só quando pedido)",
     "check.help.device_index": "índice da GPU entre os dispositivos visíveis (padrão 0)",
     "check.help.timeout":
-        "limite para a verificação inteira, {low}-{high} segundos (padrão {default})",
+        "limite para a verificação inteira, {low}-{high} segundos (padrão {default}; "
+        "{kernels} com --kernels)",
     "check.help.output": "também grava o relatório JSON em FILE, que ainda não pode existir",
     "check.help.host_check":
         "também pergunta ao nvidia-smi (ou amd-smi, rocm-smi) o driver e a memória, 3 s no "
@@ -1022,7 +1083,7 @@ MESSAGES = {
     "check.help.kernels":
         "também verifica, no mesmo dispositivo, produtos de matrizes em float16/bfloat16/TF32, "
         "uma convolução, atenção, torch.compile e (GPU) uma cópia entre host e dispositivo; "
-        "indique --timeout 120 para a primeira execução do torch.compile",
+        "seu limite é 120 s, salvo outro --timeout",
     "check.help.python":
         "diagnostica outro interpretador (o de um kernel de notebook, de um serviço, de um venv) "
         "sem instalar nada nele",

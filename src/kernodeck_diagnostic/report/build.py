@@ -13,7 +13,7 @@ from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
 from ..terminal import json_text
-from ..worker.protocol import EXPECTED, STAGES
+from ..worker.protocol import EXPECTED, NON_FINITE, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import derive
@@ -82,6 +82,8 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
+    if run.cpu_s is not None:  # a worker the time limit ended: the CPU time it had used
+        timings["worker_cpu"] = round(run.cpu_s * 1000, 1)
     pytorch = pytorch_block(facts.get("pytorch", {}))
     for device in pytorch["devices"]:  # each device's verdict is the front's: never a worker's
         device.pop("check", None)
@@ -218,8 +220,22 @@ def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]
     """The worker's facts of the computation, and the front's own verdicts on its values."""
     wrong = _unverified(result)
     loss = result.get("loss")
-    return {"device": values.get("device"), "product_verified": "product" not in wrong,
-            "gradient_verified": "gradient" not in wrong,
-            # The value, right or wrong, when JSON can hold it (NaN and infinities it cannot).
-            "loss": loss if isinstance(loss, float) and math.isfinite(loss) else None,
-            "synchronized": values.get("synchronized"), "duration_ms": values.get("duration_ms")}
+    block = {"device": values.get("device"), "product_verified": "product" not in wrong,
+             "gradient_verified": "gradient" not in wrong,
+             # The value, right or wrong, when JSON can hold it (NaN and infinities it cannot).
+             "loss": loss if isinstance(loss, float) and math.isfinite(loss) else None,
+             "synchronized": values.get("synchronized"), "duration_ms": values.get("duration_ms")}
+    how = {name: wrong_how(result[name]) for name in wrong if name in result}
+    if how:  # only when values came back and some were not the known answer
+        block["wrong_values"] = how
+    return block
+
+
+def wrong_how(value: Any) -> str:
+    """How a value the worker sent differs from the known answer: "non_finite" when it holds a
+    NaN or an infinity (read back, or still encode_number's strings), "wrong" otherwise."""
+    if isinstance(value, list):
+        return "non_finite" if any(wrong_how(item) == "non_finite" for item in value) else "wrong"
+    if isinstance(value, float):
+        return "wrong" if math.isfinite(value) else "non_finite"
+    return "non_finite" if isinstance(value, str) and value in NON_FINITE else "wrong"

@@ -301,6 +301,23 @@ def _surroundings(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]
             if items]
 
 
+def _cpus(system: dict[str, Any], t: Translate) -> str:
+    """The machine's logical CPUs and, when less, what this process may use (its affinity, its
+    cgroup's CPU quota): "2 logical CPUs" said nothing of a process allowed 5% of one."""
+    cpus = system.get("logical_cpus")
+    usable = cpu_allowance(system)
+    if usable is None or not isinstance(cpus, int) or usable >= cpus:
+        return t("ui.system.cpus", count=cpus)
+    return t("ui.system.cpus_usable", count=cpus, usable=f"{usable:g}")
+
+
+def cpu_allowance(system: dict[str, Any]) -> float | None:
+    """The CPUs this process may really use: the smaller of its affinity and its CPU quota."""
+    known = [value for value in (system.get("usable_cpus"), system.get("cpu_quota"))
+             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0]
+    return float(min(known)) if known else None
+
+
 def _system(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
     """The machine (operating system, kernel, C library, processor, memory), the NVIDIA kernel
     module's driver, the CUDA toolkit extensions build with, the configuration variables set."""
@@ -314,7 +331,7 @@ def _system(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
         t("ui.system.kernel", kernel=system["kernel"]) if system.get("kernel") else None,
         system.get("libc"),
         ", ".join(str(part) for part in (system.get("cpu_model"),
-                                         t("ui.system.cpus", count=cpus) if cpus else None)
+                                         _cpus(system, t) if cpus else None)
                   if part),
         f"{memory / 2**30:.1f} GiB" if isinstance(memory, int) else None))]
     if system.get("nvidia_driver_version"):

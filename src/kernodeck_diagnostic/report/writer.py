@@ -50,11 +50,44 @@ def preflight(path: str) -> None:
         raise OutputError("output.reason.no_folder")
     if not os.path.isdir(parent):
         raise OutputError("output.reason.not_a_folder")
+    kind = pseudo_filesystem(parent)
+    if kind is not None:  # root may "write" there: the kernel then refuses every new name
+        raise OutputError("output.reason.pseudo_filesystem", kind=kind)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError("output.reason.not_writable")
     name_max = _name_max(parent)
     if name_max is not None and len(os.fsencode(os.path.basename(path))) > name_max:
         raise OutputError("output.reason.name_too_long")
+
+
+# The kernel's file systems that show its state as files and hold no file of a user's: creating a
+# name there fails (ENOENT, EACCES), whatever the folder's mode says to root.
+PSEUDO_FILESYSTEMS = frozenset({
+    "proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "configfs",
+    "devpts", "bpf", "pstore", "efivarfs", "fusectl", "binfmt_misc", "autofs", "nsfs"})
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+def pseudo_filesystem(folder: str, mountinfo: str = MOUNTINFO) -> str | None:
+    """The type of the kernel's pseudo-filesystem ``folder`` is on ("proc", "sysfs"...), from the
+    mount that holds it (/proc/self/mountinfo, Linux); None elsewhere or when it cannot be read."""
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as file:
+            lines = file.read(4 * 2**20).splitlines()
+    except OSError:
+        return None
+    target = os.path.realpath(folder)
+    best, kind = "", None
+    for line in lines:
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        point = fields[4].replace("\\040", " ")
+        after = line.split(" - ", 1)[1].split()
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if after and inside and len(point) >= len(best):
+            best, kind = point, after[0]
+    return kind if kind in PSEUDO_FILESYSTEMS else None
 
 
 def _taken(mode: int) -> OutputError:

@@ -54,6 +54,8 @@ class WorkerRun:
     # The last meaningful line the worker wrote to stderr (raw: the report redacts it); for a
     # worker that died without saying why, it is often the only cause there is.
     stderr_line: str | None = None
+    # The CPU time the worker had used when the time limit ended it (None otherwise, or unknown).
+    cpu_s: float | None = None
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
@@ -221,6 +223,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     except OSError as exc:
         return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
     outcome: Outcome = "timeout"
+    cpu_s: float | None = None
     try:
         if on_started is not None:
             on_started()
@@ -240,7 +243,10 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
             for capture in captures:
                 bound_capture(capture)
             if on_progress is not None:
-                on_progress(state.stage or "interpreter", time.monotonic() - start)
+                on_progress(_where(state), time.monotonic() - start)
+        if outcome == "timeout":
+            # Was it working or waiting? The CPU time it used, read before it is killed.
+            cpu_s = process_cpu_seconds(process.pid)
     finally:
         kill_tree(process)
         # Only once the tree is dead: the worker's watch would otherwise read end-of-file first.
@@ -251,7 +257,35 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     reader.close()
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
-    return WorkerRun(state, outcome, process.returncode, time.monotonic() - start)
+    return WorkerRun(state, outcome, process.returncode, time.monotonic() - start,
+                     cpu_s=cpu_s)
+
+
+def process_cpu_seconds(pid: int, proc: str = "/proc") -> float | None:
+    """The CPU time (user and system) the process ``pid`` and the children it waited for used,
+    in seconds, from ``/proc/<pid>/stat`` (Linux); None elsewhere or when it cannot be read."""
+    sysconf = getattr(os, "sysconf", None)  # POSIX only
+    if sysconf is None:
+        return None
+    try:
+        with open(f"{proc}/{pid}/stat", encoding="ascii", errors="replace") as file:
+            text = file.read(4096)
+        ticks = int(sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError):
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces: count after the last ')'.
+    fields = text.rpartition(")")[2].split()
+    try:  # utime, stime, cutime, cstime: fields 14 to 17, the 12th to 15th after the name
+        return sum(int(value) for value in fields[11:15]) / ticks if ticks > 0 else None
+    except (ValueError, IndexError):
+        return None
+
+
+def _where(state: WorkerState) -> str:
+    """The stage for the progress line; the kernels stage with its kernel ("kernels:compile"):
+    one of them may take a minute."""
+    where = state.stage or "interpreter"
+    return f"{where}:{state.step}" if where == "kernels" and state.step else where
 
 
 def _reason(exc: OSError) -> str:

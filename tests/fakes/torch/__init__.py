@@ -57,8 +57,9 @@ huge or non-UTF-8 messages, private data) are listed in ``_hostile.py``, next to
 
 ``KD_FAKE_DEVICES`` sets the number of visible devices (default 1). ``KD_FAKE_TORCH_MARKER``
 names a file written at import (proof the worker ran); ``KD_FAKE_TORCH_PIDS`` a file where the
-hang scenario records the pids it leaves behind. The arithmetic is real: a tiny autograd over
-2x2 lists, so the worker's verification is exercised, not bypassed.
+hang scenario records the pids it leaves behind; ``KD_FAKE_TORCH_IMPORT_CPU`` the seconds of CPU
+time the import burns (a slow import that works all along). The arithmetic is real: a tiny
+autograd over 2x2 lists, so the worker's verification is exercised, not bypassed.
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ if os.environ.get("KD_FAKE_TORCH_MARKER"):
 _delay = float(os.environ.get("KD_FAKE_TORCH_IMPORT_DELAY", "0"))
 if _delay:
     time.sleep(_delay)
+# A slow import that works all along (a cold cache, a big build under a CPU quota): it burns
+# this much CPU time, however long the wall clock takes to give it.
+_work = float(os.environ.get("KD_FAKE_TORCH_IMPORT_CPU", "0"))
+_until = time.process_time() + _work
+while time.process_time() < _until:
+    pass
 
 from . import _devices, _hostile, _kernels  # noqa: E402 - the hostile scenarios act at their points
 

@@ -94,3 +94,35 @@ def debug_injection_set(report: Report) -> Finding | None:
         return None
     return Finding("DEBUG_INJECTION_SET", "warning",
                    (f"set (names only): {', '.join(names)}",), {"names": ", ".join(names)})
+
+
+# A worker that used at least this share of the CPU time it could have had was working, not
+# waiting: a hang (a lock, a driver call that never returns) uses next to none.
+PROGRESSING_SHARE = 0.3
+TIMEOUT_MAXIMUM_S = 120
+
+
+@layer.rule(650, "TIME_LIMIT_REACHED", variants=(None, "at_maximum"))
+def time_limit_reached(report: Report) -> Finding | None:
+    """The time limit ended a worker that was still working (it used CPU time): a slow machine,
+    a cold cache, a CPU quota; the limit, not a fault, ended it. A worker that used next to no
+    CPU was waiting (a hang): that is not this finding's."""
+    timings = report.get("timings_ms") or {}
+    cpu, total = timings.get("worker_cpu"), timings.get("worker_total")
+    if not (report["code"] == Verdict.TIMEOUT and isinstance(cpu, (int, float))
+            and isinstance(total, (int, float)) and total > 0):
+        return None
+    system = report.get("system") or {}
+    quota = system.get("cpu_quota")
+    could = min(1.0, quota) if isinstance(quota, (int, float)) and quota > 0 else 1.0
+    if cpu < total * could * PROGRESSING_SHARE:
+        return None
+    limit = report["request"].get("timeout_s")
+    evidence = [f"the worker used {cpu / 1000:.1f} s of CPU time in {total / 1000:.1f} s: it was "
+                "working, not waiting",
+                f"the time limit ({limit} s) ended it at the {report['stage']} stage"]
+    at_maximum = isinstance(limit, (int, float)) and limit >= TIMEOUT_MAXIMUM_S
+    return Finding("TIME_LIMIT_REACHED", "error", tuple(evidence),
+                   {"seconds": f"{limit:g}" if isinstance(limit, (int, float)) else "?",
+                    "stage": report["stage"], "maximum": TIMEOUT_MAXIMUM_S},
+                   variant="at_maximum" if at_maximum else None)

@@ -253,8 +253,11 @@ def gpu_nodes_mismatch(report: Report) -> Finding | None:
                    tuple(evidence))
 
 
-@layer.rule(210, "ROCM_KFD_ACCESS", variants=("absent", "no_access"))
+@layer.rule(210, "ROCM_KFD_ACCESS", variants=("absent", "no_access", "wsl"))
 def rocm_kfd_access(report: Report) -> Finding | None:
+    """/dev/kfd absent or closed to this user. On WSL 2 (/dev/dxg) there is no /dev/kfd to load
+    or pass: ROCm reaches the GPU through /dev/dxg, with AMD's Windows driver and ROCm's WSL
+    packages (the "wsl" variant), never modprobe amdgpu."""
     nodes = report["runtime"].get("device_nodes") or {}
     # On a machine with only an NVIDIA GPU /dev/kfd is rightly absent: BUILD_FOR_OTHER_VENDOR's.
     if not (gpu_failed(report) and report["pytorch"]["backend"] == "rocm") or \
@@ -265,6 +268,10 @@ def rocm_kfd_access(report: Report) -> Finding | None:
         return None
     evidence = ("/dev/kfd is absent" if state == "absent" else
                 "/dev/kfd is not readable and writable by this user")
+    if state == "absent" and (nodes.get("dxg") or node_block(report).get("wsl")):
+        return Finding("ROCM_KFD_ACCESS", "error",
+                       (evidence, "/dev/dxg exists: WSL 2, where ROCm uses /dev/dxg, not /dev/kfd"),
+                       variant="wsl")
     return Finding("ROCM_KFD_ACCESS", "error", (evidence,), variant=state)
 
 
@@ -483,3 +490,45 @@ def persistence_mode_off(report: Report) -> Finding | None:
     return Finding("PERSISTENCE_MODE_OFF", "warning",
                    (f"nvidia-smi: persistence mode is disabled on {len(off)} of "
                     f"{len(host_gpus(report))} GPU(s)", *slow))
+
+
+_WRONG_HOW = {"wrong": "finite values other than the known answer",
+              "non_finite": "NaN or infinity where the known answer is finite"}
+
+
+@layer.rule(630, "SILENT_DATA_CORRUPTION", variants=("wrong", "non_finite"))
+def silent_data_corruption(report: Report) -> Finding | None:
+    """The device ran the fixed computation and gave back a wrong or non-finite product, loss or
+    gradient, without an error: the signature of silent data corruption (a faulty GPU, its
+    memory, its matrix units). A transient fault is no less a faulty device."""
+    error = report.get("error") or {}
+    how = report["execution"].get("wrong_values") or {}
+    if not (gpu_mode(report) and report["code"] == Verdict.CHECK_FAILED
+            and error.get("stage") == "compute" and how):
+        return None
+    device = report["execution"].get("device") or f"device {report['request']['device_index']}"
+    evidence = [f"{name}: {_WRONG_HOW.get(str(kind), str(kind))}" for name, kind in how.items()]
+    evidence.append(f"the computation ran on {device} without an error")
+    variant = "non_finite" if "non_finite" in how.values() else "wrong"
+    return Finding("SILENT_DATA_CORRUPTION", "error", tuple(evidence),
+                   {"device": device, "values": ", ".join(how)}, variant=variant)
+
+
+@layer.rule(640, "VISIBLE_DEVICE_UNMATCHED")
+def visible_device_unmatched(report: Report) -> Finding | None:
+    """CUDA_VISIBLE_DEVICES names a GPU UUID that none of the driver's GPUs has (a UUID from
+    another machine, or from a job's allocation that is gone): CUDA then gives no such device,
+    and nothing says why. DEVICES_HIDDEN covers an empty value and an invalid first entry."""
+    unmatched = (node_block(report).get("visibility_unmatched") or {}).get("CUDA_VISIBLE_DEVICES")
+    if not (gpu_mode(report) and cuda_or_unknown(report) and isinstance(unmatched, int)
+            and unmatched > 0):
+        return None
+    gpus = node_block(report).get("proc_gpus")
+    evidence = [f"CUDA_VISIBLE_DEVICES lists {unmatched} GPU UUID(s) that no GPU here has"
+                + (f" (the driver has {gpus} GPU(s): /proc/driver/nvidia/gpus)"
+                   if isinstance(gpus, int) else "")]
+    count = report["pytorch"].get("visible_device_count")
+    if isinstance(count, int):
+        evidence.append(f"CUDA enumerates {count} device(s)")
+    return Finding("VISIBLE_DEVICE_UNMATCHED", "warning" if check_passed(report) else "error",
+                   tuple(evidence), {"count": unmatched})

@@ -5,10 +5,12 @@ driver's compute libraries, WSL with a Linux driver installed inside it.
 
 from __future__ import annotations
 
+from ..codes import Verdict
 from .core import (
     Finding,
     Layer,
     Report,
+    Severity,
     check_passed,
     cuda_or_unknown,
     gpu_mode,
@@ -146,3 +148,37 @@ def wsl_linux_driver_installed(report: Report) -> Finding | None:
                    ("/dev/dxg exists: WSL 2",
                     f"the loader finds libcuda.so.1 first in {where}, not in WSL's driver folder"),
                    variant=str(place))
+
+
+# What the check may use is "far below" the machine when it is at most this share of its CPUs.
+CPU_SHARE_LIMITED = 0.5
+
+
+@layer.rule(660, "CPU_LIMITED", variants=("affinity", "quota"))
+def cpu_limited(report: Report) -> Finding | None:
+    """This process may use far fewer CPUs than the machine has: its affinity (taskset, a
+    cpuset) or its cgroup's CPU quota (a container's --cpus, a job's CPU request). An error when
+    the time limit ended the check, a warning under one CPU, else for information."""
+    system = report.get("system") or {}
+    logical = system.get("logical_cpus")
+    affinity, quota = system.get("usable_cpus"), system.get("cpu_quota")
+    allowed = [value for value in (affinity, quota) if isinstance(value, (int, float))
+               and not isinstance(value, bool) and value > 0]
+    if not (isinstance(logical, int) and logical > 0 and allowed):
+        return None
+    usable = min(allowed)
+    if not (usable < logical and (usable <= logical * CPU_SHARE_LIMITED or usable < 1)):
+        return None
+    evidence = [f"the machine has {logical} logical CPUs"]
+    if isinstance(affinity, int) and affinity < logical:
+        evidence.append(f"this process may run on {affinity} of them (its CPU affinity)")
+    if isinstance(quota, (int, float)) and quota < logical:
+        evidence.append(f"its cgroup's CPU quota allows {quota:g} CPU(s) of time "
+                        "(cpu.max or cpu.cfs_quota_us)")
+    timed_out = report["code"] == Verdict.TIMEOUT
+    if timed_out:
+        evidence.append(f"the time limit ended the check at the {report['stage']} stage")
+    variant = "quota" if isinstance(quota, (int, float)) and quota == usable else "affinity"
+    severity: Severity = "error" if timed_out else "warning" if usable < 1 else "info"
+    return Finding("CPU_LIMITED", severity, tuple(evidence),
+                   {"usable": f"{usable:g}", "logical": logical}, variant=variant)
