@@ -68,6 +68,13 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": None,
                   "message": "'import torch' would load torch.py (origin: working-folder), not "
                              "an installed PyTorch package: it was not imported"}}),
+    "WORKING_FOLDER_MISSING": report(**{
+        "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
+        "runtime.working_folder_missing": True,
+        "error": {"stage": "import", "kind": "worker_failed", "type": None,
+                  "message": "the worker exited with code 2 during import, without a final "
+                             "result; its last line on stderr: Intel oneMKL FATAL ERROR: Cannot "
+                             "load <home>/libtorch_cpu.so."}}),
     "LOCAL_MODULE_SHADOWS": report(**{"runtime.local_modules": [
         {"name": "typing", "file": "typing.py", "folder": "working-folder",
          "hides": "standard-library"}]}),

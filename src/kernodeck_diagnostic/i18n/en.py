@@ -242,6 +242,27 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.stray.summary":
         "'import torch' would load {module}, a stray copy, instead of an installed PyTorch "
         "package.",
+    "finding.TORCH_SHADOWED.pythonpath_build.summary":
+        "torch {loaded} is loaded from a folder on PYTHONPATH instead of this environment's own "
+        "torch {installed}, which it hides: the check judged {loaded}.",
+    "finding.TORCH_SHADOWED.pythonpath_build.next_action":
+        "Take that folder off PYTHONPATH (unset PYTHONPATH if it holds nothing else you need); "
+        "the environment's torch {installed} is then the one imported. Reinstalling torch would "
+        "not help: pip changes the hidden one. --show-paths prints the folder, on your terminal "
+        "only.",
+    "finding.TORCH_SHADOWED.other_build.summary":
+        "torch {loaded} is loaded from a copy that is not this environment's installed torch "
+        "{installed}, which it hides: the check judged {loaded}.",
+    "finding.TORCH_SHADOWED.other_build.next_action":
+        "Remove or rename that copy of torch (--show-paths prints where it is, on your terminal "
+        "only) so that the installed torch {installed} is imported; reinstalling torch would not "
+        "help, as pip changes the hidden one.",
+    "finding.WORKING_FOLDER_MISSING.summary":
+        "The folder the check was started in no longer exists (it was removed or renamed "
+        "meanwhile): torch's loader fails on it, whatever is installed.",
+    "finding.WORKING_FOLDER_MISSING.next_action":
+        "Change to a folder that exists (cd ~, or cd back into your project), then run your "
+        "program and the check again; nothing needs reinstalling.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Remove the stray {module} (--show-paths prints where it is, on your terminal only), then "
         "reinstall PyTorch: python -m pip install --force-reinstall torch.",
@@ -876,6 +897,9 @@ MESSAGES = {
         "new file",
     "output.reason.exists_socket":
         "that name is a socket, not a regular file; the report is only written to a new file",
+    "output.reason.no_working_folder":
+        "the working folder no longer exists, so a relative name has no folder; change to an "
+        "existing folder or give a full path",
     "output.reason.no_folder": "its folder does not exist",
     "output.reason.not_a_folder": "the path of its folder is not a folder",
     "output.reason.not_writable": "its folder is not writable",

@@ -256,6 +256,27 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.stray.summary":
         "'import torch' chargerait {module}, une copie égarée, au lieu d'un paquet PyTorch "
         "installé.",
+    "finding.TORCH_SHADOWED.pythonpath_build.summary":
+        "torch {loaded} est chargé depuis un dossier de PYTHONPATH au lieu du torch {installed} "
+        "de cet environnement, qu'il masque : la vérification a jugé {loaded}.",
+    "finding.TORCH_SHADOWED.pythonpath_build.next_action":
+        "Retirez ce dossier de PYTHONPATH (unset PYTHONPATH s'il ne contient rien d'autre dont "
+        "vous avez besoin) ; le torch {installed} de l'environnement est alors celui importé. "
+        "Réinstaller torch n'aiderait pas : pip modifie celui qui est masqué. --show-paths "
+        "affiche le dossier, sur votre terminal seulement.",
+    "finding.TORCH_SHADOWED.other_build.summary":
+        "torch {loaded} est chargé depuis une copie qui n'est pas le torch {installed} installé "
+        "dans cet environnement, qu'elle masque : la vérification a jugé {loaded}.",
+    "finding.TORCH_SHADOWED.other_build.next_action":
+        "Supprimez ou renommez cette copie de torch (--show-paths affiche où elle se trouve, sur "
+        "votre terminal seulement) pour que le torch {installed} installé soit importé ; "
+        "réinstaller torch n'aiderait pas, pip modifie celui qui est masqué.",
+    "finding.WORKING_FOLDER_MISSING.summary":
+        "Le dossier où la vérification a été lancée n'existe plus (supprimé ou renommé entre-"
+        "temps) : le chargeur de torch échoue à cause de lui, quoi qu'il soit installé.",
+    "finding.WORKING_FOLDER_MISSING.next_action":
+        "Placez-vous dans un dossier qui existe (cd ~, ou cd de retour dans votre projet), puis "
+        "relancez votre programme et la vérification ; rien n'est à réinstaller.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Supprimez {module} égaré (--show-paths affiche où il se trouve, sur votre terminal "
         "seulement), puis réinstallez PyTorch : python -m pip install --force-reinstall torch.",
@@ -935,6 +956,9 @@ MESSAGES = {
     "output.reason.exists_socket":
         "ce nom est une socket, pas un fichier ordinaire ; le rapport n'est écrit que dans un "
         "nouveau fichier",
+    "output.reason.no_working_folder":
+        "le dossier de travail n'existe plus, un nom relatif n'a donc pas de dossier ; placez-vous "
+        "dans un dossier qui existe ou donnez un chemin complet",
     "output.reason.no_folder": "son dossier n'existe pas",
     "output.reason.not_a_folder": "son dossier n'est pas un dossier",
     "output.reason.not_writable": "son dossier n'est pas accessible en écriture",

@@ -253,6 +253,27 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.stray.summary":
         "'import torch' carregaria {module}, uma cópia perdida, em vez de um pacote PyTorch "
         "instalado.",
+    "finding.TORCH_SHADOWED.pythonpath_build.summary":
+        "O torch {loaded} é carregado de uma pasta do PYTHONPATH em vez do torch {installed} "
+        "deste ambiente, que ele esconde: a verificação avaliou o {loaded}.",
+    "finding.TORCH_SHADOWED.pythonpath_build.next_action":
+        "Tire essa pasta do PYTHONPATH (unset PYTHONPATH se ele não tiver mais nada de que você "
+        "precise); o torch {installed} do ambiente passa a ser o importado. Reinstalar o torch "
+        "não ajudaria: o pip altera o que está escondido. --show-paths mostra a pasta, só no seu "
+        "terminal.",
+    "finding.TORCH_SHADOWED.other_build.summary":
+        "O torch {loaded} é carregado de uma cópia que não é o torch {installed} instalado neste "
+        "ambiente, que ela esconde: a verificação avaliou o {loaded}.",
+    "finding.TORCH_SHADOWED.other_build.next_action":
+        "Remova ou renomeie essa cópia do torch (--show-paths mostra onde está, só no seu "
+        "terminal) para que o torch {installed} instalado seja o importado; reinstalar o torch "
+        "não ajudaria, pois o pip altera o que está escondido.",
+    "finding.WORKING_FOLDER_MISSING.summary":
+        "A pasta em que a verificação foi iniciada não existe mais (foi removida ou renomeada): "
+        "o carregador do torch falha por causa dela, seja o que for que esteja instalado.",
+    "finding.WORKING_FOLDER_MISSING.next_action":
+        "Vá para uma pasta que exista (cd ~, ou cd de volta ao seu projeto) e rode de novo o seu "
+        "programa e a verificação; nada precisa ser reinstalado.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Remova {module} perdido (--show-paths mostra onde está, só no seu terminal), depois "
         "reinstale o PyTorch: python -m pip install --force-reinstall torch.",
@@ -917,6 +938,9 @@ MESSAGES = {
         "um arquivo novo",
     "output.reason.exists_socket":
         "esse nome é um socket, não um arquivo comum; o relatório só é gravado em um arquivo novo",
+    "output.reason.no_working_folder":
+        "a pasta de trabalho não existe mais, então um nome relativo não tem pasta; vá para uma "
+        "pasta que exista ou dê o caminho completo",
     "output.reason.no_folder": "a pasta do arquivo não existe",
     "output.reason.not_a_folder": "a pasta do arquivo não é uma pasta",
     "output.reason.not_writable": "a pasta do arquivo não permite escrita",

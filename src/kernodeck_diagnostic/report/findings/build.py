@@ -17,6 +17,7 @@ from .core import (
     gpu_failed,
     gpu_mode,
     messages,
+    other_build_loaded,
     other_vendor,
     quote,
     search,
@@ -31,6 +32,8 @@ def cpu_only_build(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if not (gpu_mode(report) and pytorch["imported"] and pytorch["backend"] == "cpu"):
         return None
+    if other_build_loaded(report):
+        return None  # the environment's own build is hidden: TORCH_SHADOWED.other_build says it
     # A Mac's GPU is MPS: the CUDA and ROCm builds are no advice there.
     return Finding(
         "CPU_ONLY_BUILD", "error",

@@ -164,6 +164,23 @@ def other_vendor(report: Report) -> Literal["amd", "nvidia"] | None:
     return None
 
 
+def other_build_loaded(report: Report) -> bool:
+    """torch was imported from a build that is not the environment's installed distribution (a
+    copy on PYTHONPATH, say) and that distribution is another version or variant: what the check
+    judged is not what pip shows, and the advice for the loaded build would reinstall the hidden
+    one."""
+    pytorch = report["pytorch"]
+    version, installed = pytorch.get("version"), pytorch.get("distribution_version")
+    return bool(pytorch.get("imported") and pytorch.get("module_kind") == "unverified"
+                and version and installed and version != installed)
+
+
+def working_folder_missing(report: Report) -> bool:
+    """The check was started in a folder that no longer exists (a shell left in a removed
+    folder): the loaders of torch and its libraries fail on it, whatever is installed."""
+    return report["runtime"].get("working_folder_missing") is True
+
+
 def node_block(report: Report) -> dict[str, Any]:
     node = report.get("node")
     return node if isinstance(node, dict) else {}

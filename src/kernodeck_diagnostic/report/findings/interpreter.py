@@ -9,7 +9,17 @@ from __future__ import annotations
 import re
 
 from ..codes import Verdict
-from .core import Finding, Layer, Report, check_passed, messages, quote, search
+from .core import (
+    Finding,
+    Layer,
+    Report,
+    check_passed,
+    messages,
+    other_build_loaded,
+    quote,
+    search,
+    working_folder_missing,
+)
 
 layer = Layer("interpreter and import")
 
@@ -25,10 +35,13 @@ _LOCAL_FOLDERS = ("working-folder", "script-folder")
 
 
 @layer.rule(140, "TORCH_SHADOWED", variants=(
-    "checkout", "pythonpath", "local_folder", "local_file", "stray"))
+    "checkout", "pythonpath", "local_folder", "local_file", "stray", "pythonpath_build",
+    "other_build"))
 def torch_shadowed(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     kind, origin = pytorch.get("module_kind"), pytorch.get("origin") or "elsewhere"
+    if other_build_loaded(report):
+        return _other_build(report)
     if kind not in _SHADOWS:
         return None
     described, module = _SHADOWS[kind]
@@ -45,6 +58,34 @@ def torch_shadowed(report: Report) -> Finding | None:
     else:
         variant = "stray"
     return Finding("TORCH_SHADOWED", "error", evidence, {"module": module}, variant=variant)
+
+
+def _other_build(report: Report) -> Finding:
+    """torch imported from a build that is not the environment's own, which it hides: the check
+    judged the loaded build, and advice for it (reinstall a GPU build) would only touch the hidden
+    one."""
+    pytorch = report["pytorch"]
+    origin = pytorch.get("origin") or "elsewhere"
+    loaded, installed = pytorch.get("version"), pytorch.get("distribution_version")
+    where = "a folder on PYTHONPATH" if origin == "pythonpath" else f"{origin} (not the " \
+        "installed distribution's files)"
+    evidence = (f"torch {loaded} was loaded from {where}",
+                f"this environment's own torch {installed} is installed, hidden under it")
+    passed = check_passed(report)
+    return Finding("TORCH_SHADOWED", "warning" if passed else "error", evidence,
+                   {"loaded": loaded, "installed": installed},
+                   variant="pythonpath_build" if origin == "pythonpath" else "other_build")
+
+
+@layer.rule(105, "WORKING_FOLDER_MISSING")
+def working_folder_gone(report: Report) -> Finding | None:
+    """The check was started in a folder that was removed meanwhile: torch's loader (and Intel
+    oneMKL's) resolves paths from it and fails, whatever is installed."""
+    if not working_folder_missing(report):
+        return None
+    passed = check_passed(report)
+    return Finding("WORKING_FOLDER_MISSING", "warning" if passed else "error",
+                   ("the working folder the check was started in no longer exists",))
 
 
 @layer.rule(160, "PYTHONPATH_MODULE_BREAKS_IMPORT")
@@ -71,8 +112,8 @@ def pythonpath_module_breaks_import(report: Report) -> Finding | None:
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
-    if not pytorch["imported"]:
-        return None
+    if not pytorch["imported"] or other_build_loaded(report):
+        return None  # a build loaded over the installed one is TORCH_SHADOWED's case
     evidence = []
     count = pytorch.get("distributions_on_path") or 0
     if count > 1:
@@ -121,8 +162,8 @@ def shared_library_missing(report: Report) -> Finding | None:
     said = search(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file|"
                    r"FATAL ERROR: Cannot load (?:\S*/)?([\w.+-]+\.so(?:\.[\d.]+)?)",
                    messages(report, ["import"]))
-    if said is None:
-        return None
+    if said is None or working_folder_missing(report):
+        return None  # the library is there: the loader failed on the removed working folder
     library = said[1].group(1) or said[1].group(2)
     # libcuda and libnvidia-* (libnvidia-ml...) belong to the driver, never to a wheel.
     if re.match(r"libcuda\.so|libnvidia-", library):
