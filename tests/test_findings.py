@@ -68,6 +68,11 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": None,
                   "message": "'import torch' would load torch.py (origin: working-folder), not "
                              "an installed PyTorch package: it was not imported"}}),
+    "TORCH_PARTIAL_INSTALL": report(**{
+        "code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
+        "pytorch.distribution_version": "2.13.0+cpu",
+        "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
+                  "message": "No module named 'torch'"}}),
     "WORKING_FOLDER_MISSING": report(**{
         "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
         "runtime.working_folder_missing": True,

@@ -257,6 +257,17 @@ MESSAGES = {
         "Remove or rename that copy of torch (--show-paths prints where it is, on your terminal "
         "only) so that the installed torch {installed} is imported; reinstalling torch would not "
         "help, as pip changes the hidden one.",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.summary":
+        "A half-finished uninstall: the metadata of torch {version} is installed but its package "
+        "is gone, so pip answers a plain install with \"Requirement already satisfied\".",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.next_action":
+        "Reinstall that version over what is left, with this interpreter: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.summary":
+        "torch {version} is in this environment without its metadata (a half-finished "
+        "uninstall, or a copied package): pip does not see it and may install another copy "
+        "over it.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
+        "Reinstall that version, with this interpreter, so that pip knows it: {reinstall}.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "The folder the check was started in no longer exists (it was removed or renamed "
         "meanwhile): torch's loader fails on it, whatever is installed.",
@@ -265,7 +276,7 @@ MESSAGES = {
         "program and the check again; nothing needs reinstalling.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Remove the stray {module} (--show-paths prints where it is, on your terminal only), then "
-        "reinstall PyTorch: python -m pip install --force-reinstall torch.",
+        "reinstall PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
         "Modules in the folder your program starts from hide ones it needs: {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
@@ -297,13 +308,13 @@ MESSAGES = {
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch needs {library}, which cannot be found.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
-        "Restore {library}: it comes with the nvidia-* wheels torch depends on: python -m pip "
-        "install --force-reinstall torch. Also check that LD_LIBRARY_PATH does not point "
+        "Restore {library}: it comes with the nvidia-* wheels torch depends on: {reinstall}. "
+        "Also check that LD_LIBRARY_PATH does not point "
         "elsewhere.",
     "finding.SHARED_LIBRARY_MISSING.system.summary":
         "import torch needs {library}, which cannot be found.",
     "finding.SHARED_LIBRARY_MISSING.system.next_action":
-        "Restore {library}: reinstall torch (python -m pip install --force-reinstall torch); if "
+        "Restore {library}: reinstall torch ({reinstall}); if "
         "the library belongs to the system, install it with the system's package manager. Also "
         "check that LD_LIBRARY_PATH does not point elsewhere.",
     "finding.UNDEFINED_SYMBOL.summary":
@@ -361,7 +372,7 @@ MESSAGES = {
         "Windows could not load {dll} or one of its dependencies.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch "
-        "(python -m pip install --force-reinstall torch).",
+        "({reinstall}).",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd is absent: the AMD GPU driver (amdgpu) is not loaded or not exposed here.",
     "finding.ROCM_KFD_ACCESS.absent.next_action":

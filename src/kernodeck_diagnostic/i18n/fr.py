@@ -271,6 +271,19 @@ MESSAGES = {
         "Supprimez ou renommez cette copie de torch (--show-paths affiche où elle se trouve, sur "
         "votre terminal seulement) pour que le torch {installed} installé soit importé ; "
         "réinstaller torch n'aiderait pas, pip modifie celui qui est masqué.",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.summary":
+        "Une désinstallation inachevée : les métadonnées de torch {version} sont installées mais "
+        "son paquet a disparu, si bien que pip répond à une installation simple par "
+        "\"Requirement already satisfied\".",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.next_action":
+        "Réinstallez cette version par-dessus ce qui reste, avec cet interpréteur : {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.summary":
+        "torch {version} est dans cet environnement sans ses métadonnées (une désinstallation "
+        "inachevée, ou un paquet copié) : pip ne le voit pas et peut installer une autre copie "
+        "par-dessus.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
+        "Réinstallez cette version, avec cet interpréteur, pour que pip la connaisse : "
+        "{reinstall}.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "Le dossier où la vérification a été lancée n'existe plus (supprimé ou renommé entre-"
         "temps) : le chargeur de torch échoue à cause de lui, quoi qu'il soit installé.",
@@ -279,7 +292,7 @@ MESSAGES = {
         "relancez votre programme et la vérification ; rien n'est à réinstaller.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Supprimez {module} égaré (--show-paths affiche où il se trouve, sur votre terminal "
-        "seulement), puis réinstallez PyTorch : python -m pip install --force-reinstall torch.",
+        "seulement), puis réinstallez PyTorch : {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
         "Des modules du dossier d'où part votre programme masquent des modules dont il a "
         "besoin : {names}.",
@@ -315,14 +328,14 @@ MESSAGES = {
         "import torch a besoin de {library}, qui est introuvable.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
         "Restaurez {library} : elle est fournie par les wheels nvidia-* dont dépend torch : "
-        "python -m pip install --force-reinstall torch. Vérifiez aussi que LD_LIBRARY_PATH ne "
+        "{reinstall}. Vérifiez aussi que LD_LIBRARY_PATH ne "
         "pointe pas ailleurs.",
     "finding.SHARED_LIBRARY_MISSING.system.summary":
         "import torch a besoin de {library}, qui est introuvable.",
     "finding.SHARED_LIBRARY_MISSING.system.next_action":
-        "Restaurez {library} : réinstallez torch (python -m pip install --force-reinstall "
-        "torch) ; si la bibliothèque appartient au système, installez-la avec le gestionnaire "
-        "de paquets du système. Vérifiez aussi que LD_LIBRARY_PATH ne pointe pas ailleurs.",
+        "Restaurez {library} : réinstallez torch ({reinstall}) ; si la bibliothèque appartient "
+        "au système, installez-la avec le gestionnaire de paquets du système. Vérifiez aussi "
+        "que LD_LIBRARY_PATH ne pointe pas ailleurs.",
     "finding.UNDEFINED_SYMBOL.summary":
         "{library} ne correspond pas au code qui la charge (symbole non défini {symbol}) : deux "
         "paquets différents sont mélangés.",
@@ -381,7 +394,7 @@ MESSAGES = {
         "Windows n'a pas pu charger {dll} ou l'une de ses dépendances.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Installez la dernière version de Microsoft Visual C++ Redistributable (x64), puis "
-        "réinstallez torch (python -m pip install --force-reinstall torch).",
+        "réinstallez torch ({reinstall}).",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd est absent : le pilote GPU AMD (amdgpu) n'est pas chargé ou n'est pas exposé "
         "ici.",

@@ -268,6 +268,17 @@ MESSAGES = {
         "Remova ou renomeie essa cópia do torch (--show-paths mostra onde está, só no seu "
         "terminal) para que o torch {installed} instalado seja o importado; reinstalar o torch "
         "não ajudaria, pois o pip altera o que está escondido.",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.summary":
+        "Uma desinstalação pela metade: os metadados do torch {version} estão instalados mas o "
+        "pacote sumiu, então o pip responde a uma instalação simples com \"Requirement already "
+        "satisfied\".",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.next_action":
+        "Reinstale essa versão por cima do que restou, com este interpretador: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.summary":
+        "O torch {version} está neste ambiente sem os seus metadados (uma desinstalação pela "
+        "metade, ou um pacote copiado): o pip não o vê e pode instalar outra cópia por cima.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
+        "Reinstale essa versão, com este interpretador, para que o pip a conheça: {reinstall}.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "A pasta em que a verificação foi iniciada não existe mais (foi removida ou renomeada): "
         "o carregador do torch falha por causa dela, seja o que for que esteja instalado.",
@@ -276,7 +287,7 @@ MESSAGES = {
         "programa e a verificação; nada precisa ser reinstalado.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Remova {module} perdido (--show-paths mostra onde está, só no seu terminal), depois "
-        "reinstale o PyTorch: python -m pip install --force-reinstall torch.",
+        "reinstale o PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
         "Módulos na pasta de onde seu programa parte escondem módulos de que ele precisa: "
         "{names}.",
@@ -311,13 +322,13 @@ MESSAGES = {
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch precisa de {library}, que não foi encontrada.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
-        "Restaure {library}: ela vem com os wheels nvidia-* dos quais o torch depende: python -m "
-        "pip install --force-reinstall torch. Verifique também se LD_LIBRARY_PATH não aponta "
+        "Restaure {library}: ela vem com os wheels nvidia-* dos quais o torch depende: "
+        "{reinstall}. Verifique também se LD_LIBRARY_PATH não aponta "
         "para outro lugar.",
     "finding.SHARED_LIBRARY_MISSING.system.summary":
         "import torch precisa de {library}, que não foi encontrada.",
     "finding.SHARED_LIBRARY_MISSING.system.next_action":
-        "Restaure {library}: reinstale o torch (python -m pip install --force-reinstall torch); "
+        "Restaure {library}: reinstale o torch ({reinstall}); "
         "se a biblioteca pertencer ao sistema, instale-a com o gerenciador de pacotes do "
         "sistema. Verifique também se LD_LIBRARY_PATH não aponta para outro lugar.",
     "finding.UNDEFINED_SYMBOL.summary":
@@ -377,7 +388,7 @@ MESSAGES = {
         "O Windows não conseguiu carregar {dll} ou uma de suas dependências.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Instale o Microsoft Visual C++ Redistributable (x64) mais recente, depois reinstale o "
-        "torch (python -m pip install --force-reinstall torch).",
+        "torch ({reinstall}).",
     "finding.ROCM_KFD_ACCESS.absent.summary":
         "/dev/kfd está ausente: o driver de GPU AMD (amdgpu) não está carregado ou não está "
         "exposto aqui.",

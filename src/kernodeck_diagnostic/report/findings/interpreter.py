@@ -14,9 +14,11 @@ from .core import (
     Layer,
     Report,
     check_passed,
+    installed_version,
     messages,
     other_build_loaded,
     quote,
+    reinstall_command,
     search,
     working_folder_missing,
 )
@@ -57,7 +59,9 @@ def torch_shadowed(report: Report) -> Finding | None:
         variant = "local_folder" if module == "torch/" else "local_file"
     else:
         variant = "stray"
-    return Finding("TORCH_SHADOWED", "error", evidence, {"module": module}, variant=variant)
+    return Finding("TORCH_SHADOWED", "error", evidence,
+                   {"module": module, "reinstall": reinstall_command(installed)},
+                   variant=variant)
 
 
 def _other_build(report: Report) -> Finding:
@@ -86,6 +90,34 @@ def working_folder_gone(report: Report) -> Finding | None:
     passed = check_passed(report)
     return Finding("WORKING_FOLDER_MISSING", "warning" if passed else "error",
                    ("the working folder the check was started in no longer exists",))
+
+
+@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone"))
+def torch_partial_install(report: Report) -> Finding | None:
+    """A half-finished uninstall (or install): torch's metadata left and its package gone, which
+    pip answers "Requirement already satisfied" to a plain install; or its package left in the
+    environment's own packages and its metadata gone, which pip no longer sees. A forced
+    reinstall of the version named puts both back."""
+    pytorch = report["pytorch"]
+    installed = pytorch.get("distribution_version")
+    if report["code"] == Verdict.TORCH_MISSING and installed:
+        return Finding("TORCH_PARTIAL_INSTALL", "error",
+                       (f"the metadata of torch {installed} is installed (pip lists it)",
+                        "its package torch/ is not: import torch finds no module"),
+                       {"version": installed,
+                        "reinstall": reinstall_command(installed, deps=False)},
+                       variant="package_gone")
+    version = pytorch.get("version")
+    if (pytorch.get("imported") and version and not installed
+            and pytorch.get("module_kind") == "unverified"
+            and pytorch.get("origin") in ("site-packages", "user-site")):
+        return Finding("TORCH_PARTIAL_INSTALL", "warning",
+                       (f"torch {version} is imported from the environment's own packages",
+                        "no torch distribution is installed: pip does not list it"),
+                       {"version": version,
+                        "reinstall": reinstall_command(version, deps=False)},
+                       variant="metadata_gone")
+    return None
 
 
 @layer.rule(160, "PYTHONPATH_MODULE_BREAKS_IMPORT")
@@ -172,7 +204,9 @@ def shared_library_missing(report: Report) -> Finding | None:
         variant = "cuda"
     else:
         variant = "system"
-    return Finding("SHARED_LIBRARY_MISSING", "error", (quote(said[0]),), {"library": library},
+    return Finding("SHARED_LIBRARY_MISSING", "error", (quote(said[0]),),
+                   {"library": library,
+                    "reinstall": reinstall_command(installed_version(report))},
                    variant=variant)
 
 
@@ -194,7 +228,8 @@ def windows_dll_load_failed(report: Report) -> Finding | None:
         return None
     dll = re.search(r"([\w.+-]+\.dll)", said[0], re.IGNORECASE)
     named = dll.group(1) if dll else "a DLL"
-    return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (quote(said[0]),), {"dll": named})
+    return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (quote(said[0]),),
+                   {"dll": named, "reinstall": reinstall_command(installed_version(report))})
 
 
 @layer.rule(260, "LIBRARY_PATH_OVERRIDE", variants=("variable", "conda"))
