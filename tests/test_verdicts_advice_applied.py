@@ -193,3 +193,67 @@ def test_an_interpreter_that_dies_at_start_is_a_worker_failure_naming_the_signal
     assert (report["code"], report["stage"]) == ("WORKER_FAILED", "interpreter")
     assert result.returncode == report["exit_code"]
     assert "SIGABRT" in report["error"]["message"]
+
+
+# -- a half-finished uninstall, and the pinned reinstall applied ---------------------------------
+
+def scratch_env(python: Path, tmp_path: Path) -> Path:
+    """A copy of ``python``'s environment made of hard links (pip unlinks before it writes, so
+    the original is never touched); its python."""
+    folder = tmp_path / "scratch-env"
+    shutil.copytree(python.parent.parent, folder, copy_function=os.link, symlinks=True)
+    return folder / "bin" / python.name
+
+
+def printed_command(next_action: str) -> list[str]:
+    """The pip command the advice prints, as the words a shell would run (its sentence's last
+    full stop is not part of it)."""
+    found = re.search(r"python -m pip install [^\s].*?(?=\.?$)", next_action)
+    assert found is not None, next_action
+    return found.group(0).split()
+
+
+def apply_pip(python: Path, next_action: str) -> None:
+    words = printed_command(next_action)
+    assert words[:1] == ["python"]
+    # pip as the user's shell runs it; the machine's pip configuration is kept (its find-links
+    # holds the wheel when the variant's index cannot be reached from here).
+    ran = subprocess.run([str(python), *words[1:]], capture_output=True, text=True,
+                         timeout=900, check=False,
+                         env={k: v for k, v in os.environ.items()
+                              if not k.startswith(("PYTEST_", "PYTHON"))})
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+
+
+@pytest.mark.parametrize("removed", ["package", "metadata"])
+def test_a_half_finished_uninstall_is_named_and_its_pinned_reinstall_fixes_it(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path, removed: str) -> None:
+    """Was TORCH_MISSING "install PyTorch into it" (pip: "Requirement already satisfied"), or,
+    the metadata gone, nothing at all while pip does not list torch."""
+    python = scratch_env(cpu_torch_python, tmp_path)
+    packages = site_packages(python)
+    if removed == "package":
+        shutil.rmtree(packages / "torch")
+    else:
+        for info in packages.glob("torch-*.dist-info"):
+            shutil.rmtree(info)
+    work = tmp_path / "work"
+    work.mkdir()
+    report = checked(run_tool(python, pyz, ["--device", "cpu", "--output",
+                                            str(tmp_path / "before.json")], cwd=work))
+    partial = findings(report)["TORCH_PARTIAL_INSTALL"]
+    if removed == "package":
+        assert report["code"] == "TORCH_MISSING"
+        assert partial["severity"] == "error"
+    else:
+        assert report["code"] == "CPU_CHECK_PASSED"
+        assert partial["severity"] == "warning"
+    # Pinned: the very build, from its variant's index, never an upgrade nor a CUDA build.
+    assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in \
+        partial["next_action"]
+    apply_pip(python, partial["next_action"])
+    after = checked(run_tool(python, pyz, ["--device", "cpu", "--output",
+                                           str(tmp_path / "after.json")], cwd=work))
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert after["pytorch"]["version"] == "2.13.0+cpu"
+    assert "TORCH_PARTIAL_INSTALL" not in findings(after)
