@@ -73,6 +73,14 @@ FIRES = {
         "pytorch.distribution_version": "2.13.0+cpu",
         "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
                   "message": "No module named 'torch'"}}),
+    "TORCH_FOR_OTHER_PYTHON": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.distribution_version": "2.13.0+cpu",
+        "pytorch.extension_tags": ["cpython-312-x86_64-linux-gnu"],
+        "pytorch.interpreter_tag": "cpython-311-x86_64-linux-gnu",
+        "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
+                  "message": "Failed to load PyTorch C extensions: It appears that PyTorch has "
+                             "loaded the `torch/_C` folder of the PyTorch repository"}}),
     "WORKING_FOLDER_MISSING": report(**{
         "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
         "runtime.working_folder_missing": True,

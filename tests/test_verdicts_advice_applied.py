@@ -257,3 +257,35 @@ def test_a_half_finished_uninstall_is_named_and_its_pinned_reinstall_fixes_it(
     assert after["code"] == "CPU_CHECK_PASSED", after["error"]
     assert after["pytorch"]["version"] == "2.13.0+cpu"
     assert "TORCH_PARTIAL_INSTALL" not in findings(after)
+
+
+@pytest.mark.parametrize("case", ["other_tag", "no_extension"])
+def test_a_torch_built_for_another_python_names_both_tags_and_a_reinstall_here_fixes_it(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path, case: str) -> None:
+    """Was torch's own message only ("loaded the torch/_C folder of the PyTorch repository"),
+    with no finding: its _C built for another Python (its ABI tag), or no _C at all."""
+    python = scratch_env(cpu_torch_python, tmp_path)
+    package = site_packages(python) / "torch"
+    (extension,) = package.glob("_C.*.so")
+    own = extension.name[len("_C."):-len(".so")]
+    other = own.replace("cpython-3", "cpython-9", 1)
+    if case == "other_tag":
+        extension.rename(package / f"_C.{other}.so")
+    else:
+        extension.unlink()
+    work = tmp_path / "work"
+    work.mkdir()
+    report = checked(run_tool(python, pyz, ["--device", "cpu", "--output",
+                                            str(tmp_path / "before.json")], cwd=work))
+    assert report["code"] == "TORCH_IMPORT_FAILED"
+    found = findings(report)["TORCH_FOR_OTHER_PYTHON"]
+    assert own in found["summary"]
+    if case == "other_tag":
+        assert other in found["summary"]
+    assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in \
+        found["next_action"]
+    apply_pip(python, found["next_action"])
+    after = checked(run_tool(python, pyz, ["--device", "cpu", "--output",
+                                           str(tmp_path / "after.json")], cwd=work))
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert "TORCH_FOR_OTHER_PYTHON" not in findings(after)

@@ -268,6 +268,18 @@ MESSAGES = {
         "over it.",
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Reinstall that version, with this interpreter, so that pip knows it: {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
+        "torch's compiled part is built for another Python ({built}), not for this interpreter "
+        "({own}): installed with another Python's pip.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.next_action":
+        "Reinstall torch with this interpreter's own pip (the Python that runs your project): "
+        "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.summary":
+        "torch has no compiled part for this interpreter ({own}): torch/_C is missing, so its "
+        "message about a source checkout misleads.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
+        "Reinstall torch with this interpreter's own pip (the Python that runs your project): "
+        "{reinstall}.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "The folder the check was started in no longer exists (it was removed or renamed "
         "meanwhile): torch's loader fails on it, whatever is installed.",

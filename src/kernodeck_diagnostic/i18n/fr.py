@@ -284,6 +284,18 @@ MESSAGES = {
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Réinstallez cette version, avec cet interpréteur, pour que pip la connaisse : "
         "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
+        "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
+        "interpréteur ({own}) : installée avec le pip d'un autre Python.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.next_action":
+        "Réinstallez torch avec le pip de cet interpréteur (le Python qui exécute votre "
+        "projet) : {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.summary":
+        "torch n'a pas de partie compilée pour cet interpréteur ({own}) : torch/_C manque, et "
+        "son message sur une copie des sources induit en erreur.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
+        "Réinstallez torch avec le pip de cet interpréteur (le Python qui exécute votre "
+        "projet) : {reinstall}.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "Le dossier où la vérification a été lancée n'existe plus (supprimé ou renommé entre-"
         "temps) : le chargeur de torch échoue à cause de lui, quoi qu'il soit installé.",

@@ -279,6 +279,18 @@ MESSAGES = {
         "metade, ou um pacote copiado): o pip não o vê e pode instalar outra cópia por cima.",
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Reinstale essa versão, com este interpretador, para que o pip a conheça: {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
+        "A parte compilada do torch foi feita para outro Python ({built}), não para este "
+        "interpretador ({own}): foi instalada com o pip de outro Python.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.next_action":
+        "Reinstale o torch com o pip deste interpretador (o Python que roda o seu projeto): "
+        "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.summary":
+        "O torch não tem parte compilada para este interpretador ({own}): falta torch/_C, e a "
+        "mensagem dele sobre um checkout do código-fonte engana.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
+        "Reinstale o torch com o pip deste interpretador (o Python que roda o seu projeto): "
+        "{reinstall}.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "A pasta em que a verificação foi iniciada não existe mais (foi removida ou renomeada): "
         "o carregador do torch falha por causa dela, seja o que for que esteja instalado.",

@@ -153,6 +153,28 @@ def built(package: str) -> bool:
             or any(name.startswith(("libtorch_python", "torch_python")) for name in libraries))
 
 
+def extension_tags(spec: Any) -> dict[str, Any] | None:
+    """For a torch package that is a build: the ABI tags of its compiled ``_C`` files
+    (``cpython-312-x86_64-linux-gnu``; none when it has none) and the one this interpreter loads.
+    None for what is no build (no ``_C`` and no libtorch) or no package folder."""
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if not locations:
+        return None
+    package = str(locations[0])
+    try:
+        names = os.listdir(package)
+    except OSError:
+        return None
+    tags = sorted(name[len("_C."):].rsplit(".", 1)[0] for name in names
+                  if name.startswith("_C.") and name.endswith((".so", ".pyd"))
+                  and name.count(".") >= 2)
+    if not tags and not built(package):
+        return None
+    own = next((suffix for suffix in extension_suffixes() if suffix.count(".") >= 2), None)
+    return {"extension_tags": tags,
+            "interpreter_tag": own[1:].rsplit(".", 1)[0] if own else None}
+
+
 def module_path(spec: Any) -> str | None:
     """The file of a module, or the folder of a package, found by ``spec``."""
     origin = file_origin(spec)

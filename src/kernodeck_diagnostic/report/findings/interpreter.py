@@ -120,6 +120,24 @@ def torch_partial_install(report: Report) -> Finding | None:
     return None
 
 
+@layer.rule(167, "TORCH_FOR_OTHER_PYTHON", variants=("other_tag", "no_extension"))
+def torch_for_other_python(report: Report) -> Finding | None:
+    """import torch failed and its compiled ``_C`` is built for another Python (another ABI tag),
+    or missing: torch's own message then speaks of a source checkout's torch/_C folder."""
+    pytorch = report["pytorch"]
+    tags, own = pytorch.get("extension_tags"), pytorch.get("interpreter_tag")
+    if report["code"] != Verdict.TORCH_IMPORT_FAILED or tags is None or not own or own in tags:
+        return None
+    built = ", ".join(str(tag) for tag in tags)
+    evidence = [f"torch/_C is built for {built}" if tags else "torch has no compiled torch/_C",
+                f"this interpreter loads extensions tagged {own}"]
+    version = pytorch.get("distribution_version")
+    return Finding("TORCH_FOR_OTHER_PYTHON", "error", tuple(evidence),
+                   {"built": built or "-", "own": own,
+                    "reinstall": reinstall_command(version, deps=False)},
+                   variant="other_tag" if tags else "no_extension")
+
+
 @layer.rule(160, "PYTHONPATH_MODULE_BREAKS_IMPORT")
 def pythonpath_module_breaks_import(report: Report) -> Finding | None:
     """``import torch`` failed inside a module found in a PYTHONPATH folder, which the import
