@@ -114,3 +114,22 @@ def test_a_relative_output_in_a_removed_folder_is_refused_with_its_reason(
     assert ran.stdout.strip() == "output.reason.no_working_folder", ran.stderr
     with pytest.raises(OutputError):
         preflight(str(tmp_path / "missing" / "report.json"))
+
+
+def test_a_build_of_another_variant_keeps_the_installed_version() -> None:
+    """CPU_ONLY_BUILD and BUILD_FOR_OTHER_VENDOR swap the variant on purpose, never the version:
+    torch==2.13.0 from the GPU index, not the newest torch."""
+    cpu = report(**{"code": "GPU_BACKEND_ABSENT", "stage": "backend", "pytorch.backend": "cpu",
+                    "pytorch.cuda_build": None, "pytorch.version": "2.13.0+cpu",
+                    "pytorch.distribution_version": "2.13.0+cpu"})
+    advice = by_id(cpu)["CPU_ONLY_BUILD"]["next_action"]
+    assert "python -m pip install --force-reinstall torch==2.13.0 --index-url " \
+        "https://download.pytorch.org/whl/cu128" in advice
+    amd = report(**{"code": "GPU_UNAVAILABLE", "pytorch.gpu_available": False,
+                    "pytorch.version": "2.8.0+cu128", "pytorch.distribution_version": "2.8.0+cu128",
+                    "runtime.device_nodes.nvidiactl": False,
+                    "runtime.device_nodes.nvidia_uvm": False,
+                    "runtime.device_nodes.proc_driver_nvidia": False,
+                    "runtime.device_nodes.kfd": "ok"})
+    assert "torch==2.8.0 --index-url https://download.pytorch.org/whl/rocm" in \
+        by_id(amd)["BUILD_FOR_OTHER_VENDOR"]["next_action"]

@@ -7,7 +7,7 @@ Keys: ``code.<CODE>.summary|next_action``, ``finding.<ID>[.<variant>].summary|ne
 
 from __future__ import annotations
 
-INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+INSTALL = ("python -m pip install --force-reinstall {torch} --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA; pick the CUDA version your driver "
            "supports), --index-url https://download.pytorch.org/whl/rocm6.4 (AMD) or "
            "--index-url https://download.pytorch.org/whl/xpu (Intel)")
@@ -99,7 +99,7 @@ MESSAGES = {
         "The installed PyTorch is a CPU-only build: it cannot use this Mac's GPU (MPS).",
     "finding.CPU_ONLY_BUILD.macos.next_action":
         "Install the standard macOS build into this interpreter (python -m pip install "
-        "--force-reinstall torch), which includes MPS, from a native arm64 Python.",
+        "--force-reinstall {torch}), which includes MPS, from a native arm64 Python.",
     "finding.MPS_UNAVAILABLE.rosetta.summary":
         "This PyTorch has MPS, but this Python runs as x86_64 (under Rosetta 2 on an Apple "
         "silicon Mac), where MPS is not available.",
@@ -128,14 +128,14 @@ MESSAGES = {
         "This PyTorch is a CUDA build, for NVIDIA GPUs, but this machine's GPU is an AMD one: the "
         "build cannot use it.",
     "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
-        "Install a ROCm build for the AMD GPU: python -m pip install --force-reinstall torch "
+        "Install a ROCm build for the AMD GPU: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/rocm6.4 (pick the ROCm version your driver "
         "supports).",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
         "This PyTorch is a ROCm build, for AMD GPUs, but this machine's GPU is an NVIDIA one: the "
         "build cannot use it.",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
-        "Install a CUDA build for the NVIDIA GPU: python -m pip install --force-reinstall torch "
+        "Install a CUDA build for the NVIDIA GPU: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/cu128 (pick the CUDA version your driver "
         "supports).",
     "finding.DRIVER_TOO_OLD.summary":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+INSTALL = ("python -m pip install --force-reinstall {torch} --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA ; choisissez la version CUDA prise en "
            "charge par votre pilote), --index-url https://download.pytorch.org/whl/rocm6.4 "
            "(AMD) ou --index-url https://download.pytorch.org/whl/xpu (Intel)")
@@ -102,7 +102,7 @@ MESSAGES = {
         "ce Mac (MPS).",
     "finding.CPU_ONLY_BUILD.macos.next_action":
         "Installez le paquet macOS standard dans cet interpréteur (python -m pip install "
-        "--force-reinstall torch), qui inclut MPS, depuis un Python arm64 natif.",
+        "--force-reinstall {torch}), qui inclut MPS, depuis un Python arm64 natif.",
     "finding.MPS_UNAVAILABLE.rosetta.summary":
         "Ce PyTorch a MPS, mais ce Python s'exécute en x86_64 (sous Rosetta 2 sur un Mac Apple "
         "silicon), où MPS n'est pas disponible.",
@@ -132,15 +132,15 @@ MESSAGES = {
         "Ce PyTorch est un paquet CUDA, pour les GPU NVIDIA, mais le GPU de cette machine est un "
         "AMD : le paquet ne peut pas l'utiliser.",
     "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
-        "Installez un paquet ROCm pour le GPU AMD : python -m pip install --force-reinstall torch "
-        "--index-url https://download.pytorch.org/whl/rocm6.4 (choisissez la version ROCm prise en "
-        "charge par votre pilote).",
+        "Installez un paquet ROCm pour le GPU AMD : python -m pip install --force-reinstall "
+        "{torch} --index-url https://download.pytorch.org/whl/rocm6.4 (choisissez la version "
+        "ROCm prise en charge par votre pilote).",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
         "Ce PyTorch est un paquet ROCm, pour les GPU AMD, mais le GPU de cette machine est un "
         "NVIDIA : le paquet ne peut pas l'utiliser.",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
         "Installez un paquet CUDA pour le GPU NVIDIA : python -m pip install --force-reinstall "
-        "torch --index-url https://download.pytorch.org/whl/cu128 (choisissez la version CUDA "
+        "{torch} --index-url https://download.pytorch.org/whl/cu128 (choisissez la version CUDA "
         "prise en charge par votre pilote).",
     "finding.DRIVER_TOO_OLD.summary":
         "Le pilote NVIDIA est trop ancien pour ce paquet PyTorch (CUDA {build}).",

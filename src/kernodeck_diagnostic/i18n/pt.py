@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+INSTALL = ("python -m pip install --force-reinstall {torch} --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA; escolha a versão CUDA suportada pelo "
            "seu driver), --index-url https://download.pytorch.org/whl/rocm6.4 (AMD) ou "
            "--index-url https://download.pytorch.org/whl/xpu (Intel)")
@@ -100,7 +100,7 @@ MESSAGES = {
         "(MPS).",
     "finding.CPU_ONLY_BUILD.macos.next_action":
         "Instale o pacote padrão para macOS neste interpretador (python -m pip install "
-        "--force-reinstall torch), que inclui o MPS, a partir de um Python arm64 nativo.",
+        "--force-reinstall {torch}), que inclui o MPS, a partir de um Python arm64 nativo.",
     "finding.MPS_UNAVAILABLE.rosetta.summary":
         "Este PyTorch tem MPS, mas este Python roda como x86_64 (sob o Rosetta 2 num Mac com "
         "Apple silicon), onde o MPS não está disponível.",
@@ -131,14 +131,14 @@ MESSAGES = {
         "Este PyTorch é um pacote CUDA, para GPUs NVIDIA, mas a GPU desta máquina é AMD: o pacote "
         "não pode usá-la.",
     "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
-        "Instale um pacote ROCm para a GPU AMD: python -m pip install --force-reinstall torch "
+        "Instale um pacote ROCm para a GPU AMD: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/rocm6.4 (escolha a versão ROCm suportada "
         "pelo seu driver).",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
         "Este PyTorch é um pacote ROCm, para GPUs AMD, mas a GPU desta máquina é NVIDIA: o pacote "
         "não pode usá-la.",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
-        "Instale um pacote CUDA para a GPU NVIDIA: python -m pip install --force-reinstall torch "
+        "Instale um pacote CUDA para a GPU NVIDIA: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/cu128 (escolha a versão CUDA suportada pelo "
         "seu driver).",
     "finding.DRIVER_TOO_OLD.summary":

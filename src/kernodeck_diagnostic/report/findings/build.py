@@ -16,9 +16,11 @@ from .core import (
     configuration_variables,
     gpu_failed,
     gpu_mode,
+    installed_version,
     messages,
     other_build_loaded,
     other_vendor,
+    pinned_requirement,
     quote,
     search,
     version_tuple,
@@ -38,6 +40,7 @@ def cpu_only_build(report: Report) -> Finding | None:
     return Finding(
         "CPU_ONLY_BUILD", "error",
         (f"torch {pytorch['version']}", "torch.version.cuda is None", "torch.version.hip is None"),
+        {"torch": pinned_requirement(installed_version(report))},
         variant="macos" if report["runtime"].get("os_family") == "macos" else None)
 
 
@@ -61,7 +64,8 @@ def build_for_other_vendor(report: Report) -> Finding | None:
         evidence = (f"torch {pytorch.get('version')} is a ROCm (AMD) build: HIP "
                     f"{pytorch.get('hip_build')}",
                     f"NVIDIA device nodes present: {', '.join(present)}; /dev/kfd (AMD) is absent")
-    return Finding("BUILD_FOR_OTHER_VENDOR", "error", evidence, variant=vendor)
+    return Finding("BUILD_FOR_OTHER_VENDOR", "error", evidence,
+                   {"torch": pinned_requirement(installed_version(report))}, variant=vendor)
 
 
 def _sm(capability: str) -> tuple[int, int] | None:

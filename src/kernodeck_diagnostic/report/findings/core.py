@@ -197,6 +197,15 @@ def reinstall_command(version: object, *, deps: bool = True) -> str:
     return command
 
 
+def pinned_requirement(version: object) -> str:
+    """``torch==2.13.0`` for a build of another variant at the installed version (its local part
+    dropped: the index chosen says the variant), so that a new variant never upgrades torch;
+    ``torch`` when the version is not a release's."""
+    text = str(version) if isinstance(version, str) else ""
+    release = text.partition("+")[0]
+    return f"torch=={release}" if re.fullmatch(r"\d+\.\d+(?:\.\d+)?", release) else "torch"
+
+
 def installed_version(report: Report) -> str | None:
     """The installed torch's version: its distribution's, else what the build says it is."""
     pytorch = report["pytorch"]
