@@ -50,7 +50,7 @@ NOT_IDS = {
     # environment variables the tool redacts or tells about (those it reads are found below)
     "AWS_SECRET_ACCESS_KEY", "CONDA_PREFIX", "CUDA_VERSION", "CUDA_VISIBLE_DEVICES",
     "DATABASE_HOST", "DB_ADDRESS", "DYLD_LIBRARY_PATH", "GITHUB_TOKEN",
-    "HIP_VISIBLE_DEVICES", "LC_ALL", "LC_MESSAGES", "LD_LIBRARY_PATH",
+    "HIP_VISIBLE_DEVICES", "LC_ALL", "LC_MESSAGES", "LD_LIBRARY_PATH", "LD_PRELOAD",
     "MY_SETTING", "NCCL_VERSION", "NO_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PYTHON_VERSION",
     "PYTORCH_VERSION", "ROCR_VISIBLE_DEVICES", "SUDO_USER", "TORCH_LOGS", "WANDB_API_KEY",
     "TRITON_CACHE_DIR",  # the compiler cache --kernels moves unless set (worker/libraries.py)

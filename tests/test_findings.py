@@ -68,6 +68,26 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": None,
                   "message": "'import torch' would load torch.py (origin: working-folder), not "
                              "an installed PyTorch package: it was not imported"}}),
+    "TORCH_PARTIAL_INSTALL": report(**{
+        "code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
+        "pytorch.distribution_version": "2.13.0+cpu",
+        "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
+                  "message": "No module named 'torch'"}}),
+    "TORCH_FOR_OTHER_PYTHON": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.distribution_version": "2.13.0+cpu",
+        "pytorch.extension_tags": ["cpython-312-x86_64-linux-gnu"],
+        "pytorch.interpreter_tag": "cpython-311-x86_64-linux-gnu",
+        "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
+                  "message": "Failed to load PyTorch C extensions: It appears that PyTorch has "
+                             "loaded the `torch/_C` folder of the PyTorch repository"}}),
+    "WORKING_FOLDER_MISSING": report(**{
+        "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
+        "runtime.working_folder_missing": True,
+        "error": {"stage": "import", "kind": "worker_failed", "type": None,
+                  "message": "the worker exited with code 2 during import, without a final "
+                             "result; its last line on stderr: Intel oneMKL FATAL ERROR: Cannot "
+                             "load <home>/libtorch_cpu.so."}}),
     "LOCAL_MODULE_SHADOWS": report(**{"runtime.local_modules": [
         {"name": "typing", "file": "typing.py", "folder": "working-folder",
          "hides": "standard-library"}]}),

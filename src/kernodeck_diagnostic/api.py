@@ -321,7 +321,7 @@ class InterpreterRejected(ValueError):
 class InterpreterProbe:
     """What running ``PATH -E -S -c <probe>`` showed: a Python and its version, or not."""
 
-    outcome: Literal["python", "not_python", "not_started", "timeout"]
+    outcome: Literal["python", "not_python", "not_started", "timeout", "died"]
     version: tuple[int, int] | None = None
 
 
@@ -352,14 +352,18 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
             kill_tree(process)
         found = _VERSION_LINE.findall(tail_of(output, _PROBE_TAIL_BYTES)[0])
     if not found:
-        return InterpreterProbe("not_python")
+        # Killed by a signal before it answered (a library preloaded into it aborts, a crash at
+        # start): a program that died, not one that is no Python. The worker's report says how.
+        return InterpreterProbe("died" if (process.returncode or 0) < 0 else "not_python")
     major, minor = found[-1]
     return InterpreterProbe("python", (int(major), int(minor)))
 
 
 def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float) -> None:
     """Raise ``InterpreterRejected`` when the worker never ran because ``python`` is not a
-    Python 3.9+ (it wrote no event at all); a Python that ran it, or hung, has its report."""
+    Python 3.9+ (it wrote no event at all); a Python that ran it, or hung, has its report, and
+    so does a program that died of a signal at start (WORKER_FAILED at the interpreter stage):
+    that is a fault of the interpreter checked, not a wrong argument."""
     if worker.state.events or worker.outcome == "timeout":
         return
     probe = interpreter_version(python, max(deadline - time.monotonic(), _PROBE_MIN_S))
@@ -411,7 +415,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
             if host is not None:
                 kill_all()  # the host probe's tool, if it still runs
             raise
-    from .facts.environment import library_override, tool_environment
+    from .facts.environment import library_override, tool_environment, working_folder_missing
     from .report.build import build
     from .report.redact import Redactor
     state = worker.state
@@ -421,7 +425,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
     from .facts.node import collect as node_facts
     front = {"library_override": library_override(texts),
-             "tool_environment": tool_environment(options.python), "node": node_facts(),
+             "tool_environment": tool_environment(options.python),
+             "working_folder_missing": working_folder_missing(), "node": node_facts(),
              "system": system()}
     job: dict[str, Job] = {}
     if launch is not None:

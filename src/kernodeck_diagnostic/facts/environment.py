@@ -72,6 +72,16 @@ def _folder(path: str) -> str:
     return os.path.realpath(os.path.abspath(path))
 
 
+def working_folder_missing() -> bool:
+    """Whether the folder this process was started in no longer exists (a shell left in a
+    removed folder): the worker, started there too, cannot resolve a relative path, and torch's
+    loader (Intel oneMKL's too) fails on it."""
+    try:
+        return not os.path.isdir(os.getcwd())
+    except OSError:
+        return True
+
+
 def tool_environment(python: str, argv0: str | None = None,
                      package_file: str | None = None) -> ToolEnvironment | None:
     """Whether the check ran in the tool's own installed environment, and which kind.

@@ -7,7 +7,7 @@ Keys: ``code.<CODE>.summary|next_action``, ``finding.<ID>[.<variant>].summary|ne
 
 from __future__ import annotations
 
-INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+INSTALL = ("python -m pip install --force-reinstall {torch} --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA; pick the CUDA version your driver "
            "supports), --index-url https://download.pytorch.org/whl/rocm6.4 (AMD) or "
            "--index-url https://download.pytorch.org/whl/xpu (Intel)")
@@ -99,7 +99,7 @@ MESSAGES = {
         "The installed PyTorch is a CPU-only build: it cannot use this Mac's GPU (MPS).",
     "finding.CPU_ONLY_BUILD.macos.next_action":
         "Install the standard macOS build into this interpreter (python -m pip install "
-        "--force-reinstall torch), which includes MPS, from a native arm64 Python.",
+        "--force-reinstall {torch}), which includes MPS, from a native arm64 Python.",
     "finding.MPS_UNAVAILABLE.rosetta.summary":
         "This PyTorch has MPS, but this Python runs as x86_64 (under Rosetta 2 on an Apple "
         "silicon Mac), where MPS is not available.",
@@ -128,14 +128,14 @@ MESSAGES = {
         "This PyTorch is a CUDA build, for NVIDIA GPUs, but this machine's GPU is an AMD one: the "
         "build cannot use it.",
     "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
-        "Install a ROCm build for the AMD GPU: python -m pip install --force-reinstall torch "
+        "Install a ROCm build for the AMD GPU: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/rocm6.4 (pick the ROCm version your driver "
         "supports).",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
         "This PyTorch is a ROCm build, for AMD GPUs, but this machine's GPU is an NVIDIA one: the "
         "build cannot use it.",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
-        "Install a CUDA build for the NVIDIA GPU: python -m pip install --force-reinstall torch "
+        "Install a CUDA build for the NVIDIA GPU: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/cu128 (pick the CUDA version your driver "
         "supports).",
     "finding.DRIVER_TOO_OLD.summary":
@@ -242,9 +242,53 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.stray.summary":
         "'import torch' would load {module}, a stray copy, instead of an installed PyTorch "
         "package.",
+    "finding.TORCH_SHADOWED.pythonpath_build.summary":
+        "torch {loaded} is loaded from a folder on PYTHONPATH instead of this environment's own "
+        "torch {installed}, which it hides: the check judged {loaded}.",
+    "finding.TORCH_SHADOWED.pythonpath_build.next_action":
+        "Take that folder off PYTHONPATH (unset PYTHONPATH if it holds nothing else you need); "
+        "the environment's torch {installed} is then the one imported. Reinstalling torch would "
+        "not help: pip changes the hidden one. --show-paths prints the folder, on your terminal "
+        "only.",
+    "finding.TORCH_SHADOWED.other_build.summary":
+        "torch {loaded} is loaded from a copy that is not this environment's installed torch "
+        "{installed}, which it hides: the check judged {loaded}.",
+    "finding.TORCH_SHADOWED.other_build.next_action":
+        "Remove or rename that copy of torch (--show-paths prints where it is, on your terminal "
+        "only) so that the installed torch {installed} is imported; reinstalling torch would not "
+        "help, as pip changes the hidden one.",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.summary":
+        "A half-finished uninstall: the metadata of torch {version} is installed but its package "
+        "is gone, so pip answers a plain install with \"Requirement already satisfied\".",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.next_action":
+        "Reinstall that version over what is left, with this interpreter: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.summary":
+        "torch {version} is in this environment without its metadata (a half-finished "
+        "uninstall, or a copied package): pip does not see it and may install another copy "
+        "over it.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
+        "Reinstall that version, with this interpreter, so that pip knows it: {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
+        "torch's compiled part is built for another Python ({built}), not for this interpreter "
+        "({own}): installed with another Python's pip.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.next_action":
+        "Reinstall torch with this interpreter's own pip (the Python that runs your project): "
+        "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.summary":
+        "torch has no compiled part for this interpreter ({own}): torch/_C is missing, so its "
+        "message about a source checkout misleads.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
+        "Reinstall torch with this interpreter's own pip (the Python that runs your project): "
+        "{reinstall}.",
+    "finding.WORKING_FOLDER_MISSING.summary":
+        "The folder the check was started in no longer exists (it was removed or renamed "
+        "meanwhile): torch's loader fails on it, whatever is installed.",
+    "finding.WORKING_FOLDER_MISSING.next_action":
+        "Change to a folder that exists (cd ~, or cd back into your project), then run your "
+        "program and the check again; nothing needs reinstalling.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Remove the stray {module} (--show-paths prints where it is, on your terminal only), then "
-        "reinstall PyTorch: python -m pip install --force-reinstall torch.",
+        "reinstall PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
         "Modules in the folder your program starts from hide ones it needs: {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
@@ -276,13 +320,13 @@ MESSAGES = {
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch needs {library}, which cannot be found.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
-        "Restore {library}: it comes with the nvidia-* wheels torch depends on: python -m pip "
-        "install --force-reinstall torch. Also check that LD_LIBRARY_PATH does not point "
+        "Restore {library}: it comes with the nvidia-* wheels torch depends on: {reinstall}. "
+        "Also check that LD_LIBRARY_PATH does not point "
         "elsewhere.",
     "finding.SHARED_LIBRARY_MISSING.system.summary":
         "import torch needs {library}, which cannot be found.",
     "finding.SHARED_LIBRARY_MISSING.system.next_action":
-        "Restore {library}: reinstall torch (python -m pip install --force-reinstall torch); if "
+        "Restore {library}: reinstall torch ({reinstall}); if "
         "the library belongs to the system, install it with the system's package manager. Also "
         "check that LD_LIBRARY_PATH does not point elsewhere.",
     "finding.UNDEFINED_SYMBOL.summary":
@@ -340,7 +384,7 @@ MESSAGES = {
         "Windows could not load {dll} or one of its dependencies.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch "
-        "(python -m pip install --force-reinstall torch).",
+        "({reinstall}).",
     "finding.SILENT_DATA_CORRUPTION.wrong.summary":
         "{device} computed a wrong {values} without any error: the signature of silent data "
         "corruption (a faulty GPU, its memory or its compute units).",
@@ -960,6 +1004,9 @@ MESSAGES = {
         "new file",
     "output.reason.exists_socket":
         "that name is a socket, not a regular file; the report is only written to a new file",
+    "output.reason.no_working_folder":
+        "the working folder no longer exists, so a relative name has no folder; change to an "
+        "existing folder or give a full path",
     "output.reason.no_folder": "its folder does not exist",
     "output.reason.pseudo_filesystem":
         "its folder is on {kind}, a file system of the kernel that holds no files of its own",

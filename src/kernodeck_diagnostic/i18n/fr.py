@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+INSTALL = ("python -m pip install --force-reinstall {torch} --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA ; choisissez la version CUDA prise en "
            "charge par votre pilote), --index-url https://download.pytorch.org/whl/rocm6.4 "
            "(AMD) ou --index-url https://download.pytorch.org/whl/xpu (Intel)")
@@ -102,7 +102,7 @@ MESSAGES = {
         "ce Mac (MPS).",
     "finding.CPU_ONLY_BUILD.macos.next_action":
         "Installez le paquet macOS standard dans cet interpréteur (python -m pip install "
-        "--force-reinstall torch), qui inclut MPS, depuis un Python arm64 natif.",
+        "--force-reinstall {torch}), qui inclut MPS, depuis un Python arm64 natif.",
     "finding.MPS_UNAVAILABLE.rosetta.summary":
         "Ce PyTorch a MPS, mais ce Python s'exécute en x86_64 (sous Rosetta 2 sur un Mac Apple "
         "silicon), où MPS n'est pas disponible.",
@@ -132,15 +132,15 @@ MESSAGES = {
         "Ce PyTorch est un paquet CUDA, pour les GPU NVIDIA, mais le GPU de cette machine est un "
         "AMD : le paquet ne peut pas l'utiliser.",
     "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
-        "Installez un paquet ROCm pour le GPU AMD : python -m pip install --force-reinstall torch "
-        "--index-url https://download.pytorch.org/whl/rocm6.4 (choisissez la version ROCm prise en "
-        "charge par votre pilote).",
+        "Installez un paquet ROCm pour le GPU AMD : python -m pip install --force-reinstall "
+        "{torch} --index-url https://download.pytorch.org/whl/rocm6.4 (choisissez la version "
+        "ROCm prise en charge par votre pilote).",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
         "Ce PyTorch est un paquet ROCm, pour les GPU AMD, mais le GPU de cette machine est un "
         "NVIDIA : le paquet ne peut pas l'utiliser.",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
         "Installez un paquet CUDA pour le GPU NVIDIA : python -m pip install --force-reinstall "
-        "torch --index-url https://download.pytorch.org/whl/cu128 (choisissez la version CUDA "
+        "{torch} --index-url https://download.pytorch.org/whl/cu128 (choisissez la version CUDA "
         "prise en charge par votre pilote).",
     "finding.DRIVER_TOO_OLD.summary":
         "Le pilote NVIDIA est trop ancien pour ce paquet PyTorch (CUDA {build}).",
@@ -256,9 +256,55 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.stray.summary":
         "'import torch' chargerait {module}, une copie égarée, au lieu d'un paquet PyTorch "
         "installé.",
+    "finding.TORCH_SHADOWED.pythonpath_build.summary":
+        "torch {loaded} est chargé depuis un dossier de PYTHONPATH au lieu du torch {installed} "
+        "de cet environnement, qu'il masque : la vérification a jugé {loaded}.",
+    "finding.TORCH_SHADOWED.pythonpath_build.next_action":
+        "Retirez ce dossier de PYTHONPATH (unset PYTHONPATH s'il ne contient rien d'autre dont "
+        "vous avez besoin) ; le torch {installed} de l'environnement est alors celui importé. "
+        "Réinstaller torch n'aiderait pas : pip modifie celui qui est masqué. --show-paths "
+        "affiche le dossier, sur votre terminal seulement.",
+    "finding.TORCH_SHADOWED.other_build.summary":
+        "torch {loaded} est chargé depuis une copie qui n'est pas le torch {installed} installé "
+        "dans cet environnement, qu'elle masque : la vérification a jugé {loaded}.",
+    "finding.TORCH_SHADOWED.other_build.next_action":
+        "Supprimez ou renommez cette copie de torch (--show-paths affiche où elle se trouve, sur "
+        "votre terminal seulement) pour que le torch {installed} installé soit importé ; "
+        "réinstaller torch n'aiderait pas, pip modifie celui qui est masqué.",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.summary":
+        "Une désinstallation inachevée : les métadonnées de torch {version} sont installées mais "
+        "son paquet a disparu, si bien que pip répond à une installation simple par "
+        "\"Requirement already satisfied\".",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.next_action":
+        "Réinstallez cette version par-dessus ce qui reste, avec cet interpréteur : {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.summary":
+        "torch {version} est dans cet environnement sans ses métadonnées (une désinstallation "
+        "inachevée, ou un paquet copié) : pip ne le voit pas et peut installer une autre copie "
+        "par-dessus.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
+        "Réinstallez cette version, avec cet interpréteur, pour que pip la connaisse : "
+        "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
+        "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
+        "interpréteur ({own}) : installée avec le pip d'un autre Python.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.next_action":
+        "Réinstallez torch avec le pip de cet interpréteur (le Python qui exécute votre "
+        "projet) : {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.summary":
+        "torch n'a pas de partie compilée pour cet interpréteur ({own}) : torch/_C manque, et "
+        "son message sur une copie des sources induit en erreur.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
+        "Réinstallez torch avec le pip de cet interpréteur (le Python qui exécute votre "
+        "projet) : {reinstall}.",
+    "finding.WORKING_FOLDER_MISSING.summary":
+        "Le dossier où la vérification a été lancée n'existe plus (supprimé ou renommé entre-"
+        "temps) : le chargeur de torch échoue à cause de lui, quoi qu'il soit installé.",
+    "finding.WORKING_FOLDER_MISSING.next_action":
+        "Placez-vous dans un dossier qui existe (cd ~, ou cd de retour dans votre projet), puis "
+        "relancez votre programme et la vérification ; rien n'est à réinstaller.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Supprimez {module} égaré (--show-paths affiche où il se trouve, sur votre terminal "
-        "seulement), puis réinstallez PyTorch : python -m pip install --force-reinstall torch.",
+        "seulement), puis réinstallez PyTorch : {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
         "Des modules du dossier d'où part votre programme masquent des modules dont il a "
         "besoin : {names}.",
@@ -294,14 +340,14 @@ MESSAGES = {
         "import torch a besoin de {library}, qui est introuvable.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
         "Restaurez {library} : elle est fournie par les wheels nvidia-* dont dépend torch : "
-        "python -m pip install --force-reinstall torch. Vérifiez aussi que LD_LIBRARY_PATH ne "
+        "{reinstall}. Vérifiez aussi que LD_LIBRARY_PATH ne "
         "pointe pas ailleurs.",
     "finding.SHARED_LIBRARY_MISSING.system.summary":
         "import torch a besoin de {library}, qui est introuvable.",
     "finding.SHARED_LIBRARY_MISSING.system.next_action":
-        "Restaurez {library} : réinstallez torch (python -m pip install --force-reinstall "
-        "torch) ; si la bibliothèque appartient au système, installez-la avec le gestionnaire "
-        "de paquets du système. Vérifiez aussi que LD_LIBRARY_PATH ne pointe pas ailleurs.",
+        "Restaurez {library} : réinstallez torch ({reinstall}) ; si la bibliothèque appartient "
+        "au système, installez-la avec le gestionnaire de paquets du système. Vérifiez aussi "
+        "que LD_LIBRARY_PATH ne pointe pas ailleurs.",
     "finding.UNDEFINED_SYMBOL.summary":
         "{library} ne correspond pas au code qui la charge (symbole non défini {symbol}) : deux "
         "paquets différents sont mélangés.",
@@ -360,7 +406,7 @@ MESSAGES = {
         "Windows n'a pas pu charger {dll} ou l'une de ses dépendances.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Installez la dernière version de Microsoft Visual C++ Redistributable (x64), puis "
-        "réinstallez torch (python -m pip install --force-reinstall torch).",
+        "réinstallez torch ({reinstall}).",
     "finding.SILENT_DATA_CORRUPTION.wrong.summary":
         "{device} a calculé une valeur fausse ({values}) sans aucune erreur : la signature "
         "d'une corruption silencieuse des données (un GPU défectueux, sa mémoire ou ses unités "
@@ -1023,6 +1069,9 @@ MESSAGES = {
     "output.reason.exists_socket":
         "ce nom est une socket, pas un fichier ordinaire ; le rapport n'est écrit que dans un "
         "nouveau fichier",
+    "output.reason.no_working_folder":
+        "le dossier de travail n'existe plus, un nom relatif n'a donc pas de dossier ; placez-vous "
+        "dans un dossier qui existe ou donnez un chemin complet",
     "output.reason.no_folder": "son dossier n'existe pas",
     "output.reason.pseudo_filesystem":
         "son dossier est sur {kind}, un système de fichiers du noyau "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-INSTALL = ("python -m pip install --force-reinstall torch --index-url "
+INSTALL = ("python -m pip install --force-reinstall {torch} --index-url "
            "https://download.pytorch.org/whl/cu128 (NVIDIA; escolha a versão CUDA suportada pelo "
            "seu driver), --index-url https://download.pytorch.org/whl/rocm6.4 (AMD) ou "
            "--index-url https://download.pytorch.org/whl/xpu (Intel)")
@@ -100,7 +100,7 @@ MESSAGES = {
         "(MPS).",
     "finding.CPU_ONLY_BUILD.macos.next_action":
         "Instale o pacote padrão para macOS neste interpretador (python -m pip install "
-        "--force-reinstall torch), que inclui o MPS, a partir de um Python arm64 nativo.",
+        "--force-reinstall {torch}), que inclui o MPS, a partir de um Python arm64 nativo.",
     "finding.MPS_UNAVAILABLE.rosetta.summary":
         "Este PyTorch tem MPS, mas este Python roda como x86_64 (sob o Rosetta 2 num Mac com "
         "Apple silicon), onde o MPS não está disponível.",
@@ -131,14 +131,14 @@ MESSAGES = {
         "Este PyTorch é um pacote CUDA, para GPUs NVIDIA, mas a GPU desta máquina é AMD: o pacote "
         "não pode usá-la.",
     "finding.BUILD_FOR_OTHER_VENDOR.amd.next_action":
-        "Instale um pacote ROCm para a GPU AMD: python -m pip install --force-reinstall torch "
+        "Instale um pacote ROCm para a GPU AMD: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/rocm6.4 (escolha a versão ROCm suportada "
         "pelo seu driver).",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.summary":
         "Este PyTorch é um pacote ROCm, para GPUs AMD, mas a GPU desta máquina é NVIDIA: o pacote "
         "não pode usá-la.",
     "finding.BUILD_FOR_OTHER_VENDOR.nvidia.next_action":
-        "Instale um pacote CUDA para a GPU NVIDIA: python -m pip install --force-reinstall torch "
+        "Instale um pacote CUDA para a GPU NVIDIA: python -m pip install --force-reinstall {torch} "
         "--index-url https://download.pytorch.org/whl/cu128 (escolha a versão CUDA suportada pelo "
         "seu driver).",
     "finding.DRIVER_TOO_OLD.summary":
@@ -253,9 +253,53 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.stray.summary":
         "'import torch' carregaria {module}, uma cópia perdida, em vez de um pacote PyTorch "
         "instalado.",
+    "finding.TORCH_SHADOWED.pythonpath_build.summary":
+        "O torch {loaded} é carregado de uma pasta do PYTHONPATH em vez do torch {installed} "
+        "deste ambiente, que ele esconde: a verificação avaliou o {loaded}.",
+    "finding.TORCH_SHADOWED.pythonpath_build.next_action":
+        "Tire essa pasta do PYTHONPATH (unset PYTHONPATH se ele não tiver mais nada de que você "
+        "precise); o torch {installed} do ambiente passa a ser o importado. Reinstalar o torch "
+        "não ajudaria: o pip altera o que está escondido. --show-paths mostra a pasta, só no seu "
+        "terminal.",
+    "finding.TORCH_SHADOWED.other_build.summary":
+        "O torch {loaded} é carregado de uma cópia que não é o torch {installed} instalado neste "
+        "ambiente, que ela esconde: a verificação avaliou o {loaded}.",
+    "finding.TORCH_SHADOWED.other_build.next_action":
+        "Remova ou renomeie essa cópia do torch (--show-paths mostra onde está, só no seu "
+        "terminal) para que o torch {installed} instalado seja o importado; reinstalar o torch "
+        "não ajudaria, pois o pip altera o que está escondido.",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.summary":
+        "Uma desinstalação pela metade: os metadados do torch {version} estão instalados mas o "
+        "pacote sumiu, então o pip responde a uma instalação simples com \"Requirement already "
+        "satisfied\".",
+    "finding.TORCH_PARTIAL_INSTALL.package_gone.next_action":
+        "Reinstale essa versão por cima do que restou, com este interpretador: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.summary":
+        "O torch {version} está neste ambiente sem os seus metadados (uma desinstalação pela "
+        "metade, ou um pacote copiado): o pip não o vê e pode instalar outra cópia por cima.",
+    "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
+        "Reinstale essa versão, com este interpretador, para que o pip a conheça: {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
+        "A parte compilada do torch foi feita para outro Python ({built}), não para este "
+        "interpretador ({own}): foi instalada com o pip de outro Python.",
+    "finding.TORCH_FOR_OTHER_PYTHON.other_tag.next_action":
+        "Reinstale o torch com o pip deste interpretador (o Python que roda o seu projeto): "
+        "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.summary":
+        "O torch não tem parte compilada para este interpretador ({own}): falta torch/_C, e a "
+        "mensagem dele sobre um checkout do código-fonte engana.",
+    "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
+        "Reinstale o torch com o pip deste interpretador (o Python que roda o seu projeto): "
+        "{reinstall}.",
+    "finding.WORKING_FOLDER_MISSING.summary":
+        "A pasta em que a verificação foi iniciada não existe mais (foi removida ou renomeada): "
+        "o carregador do torch falha por causa dela, seja o que for que esteja instalado.",
+    "finding.WORKING_FOLDER_MISSING.next_action":
+        "Vá para uma pasta que exista (cd ~, ou cd de volta ao seu projeto) e rode de novo o seu "
+        "programa e a verificação; nada precisa ser reinstalado.",
     "finding.TORCH_SHADOWED.stray.next_action":
         "Remova {module} perdido (--show-paths mostra onde está, só no seu terminal), depois "
-        "reinstale o PyTorch: python -m pip install --force-reinstall torch.",
+        "reinstale o PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
         "Módulos na pasta de onde seu programa parte escondem módulos de que ele precisa: "
         "{names}.",
@@ -290,13 +334,13 @@ MESSAGES = {
     "finding.SHARED_LIBRARY_MISSING.cuda.summary":
         "import torch precisa de {library}, que não foi encontrada.",
     "finding.SHARED_LIBRARY_MISSING.cuda.next_action":
-        "Restaure {library}: ela vem com os wheels nvidia-* dos quais o torch depende: python -m "
-        "pip install --force-reinstall torch. Verifique também se LD_LIBRARY_PATH não aponta "
+        "Restaure {library}: ela vem com os wheels nvidia-* dos quais o torch depende: "
+        "{reinstall}. Verifique também se LD_LIBRARY_PATH não aponta "
         "para outro lugar.",
     "finding.SHARED_LIBRARY_MISSING.system.summary":
         "import torch precisa de {library}, que não foi encontrada.",
     "finding.SHARED_LIBRARY_MISSING.system.next_action":
-        "Restaure {library}: reinstale o torch (python -m pip install --force-reinstall torch); "
+        "Restaure {library}: reinstale o torch ({reinstall}); "
         "se a biblioteca pertencer ao sistema, instale-a com o gerenciador de pacotes do "
         "sistema. Verifique também se LD_LIBRARY_PATH não aponta para outro lugar.",
     "finding.UNDEFINED_SYMBOL.summary":
@@ -356,7 +400,7 @@ MESSAGES = {
         "O Windows não conseguiu carregar {dll} ou uma de suas dependências.",
     "finding.WINDOWS_DLL_LOAD_FAILED.next_action":
         "Instale o Microsoft Visual C++ Redistributable (x64) mais recente, depois reinstale o "
-        "torch (python -m pip install --force-reinstall torch).",
+        "torch ({reinstall}).",
     "finding.SILENT_DATA_CORRUPTION.wrong.summary":
         "{device} calculou um valor errado ({values}) sem nenhum erro: a assinatura de corrupção "
         "silenciosa de dados (uma GPU com defeito, sua memória ou suas unidades de cálculo).",
@@ -1004,6 +1048,9 @@ MESSAGES = {
         "um arquivo novo",
     "output.reason.exists_socket":
         "esse nome é um socket, não um arquivo comum; o relatório só é gravado em um arquivo novo",
+    "output.reason.no_working_folder":
+        "a pasta de trabalho não existe mais, então um nome relativo não tem pasta; vá para uma "
+        "pasta que exista ou dê o caminho completo",
     "output.reason.no_folder": "a pasta do arquivo não existe",
     "output.reason.pseudo_filesystem":
         "a pasta do arquivo está em {kind}, um sistema de arquivos do kernel "

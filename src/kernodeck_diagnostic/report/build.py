@@ -30,8 +30,9 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     """The full report of one check, every string that came from the machine redacted.
 
     ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
-    ``library_override`` and ``tool_environment``, see ``environment``; the ``node`` block, see
-    ``facts.node``), and the ``system`` block the front read beside the worker (``facts.system``).
+    ``library_override``, ``tool_environment`` and ``working_folder_missing``, see
+    ``environment``; the ``node`` block, see ``facts.node``), and the ``system`` block the front
+    read beside the worker (``facts.system``).
     ``job``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
     and the job's verdict.
 
@@ -103,7 +104,8 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "request": request.as_dict(),
         "runtime": {**runtime_block(facts.get("runtime", {})),
                     **_pick(redactor.value(front or {}),
-                            {"library_override": None, "tool_environment": None})},
+                            {"library_override": None, "tool_environment": None,
+                             "working_folder_missing": None})},
         "pytorch": pytorch,
         "execution": execution,
         "libraries": libraries,
@@ -194,7 +196,8 @@ def _pick(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
 
 def runtime_block(values: dict[str, Any]) -> dict[str, Any]:
     """The report's ``runtime`` block from the worker's facts: every field, null where unsaid
-    (the front's own two, ``library_override`` and ``tool_environment``, not included)."""
+    (the front's own, ``library_override``, ``tool_environment`` and ``working_folder_missing``,
+    not included)."""
     return _pick(values, {"python_version": None, "python_implementation": None,
                           "os_family": None, "machine": None, "environment_kind": None,
                           "visibility": None, "device_nodes": None, "local_modules": None,
@@ -213,7 +216,8 @@ def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:
                           "xpu_build": None, "mps": None, "peers": None,
                           "debug_build": None, "git_version": None, "cuda_libraries": None,
                           "triton_version": None, "torchvision_version": None,
-                          "torchaudio_version": None, "import_error_origin": None})
+                          "torchaudio_version": None, "import_error_origin": None,
+                          "extension_tags": None, "interpreter_tag": None})
 
 
 def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,11 @@ class OutputError(Exception):
 def preflight(path: str) -> None:
     """Fail fast, before the check runs, when ``path`` cannot become a new file."""
     _check_name(path)
+    if not os.path.isabs(path):
+        try:
+            os.getcwd()
+        except OSError:  # a shell left in a removed folder: a relative name has no folder
+            raise OutputError("output.reason.no_working_folder") from None
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:

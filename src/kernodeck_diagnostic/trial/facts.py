@@ -33,7 +33,7 @@ def environment(torch: Any, redactor: Redactor) -> tuple[dict[str, Any], dict[st
         state.apply({"event": "facts", "block": block, "values": values})
     facts = redactor.value(state.facts)
     runtime = {**runtime_block(facts.get("runtime", {})), "library_override": None,
-               "tool_environment": None}
+               "tool_environment": None, "working_folder_missing": None}
     return runtime, pytorch_block(facts.get("pytorch", {}))
 
 

@@ -33,10 +33,11 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING or not __name__.startswith("_kernodeck_worker_"):
-    from . import origin, protocol, stages
+    from . import origin, protocol, runtime, stages
 else:  # copied beside the worker, which loaded this file (stages.companion)
     origin = sys.modules["_kernodeck_worker_origin"]
     protocol = sys.modules["_kernodeck_worker_protocol"]
+    runtime = sys.modules["_kernodeck_worker_runtime"]
     stages = sys.modules["_kernodeck_worker_stages"]
 
 MAX_EXTENSIONS = 50
@@ -242,10 +243,6 @@ class ImportChild:
             self.process.wait(2.0)
         with contextlib.suppress(OSError):
             os.remove(self.lines)
-
-
-# The compiler's cache variables (Inductor's, Triton's) and their folder in the run's folder.
-COMPILER_CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
 
 
 def share_s(deadline: float, left: int, startup_s: float) -> float:
@@ -643,7 +640,7 @@ class Kernels:
 
         x = torch.arange(1024, dtype=torch.float32).to(self.target)
         start = time.monotonic()  # torch.compile itself loads the compiler stack: counted
-        left_behind = self.compiler_caches()
+        left_behind = runtime.compiler_caches(getattr(self.worker.events, "path", None))
         try:
             compiled = torch.compile(function)
             compiled(x)
@@ -659,36 +656,6 @@ class Kernels:
         entry["run_ms"] = round((end - middle) * 1000, 3)
         expected = torch.arange(1024, dtype=torch.float64) * 2 + 1
         entry["max_abs_error"] = _largest_difference(torch, output, expected)
-
-
-    def compiler_caches(self) -> str | None:
-        """The compiler's caches go to the run's private folder (removed when the check ends),
-        not to $TMPDIR/torchinductor_<user> (150 MB named after the user, left behind), unless
-        the user chose where: a variable already set is theirs and is used as it is.
-
-        Inductor's precompiled headers ignore its variable (codecache._HEADER_DIR, from the
-        default folder, fixed at import): they are moved too. Returns the default folder when
-        it did not exist before (the compilation's own, to remove after it), else None."""
-        path = getattr(self.worker.events, "path", None)
-        if not isinstance(path, str) or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
-            return None
-        folder = os.path.join(os.path.dirname(os.path.abspath(path)), "compiler-cache")
-        for name, place in COMPILER_CACHE_VARIABLES:
-            if not os.environ.get(name):
-                os.environ[name] = os.path.join(folder, place)
-        default = None
-        # Another torch's layout: the variables still hold for the rest.
-        with contextlib.suppress(Exception):
-            import importlib
-
-            codecache = importlib.import_module("torch._inductor.codecache")
-            utils = importlib.import_module("torch._inductor.runtime.cache_dir_utils")
-            default = str(utils.default_cache_dir())
-            if isinstance(getattr(codecache, "_HEADER_DIR", None), str):
-                headers = os.path.join(folder, "inductor", "precompiled_headers")
-                setattr(codecache, "_HEADER_DIR", headers)  # noqa: B010 - torch's private name
-                setattr(codecache, "_HEADER_LOCK_DIR", os.path.join(headers, "locks"))  # noqa: B010
-        return default if default is not None and not os.path.exists(default) else None
 
 
 def _largest_difference(torch: Any, computed: Any, expected: Any) -> float | str:

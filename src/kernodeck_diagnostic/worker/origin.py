@@ -94,9 +94,10 @@ def locate(spec: Any, installs: list[TorchInstall]) -> tuple[str, str | None] | 
     """What ``import torch`` would load, as (kind, the folder holding it), without running it.
 
     ``installed``: the installed distribution's own files (an editable install's source folder
-    included). ``unverified``: a built package (with its compiled ``_C``) and no distribution to
-    compare it with, or a module not in a file (a zip, a custom finder): imported as before.
-    Otherwise a kind of SHADOW_KINDS: never imported.
+    included). ``unverified``: a built torch that is not the installed distribution's (a copy
+    without its dist-info, another build on PYTHONPATH), or a module not in a file (a zip, a
+    custom finder): imported, and judged by what the import does. Otherwise a kind of
+    SHADOW_KINDS: never imported.
     """
     origin = file_origin(spec)
     folder = module_folder(spec)
@@ -124,14 +125,54 @@ def file_origin(spec: Any) -> str | None:
 
 
 def package_kind(package: str, installs: list[TorchInstall]) -> str:
-    """source-checkout, unverified (a built package and no install to compare) or package."""
+    """unverified (a built torch: imported and judged by what the import does), source-checkout
+    (a checkout not built) or package.
+
+    A package folder holding a compiled ``_C`` (for any Python) or torch's own libraries is a
+    build, whatever surrounds it: a wheel's files without their dist-info (a copied
+    site-packages, some images), a checkout built in place, another build on PYTHONPATH. Real
+    wheels ship ``torch/csrc`` too, so that folder proves nothing; the import is tried and its
+    outcome is the verdict (a heuristic explains a failure, it never causes one).
+    """
+    if built(package):
+        return "unverified"
     if (os.path.isfile(os.path.join(os.path.dirname(package), "setup.py"))
             or os.path.isdir(os.path.join(package, "csrc"))):
         return "source-checkout"
-    if not installs and any(os.path.isfile(os.path.join(package, "_C" + suffix))
-                            for suffix in extension_suffixes()):
-        return "unverified"
     return "package"
+
+
+def built(package: str) -> bool:
+    """Whether a torch/ folder holds a build: a compiled ``_C`` or libtorch in its lib/."""
+    try:
+        names = os.listdir(package)
+        libraries = os.listdir(os.path.join(package, "lib")) if "lib" in names else []
+    except OSError:
+        return False
+    return (any(name.startswith("_C.") and name.endswith((".so", ".pyd")) for name in names)
+            or any(name.startswith(("libtorch_python", "torch_python")) for name in libraries))
+
+
+def extension_tags(spec: Any) -> dict[str, Any] | None:
+    """For a torch package that is a build: the ABI tags of its compiled ``_C`` files
+    (``cpython-312-x86_64-linux-gnu``; none when it has none) and the one this interpreter loads.
+    None for what is no build (no ``_C`` and no libtorch) or no package folder."""
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if not locations:
+        return None
+    package = str(locations[0])
+    try:
+        names = os.listdir(package)
+    except OSError:
+        return None
+    tags = sorted(name[len("_C."):].rsplit(".", 1)[0] for name in names
+                  if name.startswith("_C.") and name.endswith((".so", ".pyd"))
+                  and name.count(".") >= 2)
+    if not tags and not built(package):
+        return None
+    own = next((suffix for suffix in extension_suffixes() if suffix.count(".") >= 2), None)
+    return {"extension_tags": tags,
+            "interpreter_tag": own[1:].rsplit(".", 1)[0] if own else None}
 
 
 def module_path(spec: Any) -> str | None:

@@ -1,13 +1,15 @@
 """What the worker reads of the interpreter and the system it runs in: the report's ``runtime``
 block (the Python, the OS, the kind of environment, the device-visibility variables, the GPU
 device nodes, the warning filters, tracemalloc). Read before torch is imported, and none of it
-needs torch.
+needs torch. Also where the run's own files go that torch would put elsewhere: the compiler's
+caches (``compiler_caches``, set just before ``torch.compile``).
 
 A companion of the worker (see ``stages``): the standard library only, Python 3.9+.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -96,3 +98,38 @@ def environment_kind() -> str:
     if sys.prefix and os.path.isdir(sys.prefix):
         return "system"
     return "unknown"
+
+
+# The compiler's cache variables (Inductor's, Triton's) and their folder in the run's folder.
+COMPILER_CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
+
+
+def compiler_caches(events_path: object) -> str | None:
+    """The compiler's caches go to the run's private folder (removed when the check ends),
+    not to $TMPDIR/torchinductor_<user> (150 MB named after the user, left behind), unless
+    the user chose where: a variable already set is theirs and is used as it is.
+
+    Inductor's precompiled headers ignore its variable (codecache._HEADER_DIR, from the
+    default folder, fixed at import): they are moved too. Returns the default folder when
+    it did not exist before (the compilation's own, to remove after it), else None.
+    ``events_path``: the worker's events file, in the run's folder."""
+    path = events_path
+    if not isinstance(path, str) or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return None
+    folder = os.path.join(os.path.dirname(os.path.abspath(path)), "compiler-cache")
+    for name, place in COMPILER_CACHE_VARIABLES:
+        if not os.environ.get(name):
+            os.environ[name] = os.path.join(folder, place)
+    default = None
+    # Another torch's layout: the variables still hold for the rest.
+    with contextlib.suppress(Exception):
+        import importlib
+
+        codecache = importlib.import_module("torch._inductor.codecache")
+        utils = importlib.import_module("torch._inductor.runtime.cache_dir_utils")
+        default = str(utils.default_cache_dir())
+        if isinstance(getattr(codecache, "_HEADER_DIR", None), str):
+            headers = os.path.join(folder, "inductor", "precompiled_headers")
+            setattr(codecache, "_HEADER_DIR", headers)  # noqa: B010 - torch's private name
+            setattr(codecache, "_HEADER_LOCK_DIR", os.path.join(headers, "locks"))  # noqa: B010
+    return default if default is not None and not os.path.exists(default) else None

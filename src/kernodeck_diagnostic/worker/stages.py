@@ -290,7 +290,12 @@ class Worker:
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0))
+            # The installed distribution's version, for the advice: a reinstall of that build.
+            self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0),
+                       distribution_version=installs[0].version if installs else None)
+            if spec is not None:  # the Python its compiled part was built for, and this one's
+                with contextlib.suppress(Exception):
+                    self.facts("pytorch", **(origin.extension_tags(spec) or {}))
             raise StageError("import_failed", exc) from None
         self.events.emit("local_paths", interpreter=sys.executable,
                          torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)

@@ -16,8 +16,11 @@ from .core import (
     configuration_variables,
     gpu_failed,
     gpu_mode,
+    installed_version,
     messages,
+    other_build_loaded,
     other_vendor,
+    pinned_requirement,
     quote,
     search,
     version_tuple,
@@ -31,10 +34,13 @@ def cpu_only_build(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if not (gpu_mode(report) and pytorch["imported"] and pytorch["backend"] == "cpu"):
         return None
+    if other_build_loaded(report):
+        return None  # the environment's own build is hidden: TORCH_SHADOWED.other_build says it
     # A Mac's GPU is MPS: the CUDA and ROCm builds are no advice there.
     return Finding(
         "CPU_ONLY_BUILD", "error",
         (f"torch {pytorch['version']}", "torch.version.cuda is None", "torch.version.hip is None"),
+        {"torch": pinned_requirement(installed_version(report))},
         variant="macos" if report["runtime"].get("os_family") == "macos" else None)
 
 
@@ -58,7 +64,8 @@ def build_for_other_vendor(report: Report) -> Finding | None:
         evidence = (f"torch {pytorch.get('version')} is a ROCm (AMD) build: HIP "
                     f"{pytorch.get('hip_build')}",
                     f"NVIDIA device nodes present: {', '.join(present)}; /dev/kfd (AMD) is absent")
-    return Finding("BUILD_FOR_OTHER_VENDOR", "error", evidence, variant=vendor)
+    return Finding("BUILD_FOR_OTHER_VENDOR", "error", evidence,
+                   {"torch": pinned_requirement(installed_version(report))}, variant=vendor)
 
 
 def _sm(capability: str) -> tuple[int, int] | None:

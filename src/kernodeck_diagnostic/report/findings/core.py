@@ -164,6 +164,61 @@ def other_vendor(report: Report) -> Literal["amd", "nvidia"] | None:
     return None
 
 
+def other_build_loaded(report: Report) -> bool:
+    """torch was imported from a build that is not the environment's installed distribution (a
+    copy on PYTHONPATH, say) and that distribution is another version or variant: what the check
+    judged is not what pip shows, and the advice for the loaded build would reinstall the hidden
+    one."""
+    pytorch = report["pytorch"]
+    version, installed = pytorch.get("version"), pytorch.get("distribution_version")
+    return bool(pytorch.get("imported") and pytorch.get("module_kind") == "unverified"
+                and version and installed and version != installed)
+
+
+# The index of PyTorch's own builds, by the local part of a version (2.13.0+cpu, 2.8.0+cu128).
+WHEEL_INDEX = "https://download.pytorch.org/whl/"
+_VARIANT = re.compile(r"(cpu|cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu)")
+
+
+def reinstall_command(version: object, *, deps: bool = True) -> str:
+    """The forced reinstall of the very build installed: its version pinned, and where the
+    version's local part names a variant (+cpu, +cu128, +rocm6.4, +xpu), that variant's index,
+    so that following it never swaps a CPU build for a CUDA one nor upgrades torch. Unpinned
+    when the version is not known."""
+    text = str(version) if isinstance(version, str) else ""
+    if not re.fullmatch(r"\d+(?:\.\d+)*(?:[a-z]+\d*)?(?:\.\w+)*(?:\+[\w.]+)?", text):
+        return "python -m pip install --force-reinstall " + ("" if deps else "--no-deps ") + \
+            "torch"
+    command = "python -m pip install --force-reinstall " + ("" if deps else "--no-deps ") + \
+        f"torch=={text}"
+    local = text.partition("+")[2]
+    if _VARIANT.fullmatch(local):
+        command += f" --index-url {WHEEL_INDEX}{local}"
+    return command
+
+
+def pinned_requirement(version: object) -> str:
+    """``torch==2.13.0`` for a build of another variant at the installed version (its local part
+    dropped: the index chosen says the variant), so that a new variant never upgrades torch;
+    ``torch`` when the version is not a release's."""
+    text = str(version) if isinstance(version, str) else ""
+    release = text.partition("+")[0]
+    return f"torch=={release}" if re.fullmatch(r"\d+\.\d+(?:\.\d+)?", release) else "torch"
+
+
+def installed_version(report: Report) -> str | None:
+    """The installed torch's version: its distribution's, else what the build says it is."""
+    pytorch = report["pytorch"]
+    version = pytorch.get("distribution_version") or pytorch.get("version")
+    return str(version) if version else None
+
+
+def working_folder_missing(report: Report) -> bool:
+    """The check was started in a folder that no longer exists (a shell left in a removed
+    folder): the loaders of torch and its libraries fail on it, whatever is installed."""
+    return report["runtime"].get("working_folder_missing") is True
+
+
 def node_block(report: Report) -> dict[str, Any]:
     node = report.get("node")
     return node if isinstance(node, dict) else {}

@@ -9,7 +9,19 @@ from __future__ import annotations
 import re
 
 from ..codes import Verdict
-from .core import Finding, Layer, Report, check_passed, messages, quote, search
+from .core import (
+    Finding,
+    Layer,
+    Report,
+    check_passed,
+    installed_version,
+    messages,
+    other_build_loaded,
+    quote,
+    reinstall_command,
+    search,
+    working_folder_missing,
+)
 
 layer = Layer("interpreter and import")
 
@@ -25,10 +37,13 @@ _LOCAL_FOLDERS = ("working-folder", "script-folder")
 
 
 @layer.rule(140, "TORCH_SHADOWED", variants=(
-    "checkout", "pythonpath", "local_folder", "local_file", "stray"))
+    "checkout", "pythonpath", "local_folder", "local_file", "stray", "pythonpath_build",
+    "other_build"))
 def torch_shadowed(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     kind, origin = pytorch.get("module_kind"), pytorch.get("origin") or "elsewhere"
+    if other_build_loaded(report):
+        return _other_build(report)
     if kind not in _SHADOWS:
         return None
     described, module = _SHADOWS[kind]
@@ -44,7 +59,83 @@ def torch_shadowed(report: Report) -> Finding | None:
         variant = "local_folder" if module == "torch/" else "local_file"
     else:
         variant = "stray"
-    return Finding("TORCH_SHADOWED", "error", evidence, {"module": module}, variant=variant)
+    return Finding("TORCH_SHADOWED", "error", evidence,
+                   {"module": module, "reinstall": reinstall_command(installed)},
+                   variant=variant)
+
+
+def _other_build(report: Report) -> Finding:
+    """torch imported from a build that is not the environment's own, which it hides: the check
+    judged the loaded build, and advice for it (reinstall a GPU build) would only touch the hidden
+    one."""
+    pytorch = report["pytorch"]
+    origin = pytorch.get("origin") or "elsewhere"
+    loaded, installed = pytorch.get("version"), pytorch.get("distribution_version")
+    where = "a folder on PYTHONPATH" if origin == "pythonpath" else f"{origin} (not the " \
+        "installed distribution's files)"
+    evidence = (f"torch {loaded} was loaded from {where}",
+                f"this environment's own torch {installed} is installed, hidden under it")
+    passed = check_passed(report)
+    return Finding("TORCH_SHADOWED", "warning" if passed else "error", evidence,
+                   {"loaded": loaded, "installed": installed},
+                   variant="pythonpath_build" if origin == "pythonpath" else "other_build")
+
+
+@layer.rule(105, "WORKING_FOLDER_MISSING")
+def working_folder_gone(report: Report) -> Finding | None:
+    """The check was started in a folder that was removed meanwhile: torch's loader (and Intel
+    oneMKL's) resolves paths from it and fails, whatever is installed."""
+    if not working_folder_missing(report):
+        return None
+    passed = check_passed(report)
+    return Finding("WORKING_FOLDER_MISSING", "warning" if passed else "error",
+                   ("the working folder the check was started in no longer exists",))
+
+
+@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone"))
+def torch_partial_install(report: Report) -> Finding | None:
+    """A half-finished uninstall (or install): torch's metadata left and its package gone, which
+    pip answers "Requirement already satisfied" to a plain install; or its package left in the
+    environment's own packages and its metadata gone, which pip no longer sees. A forced
+    reinstall of the version named puts both back."""
+    pytorch = report["pytorch"]
+    installed = pytorch.get("distribution_version")
+    if report["code"] == Verdict.TORCH_MISSING and installed:
+        return Finding("TORCH_PARTIAL_INSTALL", "error",
+                       (f"the metadata of torch {installed} is installed (pip lists it)",
+                        "its package torch/ is not: import torch finds no module"),
+                       {"version": installed,
+                        "reinstall": reinstall_command(installed, deps=False)},
+                       variant="package_gone")
+    version = pytorch.get("version")
+    if (pytorch.get("imported") and version and not installed
+            and pytorch.get("module_kind") == "unverified"
+            and pytorch.get("origin") in ("site-packages", "user-site")):
+        return Finding("TORCH_PARTIAL_INSTALL", "warning",
+                       (f"torch {version} is imported from the environment's own packages",
+                        "no torch distribution is installed: pip does not list it"),
+                       {"version": version,
+                        "reinstall": reinstall_command(version, deps=False)},
+                       variant="metadata_gone")
+    return None
+
+
+@layer.rule(167, "TORCH_FOR_OTHER_PYTHON", variants=("other_tag", "no_extension"))
+def torch_for_other_python(report: Report) -> Finding | None:
+    """import torch failed and its compiled ``_C`` is built for another Python (another ABI tag),
+    or missing: torch's own message then speaks of a source checkout's torch/_C folder."""
+    pytorch = report["pytorch"]
+    tags, own = pytorch.get("extension_tags"), pytorch.get("interpreter_tag")
+    if report["code"] != Verdict.TORCH_IMPORT_FAILED or tags is None or not own or own in tags:
+        return None
+    built = ", ".join(str(tag) for tag in tags)
+    evidence = [f"torch/_C is built for {built}" if tags else "torch has no compiled torch/_C",
+                f"this interpreter loads extensions tagged {own}"]
+    version = pytorch.get("distribution_version")
+    return Finding("TORCH_FOR_OTHER_PYTHON", "error", tuple(evidence),
+                   {"built": built or "-", "own": own,
+                    "reinstall": reinstall_command(version, deps=False)},
+                   variant="other_tag" if tags else "no_extension")
 
 
 @layer.rule(160, "PYTHONPATH_MODULE_BREAKS_IMPORT")
@@ -71,8 +162,8 @@ def pythonpath_module_breaks_import(report: Report) -> Finding | None:
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
-    if not pytorch["imported"]:
-        return None
+    if not pytorch["imported"] or other_build_loaded(report):
+        return None  # a build loaded over the installed one is TORCH_SHADOWED's case
     evidence = []
     count = pytorch.get("distributions_on_path") or 0
     if count > 1:
@@ -121,8 +212,8 @@ def shared_library_missing(report: Report) -> Finding | None:
     said = search(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file|"
                    r"FATAL ERROR: Cannot load (?:\S*/)?([\w.+-]+\.so(?:\.[\d.]+)?)",
                    messages(report, ["import"]))
-    if said is None:
-        return None
+    if said is None or working_folder_missing(report):
+        return None  # the library is there: the loader failed on the removed working folder
     library = said[1].group(1) or said[1].group(2)
     # libcuda and libnvidia-* (libnvidia-ml...) belong to the driver, never to a wheel.
     if re.match(r"libcuda\.so|libnvidia-", library):
@@ -131,7 +222,9 @@ def shared_library_missing(report: Report) -> Finding | None:
         variant = "cuda"
     else:
         variant = "system"
-    return Finding("SHARED_LIBRARY_MISSING", "error", (quote(said[0]),), {"library": library},
+    return Finding("SHARED_LIBRARY_MISSING", "error", (quote(said[0]),),
+                   {"library": library,
+                    "reinstall": reinstall_command(installed_version(report))},
                    variant=variant)
 
 
@@ -153,7 +246,8 @@ def windows_dll_load_failed(report: Report) -> Finding | None:
         return None
     dll = re.search(r"([\w.+-]+\.dll)", said[0], re.IGNORECASE)
     named = dll.group(1) if dll else "a DLL"
-    return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (quote(said[0]),), {"dll": named})
+    return Finding("WINDOWS_DLL_LOAD_FAILED", "error", (quote(said[0]),),
+                   {"dll": named, "reinstall": reinstall_command(installed_version(report))})
 
 
 @layer.rule(260, "LIBRARY_PATH_OVERRIDE", variants=("variable", "conda"))

@@ -1,0 +1,135 @@
+"""The advice of the findings that name a command: pinned to the build installed (issue 23), and
+the cases the rules tell apart (a build hiding the installed one, a half-finished uninstall, a
+removed working folder). The same cases built for real: test_verdicts_advice_applied.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from findings_helpers import import_failed, report
+from kernodeck_diagnostic.report.findings import derive
+from kernodeck_diagnostic.report.findings.core import reinstall_command
+from kernodeck_diagnostic.report.writer import OutputError, preflight
+
+
+@pytest.mark.parametrize(("version", "command"), [
+    ("2.13.0+cpu", "python -m pip install --force-reinstall torch==2.13.0+cpu --index-url "
+                   "https://download.pytorch.org/whl/cpu"),
+    ("2.8.0+cu128", "python -m pip install --force-reinstall torch==2.8.0+cu128 --index-url "
+                    "https://download.pytorch.org/whl/cu128"),
+    ("2.7.1+rocm6.3", "python -m pip install --force-reinstall torch==2.7.1+rocm6.3 "
+                      "--index-url https://download.pytorch.org/whl/rocm6.3"),
+    ("2.14.1", "python -m pip install --force-reinstall torch==2.14.1"),
+    ("2.15.0a0+git1234", "python -m pip install --force-reinstall torch==2.15.0a0+git1234"),
+    (None, "python -m pip install --force-reinstall torch"),
+    ("not a version; rm -rf", "python -m pip install --force-reinstall torch"),
+])
+def test_a_reinstall_is_pinned_to_the_build_installed(version: str | None, command: str) -> None:
+    assert reinstall_command(version) == command
+
+
+def by_id(data: dict) -> dict:
+    return {finding["id"]: finding for finding in derive(data)}
+
+
+def test_every_reinstall_advice_names_the_installed_version() -> None:
+    shared = import_failed("ImportError", "libgomp.so.1: cannot open shared object file: No "
+                                          "such file or directory")
+    shared["pytorch"]["distribution_version"] = "2.13.0+cpu"
+    advice = by_id(shared)["SHARED_LIBRARY_MISSING"]["next_action"]
+    assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in advice
+    cuda = import_failed("ImportError", "libcudnn.so.9: cannot open shared object file: No "
+                                        "such file or directory")
+    cuda["pytorch"]["distribution_version"] = "2.8.0+cu128"
+    assert "torch==2.8.0+cu128 --index-url https://download.pytorch.org/whl/cu128" in \
+        by_id(cuda)["SHARED_LIBRARY_MISSING"]["next_action"]
+    dll = import_failed("OSError", "[WinError 126] The specified module could not be found. "
+                                   'Error loading "<path>\\c10.dll"')
+    dll["pytorch"]["distribution_version"] = "2.8.0+cu128"
+    assert "torch==2.8.0+cu128" in by_id(dll)["WINDOWS_DLL_LOAD_FAILED"]["next_action"]
+
+
+def test_a_build_on_pythonpath_over_the_installed_one_is_named_not_a_cpu_build() -> None:
+    data = report(**{"code": "GPU_BACKEND_ABSENT", "stage": "backend", "pytorch.backend": "cpu",
+                     "pytorch.cuda_build": None, "pytorch.version": "2.13.0+cpu",
+                     "pytorch.distribution_version": "2.14.1", "pytorch.origin": "pythonpath",
+                     "pytorch.module_kind": "unverified"})
+    found = by_id(data)
+    assert {"CPU_ONLY_BUILD", "TORCH_DUPLICATE_INSTALL"}.isdisjoint(found)
+    shadowed = found["TORCH_SHADOWED"]
+    assert "2.13.0+cpu" in shadowed["summary"]
+    assert "2.14.1" in shadowed["summary"]
+    assert "unset PYTHONPATH" in shadowed["next_action"]
+    # The same build elsewhere (the installed one, or an unknown distribution): nothing said.
+    data["pytorch"]["distribution_version"] = None
+    assert "TORCH_SHADOWED" not in by_id(data)
+
+
+def test_a_half_finished_uninstall_advises_a_forced_reinstall_of_its_version() -> None:
+    gone = report(**{"code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
+                     "pytorch.distribution_version": "2.13.0+cpu",
+                     "error": {"stage": "import", "kind": "import_failed",
+                               "type": "ModuleNotFoundError",
+                               "message": "No module named 'torch'"}})
+    partial = by_id(gone)["TORCH_PARTIAL_INSTALL"]
+    assert partial["severity"] == "error"
+    assert ("python -m pip install --force-reinstall --no-deps torch==2.13.0+cpu --index-url "
+            "https://download.pytorch.org/whl/cpu") in partial["next_action"]
+    left = report(**{"code": "CPU_CHECK_PASSED", "pytorch.version": "2.13.0+cpu",
+                     "pytorch.distribution_version": None, "pytorch.origin": "site-packages",
+                     "pytorch.module_kind": "unverified"})
+    partial = by_id(left)["TORCH_PARTIAL_INSTALL"]
+    assert partial["severity"] == "warning"
+    assert "torch==2.13.0+cpu" in partial["next_action"]
+
+
+def test_a_removed_working_folder_is_not_a_missing_library() -> None:
+    data = report(**{"code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
+                     "runtime.working_folder_missing": True,
+                     "error": {"stage": "import", "kind": "worker_failed", "type": None,
+                               "message": "its last line on stderr: Intel oneMKL FATAL ERROR: "
+                                          "Cannot load <home>/libtorch_cpu.so."}})
+    found = by_id(data)
+    assert "SHARED_LIBRARY_MISSING" not in found
+    assert "cd ~" in found["WORKING_FOLDER_MISSING"]["next_action"]
+
+
+def test_a_relative_output_in_a_removed_folder_is_refused_with_its_reason(
+        tmp_path: Path) -> None:
+    gone = tmp_path / "removed"
+    gone.mkdir()
+    script = ("import os, sys\n"
+              "from kernodeck_diagnostic.report.writer import OutputError, preflight\n"
+              f"os.chdir({str(gone)!r}); os.rmdir({str(gone)!r})\n"
+              "try:\n    preflight('report.json')\nexcept OutputError as exc:\n"
+              "    print(exc.key)\n")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, check=False,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert ran.stdout.strip() == "output.reason.no_working_folder", ran.stderr
+    with pytest.raises(OutputError):
+        preflight(str(tmp_path / "missing" / "report.json"))
+
+
+def test_a_build_of_another_variant_keeps_the_installed_version() -> None:
+    """CPU_ONLY_BUILD and BUILD_FOR_OTHER_VENDOR swap the variant on purpose, never the version:
+    torch==2.13.0 from the GPU index, not the newest torch."""
+    cpu = report(**{"code": "GPU_BACKEND_ABSENT", "stage": "backend", "pytorch.backend": "cpu",
+                    "pytorch.cuda_build": None, "pytorch.version": "2.13.0+cpu",
+                    "pytorch.distribution_version": "2.13.0+cpu"})
+    advice = by_id(cpu)["CPU_ONLY_BUILD"]["next_action"]
+    assert "python -m pip install --force-reinstall torch==2.13.0 --index-url " \
+        "https://download.pytorch.org/whl/cu128" in advice
+    amd = report(**{"code": "GPU_UNAVAILABLE", "pytorch.gpu_available": False,
+                    "pytorch.version": "2.8.0+cu128", "pytorch.distribution_version": "2.8.0+cu128",
+                    "runtime.device_nodes.nvidiactl": False,
+                    "runtime.device_nodes.nvidia_uvm": False,
+                    "runtime.device_nodes.proc_driver_nvidia": False,
+                    "runtime.device_nodes.kfd": "ok"})
+    assert "torch==2.8.0 --index-url https://download.pytorch.org/whl/rocm" in \
+        by_id(amd)["BUILD_FOR_OTHER_VENDOR"]["next_action"]
