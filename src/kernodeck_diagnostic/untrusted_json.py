@@ -121,6 +121,23 @@ def open_regular(path: str) -> int:
     return fd
 
 
+def load_file(path: str, max_bytes: int) -> Any:
+    """The value of the JSON file at ``path`` (a regular file of at most ``max_bytes``, read as
+    UTF-8 with what is not replaced), or None when it is none of that: missing, unreadable, a
+    FIFO or a device, too large, not JSON."""
+    try:
+        with os.fdopen(open_regular(path), "rb") as file:
+            data = file.read(max_bytes + 1)
+    except OSError:
+        return None
+    if len(data) > max_bytes:
+        return None
+    try:
+        return loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+
+
 def json_lines(file: IO[bytes], max_line_bytes: int = MAX_LINE_BYTES
                ) -> Iterator[tuple[bytes | None, int, bool]]:
     """Each line of ``file``: its bytes without the newline (None when longer than

@@ -32,7 +32,7 @@ from ..trial.folder import ATTEMPT_FILE
 from ..trial.folder import FORMAT as ATTEMPT_FORMAT
 from ..trial.log import EVENTS_FILE
 from ..trial.oom import PHASES, Phase
-from ..untrusted_json import loads
+from ..untrusted_json import load_file, loads
 
 # How an attempt ended: defined here once (ramp.json's schema, its record and the command hold
 # to these names); every outcome but PASSED is a failure, the ramp's limit.
@@ -156,7 +156,7 @@ def read_trial(run_dir: str) -> TrialFacts:
     folder = _newest_attempt(run_dir)
     if folder is None:
         return TrialFacts()
-    document = _json_file(os.path.join(folder, ATTEMPT_FILE))
+    document = load_file(os.path.join(folder, ATTEMPT_FILE), MAX_FILE_BYTES)
     if isinstance(document, dict) and document.get("format") == ATTEMPT_FORMAT:
         return _from_attempt(document)
     return _from_events(os.path.join(folder, EVENTS_FILE))
@@ -254,19 +254,6 @@ def _text(value: Any) -> str | None:
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
-
-def _json_file(path: str) -> Any:
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_FILE_BYTES:
-        return None
-    try:
-        return loads(data.decode("utf-8", "replace"))
-    except ValueError:
-        return None
 
 
 def _json_lines(path: str) -> list[Any]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..ramp.record import FORMAT as RAMP_FORMAT
-from ..untrusted_json import loads
+from ..untrusted_json import load_file
 from .compare import from_events, is_attempt_document
 from .folder import ATTEMPT_FILE
 from .log import EVENTS_FILE
@@ -36,7 +36,7 @@ def rows_of(path: str, name: str) -> list[dict[str, Any]] | None:
     if os.path.basename(path) == EVENTS_FILE:
         document = from_events(path)
         return None if document is None else [row(document, name)]
-    document = _json(path)
+    document = load_file(path, MAX_FILE_BYTES)
     if is_attempt_document(document):
         return [row(document, name)]
     if isinstance(document, dict) and document.get("format") == RAMP_FORMAT and isinstance(
@@ -91,7 +91,7 @@ def _trial_of(folder: str) -> dict[str, Any] | None:
     except OSError:
         return None
     for entry in names:
-        document = _json(os.path.join(folder, entry, ATTEMPT_FILE))
+        document = load_file(os.path.join(folder, entry, ATTEMPT_FILE), MAX_FILE_BYTES)
         if is_attempt_document(document):
             return dict(document)
         events = os.path.join(folder, entry, EVENTS_FILE)
@@ -114,16 +114,3 @@ def _peak(attempt: dict[str, Any]) -> int | None:
                 peaks.append(value)
     return max(peaks) if peaks else None
 
-
-def _json(path: str) -> Any:
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_FILE_BYTES:
-        return None
-    try:
-        return loads(data.decode("utf-8", "replace"))
-    except ValueError:
-        return None
