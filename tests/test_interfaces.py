@@ -265,3 +265,16 @@ def test_the_tools_own_error_sentences_are_translated(pyz: Path, tmp_path: Path,
     assert says in result.stdout
     assert result.report is not None
     assert result.report["error"]["message"] == english  # the report keeps English
+
+
+def test_the_api_gives_the_kernels_the_command_lines_default_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: check(kernels=True) had 30 s, where a cold torch.compile alone takes 20-50 s."""
+    from kernodeck_diagnostic import api
+
+    seen: list[float] = []
+    monkeypatch.setattr(api, "run", lambda options: seen.append(options.timeout_s))
+    api.check(device="cpu", kernels=True)
+    api.check(device="cpu")
+    api.check(device="cpu", kernels=True, timeout=40)
+    assert seen == [api.KERNELS_TIMEOUT_DEFAULT_S, api.TIMEOUT_DEFAULT_S, 40]

@@ -108,7 +108,7 @@ class Report:
         return f"<Report {self.code} exit={self.exit_code} stage={self.stage}>"
 
 
-def check(device: str = "gpu", device_index: int = 0, timeout: float = TIMEOUT_DEFAULT_S,
+def check(device: str = "gpu", device_index: int = 0, timeout: float | None = None,
           host_check: bool = False, python: str | None = None, *,
           distributed: bool = False, all_devices: bool = False, extensions: bool = False,
           kernels: bool = False) -> Report:
@@ -128,8 +128,12 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float = TIMEOUT_D
 
     ``extensions=True`` also imports every installed torch extension, each bounded;
     ``kernels=True`` also verifies the kernels applications use (see docs/libraries.md). Both
-    are bools (``TypeError`` otherwise) and need a longer ``timeout`` than the default.
+    are bools (``TypeError`` otherwise). Without a ``timeout``, the check has 30 seconds, and
+    120 with ``kernels=True`` (a cold ``torch.compile`` alone takes 20 to 50), as on the command
+    line.
     """
+    if timeout is None:
+        timeout = KERNELS_TIMEOUT_DEFAULT_S if kernels is True else TIMEOUT_DEFAULT_S
     options = validate(device=device, device_index=device_index, timeout=timeout,
                        host_check=host_check, python=python, distributed=distributed,
                        all_devices=all_devices, extensions=extensions, kernels=kernels)

@@ -46,7 +46,7 @@ from ..report.tables import table
 from ..safe_files import PARTIAL, Folder, UnsafePath, check_file
 from ..supervision.application import run_application
 from ..supervision.process import Interrupted
-from ..terminal import line
+from ..terminal import json_text, line
 from ..trial.folder import AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE
 from .runner import (
     InterruptOnSignals,
@@ -279,7 +279,7 @@ def _finish(ramp: record.Ramp, out: Folder, form: str, t: Translate) -> None:
     files = [record.RECORD, record.TABLE, *([record.PLOT] if plotted else [])]
     try:
         if form == "json":
-            print_result(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+            print_result(json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
         elif form == "markdown":
             print_result(record.markdown(document, header, said))
         else:
