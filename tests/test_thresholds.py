@@ -122,7 +122,8 @@ def test_a_device_stage_over_five_seconds_is_slow_with_persistence_off(device_ms
     assert ("PERSISTENCE_MODE_OFF" in ids(found)) is fires
 
 
-@pytest.mark.parametrize(("macos", "variant"), [("13.7", "macos_too_old"), ("14.0", "no_device")])
+@pytest.mark.parametrize(("macos", "variant"), [("13.7", "macos_too_old"), ("14.0", "no_device"),
+                                               ("13", "macos_too_old"), ("14", "no_device")])
 def test_mps_needs_macos_14(macos: str, variant: str) -> None:
     found = device_rules.mps_unavailable(mps_unavailable(macos, "arm64", False))
     assert found is not None

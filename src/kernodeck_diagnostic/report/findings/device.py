@@ -365,7 +365,7 @@ def mps_unavailable(report: Report) -> Finding | None:
         evidence.append(f"process architecture {machine}" + (
             ", translated by Rosetta 2 (sysctl.proc_translated = 1)" if translated else ""))
         variant = "rosetta"
-    elif version and version_tuple(version) < MPS_MACOS:
+    elif version and (*version_tuple(version), 0, 0)[:2] < MPS_MACOS:  # "14" is 14.0
         variant = "macos_too_old"
     else:
         variant = "no_device"
