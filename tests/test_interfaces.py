@@ -269,7 +269,8 @@ def test_the_tools_own_error_sentences_are_translated(pyz: Path, tmp_path: Path,
 
 def test_the_api_gives_the_kernels_the_command_lines_default_limit(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Before: check(kernels=True) had 30 s, where a cold torch.compile alone takes 20-50 s."""
+    """Before: check(kernels=True) had 30 s, where a cold torch.compile alone takes 20-50 s.
+    ``timeout=None`` (the default) means the default limit of what is asked."""
     from kernodeck_diagnostic import api
 
     seen: list[float] = []
@@ -277,4 +278,6 @@ def test_the_api_gives_the_kernels_the_command_lines_default_limit(
     api.check(device="cpu", kernels=True)
     api.check(device="cpu")
     api.check(device="cpu", kernels=True, timeout=40)
-    assert seen == [api.KERNELS_TIMEOUT_DEFAULT_S, api.TIMEOUT_DEFAULT_S, 40]
+    api.check(device="cpu", timeout=None)
+    assert seen == [api.KERNELS_TIMEOUT_DEFAULT_S, api.TIMEOUT_DEFAULT_S, 40,
+                    api.TIMEOUT_DEFAULT_S]

@@ -247,7 +247,7 @@ def test_a_value_in_a_usage_error_is_not_echoed(tmp_path: Path) -> None:
 # -- the Python API: strict types, messages naming the parameter -------------------------------
 
 WRONG_TYPES: list[dict[str, Any]] = [
-    {"timeout": "30"}, {"timeout": True}, {"timeout": None}, {"timeout": [30]},
+    {"timeout": "30"}, {"timeout": True}, {"timeout": [30]},
     {"device_index": "0"}, {"device_index": True}, {"device_index": 1.0}, {"device_index": None},
     {"host_check": "yes"}, {"host_check": 1}, {"host_check": None},
     {"device": None}, {"device": 1}, {"device": b"gpu"},
