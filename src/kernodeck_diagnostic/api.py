@@ -115,10 +115,10 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
     """Run the check (controls 1-3) and return its report.
 
     ``python`` names another interpreter to diagnose (a venv's, a service's); by default, this
-    one. Raises for invalid arguments only: ``TypeError`` for a wrong type (``timeout`` is
-    None, an int or a float, ``device_index`` an int, ``host_check`` a bool, ``device`` a str,
-    ``python`` a str, an ``os.PathLike`` or None), ``ValueError`` for a wrong value (``device`` is exactly
-    "gpu" or "cpu", ``device_index`` 0 or more, ``timeout`` 5 to 120 seconds).
+    one. Raises for invalid arguments only: ``TypeError`` for a wrong type (``timeout`` is None,
+    an int or a float, ``device_index`` an int, ``host_check`` a bool, ``device`` a str,
+    ``python`` a str, an ``os.PathLike`` or None), ``ValueError`` for a wrong value (``device``
+    is exactly "gpu" or "cpu", ``device_index`` 0 or more, ``timeout`` 5 to 120 seconds).
 
     ``distributed=True`` runs this process's rank of a job started by torchrun or Slurm (see
     docs/scale.md): ``ValueError`` outside a launcher, naming the variables missing.
