@@ -41,6 +41,7 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Iterable
 from types import TracebackType
 
 _NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
@@ -55,6 +56,7 @@ DIR_FDS = bool(_NOFOLLOW and _DIRECTORY) and all(
 PRIVATE_MODE = 0o600
 MAX_LINKS = 40  # links followed on one path (Linux's own limit)
 PARTIAL = ".partial"
+WRITE_BUFFER = 64 * 1024  # what a file written in pieces holds before it writes
 
 # Why a path is refused: each reason's message key (the catalogs of i18n say it, in English in
 # the exception, in the user's language where a command prints it).
@@ -267,9 +269,11 @@ class Folder:
         finally:
             os.close(fd)
 
-    def replace(self, name: str, data: bytes, mode: int = 0o644) -> None:
+    def replace(self, name: str, data: bytes | Iterable[bytes], mode: int = 0o644) -> None:
         """Replace ``name`` atomically with ``data``: a reader sees the old file or the new one,
-        never half of one, and a link at ``name`` is replaced, never followed."""
+        never half of one, and a link at ``name`` is replaced, never followed. ``data`` may come
+        in pieces, written through a small buffer as they come (never the whole at once: a
+        trial's end must not need memory the program may not have left)."""
         partial = name + PARTIAL
         found = self.lstat(partial)
         if found is not None:  # a killed run's leftover is ours to remove; nothing else is
@@ -277,7 +281,12 @@ class Folder:
             self.unlink(partial)
         fd = self.open_new(partial, mode)
         try:
-            _write_all(fd, data)
+            if isinstance(data, bytes):
+                _write_all(fd, data)
+            else:
+                with os.fdopen(fd, "wb", buffering=WRITE_BUFFER, closefd=False) as file:
+                    for piece in data:
+                        file.write(piece)
             os.fsync(fd)
         except BaseException:
             os.close(fd)

@@ -18,7 +18,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..safe_files import PRIVATE_MODE, Folder, descriptor_path
@@ -78,29 +78,18 @@ def dump_snapshot(folder: Folder, dump: Callable[[str], Any]) -> None:
 
 
 def write_json(folder: Folder, name: str, document: dict[str, Any]) -> None:
-    """Write the new file ``name`` as the JSON of ``document``, a piece at a time: never the
-    whole text at once (the attempt's end must not need memory the program may not have left).
-    Written as ``name.partial`` and renamed once durable: a reader sees the whole file or none."""
-    partial = name + ".partial"
-    fd = folder.open_new(partial, 0o644)
-    try:
-        with os.fdopen(fd, "wb", buffering=WRITE_BUFFER, closefd=False) as file:
-            for piece in _ENCODER.iterencode(document):
-                file.write(piece.encode("utf-8"))
-            file.write(b"\n")
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            folder.unlink(partial)
-        raise
-    os.close(fd)
-    folder.rename(partial, name)
-    with contextlib.suppress(OSError):
-        folder.sync()
+    """Replace the file ``name`` with the JSON of ``document``, encoded and written a piece at a
+    time (``Folder.replace``): never the whole text at once, and a reader sees the whole file or
+    none."""
+    folder.replace(name, _pieces(document))
 
 
-WRITE_BUFFER = 64 * 1024
+def _pieces(document: dict[str, Any]) -> Iterator[bytes]:
+    for piece in _ENCODER.iterencode(document):
+        yield piece.encode("utf-8")
+    yield b"\n"
+
+
 _ENCODER = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False)
 
 
