@@ -187,7 +187,7 @@ def _report_of(log: bytes, all_devices: bool = True) -> dict[str, Any]:
     reader.poll()
     reader.close()
     request = Request("gpu", 0, 30, False, all_devices=all_devices)
-    report = build(request, WorkerRun(reader.state, "finished", 0, 0.5), None, Redactor())
+    report = build(request, WorkerRun(reader.state, "finished", 0, 0.5), None, Redactor()).report
     assert_valid_report(report)
     return report
 

@@ -250,16 +250,17 @@ def test_any_event_stream_gives_a_valid_report_in_every_language(
     reader.close()
     run = WorkerRun(reader.state, outcome, returncode, 0.25,  # type: ignore[arg-type]
                     stderr_line=None if stderr is None else _last_line(stderr))
-    report = build(request, run, host, Redactor(), front)
+    made = build(request, run, host, Redactor(), front)
+    report = made.report
 
     VALIDATOR.validate(report)
     written = to_json(report).decode("utf-8")  # strict UTF-8: no lone surrogate is left
     assert json.loads(written, parse_constant=_not_json) == report
     for language in LANGUAGES:
         translate = translator(language)
-        assert report["code"] in text(report, translate=translate)
-        text(report, colour=True, translate=translate)
-        markdown(report, translate)
+        assert report["code"] in text(report, translate=translate, findings=made.findings)
+        text(report, colour=True, translate=translate, findings=made.findings)
+        markdown(report, translate, made.findings)
         assert [f["id"] for f in derive(report, translate)] == [
             f["id"] for f in report["findings"]]
 

@@ -41,9 +41,10 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, assert_valid_report, clean_env, fake_gpu_env
+from kernodeck_diagnostic.api import Report
 from kernodeck_diagnostic.i18n import LANGUAGES, en, translator
 from kernodeck_diagnostic.report import findings
-from kernodeck_diagnostic.report.build import to_json
+from kernodeck_diagnostic.report.build import Built, to_json
 from kernodeck_diagnostic.report.render import markdown, text
 from reliability.harness import Recording, record
 
@@ -106,9 +107,11 @@ def recordings(request: pytest.FixtureRequest) -> dict[str, Recording]:
     return {case: Recording.load(case) for case in CASES}
 
 
-def built(recordings: dict[str, Recording], case: str) -> dict[str, Any]:
-    """The report the real code builds from the recording, its volatile fields fixed."""
-    return normalised(recordings[case].report())
+def built(recordings: dict[str, Recording], case: str) -> Built:
+    """The report the real code builds from the recording, its volatile fields fixed, with its
+    findings as the rules gave them (what every language shows)."""
+    made = recordings[case].built()
+    return Built(normalised(made.report), made.findings)
 
 
 def matches_snapshot(name: str, rendered: str) -> None:
@@ -121,12 +124,13 @@ def matches_snapshot(name: str, rendered: str) -> None:
         "review the diff")
 
 
-def every_rendering(report: dict[str, Any], case: str) -> Iterator[tuple[str, str]]:
+def every_rendering(made: Built, case: str) -> Iterator[tuple[str, str]]:
     """Each snapshot of ``case`` (its file name) and what the real code renders for it now."""
-    yield f"{case}.json", to_json(report).decode("utf-8")
+    yield f"{case}.json", to_json(made.report).decode("utf-8")
     for language in LANGUAGES:
-        yield f"{case}.{language}.txt", text(report, translate=translator(language))
-        yield f"{case}.{language}.md", markdown(report, translator(language))
+        yield f"{case}.{language}.txt", text(made.report, translate=translator(language),
+                                             findings=made.findings)
+        yield f"{case}.{language}.md", markdown(made.report, translator(language), made.findings)
 
 
 def shape(log: bytes) -> list[tuple[Any, ...]]:
@@ -164,30 +168,33 @@ def test_built_reports_are_valid(recordings: dict[str, Recording], case: str) ->
 @pytest.mark.parametrize("case", CASES)
 def test_json(recordings: dict[str, Recording], case: str) -> None:
     # JSON is the report itself: the same in every language, English sentences.
-    matches_snapshot(f"{case}.json", to_json(built(recordings, case)).decode("utf-8"))
+    matches_snapshot(f"{case}.json", to_json(built(recordings, case).report).decode("utf-8"))
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("case", CASES)
 def test_text(recordings: dict[str, Recording], case: str, language: str) -> None:
-    report = built(recordings, case)
-    matches_snapshot(f"{case}.{language}.txt", text(report, translate=translator(language)))
+    made = built(recordings, case)
+    matches_snapshot(f"{case}.{language}.txt",
+                     text(made.report, translate=translator(language), findings=made.findings))
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("case", CASES)
 def test_markdown(recordings: dict[str, Recording], case: str, language: str) -> None:
-    report = built(recordings, case)
-    matches_snapshot(f"{case}.{language}.md", markdown(report, translator(language)))
+    made = built(recordings, case)
+    matches_snapshot(f"{case}.{language}.md",
+                     markdown(made.report, translator(language), made.findings))
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_languages_differ_only_in_words(recordings: dict[str, Recording], case: str) -> None:
     """Codes, stages and ids are never translated; the sentences always are."""
-    report = built(recordings, case)
+    made = built(recordings, case)
+    report = made.report
     english = text(report)
     for language in ("pt", "fr"):
-        translated = text(report, translate=translator(language))
+        translated = text(report, translate=translator(language), findings=made.findings)
         assert translated != english
         for stable in (report["code"], report["stage"], *(f["id"] for f in report["findings"])):
             assert stable in translated
@@ -224,20 +231,34 @@ def test_a_sentence_changed_by_one_character_fails_its_snapshots(
 
 
 @pytest.mark.parametrize("language", [*LANGUAGES, "default"])
-def test_every_language_derives_the_findings_from_the_report(
+def test_every_language_shows_the_findings_the_report_was_built_with(
         recordings: dict[str, Recording], language: str) -> None:
-    """The terminal and markdown derive the findings from the report's facts in every
-    language, English too (``default``: the English of ``text(report)`` and of a ``Report`` shown
-    in Jupyter), so all of them always show the same findings: a report whose stored list is out
-    of date (here emptied) is shown with the findings its facts give."""
-    report = built(recordings, "gpu_unavailable")
-    expected = [finding["id"] for finding in report["findings"]]
+    """The findings are derived once, when the report is built: every language shows those,
+    in the report's order (``default``: the English of ``text(report)`` and of a ``Report`` in
+    Jupyter, from the report's own list), and none derives them again from the facts: a render
+    given no findings shows none, whatever the facts say."""
+    made = built(recordings, "gpu_unavailable")
+    expected = [finding["id"] for finding in made.report["findings"]]
     assert expected  # the case has findings to show
-    report["findings"] = []
     if language == "default":
-        shown, as_markdown = text(report), markdown(report)
+        shown, as_markdown = text(made.report), Report(made.report)._repr_markdown_()
+        stale = dict(made.report, findings=[])
+        assert not any(finding_id in text(stale) for finding_id in expected)
     else:
-        shown = text(report, translate=translator(language))
-        as_markdown = markdown(report, translator(language))
-    assert [finding_id for finding_id in expected if f"{finding_id}: " in shown] == expected
+        translate = translator(language)
+        shown = text(made.report, translate=translate, findings=made.findings)
+        as_markdown = markdown(made.report, translate, made.findings)
+        assert not any(finding_id in text(made.report, translate=translate, findings=())
+                       for finding_id in expected)
+    assert [finding_id for finding_id in shown.split() if finding_id.rstrip(":") in expected
+            ] == [f"{finding_id}:" for finding_id in expected]
     assert all(f"`{finding_id}`" in as_markdown for finding_id in expected)
+
+
+def test_another_language_needs_the_findings_as_built(recordings: dict[str, Recording]) -> None:
+    """A report shown in Portuguese or French without its findings as the rules gave them
+    would show English sentences among translated ones: refused, not guessed."""
+    report = built(recordings, "gpu_unavailable").report
+    for language in ("pt", "fr"):
+        with pytest.raises(ValueError, match="findings it was built with"):
+            text(report, translate=translator(language))

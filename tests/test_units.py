@@ -98,12 +98,12 @@ def test_a_bare_final_event_is_not_a_pass() -> None:
     """A worker that says "final" without a verified result does not pass."""
     reader = read(b'{"event": "final"}\n')
     run = WorkerRun(reader.state, "finished", 0, 0.1)
-    report = build(Request("gpu", 0, 30, False), run, None, Redactor())
+    report = build(Request("gpu", 0, 30, False), run, None, Redactor()).report
     assert report["code"] == "CHECK_FAILED"
 
 
 def test_worker_killed_without_events_is_worker_failed_at_interpreter() -> None:
     run = WorkerRun(read(b"").state, "crashed", -9, 0.2)
-    report = build(Request("cpu", 0, 30, False), run, None, Redactor())
+    report = build(Request("cpu", 0, 30, False), run, None, Redactor()).report
     assert (report["code"], report["stage"]) == ("WORKER_FAILED", "interpreter")
     assert "SIGKILL" in report["error"]["message"]

@@ -330,7 +330,7 @@ def test_the_loaders_words_alone_are_not_host_memory() -> None:
     for message in ("<path>/libtorch_cpu.so: failed to map segment from shared object",
                     "libgomp-a34b3233.so.1.0.0: cannot allocate memory in static TLS block"):
         report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                       None, Redactor())
+                       None, Redactor()).report
         report.update(code="TORCH_IMPORT_FAILED", node={"memory_limits": {
             "address_space_bytes": None, "data_bytes": None}}, error={
             "stage": "import", "kind": "import_failed", "type": "ImportError",
@@ -420,7 +420,7 @@ def test_the_stderr_line_is_redacted_and_gives_findings(tmp_path: Path) -> None:
     run = WorkerRun(WorkerState(), "crashed", 1, 0.5,
                     stderr_line=f"Intel oneMKL FATAL ERROR: Cannot load {home}/libtorch_cpu.so.")
     run.state.stage = "import"
-    report = build(Request("cpu", 0, 30, False), run, None, Redactor())
+    report = build(Request("cpu", 0, 30, False), run, None, Redactor()).report
     assert report["error"]["message"] == (
         "the worker exited with code 1 during import, without a final result; its last line on "
         "stderr: Intel oneMKL FATAL ERROR: Cannot load <path>/libtorch_cpu.so.")
@@ -464,7 +464,7 @@ def test_a_memory_error_the_worker_could_not_report_is_host_memory_too() -> None
     # Under ulimit -d 100 MB the MemoryError sometimes escapes before the worker can say it: it
     # exits 1 and its last line on stderr is the exception's name (seen for real, 2026-12-02).
     report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                   None, Redactor())
+                   None, Redactor()).report
     report.update(code="WORKER_FAILED", error={
         "stage": "import", "kind": "worker_failed", "type": None,
         "message": "the worker exited with code 1 during import, without a final result; its "
@@ -483,7 +483,7 @@ def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:
     # import machinery), or "Cannot recover from MemoryErrors while normalizing exceptions".
     def aborted(last_line: str, limit: int | None) -> dict[str, Any]:
         report = build(Request("cpu", 0, 30, False),
-                       WorkerRun(WorkerState(), "finished", 0, 0.5), None, Redactor())
+                       WorkerRun(WorkerState(), "finished", 0, 0.5), None, Redactor()).report
         report.update(code="WORKER_FAILED", node={"memory_limits": {
             "address_space_bytes": None, "data_bytes": limit}}, error={
             "stage": "import", "kind": "worker_failed", "type": None,
@@ -506,7 +506,7 @@ def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:
 
 def test_a_memory_error_at_import_is_host_memory_too() -> None:
     report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                   None, Redactor())
+                   None, Redactor()).report
     report.update(code="TORCH_IMPORT_FAILED", error={
         "stage": "import", "kind": "import_failed", "type": "MemoryError", "message": ""})
     assert "HOST_MEMORY_EXHAUSTED" in {f["id"] for f in derive(report)}
@@ -557,7 +557,7 @@ def test_cuda_refused_its_address_space_is_the_limit_not_a_full_gpu(
 def _cuda_out_of_memory(message: str, *, free: int | None, backend: str = "cuda",
                         address_space: int | None = 4 * 2**30) -> dict[str, Any]:
     report = build(Request("gpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                   None, Redactor())
+                   None, Redactor()).report
     device = {"index": 0, "name": "NVIDIA H200", "capability": "9.0",
               "total_memory_bytes": 141 * 2**30,
               **({"free_memory_bytes": free} if free is not None else {})}
@@ -703,6 +703,6 @@ def test_python_dash_m_and_the_zipapp_in_a_python_without_torch_are_not_the_case
 
 def test_no_finding_when_the_tools_install_has_torch(tmp_path: Path) -> None:
     report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                   None, Redactor(), {"tool_environment": "pipx"})
+                   None, Redactor(), {"tool_environment": "pipx"}).report
     report.update(code="CPU_CHECK_PASSED", error=None)
     assert "TOOL_ISOLATED_INSTALL" not in {f["id"] for f in derive(report)}

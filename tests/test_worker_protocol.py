@@ -66,7 +66,7 @@ class _Chunks:
 def report_of(log: bytes) -> dict[str, Any]:
     """The report the front builds from a GPU check's event log; it must meet the schema."""
     run = WorkerRun(state_of(log), "finished", 0, 0.5)
-    report = build(Request("gpu", 0, 30, False), run, None, Redactor())
+    report = build(Request("gpu", 0, 30, False), run, None, Redactor()).report
     assert_valid_report(report)
     json.loads(to_json(report), parse_constant=_no_constant)  # strict JSON: no NaN, no Infinity
     return report

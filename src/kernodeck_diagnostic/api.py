@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -34,6 +34,7 @@ from .supervision.process import kill_all, kill_tree, spawn
 if TYPE_CHECKING:
     from .facts.launcher import Launch
     from .report.distributed import Job
+    from .report.findings import Finding
     from .supervision.supervisor import WorkerRun
 
 _T = TypeVar("_T")
@@ -68,9 +69,13 @@ class Report:
     """
 
     def __init__(self, data: dict[str, Any], local_paths: dict[str, str | None] | None = None,
-                 ) -> None:
+                 found: Sequence[Finding] | None = None) -> None:
         self._data = data
         self.local_paths = dict(local_paths or {})  # for the caller's eyes; never in to_dict()
+        # The findings as the rules gave them when the report was built (ids, variants, values):
+        # what the terminal and markdown show in any language, never derived again. None for a
+        # report made elsewhere: it shows the findings it holds, in English.
+        self.found: tuple[Finding, ...] | None = None if found is None else tuple(found)
 
     @property
     def code(self) -> str:
@@ -102,7 +107,7 @@ class Report:
     def _repr_markdown_(self) -> str:
         from .report.render import markdown
 
-        return markdown(self._data)
+        return markdown(self._data, findings=self.found)
 
     def __repr__(self) -> str:
         return f"<Report {self.code} exit={self.exit_code} stage={self.stage}>"
@@ -438,9 +443,9 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         from .report.distributed import Job
 
         job["job"] = Job(launch, network)
-    data = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
-                 front, **job)
-    return Report(data, worker.state.local_paths)
+    built = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
+                  front, **job)
+    return Report(built.report, worker.state.local_paths, built.findings)
 
 
 # What the front needs once the worker has ended: loaded while the worker starts its interpreter

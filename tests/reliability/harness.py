@@ -35,7 +35,7 @@ from typing import Any
 
 from conftest import FAKES, ROOT, SRC, clean_env, fake_gpu_env, is_running
 from kernodeck_diagnostic.api import Request
-from kernodeck_diagnostic.report.build import build
+from kernodeck_diagnostic.report.build import Built, build
 from kernodeck_diagnostic.report.redact import Redactor
 from kernodeck_diagnostic.supervision.events import EventReader, WorkerState
 from kernodeck_diagnostic.supervision.supervisor import WorkerRun
@@ -250,10 +250,15 @@ class Recording:
                          self.run["elapsed_s"], tuple(start_error) if start_error else None,
                          self.run["stderr_line"])
 
-    def report(self) -> dict[str, Any]:
-        """The report the real code builds from this recording, on any machine."""
+    def built(self) -> Built:
+        """The report the real code builds from this recording, on any machine, with its
+        findings as the rules gave them."""
         return build(Request(**self.run["request"]), self.worker_run(), self.run["host"],
                      STAND_IN_REDACTOR, self.run["front"])
+
+    def report(self) -> dict[str, Any]:
+        """The report alone, as the JSON holds it."""
+        return self.built().report
 
     def save(self, case: str, folder: Path = RUNS) -> None:
         folder.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ def line(**event: object) -> bytes:
 
 def report_of(reader: EventReader) -> dict[str, object]:
     return build(Request("gpu", 0, 30, False), WorkerRun(reader.state, "finished", 0, 0.1),
-                 None, Redactor())
+                 None, Redactor()).report
 
 
 def test_a_10_mb_error_event_keeps_its_fields_and_a_bounded_message() -> None:

@@ -252,11 +252,12 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     if args.format == "json":
         shown = to_json(report).decode("utf-8")
     elif args.format == "markdown":
-        shown = markdown(report, t)
+        shown = markdown(report, t, findings=result.found)
     else:
         paths = result.local_paths if args.show_paths else None
         shown = text(report, colour=use_colour(sys.stdout), translate=t, paths=paths,
-                     exit_as="OUTPUT_WRITE_FAILED" if not_saved is not None else None)
+                     exit_as="OUTPUT_WRITE_FAILED" if not_saved is not None else None,
+                     findings=result.found)
     lost = _show(shown, launch, report, t)
     if not_saved is not None:
         line(sys.stderr, f"{TOOL_NAME}: " + t("cli.output.not_saved", reason=not_saved.explain(t),

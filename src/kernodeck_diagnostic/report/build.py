@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import TOOL_NAME, __version__
@@ -16,7 +17,7 @@ from ..terminal import json_text
 from ..worker.protocol import EXPECTED, NON_FINITE, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
-from .findings import derive
+from .findings import Finding, find
 from .libraries import library_block, wrong_kernel
 from .redact import Redactor
 
@@ -24,9 +25,18 @@ if TYPE_CHECKING:
     from .distributed import Job
 
 
+@dataclass(frozen=True)
+class Built:
+    """One check's report and its findings as the rules gave them (``findings.find``): the
+    report holds them in English; the terminal and markdown show these in their language."""
+
+    report: dict[str, Any]
+    findings: tuple[Finding, ...]
+
+
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
           redactor: Redactor, front: dict[str, Any] | None = None, *,
-          job: Job | None = None) -> dict[str, Any]:
+          job: Job | None = None) -> Built:
     """The full report of one check, every string that came from the machine redacted.
 
     ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
@@ -122,8 +132,9 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         from .distributed import next_action_key
 
         report["next_action"] = ENGLISH(next_action_key(report))
-    report["findings"] = derive(report)
-    return report
+    found = find(report)
+    report["findings"] = [finding.as_dict() for finding in found]
+    return Built(report, found)
 
 
 def _reached_compute(state: WorkerState) -> bool:

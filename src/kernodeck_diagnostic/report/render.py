@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from ..i18n import ENGLISH, Translate, compose
 from ..terminal import one_line
 from .codes import CODES
 from .devices import device_name
-from .findings import derive
+from .findings import Finding
 from .libraries import library_rows
 from .markup import code, escape
 from .markup import table as markup_table
@@ -40,8 +40,12 @@ def use_colour(stream: IO[str]) -> bool:
 
 
 def text(report: dict[str, Any], colour: bool = False, translate: Translate = ENGLISH,
-         paths: Mapping[str, str | None] | None = None, exit_as: str | None = None) -> str:
+         paths: Mapping[str, str | None] | None = None, exit_as: str | None = None, *,
+         findings: Sequence[Finding] | None = None) -> str:
     """The terminal report. ``paths`` (``--show-paths``) are local locations, shown only here.
+
+    ``findings`` are the report's findings as the rules gave them (``build.Built``), shown in
+    ``translate``'s language; without them, the report's own (English) list, as it holds it.
 
     ``exit_as`` names the code whose exit status the process ends with instead of the check's
     (``OUTPUT_WRITE_FAILED``: the report file was not saved), so that the first line never
@@ -56,7 +60,7 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     # one printable line (``one_line``), so no escape sequence, control or bidi override in it
     # reaches the terminal, as in compare and summarize.
     lines += [f"{label.ljust(width)}  {one_line(value)}" for label, value in rows if value]
-    found = _findings(report, t)
+    found = _findings(report, t, findings)
     if found:
         lines += ["", t("ui.label.findings")]
         for finding in found:
@@ -67,8 +71,10 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     return "\n".join(lines) + "\n"
 
 
-def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
-    """The report as markdown, ready to paste into a support ticket or a GitHub issue.
+def markdown(report: dict[str, Any], translate: Translate = ENGLISH,
+             findings: Sequence[Finding] | None = None) -> str:
+    """The report as markdown, ready to paste into a support ticket or a GitHub issue
+    (``findings``: as ``text`` takes them).
 
     Every value is escaped (``markup``): what a report holds (``<path>``, a device name, an error
     message) is shown as the text it is, never taken for HTML or markdown syntax.
@@ -83,7 +89,7 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
              "", *markup_table([(escape(t("ui.markdown.field")), escape(t("ui.markdown.value"))),
                                 *((escape(label.strip()), escape(value))
                                   for label, value in rows if value)])]
-    found = _findings(report, t)
+    found = _findings(report, t, findings)
     if found:
         lines += ["", f"**{escape(t('ui.label.findings'))}**", ""]
         for finding in found:
@@ -120,10 +126,17 @@ def _next_action(report: dict[str, Any], t: Translate) -> str:
     return t(next_action_key(report))
 
 
-def _findings(report: dict[str, Any], t: Translate) -> list[dict[str, Any]]:
-    # Derived from the report's facts in every language, English too: the pure rules give the
-    # list the report holds (in English), and every language shows the same findings.
-    return derive(report, t)
+def _findings(report: dict[str, Any], t: Translate,
+              findings: Sequence[Finding] | None) -> list[dict[str, Any]]:
+    """The findings the report was built with, never derived again: in ``t``'s language from
+    the rules' own (language-free) findings, else as the report holds them, in English, which
+    only English may show."""
+    if findings is not None:
+        return [finding.as_dict(t) for finding in findings]
+    if t is not ENGLISH:
+        raise ValueError("a report is shown in another language from the findings it was built "
+                         "with (build.Built.findings)")
+    return list(report["findings"])
 
 
 def _in_code(value: object) -> str:

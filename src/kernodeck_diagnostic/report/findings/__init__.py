@@ -23,20 +23,26 @@ from .interpreter import numpy_missing  # a rule the snapshot tests replace by n
 from .node import SHM_MINIMUM_BYTES
 
 __all__ = ["LAYERS", "RULES", "SHM_MINIMUM_BYTES", "Finding", "Report", "Rule", "Severity",
-           "derive", "numpy_missing"]
+           "derive", "find", "numpy_missing"]
 
 LAYERS: tuple[Layer, ...] = (interpreter.layer, build.layer, device.layer, node.layer,
                              libraries.layer, distributed.layer, application.layer)
 RULES: tuple[Rule, ...] = in_order(LAYERS)
 
 
-def derive(report: Report, translate: Translate = ENGLISH) -> list[dict[str, Any]]:
-    """Every finding the rules see in ``report``, the most severe first.
+def find(report: Report) -> tuple[Finding, ...]:
+    """Every finding the rules see in ``report``, the most severe first, as the rules give them:
+    ids, variants and values, in no language yet.
 
-    The report's JSON keeps English; the terminal and markdown derive them again from the same
-    report with their language's ``translate``, English too: the rules are pure, so every list
-    holds the same findings.
+    Called once per report, when it is assembled (``report.build``): the report's JSON keeps
+    them in English, and the terminal and markdown show the same findings in their language
+    (``Finding.as_dict``), never deriving them again.
     """
     found = [finding for rule in RULES if (finding := rule(report)) is not None]
     found.sort(key=lambda finding: SEVERITY_ORDER[finding.severity])
-    return [finding.as_dict(translate) for finding in found]
+    return tuple(found)
+
+
+def derive(report: Report, translate: Translate = ENGLISH) -> list[dict[str, Any]]:
+    """The findings of ``report`` as the report's JSON holds them, in ``translate``'s language."""
+    return [finding.as_dict(translate) for finding in find(report)]
