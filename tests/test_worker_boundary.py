@@ -18,7 +18,7 @@ PACKAGE = SRC / "kernodeck_diagnostic"
 WORKER = PACKAGE / "worker"
 # The one worker name the front may import besides the protocol: a Trial reads the facts of the
 # program it runs in with the worker's own stages (trial/facts.py).
-ALLOWED = {("trial/facts.py", "kernodeck_diagnostic.worker.stages", "environment")}
+ALLOWED = {("trial/facts.py", "kernodeck_diagnostic.worker.readings", "environment")}
 
 
 def imports(path: Path) -> Iterator[tuple[str, str | None]]:

@@ -1,11 +1,12 @@
 """What an attempt says about its environment: the check report's ``runtime`` and ``pytorch``
 blocks, read in the user's own process by the worker's own code, and the command line.
 
-The worker's own stages read them (``worker.stages.environment``); here they are held to the
-report's schema exactly as the front holds a worker's events (``supervision/events.py``), given
-the report's shape (``report/build.py``) and redacted (``report/redact.py``). torch is the
-one the program already imported: nothing here imports it, and no device the program did not
-initialise is asked anything.
+The functions the worker's stages read them with read them here too
+(``worker.readings.environment``); here they are held to the report's schema exactly as the front
+holds a worker's events (``supervision/events.py``), given the report's shape
+(``report/build.py``) and redacted (``report/redact.py``). torch is the one the program already
+imported: nothing here imports it, and no device the program did not initialise is asked
+anything.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def environment(torch: Any, redactor: Redactor) -> tuple[dict[str, Any], dict[st
     """The ``runtime`` and ``pytorch`` blocks, as a check report gives them, redacted."""
     from ..report.build import pytorch_block, runtime_block
     from ..supervision.events import WorkerState
-    from ..worker.stages import environment as read_environment
+    from ..worker.readings import environment as read_environment
 
     # The device the program computes on, if any: the worker reads its facts (count, names,
     # memory) only then, as the program itself has initialised it already.

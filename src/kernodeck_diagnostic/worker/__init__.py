@@ -4,5 +4,5 @@ They are copied to a private folder and run by path in the interpreter under dia
 lacks this package: they use the standard library and torch only, and reach one another by file
 path (see ``stages``). ``protocol`` is the wire protocol both sides share (stages, events, error
 kinds, bounds, expected values): the front imports it, and nothing else of the worker but
-``stages.environment``, with which a Trial reads the facts of the program it runs in.
+``readings.environment``, with which a Trial reads the facts of the program it runs in.
 """

@@ -19,8 +19,8 @@ from typing import Any, Literal, get_args
 # without ".py": the supervisor copies each one beside the worker, which loads each by path, in
 # this order, before the user's folder is on its import path (see stages.companion). Each comes
 # after the ones it uses; this module first, as the worker loads it before anything else.
-COMPANIONS: tuple[str, ...] = ("protocol", "origin", "runtime", "accelerators", "all_devices",
-                               "inventory", "collective", "libraries")
+COMPANIONS: tuple[str, ...] = ("protocol", "origin", "runtime", "readings", "accelerators",
+                               "all_devices", "inventory", "collective", "libraries")
 
 # The stages, in the order they run. A stable report field: never derived from a method's name.
 Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",

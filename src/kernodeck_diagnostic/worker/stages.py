@@ -25,8 +25,9 @@ package), runs on Python 3.9+, and writes newline-delimited JSON events to the e
 stage finishes, never to stdout (libraries print there). The supervisor decides the result code;
 the worker only says what happened (the values it computed, never whether they are right), so a
 crash or a hang still leaves the last stage reached. Messages are written raw but bounded; the
-supervisor redacts them. The front imports nothing from here but ``environment``, with which a
-Trial reads the facts of the program it runs in (``trial/facts.py``).
+supervisor redacts them. The stages read their facts with the functions of the ``readings``
+companion, which a Trial uses too (``readings.environment``) to read the facts of the program it
+runs in (``trial/facts.py``); the front imports nothing from here.
 """
 
 # ruff: noqa: E402 - the worker's own imports come after the note of what was loaded before them
@@ -113,7 +114,7 @@ class ComputeFailure(Exception):
 
 
 class EventSink(Protocol):
-    """Where a Worker's events go: the events file (Events), or memory (KeptFacts)."""
+    """Where a Worker's events go (Events: the events file)."""
 
     def emit(self, event: protocol.EventName, **fields: Any) -> None: ...
 
@@ -138,18 +139,6 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, ModuleNotFoundError):
         info["missing_module"] = exc.name
     return info
-
-
-class KeptFacts:
-    """Keeps the ``facts`` events in memory, by block (a value said again replaces the one said
-    before); drops the other events."""
-
-    def __init__(self) -> None:
-        self.blocks: dict[protocol.FactBlock, dict[str, Any]] = {}
-
-    def emit(self, event: protocol.EventName, **fields: Any) -> None:
-        if event == "facts":
-            self.blocks.setdefault(fields["block"], {}).update(fields["values"])
 
 
 class Worker:
@@ -276,7 +265,7 @@ class Worker:
         if located is not None:
             kind, folder = located
             place = origin.place_of(folder, self.path0) if folder else "elsewhere"
-            self.facts("pytorch", origin=place, module_kind=kind)
+            self.facts("pytorch", **companion("readings").located_facts(located, self.path0))
             if kind in origin.SHADOW_KINDS:
                 # For --show-paths, on the terminal only: the very file or folder to rename.
                 self.events.emit("local_paths", interpreter=sys.executable,
@@ -305,33 +294,13 @@ class Worker:
             raise StageError("import_failed", key="error.torch_incomplete",
                              missing=", ".join("torch." + name for name in missing))
         self.torch = torch
-        if located is None:
-            folder = origin.module_folder(getattr(torch, "__spec__", None))
-            self.facts("pytorch",
-                       origin=origin.place_of(folder, self.path0) if folder else "elsewhere")
-        self.facts("pytorch", imported=True,
-                   distributions_on_path=origin.count_distributions("torch"),
-                   numpy_present=module_present("numpy"),
-                   numpy_version=distribution_version("numpy"))
+        self.facts("pytorch", **companion("readings").imported_facts(torch, located, self.path0))
 
     def stage_backend(self) -> None:
-        torch, accelerators = self.torch, companion("accelerators")
-        declared = accelerators.build_backend(torch)
-        self.backend = backend = declared["backend"]
-        self.facts(
-            "pytorch",
-            version=str(getattr(torch, "__version__", "")) or None,
-            distribution_version=distribution_version("torch"),
-            **declared,
-        )
-        # What surrounds the build, from installed metadata (worker/inventory.py), in both modes.
-        self.facts("pytorch", **companion("inventory").inventory(torch))
-        if self.device == "gpu":
-            # What the build was made with needs no driver: known even when no GPU is usable,
-            # which is when an architecture or library mismatch matters most.
-            values, raised = accelerators.build_facts(torch)
-            self.facts("pytorch", build_fact_errors=raised, **values)
-        if self.device == "gpu" and backend == "cpu":
+        for values in companion("readings").backend_facts(self.torch, gpu=self.device == "gpu"):
+            self.backend = values.get("backend", self.backend)
+            self.facts("pytorch", **values)
+        if self.device == "gpu" and self.backend == "cpu":
             raise StageError("backend_absent", key="error.backend_absent")
 
     def stage_device(self) -> None:
@@ -339,16 +308,13 @@ class Worker:
             return  # CPU mode never asks the GPU driver anything: gpu facts stay null
         accelerators = companion("accelerators")
         self.accelerator = accelerator = accelerators.Accelerator(self.torch, self.backend)
+        readings = companion("readings")
         try:
-            available = accelerator.is_available()
-            # MPS counts its one device only when usable; CUDA and XPU count what they see.
-            count = accelerator.device_count() if available or accelerator.kind != "mps" else 0
+            available, count = readings.seen_devices(accelerator)
         except Exception as exc:
             raise StageError("gpu_unavailable", exc) from None
         self.visible_count = count
-        self.facts("pytorch", gpu_available=available, visible_device_count=count)
-        if accelerator.kind == "mps":
-            self.facts("pytorch", mps=accelerators.apple_facts(available))
+        self.facts("pytorch", **readings.availability_facts(accelerator, available, count))
         if not available or count == 0:
             reason = accelerator.initialisation_error()
             self.facts("pytorch", init_error=reason)
@@ -364,14 +330,11 @@ class Worker:
             failure = StageError("gpu_unavailable", key=key)
             failure.values.update(said, **({"reason": reason} if reason else {}))
             raise failure
-        devices = [accelerator.describe(index) for index in range(count)]
         if self.distributed is not None and self.index >= count:
             # A rank's device is its local rank; a launcher that gives each task devices of its
             # own (srun --gpus-per-task) shows it fewer: they are shared out in turn.
             self.index %= count
-        if 0 <= self.index < count:
-            devices[self.index].update(accelerator.free_memory(self.index))
-        self.facts("pytorch", devices=devices)
+        self.facts("pytorch", devices=readings.described_devices(accelerator, count, self.index))
         if not self.all_devices and not 0 <= self.index < count:
             raise StageError("device_index_invalid", key="error.device_index_invalid",
                              index=self.index, count=count)
@@ -439,40 +402,6 @@ class Worker:
             raise ComputeFailure(step, exc, "out_of_memory"
                                  if protocol.is_out_of_memory(torch, exc)
                                  else "runtime_error") from None
-
-
-def environment(torch: Any, index: int | None) -> dict[protocol.FactBlock, dict[str, Any]]:
-    """The ``runtime`` and ``pytorch`` facts of the process this runs in, read by the worker's own
-    stages (interpreter, import, backend, device), for a program that imported ``torch`` already
-    (None: it has not, and nothing here imports it).
-
-    ``index`` is the device the program computes on, already initialised by it: its facts are
-    read (count, names, memory); None, no device is asked anything. A stage's diagnosis, or a fact
-    that could not be read, ends that stage only: the facts read before it stay, and the next
-    stage still runs. The values are raw, as the worker's events carry them.
-    """
-    kept = KeptFacts()
-    worker = Worker(kept, "cpu", index or 0)
-    worker.facts("runtime", warnings_as_errors=companion("runtime").warnings_as_errors())
-    stages = [worker.stage_interpreter]
-    if torch is not None:
-        worker.torch = torch
-        # The import stage finds the torch already imported (sys.modules) and only reads where
-        # it came from; without a first import path (None) it looks at no folder of the user's.
-        stages += [worker.stage_import, worker.stage_backend]
-    _each(stages)
-    if torch is not None and worker.backend != "cpu":
-        # A GPU build: its backend stage again, in GPU mode, for the build's own facts
-        # (architectures, cuDNN, NCCL), then the device when the program uses one.
-        worker.device = "gpu"
-        _each([worker.stage_backend, *([worker.stage_device] if index is not None else [])])
-    return kept.blocks
-
-
-def _each(stages: list[Callable[[], None]]) -> None:
-    for stage in stages:
-        with contextlib.suppress(Exception):  # StageError, or a fact that could not be read
-            stage()
 
 
 def encoded(values: Any) -> Any:
