@@ -236,6 +236,7 @@ def quota_5_percent(tmp_path: Path) -> Iterator[list[str]]:
             time.sleep(0.1)
 
 
+@pytest.mark.long
 def test_a_working_worker_ended_by_the_limit_under_a_cpu_quota(
         pyz: Path, tmp_path: Path, quota_5_percent: list[str]) -> None:
     """A worker allowed 5% of one CPU whose import needs 0.3 s of CPU: 6 s of wall clock, past

@@ -261,7 +261,9 @@ def test_a_wrong_direct_copy_between_good_gpus_is_named_as_broken_peer_to_peer(
     assert found["NCCL_P2P_BROKEN"]["evidence"] == [
         "cuda:2 -> cuda:3: peer access reported, copy wrong"]
     assert "NCCL_P2P_DISABLE=1" in found["NCCL_P2P_BROKEN"]["next_action"]
-    healthy = check(pyz, tmp_path, "node_with_faulty_and_hung_gpu").report
+    # Its cuda:2 hangs: the time limit ends that device sooner, the copies between the others
+    # are what is read.
+    healthy = check(pyz, tmp_path, "node_with_faulty_and_hung_gpu", "--timeout", "5").report
     assert "NCCL_P2P_BROKEN" not in {f["id"] for f in healthy["findings"]}
 
 

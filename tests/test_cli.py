@@ -133,6 +133,7 @@ def test_colour_only_on_a_terminal_without_no_color(pyz: Path) -> None:
     assert "\033[32m" not in on_terminal({"TERM": "xterm", "NO_COLOR": "1"})
 
 
+@pytest.mark.slow
 def test_console_script_and_package_install(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)

@@ -134,6 +134,7 @@ def test_a_fifo_or_a_link_to_dev_zero_as_ramp_json_is_refused(tmp_path: Path) ->
 
 
 @posix_only
+@pytest.mark.long
 def test_the_record_counter_reads_a_growing_ledger_in_bounded_steps(tmp_path: Path) -> None:
     """resume-check's counter, on a ledger swapped for a FIFO or a link to /dev/zero: no wait,
     no endless read; on a huge line: bounded memory, the line not counted."""

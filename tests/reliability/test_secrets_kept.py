@@ -99,6 +99,7 @@ def test_near_misses_stay_as_they_are(text: str) -> None:
     assert _redactor().text(text) == text
 
 
+@pytest.mark.long
 def test_each_rule_is_bounded_on_a_hostile_megabyte() -> None:
     """Repetitions that make a backtracking rule scan again from each position: every one ends
     (the child's time limit is the bound; linear rules take about a second each)."""
