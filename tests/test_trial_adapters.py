@@ -14,14 +14,15 @@ Accelerate, each real (CPU, torch 2.13.0), driving a real attempt through its ad
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import envs
 import pytest
 
+import envs
 from conftest import SRC, clean_env, run_tool
 from kernodeck_diagnostic.trial import stage_summary
 from trial_helpers import app_env, assert_valid_attempt, attempt_of, only_attempt, run_app
@@ -195,17 +196,27 @@ def test_lightning_out_of_memory_is_placed_in_its_batch_and_phase(
 
 
 @pytest.mark.slow
-def test_lightning_a_frozen_layer_fails_the_step_contract_by_name(frameworks_python: Path,
-                                                                  tmp_path: Path) -> None:
-    done = run_app(frameworks_python, tmp_path, LIGHTNING_APP, "frozen")
+def test_lightning_a_frozen_layer_fails_the_step_contract_by_name_and_compare_says_so(
+        frameworks_python: Path, tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path / "frozen", LIGHTNING_APP, "frozen")
     assert done.returncode == 0, done.stderr[-3000:]
-    _, attempt = _attempt(tmp_path)
+    frozen, attempt = _attempt(tmp_path / "frozen")
     (contract,) = attempt["contracts"]
     assert contract["passed"] is False
     assert contract["detail"] == "parameters not updated by the step: net.0.weight, net.0.bias"
     assert attempt["output"]["training_step"]["parameters_changed"] == 2
     assert "contract failed: training_step (parameters not updated by the step: net.0.weight, " \
            "net.0.bias)" in done.stderr
+    # compare reads the adapter's attempts as any other: a contract that held no longer does.
+    assert run_app(frameworks_python, tmp_path / "good", LIGHTNING_APP).returncode == 0
+    good, _ = _attempt(tmp_path / "good")
+    compared = subprocess.run(
+        [sys.executable, "-m", "kernodeck_diagnostic", "compare", str(good), str(frozen)],
+        capture_output=True, text=True, env=clean_env({"PYTHONPATH": str(SRC),
+                                                       "LC_ALL": "C.UTF-8"}),
+        timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert compared.returncode == 21, compared.stdout + compared.stderr  # COMPARE_REGRESSION
+    assert "training_step" in compared.stdout
 
 
 # -- Hugging Face Transformers -------------------------------------------------------------------
@@ -264,7 +275,7 @@ import torch
 from accelerate import Accelerator
 from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
 
-accelerator = Accelerator(cpu=True)
+accelerator = Accelerator()
 with trial_for(accelerator, "runs", params={"batch": 4}) as trial:
     with trial.stage("load_model"):
         model = torch.nn.Linear(8, 1)
@@ -297,14 +308,16 @@ def test_accelerate_launch_keeps_one_attempt_per_process_named_by_rank(
 
 
 def _accelerate_launch(python: Path, work: Path, source: str) -> subprocess.CompletedProcess[str]:
-    """``accelerate launch`` with two processes (``--multi_gpu`` is its torchrun launcher; on a
-    machine without a GPU its processes meet on the CPU, over gloo)."""
+    """``accelerate launch`` with two processes: ``--multi_gpu`` is its torchrun launcher, and
+    ``ACCELERATE_USE_CPU`` (what ``accelerate config`` writes for a CPU machine) has them meet on
+    the CPU, over gloo."""
     (work / "train.py").write_text(source, encoding="utf-8")
     return subprocess.run(
         [str(python), "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
          "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
          "--main_process_port", str(_free_port()), "train.py"],
-        cwd=work, capture_output=True, text=True, env=app_env(), timeout=240,
+        cwd=work, capture_output=True, text=True, env=app_env({"ACCELERATE_USE_CPU": "true"}),
+        timeout=240,
         stdin=subprocess.DEVNULL, check=False)
 
 
@@ -434,3 +447,43 @@ def test_the_stage_table_keeps_pass_0_and_failures_apart() -> None:
     assert text.splitlines()[2].split() == ["train_batch", "(pass", "0)", "1", "50.000",
                                             "50.000", "50.000", "50.000", "0.0", "MiB"]
     assert stage_summary.rows({"stages": None}) == []
+
+
+# -- docs/trial.md's examples, run as written ----------------------------------------------------
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "trial.md"
+FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def _example(adapter: str) -> str:
+    """The guide's one example that imports ``adapter``."""
+    (found,) = [block for block in FENCE.findall(GUIDE.read_text(encoding="utf-8"))
+                if f"kernodeck_diagnostic.trial.adapters.{adapter} import" in block]
+    return str(found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("adapter", "stages"), [
+    ("lightning", ["setup", "train_batch", "save_checkpoint"]),
+    ("transformers", ["train_step", "save_checkpoint"]),
+])
+def test_the_guides_callback_examples_run_as_written(frameworks_python: Path, tmp_path: Path,
+                                                     adapter: str, stages: list[str]) -> None:
+    done = run_app(frameworks_python, tmp_path, _example(adapter))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder, attempt = _attempt(tmp_path)
+    assert attempt["status"] == "completed"
+    assert attempt["contracts_passed"] is True
+    assert list(dict.fromkeys(s["name"] for s in attempt["stages"])) == stages
+    _table_printed_once_and_kept(done.stderr, folder)
+
+
+@pytest.mark.slow
+def test_the_guides_accelerate_example_runs_as_written(frameworks_python: Path,
+                                                       tmp_path: Path) -> None:
+    done = _accelerate_launch(frameworks_python, tmp_path, _example("accelerate"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in (0, 1):
+        attempt = attempt_of(only_attempt(tmp_path / "runs" / f"rank-{rank}"))
+        assert attempt["status"] == "completed"
+        assert attempt["params"]["rank"] == rank

@@ -62,6 +62,7 @@ class TrainingAttempt:
 
     def __init__(self, root: str | os.PathLike[str], params: Mapping[str, Any] | None, *,
                  check_step: bool = True, rank: int | None = None) -> None:
+        self._given = (root, params, check_step, rank)
         self.trial = Trial(root, params)
         if rank is not None:
             self.trial.root = os.path.join(self.trial.root, f"rank-{rank}")
@@ -74,6 +75,13 @@ class TrainingAttempt:
         self._before: dict[str, Any] | None = None
 
     # -- the attempt and its stages ------------------------------------------------------------
+
+    def next_attempt(self) -> TrainingAttempt:
+        """This one while it has not ended; after, a new one like it (a second ``fit``)."""
+        if not self.ended:
+            return self
+        root, params, check_step, rank = self._given
+        return TrainingAttempt(root, params, check_step=check_step, rank=rank)
 
     def start(self) -> None:
         if not self.started:

@@ -41,7 +41,7 @@ _pl: Any = _lightning()
 
 
 class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
-    """The attempt of one ``fit``: ``root`` and ``params`` as ``Trial``'s; ``check_step=False``
+    """The attempt of each ``fit``: ``root`` and ``params`` as ``Trial``'s; ``check_step=False``
     leaves the first step unchecked (it copies the trained parameters to host memory)."""
 
     def __init__(self, root: str | os.PathLike[str] = "runs",
@@ -57,6 +57,8 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
         if stage == "fit":
+            self.attempt = self.attempt.next_attempt()
+            self.stepped = False
             self.attempt.start()
             self.attempt.open_stage("setup")
 

@@ -29,7 +29,7 @@ _transformers: Any = framework("transformers", "transformers", MINIMUM, "transfo
 
 
 class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[misc]
-    """The attempt of one ``trainer.train()``: ``root`` and ``params`` as ``Trial``'s;
+    """The attempt of each ``trainer.train()``: ``root`` and ``params`` as ``Trial``'s;
     ``check_step=False`` leaves the first step unchecked (it copies the trained parameters to
     host memory)."""
 
@@ -53,6 +53,7 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
     # -- the trainer's events --------------------------------------------------------------------
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.attempt = self.attempt.next_attempt()
         self.attempt.start()
         self._catch_uncaught()
         model = kwargs.get("model")
