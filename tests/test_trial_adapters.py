@@ -90,6 +90,8 @@ torch.manual_seed(0)
 data = TensorDataset(torch.randn(24, 8), torch.randn(24, 1))
 trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_progress_bar=False,
                      enable_model_summary=False, default_root_dir="lightning",
+                     devices=2 if case == "ddp" else 1,
+                     strategy="ddp" if case == "ddp" else "auto",
                      callbacks=[KernodeckCallback("runs", params={"case": case})])
 limit_memory()
 trainer.fit(Tiny(), DataLoader(data, batch_size=4), DataLoader(data, batch_size=8))
@@ -217,6 +219,22 @@ def test_lightning_a_frozen_layer_fails_the_step_contract_by_name_and_compare_sa
         timeout=60, stdin=subprocess.DEVNULL, check=False)
     assert compared.returncode == 21, compared.stdout + compared.stderr  # COMPARE_REGRESSION
     assert "training_step" in compared.stdout
+
+
+@pytest.mark.slow
+def test_lightning_ddp_keeps_one_attempt_per_process_named_by_rank(frameworks_python: Path,
+                                                                  tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path, LIGHTNING_APP, "ddp")
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in (0, 1):
+        folder = only_attempt(tmp_path / "runs" / f"rank-{rank}")
+        attempt = attempt_of(folder)
+        assert attempt["status"] == "completed"
+        assert attempt["contracts_passed"] is True
+        assert (folder / stage_summary.SUMMARY_FILE).is_file()
+        # 24 rows, 4 a batch, shared by 2 processes: 3 batches each.
+        assert attempt["passes"]["completed"] == 3
+    assert done.stderr.count("stage ") == 1  # the table, printed by rank 0 alone
 
 
 # -- Hugging Face Transformers -------------------------------------------------------------------
@@ -487,3 +505,32 @@ def test_the_guides_accelerate_example_runs_as_written(frameworks_python: Path,
         attempt = attempt_of(only_attempt(tmp_path / "runs" / f"rank-{rank}"))
         assert attempt["status"] == "completed"
         assert attempt["params"]["rank"] == rank
+
+
+def test_a_training_attempt_driven_by_events_without_a_framework(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # What the callbacks share, driven as a framework drives it: a batch that completes, one
+    # that fails with MemoryError (Python's own out-of-memory error), the end the framework says.
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    attempt = TrainingAttempt(tmp_path / "runs", {"batch": 2}, rank=1)
+    attempt.start()
+    attempt.open_stage("setup")
+    attempt.close_stage("setup")
+    attempt.batch_started()
+    attempt.batch_ended()
+    attempt.batch_started()
+    error = MemoryError("no room")
+    attempt.end(error)
+    attempt.end()  # once only
+    folder = only_attempt(tmp_path / "runs" / "rank-1")
+    document = attempt_of(folder)
+    assert [(s["name"], s["pass_index"], s["status"]) for s in document["stages"]] == [
+        ("setup", None, "completed"), ("train_batch", 0, "completed"),
+        ("train_batch", 1, "failed")]
+    assert document["oom"]["phase"] == "later_pass"
+    assert document["passes"]["completed"] == 1
+    kept = (folder / stage_summary.SUMMARY_FILE).read_text(encoding="utf-8")
+    assert "train_batch (failed)" in kept
+    assert kept not in capsys.readouterr().err  # rank 1 keeps it; rank 0 alone prints it
+    assert attempt.next_attempt() is not attempt

@@ -54,8 +54,8 @@ def framework(module: str, distribution: str, minimum: str, extra: str) -> Modul
 class TrainingAttempt:
     """One attempt of a training run, its stages opened and closed by a framework's events.
 
-    ``rank``: this process's rank in a job of several (its attempts go to ``<root>/rank-N``;
-    the table is printed by rank 0 alone). ``check_step``: hold the first optimizer step to
+    ``rank``: this process's rank in a job of several (see ``place``; the table is printed by
+    rank 0 alone). ``check_step``: hold the first optimizer step to
     ``expect_training_step`` (a copy of the trained parameters is kept in host memory until it
     is done).
     """
@@ -64,15 +64,16 @@ class TrainingAttempt:
                  check_step: bool = True, rank: int | None = None) -> None:
         self._given = (root, params, check_step, rank)
         self.trial = Trial(root, params)
-        if rank is not None:
-            self.trial.root = os.path.join(self.trial.root, f"rank-{rank}")
-        self.rank = rank
+        self._root = self.trial.root  # KERNODECK_RUN_DIR, when set, already
+        self.rank: int | None = None
         self.check_step = check_step
         self.started = False
         self.ended = False
         self._stages: list[tuple[str, Any]] = []  # the open stages, innermost last
         self._pass: Generator[int, None, None] | None = None
         self._before: dict[str, Any] | None = None
+        if rank is not None:
+            self.place(rank)
 
     # -- the attempt and its stages ------------------------------------------------------------
 
@@ -82,6 +83,14 @@ class TrainingAttempt:
             return self
         root, params, check_step, rank = self._given
         return TrainingAttempt(root, params, check_step=check_step, rank=rank)
+
+    def place(self, rank: int, world_size: int | None = None) -> None:
+        """Before the start: process ``rank`` of a job of ``world_size`` (None: of several) keeps
+        its attempt in ``<root>/rank-<rank>``; a job of one process, in the root itself."""
+        if self.started or (world_size is not None and world_size <= 1):
+            return
+        self.rank = rank
+        self.trial.root = os.path.join(self._root, f"rank-{rank}")
 
     def start(self) -> None:
         if not self.started:

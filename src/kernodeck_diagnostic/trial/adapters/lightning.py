@@ -25,16 +25,16 @@ MINIMUM = "2.0"
 
 
 def _lightning() -> Any:
-    for module in ("lightning.pytorch", "pytorch_lightning"):
-        if module in sys.modules:
-            return sys.modules[module]
-    try:
-        return framework("pytorch_lightning", "pytorch-lightning", MINIMUM, "lightning")
-    except FrameworkMissing as missing:
+    """The Lightning the program imported, else the first installed; its version checked."""
+    candidates = [("pytorch_lightning", "pytorch-lightning"), ("lightning.pytorch", "lightning")]
+    imported = [pair for pair in candidates if pair[0] in sys.modules]
+    refused: list[FrameworkMissing] = []
+    for module, distribution in imported or candidates:
         try:
-            return framework("lightning.pytorch", "lightning", MINIMUM, "lightning")
-        except FrameworkMissing:
-            raise missing from None
+            return framework(module, distribution, MINIMUM, "lightning")
+        except FrameworkMissing as missing:
+            refused.append(missing)
+    raise refused[0]
 
 
 _pl: Any = _lightning()
@@ -59,6 +59,7 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
         if stage == "fit":
             self.attempt = self.attempt.next_attempt()
             self.stepped = False
+            self.attempt.place(trainer.global_rank, trainer.world_size)
             self.attempt.start()
             self.attempt.open_stage("setup")
 

@@ -54,6 +54,7 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.attempt = self.attempt.next_attempt()
+        self.attempt.place(args.process_index, args.world_size)
         self.attempt.start()
         self._catch_uncaught()
         model = kwargs.get("model")
