@@ -190,7 +190,7 @@ class TrainingAttempt:
                     return
                 text = stage_summary.table(stage_summary.rows(document))
                 attempt_folder.create_file(stage_summary.SUMMARY_FILE, text.encode("utf-8"))
-        except OSError as error:
+        except Exception as error:  # a help: never a reason to lose the program's own outcome
             sys.stderr.write(f"{TOOL_NAME}: the stage summary could not be kept "
                              f"({type(error).__name__})\n")
             return
