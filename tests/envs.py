@@ -15,7 +15,9 @@ Each is a plain venv made from this interpreter's base Python:
 - ``torch-cpu-torchvision`` and ``torch-cuda-torchvision``: hard-linked copies of ``torch-cpu``
   and ``torch-cuda`` with ``torchvision==0.29.1`` installed without its dependencies: a real
   extension built for another torch (it declares ``torch>=2.14.0``), and the matching pair;
-- ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot.
+- ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot;
+- ``torch-cpu-frameworks``: a hard-linked copy of ``torch-cpu`` with PyTorch Lightning,
+  Transformers and Accelerate (and their dependencies, torch held at 2.13.0): the trial's adapters.
 
 The fast tier (``scripts/test --fast``, which sets ``KERNODECK_TEST_FAST``) refuses every one of
 them: the tests that need one are marked ``slow``.
@@ -172,9 +174,38 @@ def torch_cuda_torchvision() -> Path:
                                   "numpy==2.4.6", "pillow==12.3.0"))
 
 
+LIGHTNING_VERSION = "2.6.6"
+TRANSFORMERS_VERSION = "5.17.0"
+ACCELERATE_VERSION = "1.15.0"
+
+
+def _with_frameworks(source: Path, *requirements: str) -> object:
+    """A builder: a hard-linked copy of ``source`` with ``requirements`` and their dependencies
+    installed, ``torch`` named among them at the version already there: pip keeps it and
+    refuses any dependency that would want another torch (a CUDA build above all)."""
+    def make(folder: Path) -> None:
+        _run(["cp", "-al", str(source), str(folder)])
+        (folder / ".complete").unlink()
+        _run([str(python_of(folder)), "-m", "pip", "install", "--quiet", "--no-input",
+              f"torch=={TORCH_CPU_VERSION}", *requirements])
+
+    return make
+
+
+def torch_cpu_frameworks() -> Path:
+    """torch 2.13.0 (CPU) with the training frameworks the trial's adapters meet: PyTorch
+    Lightning, Hugging Face Transformers and Accelerate, with what they need."""
+    versions = (f"pytorch-lightning=={LIGHTNING_VERSION}",
+                f"transformers=={TRANSFORMERS_VERSION}", f"accelerate=={ACCELERATE_VERSION}")
+    name = "-".join(v.replace("==", "-") for v in versions)
+    return _build(f"torch-{TORCH_CPU_VERSION}-{name}-{PY_TAG}",
+                  _with_frameworks(torch_cpu(), *versions))
+
+
 ALL = {"notorch": notorch, "torch-cpu": torch_cpu, "torch-broken": torch_broken,
        "torch-cuda": torch_cuda, "torch-cpu-torchvision": torch_cpu_torchvision,
-       "torch-cuda-torchvision": torch_cuda_torchvision, "plot": plot}
+       "torch-cuda-torchvision": torch_cuda_torchvision, "plot": plot,
+       "torch-cpu-frameworks": torch_cpu_frameworks}
 
 
 def main() -> int:

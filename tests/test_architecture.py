@@ -43,9 +43,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("supervision", "facts"),
     # 3. The report: model, codes, redaction, findings, rendering, loading, writing.
     ("report",),
-    # 4. What stands on the report: the trial toolkit (in the user's program), the ramp, the
-    #    output ledger.
-    ("trial", "ramp", "ledger"),
+    # 4. What stands on the report: the trial toolkit (in the user's program) and its adapters to
+    #    training frameworks (Lightning, Transformers, Accelerate, each imported when used), the
+    #    ramp, the output ledger.
+    ("trial", "trial.adapters", "ramp", "ledger"),
     # 5. The Python API: check() and Report.
     ("api",),
     # 6. The commands: parse, call, print.

@@ -1119,6 +1119,10 @@ MESSAGES = {
     "compare.help.b": "the later report, or trial attempt",
     "compare.argument": "{which} ({name}): {reason}",
     "compare.cannot_read": "cannot compare: {what}",
+    "trial.adapter.framework_missing":
+        "{name} is not installed: this adapter needs {name} {minimum} or newer ({install})",
+    "trial.adapter.framework_too_old":
+        "{name} {found} is too old: this adapter needs {name} {minimum} or newer ({install})",
     "compare.same_code": "same code: {code}",
     "compare.code_changed": "code changed: {a} -> {b}",
     "compare.same_status": "same status: {code}",

@@ -1197,6 +1197,12 @@ MESSAGES = {
     "compare.help.b": "le rapport suivant, ou la tentative du trial",
     "compare.argument": "{which} ({name}) : {reason}",
     "compare.cannot_read": "comparaison impossible : {what}",
+    "trial.adapter.framework_missing":
+        "{name} n'est pas installé : cet adaptateur demande {name} {minimum} ou plus récent "
+        "({install})",
+    "trial.adapter.framework_too_old":
+        "{name} {found} est trop ancien : cet adaptateur demande {name} {minimum} ou plus "
+        "récent ({install})",
     "compare.same_code": "même code : {code}",
     "compare.code_changed": "le code a changé : {a} -> {b}",
     "compare.same_status": "même statut : {code}",

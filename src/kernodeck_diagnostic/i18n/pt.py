@@ -1173,6 +1173,12 @@ MESSAGES = {
     "compare.help.b": "o relatório posterior, ou a tentativa do trial",
     "compare.argument": "{which} ({name}): {reason}",
     "compare.cannot_read": "impossível comparar: {what}",
+    "trial.adapter.framework_missing":
+        "{name} não está instalado: este adaptador precisa de {name} {minimum} ou mais recente "
+        "({install})",
+    "trial.adapter.framework_too_old":
+        "{name} {found} é antigo demais: este adaptador precisa de {name} {minimum} ou mais "
+        "recente ({install})",
     "compare.same_code": "mesmo código: {code}",
     "compare.code_changed": "o código mudou: {a} -> {b}",
     "compare.same_status": "mesmo status: {code}",

@@ -1,0 +1,50 @@
+"""Accelerate: each process of an ``accelerate launch`` job keeps its own attempt.
+
+    accelerator = Accelerator()
+    with trial_for(accelerator, "runs", params={"batch": 8}) as trial:
+        ...                                   # the loop, its stages and passes as with Trial
+
+The attempt of process N goes to ``<root>/rank-N/<attempt-id>/`` (``KERNODECK_RUN_DIR``, when
+set, is the root): every process its own folder, named by its rank, as ``check --distributed``
+gives every rank its own report. The parameters record the rank and the number of processes;
+the per-stage table is kept in each folder and printed by the main process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Literal
+
+from ..session import Trial
+from .attempt import TrainingAttempt, framework
+
+MINIMUM = "1.0"
+
+framework("accelerate", "accelerate", MINIMUM, "accelerate")
+
+
+class ProcessTrial:
+    """``with trial_for(...) as trial:``: the process's ``Trial``; when it ends, the per-stage
+    table is kept in its folder and printed by the main process."""
+
+    def __init__(self, attempt: TrainingAttempt) -> None:
+        self.attempt = attempt
+
+    def __enter__(self) -> Trial:
+        self.attempt.start()
+        return self.attempt.trial
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
+        self.attempt.end(exc)
+        return False
+
+
+def trial_for(accelerator: Any, root: str | os.PathLike[str] = "runs",
+              params: Mapping[str, Any] | None = None) -> ProcessTrial:
+    """This process's attempt: its folder under ``<root>/rank-<process index>``."""
+    rank = int(accelerator.process_index)
+    recorded = {**(params or {}), "rank": rank, "world_size": int(accelerator.num_processes)}
+    return ProcessTrial(TrainingAttempt(root, recorded, check_step=False, rank=rank))

@@ -1,0 +1,209 @@
+"""A ``Trial`` driven by a training framework's events, for the adapters of this package.
+
+A framework calls back at the start and the end of each phase (setup, a batch, a validation, a
+checkpoint) rather than running a ``with`` block: ``TrainingAttempt`` opens and closes the trial's
+stages on those calls, makes each training batch a pass (so that pass 0, the first batch, is
+kept apart and an out-of-memory error is placed in its phase), holds the first optimizer step to
+``expect_training_step``, and at the end prints the per-stage table (``stage_summary``) once and
+keeps it in the attempt folder. Only the public ``Trial`` API is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Generator, Iterable, Mapping
+from types import ModuleType
+from typing import Any, cast
+
+from ... import TOOL_NAME
+from ...i18n import language_from, translator
+from ...report.pep440 import satisfies
+from ...safe_files import Folder
+from .. import stage_summary
+from ..folder import ATTEMPT_FILE
+from ..session import Trial
+
+MAX_ATTEMPT_BYTES = 64 * 2**20
+TRAIN_BATCH = "train_batch"
+
+
+class FrameworkMissing(ImportError):
+    """The framework an adapter adapts is not installed, or older than the adapter needs."""
+
+
+def framework(module: str, distribution: str, minimum: str, extra: str) -> ModuleType:
+    """``module``, imported, when its distribution is ``minimum`` or newer; otherwise
+    ``FrameworkMissing`` with one line naming the version needed and the extra that installs it."""
+    from importlib import metadata
+
+    say = translator(language_from(os.environ))
+    install = f"pip install 'kernodeck-diagnostic[{extra}]'"
+    try:
+        found = metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        raise FrameworkMissing(say("trial.adapter.framework_missing", name=distribution,
+                                   minimum=minimum, install=install)) from None
+    if satisfies(found, f">={minimum}") is False:
+        raise FrameworkMissing(say("trial.adapter.framework_too_old", name=distribution,
+                                   found=found, minimum=minimum, install=install))
+    return importlib.import_module(module)
+
+
+class TrainingAttempt:
+    """One attempt of a training run, its stages opened and closed by a framework's events.
+
+    ``rank``: this process's rank in a job of several (see ``place``; the table is printed by
+    rank 0 alone). ``check_step``: hold the first optimizer step to
+    ``expect_training_step`` (a copy of the trained parameters is kept in host memory until it
+    is done).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], params: Mapping[str, Any] | None, *,
+                 check_step: bool = True, rank: int | None = None) -> None:
+        self._given = (root, params, check_step, rank)
+        self.trial = Trial(root, params)
+        self._root = self.trial.root  # KERNODECK_RUN_DIR, when set, already
+        self.rank: int | None = None
+        self.check_step = check_step
+        self.started = False
+        self.ended = False
+        self._stages: list[tuple[str, Any]] = []  # the open stages, innermost last
+        self._pass: Generator[int, None, None] | None = None
+        self._before: dict[str, Any] | None = None
+        if rank is not None:
+            self.place(rank)
+
+    # -- the attempt and its stages ------------------------------------------------------------
+
+    def next_attempt(self) -> TrainingAttempt:
+        """This one while it has not ended; after, a new one like it (a second ``fit``)."""
+        if not self.ended:
+            return self
+        root, params, check_step, rank = self._given
+        return TrainingAttempt(root, params, check_step=check_step, rank=rank)
+
+    def place(self, rank: int, world_size: int | None = None) -> None:
+        """Before the start: process ``rank`` of a job of ``world_size`` (None: of several) keeps
+        its attempt in ``<root>/rank-<rank>``; a job of one process, in the root itself."""
+        if self.started or (world_size is not None and world_size <= 1):
+            return
+        self.rank = rank
+        self.trial.root = os.path.join(self._root, f"rank-{rank}")
+
+    def start(self) -> None:
+        if not self.started:
+            self.started = True
+            self.trial.__enter__()
+
+    def open_stage(self, name: str) -> None:
+        if self.started and not self.ended:
+            stage = self.trial.stage(name)
+            stage.__enter__()
+            self._stages.append((name, stage))
+
+    def close_stage(self, name: str) -> None:
+        """Close the innermost open stage of that name (and, completed, any opened inside it)."""
+        names = [open_name for open_name, _ in self._stages]
+        if name not in names:
+            return
+        while self._stages:
+            open_name, stage = self._stages.pop()
+            stage.__exit__(None, None, None)
+            if open_name == name:
+                return
+
+    def is_open(self, name: str) -> bool:
+        return any(open_name == name for open_name, _ in self._stages)
+
+    def batch_started(self, name: str = TRAIN_BATCH) -> None:
+        """A training batch (or optimizer step): a pass of its own, with its stage."""
+        if not self.started or self.ended:
+            return
+        # ``passes`` is a generator: closed, it marks its pass as not completed.
+        passes = cast(Generator[int, None, None], self.trial.passes(1))
+        next(passes)
+        self._pass = passes
+        self.open_stage(name)
+
+    def batch_ended(self, name: str = TRAIN_BATCH) -> None:
+        self.close_stage(name)
+        if self._pass is not None:
+            next(self._pass, None)  # the pass completes
+            self._pass = None
+
+    # -- the first optimizer step --------------------------------------------------------------
+
+    def before_first_step(self, model: Any, optimizers: Iterable[Any]) -> None:
+        """Copy the parameters the optimizers update, to host memory, before the first step."""
+        if not self.check_step or self._before is not None or not self.started:
+            return
+        self._before = {name: parameter.detach().to("cpu", copy=True)
+                        for name, parameter in trained_parameters(model, optimizers).items()}
+
+    def after_first_step(self, loss: Any, model: Any) -> None:
+        """``expect_training_step`` on the first step, once: the loss, and every parameter the
+        optimizers held changed and finite."""
+        before, self._before = self._before, None
+        if before is None or self.ended:
+            return
+        self.check_step = False
+        after = {name: parameter for name, parameter in model.named_parameters()
+                 if name in before}
+        self.trial.expect_training_step(loss, before, after)
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Close the open stages (failed with ``exc`` when given), the pass, the attempt; print the
+        per-stage table once and keep it in the attempt folder."""
+        if not self.started or self.ended:
+            return
+        self.ended = True
+        self._before = None
+        kind = None if exc is None else type(exc)
+        trace = None if exc is None else exc.__traceback__
+        while self._stages:
+            _, stage = self._stages.pop()
+            stage.__exit__(kind, exc, trace)
+        if self._pass is not None:
+            if exc is None:
+                next(self._pass, None)
+            else:
+                self._pass.close()  # the pass did not complete
+            self._pass = None
+        self.trial.__exit__(kind, exc, trace)
+        self._summarize()
+
+    def _summarize(self) -> None:
+        """The per-stage table, from the attempt as written: kept in the folder, and printed on
+        stderr by the job's first process."""
+        path = self.trial.folder
+        if path is None:
+            return
+        try:
+            with Folder.open(path) as attempt_folder:
+                document = stage_summary.read_attempt(attempt_folder.read(ATTEMPT_FILE,
+                                                                          MAX_ATTEMPT_BYTES))
+                if document is None:
+                    return
+                text = stage_summary.table(stage_summary.rows(document))
+                attempt_folder.create_file(stage_summary.SUMMARY_FILE, text.encode("utf-8"))
+        except Exception as error:  # a help: never a reason to lose the program's own outcome
+            sys.stderr.write(f"{TOOL_NAME}: the stage summary could not be kept "
+                             f"({type(error).__name__})\n")
+            return
+        if not self.rank:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+
+
+def trained_parameters(model: Any, optimizers: Iterable[Any]) -> dict[str, Any]:
+    """The model's parameters, by name, that one of the optimizers updates (all of them when no
+    optimizer is known yet): those a training step must change."""
+    held = {id(parameter) for optimizer in optimizers
+            for group in getattr(optimizer, "param_groups", ())
+            for parameter in group.get("params", ())}
+    return {name: parameter for name, parameter in model.named_parameters()
+            if not held or id(parameter) in held}

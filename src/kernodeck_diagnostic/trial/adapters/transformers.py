@@ -1,0 +1,130 @@
+"""Hugging Face Transformers: ``Trainer(..., callbacks=[KernodeckTrainerCallback("runs")])``.
+
+The attempt starts with ``trainer.train()`` (``on_train_begin``: the model is on its device, the
+optimizer made). Each optimizer step is a pass of its own, stage ``train_step`` (pass 0, the
+first step, kept apart); ``evaluate`` and ``save_checkpoint`` are the evaluation and the saving
+the trainer runs after a step or an epoch (it says so in ``control`` before it runs them). The
+first step is held to ``expect_training_step``, its loss the ``loss`` of the model's output.
+
+A ``TrainerCallback`` is never told of an error: the trainer raises it. An error that leaves
+``trainer.train()`` and the program (a script that stops on it) is recorded on its way out, by
+``sys.excepthook``, placed in the stage that was open and, an out-of-memory one, classified by
+phase. A program that catches it calls ``callback.failed(error)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from .attempt import TrainingAttempt, framework
+
+MINIMUM = "5.0"
+TRAIN_STEP = "train_step"
+
+_transformers: Any = framework("transformers", "transformers", MINIMUM, "transformers")
+
+
+class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[misc]
+    """The attempt of each ``trainer.train()``: ``root`` and ``params`` as ``Trial``'s;
+    ``check_step=False`` leaves the first step unchecked (it copies the trained parameters to
+    host memory)."""
+
+    def __init__(self, root: str | os.PathLike[str] = "runs",
+                 params: Mapping[str, Any] | None = None, *, check_step: bool = True) -> None:
+        self.attempt = TrainingAttempt(root, params, check_step=check_step)
+        self._loss: Any = None
+        self._hook: Any = None
+        self._previous_excepthook: Any = None
+
+    @property
+    def folder(self) -> str | None:
+        """The attempt folder, once the training has started."""
+        return self.attempt.trial.folder
+
+    def failed(self, error: BaseException) -> None:
+        """End the attempt with ``error``, raised by ``trainer.train()`` and caught."""
+        self._release_excepthook()
+        self.attempt.end(error)
+
+    # -- the trainer's events --------------------------------------------------------------------
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.attempt = self.attempt.next_attempt()
+        self.attempt.place(args.process_index, args.world_size)
+        self.attempt.start()
+        self._catch_uncaught()
+        model = kwargs.get("model")
+        if model is not None and self.attempt.check_step:
+            self.attempt.before_first_step(model, [kwargs.get("optimizer")])
+            self._hook = model.register_forward_hook(self._keep_loss)
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._after_step_done()
+        self.attempt.batch_started(TRAIN_STEP)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.attempt.batch_ended(TRAIN_STEP)
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+            self.attempt.after_first_step(self._loss, kwargs["model"])
+            self._loss = None
+        self._before_evaluate_or_save(control)
+
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._after_step_done()
+        self._before_evaluate_or_save(control)
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.attempt.close_stage("evaluate")
+        if control.should_save and not self.attempt.is_open("save_checkpoint"):
+            self.attempt.open_stage("save_checkpoint")
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.attempt.close_stage("save_checkpoint")
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._release_excepthook()
+        self.attempt.end()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _before_evaluate_or_save(self, control: Any) -> None:
+        """What the trainer runs right after this event, in its order: evaluate, then save."""
+        if control.should_evaluate:
+            self.attempt.open_stage("evaluate")
+        elif control.should_save:
+            self.attempt.open_stage("save_checkpoint")
+
+    def _after_step_done(self) -> None:
+        self.attempt.close_stage("evaluate")
+        self.attempt.close_stage("save_checkpoint")
+
+    def _keep_loss(self, module: Any, inputs: Any, output: Any) -> None:
+        loss = output.get("loss") if isinstance(output, Mapping) else getattr(output, "loss",
+                                                                               None)
+        if loss is not None:
+            self._loss = loss.detach()
+
+    def _catch_uncaught(self) -> None:
+        if self._previous_excepthook is None:
+            self._previous_excepthook = sys.excepthook
+            sys.excepthook = self._uncaught
+
+    def _release_excepthook(self) -> None:
+        if self._previous_excepthook is not None:
+            if sys.excepthook == self._uncaught:
+                sys.excepthook = self._previous_excepthook
+            self._previous_excepthook = None
+
+    def _uncaught(self, kind: type[BaseException], error: BaseException,
+                  trace: TracebackType | None) -> None:
+        previous = self._previous_excepthook or sys.__excepthook__
+        try:
+            self.failed(error)
+        finally:
+            previous(kind, error, trace)

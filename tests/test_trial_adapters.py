@@ -1,0 +1,536 @@
+"""The trial where training loops already live: PyTorch Lightning, Hugging Face Transformers and
+Accelerate, each real (CPU, torch 2.13.0), driving a real attempt through its adapter.
+
+- a tiny model trained a few steps: the attempt folder with its stages, pass 0 apart, the first
+  step's contract passed, the per-stage table printed once and kept;
+- the CPU allocator really refusing (RLIMIT_AS) in the first batch and in a later one: the
+  out-of-memory error placed in its stage and phase;
+- a model that does not learn (a layer frozen, a learning rate of 0): the contract fails and names
+  the parameters that did not change;
+- ``accelerate launch`` with two processes: one attempt per process, named by its rank;
+- ``ramp --axis batch -- python train.py --batch-size {batch}`` over a Lightning script;
+- a framework missing: one line naming the version needed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import envs
+from conftest import SRC, clean_env, run_tool
+from kernodeck_diagnostic.trial import stage_summary
+from trial_helpers import app_env, assert_valid_attempt, attempt_of, only_attempt, run_app
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_AS")
+REFUSED = "DefaultCPUAllocator: can't allocate memory"
+
+
+@pytest.fixture(scope="session")
+def frameworks_python() -> Path:
+    return envs.python_of(envs.torch_cpu_frameworks())
+
+
+# The application lowers its address-space limit to what it uses plus 2 GiB once its libraries are
+# loaded, and asks for 3 GiB in the batch named on its command line: the real allocator refuses.
+LIMIT = """
+import resource
+import torch
+
+torch.set_num_threads(1)
+
+
+def limit_memory():
+    with open("/proc/self/status") as status:
+        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (size + 2**31, size + 2**31))
+
+
+GIB_FLOATS = 2**30 // 4
+"""
+
+LIGHTNING_APP = LIMIT + """
+import sys
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader, TensorDataset
+from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
+
+case = sys.argv[1] if len(sys.argv) > 1 else "train"
+fail_at = {"first_batch": 0, "later_batch": 3}.get(case)
+
+
+class Tiny(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                       torch.nn.Linear(16, 1))
+        if case == "frozen":
+            self.net[0].requires_grad_(False)  # frozen, yet given to the optimizer
+
+    def training_step(self, batch, batch_idx):
+        if batch_idx == fail_at:
+            activations = torch.ones(3 * GIB_FLOATS)
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.net(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", torch.nn.functional.mse_loss(self.net(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+torch.manual_seed(0)
+data = TensorDataset(torch.randn(24, 8), torch.randn(24, 1))
+trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_progress_bar=False,
+                     enable_model_summary=False, default_root_dir="lightning",
+                     devices=2 if case == "ddp" else 1,
+                     strategy="ddp" if case == "ddp" else "auto",
+                     callbacks=[KernodeckCallback("runs", params={"case": case})])
+limit_memory()
+trainer.fit(Tiny(), DataLoader(data, batch_size=4), DataLoader(data, batch_size=8))
+"""
+
+TRANSFORMERS_APP = LIMIT + """
+import sys
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+from kernodeck_diagnostic.trial.adapters.transformers import KernodeckTrainerCallback
+
+case = sys.argv[1] if len(sys.argv) > 1 else "train"
+fail_at = {"first_step": 0, "later_step": 2}.get(case)
+torch.manual_seed(0)
+config = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                    intermediate_size=32, num_labels=2)
+model = BertForSequenceClassification(config)
+trained = []  # the training forwards so far (one a step here), evaluation's left out
+
+
+def allocate(module, inputs):
+    if module.training:
+        if len(trained) == fail_at:
+            activations = torch.ones(3 * GIB_FLOATS)
+        trained.append(True)
+
+
+model.register_forward_pre_hook(allocate)
+rows = [{"input_ids": torch.randint(0, 64, (12,)), "labels": i % 2} for i in range(16)]
+args = TrainingArguments(output_dir="hf", max_steps=4, per_device_train_batch_size=4,
+                         eval_strategy="steps", eval_steps=2, save_strategy="steps", save_steps=4,
+                         learning_rate=0.0 if case == "lr0" else 5e-3, report_to="none",
+                         use_cpu=True, disable_tqdm=True, logging_strategy="no")
+trainer = Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:8],
+                  callbacks=[KernodeckTrainerCallback("runs", params={"case": case})])
+limit_memory()
+trainer.train()
+"""
+
+
+def _attempt(work: Path) -> tuple[Path, dict[str, Any]]:
+    folder = only_attempt(work / "runs")
+    attempt = attempt_of(folder)
+    assert_valid_attempt(attempt)
+    return folder, attempt
+
+
+def _stages(attempt: dict[str, Any]) -> list[tuple[str, int | None]]:
+    return [(stage["name"], stage["pass_index"]) for stage in attempt["stages"]]
+
+
+def _table_printed_once_and_kept(stderr: str, folder: Path) -> None:
+    kept = (folder / stage_summary.SUMMARY_FILE).read_text(encoding="utf-8")
+    assert kept.startswith("stage ")
+    assert stderr.count(kept) == 1
+    assert kept == stage_summary.table(stage_summary.rows(attempt_of(folder)))
+
+
+# -- PyTorch Lightning ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_lightning_a_few_steps_leave_the_attempt_with_its_phases(frameworks_python: Path,
+                                                                 tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path, LIGHTNING_APP)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder, attempt = _attempt(tmp_path)
+    assert attempt["status"] == "completed"
+    assert _stages(attempt) == [("setup", None), ("sanity_check", None),
+                                *[("train_batch", index) for index in range(6)],
+                                ("validation", None), ("save_checkpoint", None)]
+    assert attempt["passes"]["completed"] == attempt["passes"]["requested"] == 6
+    (batch,) = [t for t in attempt["timings"] if t["stage"] == "train_batch"]
+    assert batch["first_pass_ms"] is not None
+    assert batch["later_passes"]["count"] == 5
+    (contract,) = attempt["contracts"]
+    assert contract == {"name": "training_step", "passed": True,
+                        "detail": "finite loss, 4 parameters updated", "problems": []}
+    assert attempt["params"] == {"case": "train"}
+    _table_printed_once_and_kept(done.stderr, folder)
+    rows = {row["stage"]: row for row in stage_summary.rows(attempt)}
+    assert rows["train_batch (pass 0)"]["count"] == 1
+    assert rows["train_batch"]["count"] == 5
+
+
+@pytest.mark.slow
+@posix_only
+@pytest.mark.parametrize(("case", "phase", "pass_index"), [("first_batch", "first_pass", 0),
+                                                          ("later_batch", "later_pass", 3)])
+def test_lightning_out_of_memory_is_placed_in_its_batch_and_phase(
+        frameworks_python: Path, tmp_path: Path, case: str, phase: str, pass_index: int) -> None:
+    done = run_app(frameworks_python, tmp_path, LIGHTNING_APP, case)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert REFUSED in done.stderr  # the real refusal, gone on to the program
+    folder, attempt = _attempt(tmp_path)
+    assert attempt["status"] == "failed"
+    assert attempt["first_error"]["stage"] == "train_batch"
+    assert attempt["first_error"]["pass_index"] == pass_index
+    assert REFUSED in attempt["first_error"]["message"]
+    assert attempt["oom"]["phase"] == phase
+    assert attempt["oom"]["pass_index"] == pass_index
+    assert attempt["oom"]["requested_bytes"] == 3 * 2**30
+    assert attempt["passes"]["completed"] == pass_index
+    assert (folder / "trace.txt").is_file()
+    _table_printed_once_and_kept(done.stderr, folder)
+
+
+@pytest.mark.slow
+def test_lightning_a_frozen_layer_fails_the_step_contract_by_name_and_compare_says_so(
+        frameworks_python: Path, tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path / "frozen", LIGHTNING_APP, "frozen")
+    assert done.returncode == 0, done.stderr[-3000:]
+    frozen, attempt = _attempt(tmp_path / "frozen")
+    (contract,) = attempt["contracts"]
+    assert contract["passed"] is False
+    assert contract["detail"] == "parameters not updated by the step: net.0.weight, net.0.bias"
+    assert attempt["output"]["training_step"]["parameters_changed"] == 2
+    assert "contract failed: training_step (parameters not updated by the step: net.0.weight, " \
+           "net.0.bias)" in done.stderr
+    # compare reads the adapter's attempts as any other: a contract that held no longer does.
+    assert run_app(frameworks_python, tmp_path / "good", LIGHTNING_APP).returncode == 0
+    good, _ = _attempt(tmp_path / "good")
+    compared = subprocess.run(
+        [sys.executable, "-m", "kernodeck_diagnostic", "compare", str(good), str(frozen)],
+        capture_output=True, text=True, env=clean_env({"PYTHONPATH": str(SRC),
+                                                       "LC_ALL": "C.UTF-8"}),
+        timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert compared.returncode == 21, compared.stdout + compared.stderr  # COMPARE_REGRESSION
+    assert "training_step" in compared.stdout
+
+
+@pytest.mark.slow
+def test_lightning_ddp_keeps_one_attempt_per_process_named_by_rank(frameworks_python: Path,
+                                                                  tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path, LIGHTNING_APP, "ddp")
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in (0, 1):
+        folder = only_attempt(tmp_path / "runs" / f"rank-{rank}")
+        attempt = attempt_of(folder)
+        assert attempt["status"] == "completed"
+        assert attempt["contracts_passed"] is True
+        assert (folder / stage_summary.SUMMARY_FILE).is_file()
+        # 24 rows, 4 a batch, shared by 2 processes: 3 batches each.
+        assert attempt["passes"]["completed"] == 3
+    assert done.stderr.count("stage ") == 1  # the table, printed by rank 0 alone
+
+
+# -- Hugging Face Transformers -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_transformers_a_few_steps_leave_the_attempt_with_its_phases(frameworks_python: Path,
+                                                                    tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path, TRANSFORMERS_APP)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder, attempt = _attempt(tmp_path)
+    assert attempt["status"] == "completed"
+    assert _stages(attempt) == [("train_step", 0), ("train_step", 1), ("evaluate", None),
+                                ("train_step", 2), ("train_step", 3), ("evaluate", None),
+                                ("save_checkpoint", None)]
+    (contract,) = attempt["contracts"]
+    assert contract["passed"] is True, contract
+    assert attempt["output"]["training_step"]["parameters_changed"] > 0
+    _table_printed_once_and_kept(done.stderr, folder)
+
+
+@pytest.mark.slow
+@posix_only
+@pytest.mark.parametrize(("case", "phase", "pass_index"), [("first_step", "first_pass", 0),
+                                                          ("later_step", "later_pass", 2)])
+def test_transformers_out_of_memory_raised_by_train_is_still_classified(
+        frameworks_python: Path, tmp_path: Path, case: str, phase: str, pass_index: int) -> None:
+    done = run_app(frameworks_python, tmp_path, TRANSFORMERS_APP, case)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert REFUSED in done.stderr.splitlines()[-1]  # the trainer's exception, still printed
+    folder, attempt = _attempt(tmp_path)
+    assert attempt["status"] == "failed"
+    assert attempt["first_error"]["stage"] == "train_step"
+    assert attempt["oom"]["phase"] == phase
+    assert attempt["oom"]["pass_index"] == pass_index
+    assert attempt["oom"]["requested_bytes"] == 3 * 2**30
+    _table_printed_once_and_kept(done.stderr, folder)
+
+
+@pytest.mark.slow
+def test_transformers_a_model_that_does_not_learn_fails_the_step_contract_by_name(
+        frameworks_python: Path, tmp_path: Path) -> None:
+    done = run_app(frameworks_python, tmp_path, TRANSFORMERS_APP, "lr0")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, attempt = _attempt(tmp_path)
+    (contract,) = attempt["contracts"]
+    assert contract["passed"] is False
+    assert contract["detail"].startswith(
+        "parameters not updated by the step: bert.embeddings.word_embeddings.weight, ")
+    assert attempt["output"]["training_step"]["parameters_changed"] == 0
+
+
+# -- Accelerate ----------------------------------------------------------------------------------
+
+ACCELERATE_APP = """
+import torch
+from accelerate import Accelerator
+from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
+
+accelerator = Accelerator()
+with trial_for(accelerator, "runs", params={"batch": 4}) as trial:
+    with trial.stage("load_model"):
+        model = torch.nn.Linear(8, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = accelerator.prepare(model, optimizer)
+    for step in trial.passes(3):
+        with trial.stage("train_step"):
+            loss = torch.nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1))
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+
+
+@pytest.mark.slow
+def test_accelerate_launch_keeps_one_attempt_per_process_named_by_rank(
+        frameworks_python: Path, tmp_path: Path) -> None:
+    done = _accelerate_launch(frameworks_python, tmp_path, ACCELERATE_APP)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in (0, 1):
+        folder = only_attempt(tmp_path / "runs" / f"rank-{rank}")
+        attempt = attempt_of(folder)
+        assert_valid_attempt(attempt)
+        assert attempt["status"] == "completed"
+        assert attempt["params"] == {"batch": 4, "rank": rank, "world_size": 2}
+        assert [s["name"] for s in attempt["stages"]] == ["load_model"] + ["train_step"] * 3
+        assert (folder / stage_summary.SUMMARY_FILE).is_file()
+    # The table: printed by the main process alone.
+    assert done.stderr.count("stage ") == 1
+
+
+def _accelerate_launch(python: Path, work: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """``accelerate launch`` with two processes: ``--multi_gpu`` is its torchrun launcher, and
+    ``ACCELERATE_USE_CPU`` (what ``accelerate config`` writes for a CPU machine) has them meet on
+    the CPU, over gloo."""
+    (work / "train.py").write_text(source, encoding="utf-8")
+    return subprocess.run(
+        [str(python), "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+         "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+         "--main_process_port", str(_free_port()), "train.py"],
+        cwd=work, capture_output=True, text=True, env=app_env({"ACCELERATE_USE_CPU": "true"}),
+        timeout=240,
+        stdin=subprocess.DEVNULL, check=False)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# -- ramp over a Lightning script ----------------------------------------------------------------
+
+# 32 MiB per unit of batch in each training step, under a limit of its size plus 1.5 GiB.
+RAMP_APP = """
+import argparse, resource
+import torch
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader, TensorDataset
+from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch-size", type=int)
+batch = parser.parse_args().batch_size
+torch.set_num_threads(1)
+
+
+class Tiny(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 1)
+
+    def training_step(self, batch_xy, batch_idx):
+        wide = torch.ones(batch, 8 * 2**20)
+        x, y = batch_xy
+        return torch.nn.functional.mse_loss(self.layer(x), y) + wide.sum() * 0
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+data = TensorDataset(torch.randn(8, 8), torch.randn(8, 1))
+trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_progress_bar=False,
+                     enable_model_summary=False, enable_checkpointing=False,
+                     callbacks=[KernodeckCallback("runs", params={"batch": batch})])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + 1500 * 2**20, size + 1500 * 2**20))
+trainer.fit(Tiny(), DataLoader(data, batch_size=4))
+"""
+
+
+@pytest.mark.slow
+@posix_only
+def test_ramp_over_a_lightning_script_reads_its_attempts(pyz: Path, frameworks_python: Path,
+                                                         tmp_path: Path) -> None:
+    app, out = tmp_path / "train.py", tmp_path / "ramp-batch"
+    app.write_text(RAMP_APP, encoding="utf-8")
+    result = run_tool(sys.executable, pyz,
+                      ["ramp", "--out", str(out), "--axis", "batch", "--start", "16",
+                       "--stop", "64", "--", str(frameworks_python), str(app), "--batch-size",
+                       "{batch}"],
+                      env=clean_env({"LC_ALL": "C.UTF-8", "PYTHONPATH": str(SRC)}))
+    assert result.returncode == 0, result.stderr
+    import json
+
+    attempts = json.loads((out / "ramp.json").read_text(encoding="utf-8"))["attempts"]
+    assert [(item["value"], item["outcome"]) for item in attempts] == [
+        (16, "passed"), (32, "passed"), (64, "out_of_memory")]
+    assert attempts[2]["oom"]["phase"] == "first_pass"
+    assert attempts[2]["oom"]["source"] == "attempt"
+    assert attempts[1]["peak_memory_source"] == "attempt"
+
+
+# -- a framework missing, and the table on its own -----------------------------------------------
+
+@pytest.mark.parametrize(("module", "needed"), [
+    ("lightning", "pytorch-lightning is not installed: this adapter needs pytorch-lightning 2.0 "
+                  "or newer (pip install 'kernodeck-diagnostic[lightning]')"),
+    ("transformers", "transformers is not installed: this adapter needs transformers 5.0 or "
+                     "newer (pip install 'kernodeck-diagnostic[transformers]')"),
+    ("accelerate", "accelerate is not installed: this adapter needs accelerate 1.0 or newer "
+                   "(pip install 'kernodeck-diagnostic[accelerate]')"),
+])
+def test_a_missing_framework_says_so_in_one_line(module: str, needed: str) -> None:
+    # This interpreter (the tests' own) has none of the frameworks.
+    done = subprocess.run(
+        [sys.executable, "-c", f"import kernodeck_diagnostic.trial.adapters.{module}"],
+        capture_output=True, text=True, env=clean_env({"PYTHONPATH": str(SRC),
+                                                       "LC_ALL": "C.UTF-8"}),
+        timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"kernodeck_diagnostic.trial.adapters.attempt.FrameworkMissing: {needed}")
+
+
+def test_a_framework_too_old_names_the_version_needed() -> None:
+    from kernodeck_diagnostic.trial.adapters.attempt import FrameworkMissing, framework
+
+    found = __import__("importlib.metadata").metadata.version("pytest")
+    with pytest.raises(FrameworkMissing) as raised:
+        framework("pytest", "pytest", "999.0", "lightning")
+    assert str(raised.value) == (
+        f"pytest {found} is too old: this adapter needs pytest 999.0 or newer "
+        "(pip install 'kernodeck-diagnostic[lightning]')")
+    assert framework("pytest", "pytest", "1.0", "lightning") is pytest
+
+
+def test_the_stage_table_keeps_pass_0_and_failures_apart() -> None:
+    def record(name: str, pass_index: int | None, ms: float, peak: int,
+               status: str = "completed") -> dict[str, Any]:
+        return {"name": name, "pass_index": pass_index, "status": status, "duration_ms": ms,
+                "memory": {"device": None, "rss_peak_bytes": peak}}
+
+    attempt = {"stages": [record("setup", None, 5.0, 100),
+                          record("train_batch", 0, 50.0, 300),
+                          *[record("train_batch", i, float(i), 200 + i) for i in range(1, 21)],
+                          record("train_batch", 21, 7.0, 900, "failed")]}
+    rows = stage_summary.rows(attempt)
+    assert [row["stage"] for row in rows] == ["setup", "train_batch (pass 0)", "train_batch",
+                                              "train_batch (failed)"]
+    later = rows[2]
+    assert (later["count"], later["total_ms"], later["mean_ms"], later["p95_ms"],
+            later["max_ms"], later["peak_memory_bytes"]) == (20, 210.0, 10.5, 19.0, 20.0, 220)
+    text = stage_summary.table(rows)
+    assert text.splitlines()[0].split() == list(stage_summary.COLUMNS)
+    assert text.splitlines()[2].split() == ["train_batch", "(pass", "0)", "1", "50.000",
+                                            "50.000", "50.000", "50.000", "0.0", "MiB"]
+    assert stage_summary.rows({"stages": None}) == []
+
+
+# -- docs/trial.md's examples, run as written ----------------------------------------------------
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "trial.md"
+FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def _example(adapter: str) -> str:
+    """The guide's one example that imports ``adapter``."""
+    (found,) = [block for block in FENCE.findall(GUIDE.read_text(encoding="utf-8"))
+                if f"kernodeck_diagnostic.trial.adapters.{adapter} import" in block]
+    return str(found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("adapter", "stages"), [
+    ("lightning", ["setup", "train_batch", "save_checkpoint"]),
+    ("transformers", ["train_step", "save_checkpoint"]),
+])
+def test_the_guides_callback_examples_run_as_written(frameworks_python: Path, tmp_path: Path,
+                                                     adapter: str, stages: list[str]) -> None:
+    done = run_app(frameworks_python, tmp_path, _example(adapter))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder, attempt = _attempt(tmp_path)
+    assert attempt["status"] == "completed"
+    assert attempt["contracts_passed"] is True
+    assert list(dict.fromkeys(s["name"] for s in attempt["stages"])) == stages
+    _table_printed_once_and_kept(done.stderr, folder)
+
+
+@pytest.mark.slow
+def test_the_guides_accelerate_example_runs_as_written(frameworks_python: Path,
+                                                       tmp_path: Path) -> None:
+    done = _accelerate_launch(frameworks_python, tmp_path, _example("accelerate"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in (0, 1):
+        attempt = attempt_of(only_attempt(tmp_path / "runs" / f"rank-{rank}"))
+        assert attempt["status"] == "completed"
+        assert attempt["params"]["rank"] == rank
+
+
+def test_a_training_attempt_driven_by_events_without_a_framework(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # What the callbacks share, driven as a framework drives it: a batch that completes, one
+    # that fails with MemoryError (Python's own out-of-memory error), the end the framework says.
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    attempt = TrainingAttempt(tmp_path / "runs", {"batch": 2}, rank=1)
+    attempt.start()
+    attempt.open_stage("setup")
+    attempt.close_stage("setup")
+    attempt.batch_started()
+    attempt.batch_ended()
+    attempt.batch_started()
+    error = MemoryError("no room")
+    attempt.end(error)
+    attempt.end()  # once only
+    folder = only_attempt(tmp_path / "runs" / "rank-1")
+    document = attempt_of(folder)
+    assert [(s["name"], s["pass_index"], s["status"]) for s in document["stages"]] == [
+        ("setup", None, "completed"), ("train_batch", 0, "completed"),
+        ("train_batch", 1, "failed")]
+    assert document["oom"]["phase"] == "later_pass"
+    assert document["passes"]["completed"] == 1
+    kept = (folder / stage_summary.SUMMARY_FILE).read_text(encoding="utf-8")
+    assert "train_batch (failed)" in kept
+    assert kept not in capsys.readouterr().err  # rank 1 keeps it; rank 0 alone prints it
+    assert attempt.next_attempt() is not attempt
