@@ -836,6 +836,8 @@ MESSAGES = {
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} at {stage}, node {node}, local rank {local_rank}",
     "ui.distributed.missing": "missing ranks: {ranks}",
+    "ui.distributed.launcher_stopped":
+        "the launcher stopped the job during the check (SIGTERM): not this rank's failure",
     "ui.label.error": "error",
     "ui.label.warning": "warning",
     "ui.label.findings": "findings",
@@ -1161,6 +1163,18 @@ MESSAGES = {
     "summarize.header.count": "count",
     "summarize.counts": "counts per code, worst first",
     "summarize.unreadable": "unreadable ({count})",
+    "summarize.jobs": "jobs: the job's verdict, then each rank's",
+    "summarize.job": "job {job} ({launcher}, {world_size} rank(s)): {status}, {code}",
+    "summarize.job.passed": "passed",
+    "summarize.job.failed": "failed",
+    "summarize.job.incomplete": "incomplete",
+    "summarize.job.never_reported": "never reported: rank(s) {ranks}",
+    "summarize.job.world_sizes": "the reports disagree on the world size: {sizes}",
+    "summarize.header.rank": "rank",
+    "summarize.header.node": "node",
+    "summarize.job.in_rank_0": "in rank 0's report",
+    "summarize.job.no_report": "never reported",
+    "summarize.job.stopped": "{file} (stopped by the launcher)",
     "summarize.total":
         "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
         "{unreadable} unreadable",

@@ -887,6 +887,8 @@ MESSAGES = {
     "ui.distributed.rank": "rang {rank}",
     "ui.distributed.rank_entry": "{code} à {stage}, nœud {node}, rang local {local_rank}",
     "ui.distributed.missing": "rangs absents : {ranks}",
+    "ui.distributed.launcher_stopped":
+        "le lanceur a arrêté le job pendant la vérification (SIGTERM) : pas un échec de ce rang",
     "ui.label.error": "erreur",
     "ui.label.warning": "avertissement",
     "ui.label.findings": "constats",
@@ -1241,6 +1243,19 @@ MESSAGES = {
     "summarize.header.count": "nombre",
     "summarize.counts": "nombre par code, du pire au meilleur",
     "summarize.unreadable": "illisibles ({count})",
+    "summarize.jobs": "jobs : le verdict du job, puis celui de chaque rang",
+    "summarize.job": "job {job} ({launcher}, {world_size} rang(s)) : {status}, {code}",
+    "summarize.job.passed": "réussi",
+    "summarize.job.failed": "échoué",
+    "summarize.job.incomplete": "incomplet",
+    "summarize.job.never_reported": "jamais signalé : rang(s) {ranks}",
+    "summarize.job.world_sizes":
+        "les rapports ne s'accordent pas sur le nombre de rangs (world size) : {sizes}",
+    "summarize.header.rank": "rang",
+    "summarize.header.node": "nœud",
+    "summarize.job.in_rank_0": "dans le rapport du rang 0",
+    "summarize.job.no_report": "jamais signalé",
+    "summarize.job.stopped": "{file} (arrêté par le lanceur)",
     "summarize.total":
         "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
         "{unreadable} illisible(s)",

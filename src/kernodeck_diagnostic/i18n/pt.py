@@ -873,6 +873,8 @@ MESSAGES = {
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} em {stage}, nó {node}, rank local {local_rank}",
     "ui.distributed.missing": "ranks ausentes: {ranks}",
+    "ui.distributed.launcher_stopped":
+        "o lançador parou o job durante a verificação (SIGTERM): não é uma falha deste rank",
     "ui.label.error": "erro",
     "ui.label.warning": "aviso",
     "ui.label.findings": "achados",
@@ -1216,6 +1218,18 @@ MESSAGES = {
     "summarize.header.count": "quantidade",
     "summarize.counts": "contagem por código, do pior ao melhor",
     "summarize.unreadable": "ilegíveis ({count})",
+    "summarize.jobs": "jobs: o veredito do job, depois o de cada rank",
+    "summarize.job": "job {job} ({launcher}, {world_size} rank(s)): {status}, {code}",
+    "summarize.job.passed": "passou",
+    "summarize.job.failed": "falhou",
+    "summarize.job.incomplete": "incompleto",
+    "summarize.job.never_reported": "nunca reportaram: rank(s) {ranks}",
+    "summarize.job.world_sizes": "os relatórios discordam do número de ranks (world size): {sizes}",
+    "summarize.header.rank": "rank",
+    "summarize.header.node": "nó",
+    "summarize.job.in_rank_0": "no relatório do rank 0",
+    "summarize.job.no_report": "nunca reportou",
+    "summarize.job.stopped": "{file} (parado pelo lançador)",
     "summarize.total":
         "{files} arquivo(s): {reports} relatório(s), {passed} aprovado(s), {failed} com falha, "
         "{unreadable} ilegível(is)",

@@ -244,7 +244,8 @@ def _execution(report: dict[str, Any], t: Translate) -> str:
 
 
 def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
-    """--distributed: the job, the collective, each rank that did not pass, the missing ranks."""
+    """--distributed: the job, the collective, each rank that did not pass, the missing ranks,
+    and the launcher stopping the job (its SIGTERM: not this rank's failure)."""
     if block is None:
         return []
     collective = block["collective"]
@@ -265,6 +266,8 @@ def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, 
     if block["missing_ranks"]:
         rows.append(("  " + t("ui.label.distributed"), t(
             "ui.distributed.missing", ranks=", ".join(map(str, block["missing_ranks"])))))
+    if block.get("launcher_stopped"):  # absent from reports of earlier versions
+        rows.append(("  " + t("ui.label.distributed"), t("ui.distributed.launcher_stopped")))
     return rows
 
 

@@ -1,6 +1,7 @@
 """The outputs of ``summarize`` (``commands/summarize.py``): aligned text, markdown and JSON, each
 line by line, and what each keeps of a report while the files are read (``report/summary.py``):
-the text's cells, the markdown's line, the JSON's object, never the report.
+the text's cells, the markdown's line, the JSON's object, never the report. The jobs of
+``--distributed`` reports (report/jobs.py) come first: each job's verdict, then its ranks'.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from ..i18n import Translate
 from ..terminal import cell
+from .jobs import Job, RankVerdict
 from .load import Loaded
 from .markup import escape
 from .markup import table as markdown_table
@@ -24,6 +26,13 @@ SUMMARIZE_VERSION = 1
 
 def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
     """The text output, line by line (``summary`` kept ``_cells``)."""
+    for index, job in enumerate(summary.jobs()):
+        yield from ([t("summarize.jobs")] if index == 0 else [""])
+        yield from ("  " + line for line in _job_head(job, t))
+        header = tuple(t(column) for column in JOB_COLUMNS)
+        yield from table([header, *(_rank_cells(entry, t) for entry in job.ranks)],
+                         indent="    ")
+        yield ""
     if summary.rows:
         header = tuple(t(column) for column in COLUMNS)
         yield from table_lines([header, *summary.rows])
@@ -44,6 +53,12 @@ def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
 def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
     """The markdown output, line by line (``summary`` kept ``_markdown_row``)."""
     yield from (f"**{md(_total(summary, t))}**", "")
+    for index, job in enumerate(summary.jobs()):
+        yield from ([md(t("summarize.jobs")), ""] if index == 0 else [])
+        yield from (*(f"- {md(line)}" for line in _job_head(job, t)), "")
+        header = tuple(md(t(column)) for column in JOB_COLUMNS)
+        yield from markdown_table([header, *(_md_rank(entry, t) for entry in job.ranks)])
+        yield ""
     if summary.rows:
         header = tuple(md(t(column)) for column in COLUMNS)
         yield from (*markdown_table([header]), *summary.rows, "")
@@ -74,6 +89,9 @@ def json_lines(summary: Summary) -> Iterator[str]:
     yield from _json_list("reports", summary.rows, last=False)
     yield from _json_list("counts", [_json_row({"code": code, "count": count})
                                      for code, count in summary.counts()], last=False)
+    jobs = summary.jobs()
+    if jobs:  # without a --distributed job: the output as it always was
+        yield from _json_list("jobs", [_json_job(job) for job in jobs], last=False)
     if summary.attempts:  # reports alone: the output as it always was
         yield from _json_list("attempts", [_json_row(item) for item in summary.attempts],
                               last=False)
@@ -81,6 +99,64 @@ def json_lines(summary: Summary) -> Iterator[str]:
                                                     "detail": item.detail})
                                          for item in summary.unreadable], last=True)
     yield "}"
+
+
+# The headers of a job's ranks (their catalog keys), in the order of ``_rank_cells``.
+JOB_COLUMNS = ("summarize.header.rank", "summarize.header.code", "summarize.header.stage",
+               "summarize.header.node", "summarize.header.report")
+
+
+_JOB_STATUSES = {"passed": "summarize.job.passed", "failed": "summarize.job.failed",
+                 "incomplete": "summarize.job.incomplete"}
+
+
+def _job_head(job: Job, t: Translate) -> Iterator[str]:
+    """A job's verdict first: its status and worst code, then the ranks that never reported
+    and a disagreement on the world size."""
+    yield t("summarize.job", job=job.job, launcher=cell(job.launcher), world_size=job.world_size,
+            status=t(_JOB_STATUSES[job.status]), code=cell(job.code))
+    if job.never_reported:
+        yield t("summarize.job.never_reported", ranks=_ranks(job.never_reported))
+    if job.world_sizes:
+        yield t("summarize.job.world_sizes", sizes=", ".join(map(str, job.world_sizes)))
+
+
+def _rank_cells(entry: RankVerdict, t: Translate) -> tuple[str, ...]:
+    """One rank's line: its verdict and where it is known from."""
+    if entry.source is None:
+        return (str(entry.rank), "-", "-", "-", t("summarize.job.no_report"))
+    where = (t("summarize.job.in_rank_0") if entry.file is None
+             else t("summarize.job.stopped", file=entry.file) if entry.stopped else entry.file)
+    return (str(entry.rank), cell(entry.code), _dash(entry.stage), _dash(entry.node), where)
+
+
+_SLOT = "KERNODECKFILE"  # where the file's name goes in a sentence: letters, never escaped
+
+
+def _md_rank(entry: RankVerdict, t: Translate) -> tuple[str, ...]:
+    """One rank's line in markdown: its own report's name as code, the rest as text."""
+    cells = _rank_cells(entry, t)
+    where = md(cells[4]) if entry.file is None else (
+        md(t("summarize.job.stopped", file=_SLOT)).replace(_SLOT, _md_name(entry.file))
+        if entry.stopped else _md_name(entry.file))
+    return (cells[0], md_code(cells[1]), md(cells[2]), md(cells[3]), where)
+
+
+def _ranks(numbers: Sequence[int], shown: int = 20) -> str:
+    """Rank numbers, the first ``shown`` of them and how many in all."""
+    text = ", ".join(map(str, numbers[:shown]))
+    return text + (f", \u2026 ({len(numbers)})" if len(numbers) > shown else "")
+
+
+def _json_job(job: Job) -> str:
+    """A job's object of the JSON output (``jobs``)."""
+    return _json_row({
+        "job": job.job, "launcher": job.launcher, "world_size": job.world_size,
+        "world_sizes": list(job.world_sizes) if job.world_sizes else None,
+        "status": job.status, "code": job.code, "never_reported": job.never_reported,
+        "ranks": [{"rank": entry.rank, "code": entry.code, "stage": entry.stage,
+                   "node": entry.node, "file": entry.file, "from": entry.source,
+                   "launcher_stopped": entry.stopped} for entry in job.ranks]})
 
 
 def _json_list(key: str, items: Sequence[str], last: bool) -> Iterator[str]:

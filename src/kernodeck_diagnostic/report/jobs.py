@@ -1,0 +1,134 @@
+"""The jobs among the reports ``summarize`` reads: the reports of one ``--distributed`` job
+grouped by the job's identity (``distributed.job``, facts/launcher.job_digest), each rank's
+verdict, the ranks that never reported, and the job's verdict.
+
+Each rank's verdict is its own report's, when its file is among those read (``--output`` with
+``{rank}``: every rank writes one); else what rank 0's report says of it (the accounts rank 0
+gathered through the job's store: with ``--output`` without ``{rank}``, rank 0's report is the
+only file); else the rank never reported. The job's verdict is the worst code of its ranks
+(``SEVERITY``); its status is ``failed`` when a rank did not pass, ``incomplete`` when none
+failed but a rank never reported or the ranks disagree on the world size (no evidence, no pass),
+``passed`` when every rank passed. Reports of earlier versions, without a job's identity, are
+not grouped: they stay rows of the files' table.
+
+Of each report only a ``Member`` is kept while the files are read (a few numbers and names), and
+rank 0's accounts of the others: memory grows by a rank per report, never by a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from .codes import VERDICTS
+
+# How a rank's verdict is known: its own report, rank 0's account of it, or not at all.
+Source = Literal["own", "rank_0"]
+Status = Literal["passed", "failed", "incomplete"]
+
+
+class Member(NamedTuple):
+    """What is kept of one rank's report (picklable: ``summarize`` reads in forked parts)."""
+
+    job: str
+    launcher: str
+    rank: int
+    world_size: int
+    code: str
+    stage: str
+    node: int | None
+    name: str  # the file, as summarize shows it
+    stopped: bool  # the launcher sent it SIGTERM (``distributed.launcher_stopped``)
+    # Rank 0's report only: (rank, code, stage, node) of each rank it gathered.
+    seen: tuple[tuple[int, str, str, int | None], ...]
+
+
+def member_of(report: Mapping[str, Any], name: str) -> Member | None:
+    """A rank's report as a member of its job; None for a report without a job's identity (no
+    ``--distributed``, or a version before ``distributed.job``)."""
+    block = report.get("distributed")
+    if not isinstance(block, dict) or not isinstance(block.get("job"), str):
+        return None
+    rank, world = block.get("rank"), block.get("world_size")
+    if not isinstance(rank, int) or not isinstance(world, int) or world < 1:
+        return None
+    seen = tuple((entry["rank"], str(entry["code"]), str(entry["stage"]), _number(entry, "node"))
+                 for entry in block.get("ranks") or () if isinstance(entry, dict)
+                 and isinstance(entry.get("rank"), int)) if rank == 0 else ()
+    own = next((entry for entry in block.get("ranks") or ()
+                if isinstance(entry, dict) and entry.get("rank") == rank), {})
+    return Member(block["job"], str(block.get("launcher")), rank, world, str(report["code"]),
+                  str(report.get("stage")), _number(own, "node"), name,
+                  block.get("launcher_stopped") is True, seen)
+
+
+@dataclass(frozen=True)
+class RankVerdict:
+    """One rank of a job: its verdict and where it is known from; all None: never reported."""
+
+    rank: int
+    code: str | None
+    stage: str | None
+    node: int | None
+    file: str | None  # its own report, as shown
+    source: Source | None
+    stopped: bool = False
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: its verdict first, then each rank's."""
+
+    job: str
+    launcher: str
+    world_size: int
+    world_sizes: tuple[int, ...] | None  # the sizes its reports say, when they disagree
+    status: Status
+    code: str
+    ranks: tuple[RankVerdict, ...]
+
+    @property
+    def never_reported(self) -> list[int]:
+        return [entry.rank for entry in self.ranks if entry.source is None]
+
+
+def jobs(members: Iterable[Member], severity: Mapping[str, int]) -> list[Job]:
+    """The jobs of these members, in the order their first report was read; ``severity`` ranks
+    the codes, worst first (``summary.RANK``)."""
+    grouped: dict[str, list[Member]] = {}
+    for member in members:
+        grouped.setdefault(member.job, []).append(member)
+    return [_job(group, severity) for group in grouped.values()]
+
+
+def _job(group: Sequence[Member], severity: Mapping[str, int]) -> Job:
+    sizes = sorted({member.world_size for member in group})
+    world = sizes[-1]
+    own: dict[int, Member] = {}
+    for member in group:
+        own.setdefault(member.rank, member)  # a rank's first report, when named twice
+    rank_0 = {entry[0]: entry for entry in own[0].seen} if 0 in own else {}
+    ranks = tuple(_rank(number, own.get(number), rank_0.get(number)) for number in range(world))
+    codes = [entry.code for entry in ranks if entry.code is not None]
+    code = min(codes, key=lambda name: (severity.get(name, -1), name))
+    failed = any(name not in VERDICTS or not VERDICTS[name].passed for name in codes)
+    whole = len(codes) == world and len(sizes) == 1
+    status: Status = "failed" if failed else "passed" if whole else "incomplete"
+    return Job(group[0].job, group[0].launcher, world,
+               tuple(sizes) if len(sizes) > 1 else None, status, code, ranks)
+
+
+def _rank(number: int, member: Member | None,
+          seen: tuple[int, str, str, int | None] | None) -> RankVerdict:
+    if member is not None:
+        return RankVerdict(number, member.code, member.stage, member.node, member.name, "own",
+                           member.stopped)
+    if seen is not None:
+        return RankVerdict(number, seen[1], seen[2], seen[3], None, "rank_0")
+    return RankVerdict(number, None, None, None, None, None)
+
+
+def _number(entry: Mapping[str, Any], key: str) -> int | None:
+    value = entry.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
