@@ -1147,9 +1147,10 @@ MESSAGES = {
     "compare.last_started_pass":
         "last started stage in {which}: {stage} (pass {index})",
     "summarize.help.description":
-        "Summarize many reports of the check, e.g. collected from many machines: one line per "
-        "report, then the count of each code, worst first, then the files that are not readable "
-        "reports and why.",
+        "Summarize many reports of the check, e.g. collected from many machines: the jobs of "
+        "--distributed reports first (the job's verdict, each rank's, the ranks that never "
+        "reported), one line per report, then the count of each code, worst first, then the "
+        "files that are not readable reports and why.",
     "summarize.help.paths": "a report file, or a folder searched recursively for *.json",
     "summarize.help.epilog": "Order of the codes, worst first: {order}.",
     "summarize.header.report": "report",

@@ -1227,8 +1227,10 @@ MESSAGES = {
         "dernière étape commencée dans {which} : {stage} (passe {index})",
     "summarize.help.description":
         "Résume de nombreux rapports de la vérification, par exemple collectés sur plusieurs "
-        "machines : une ligne par rapport, puis le nombre de chaque code, du pire au meilleur, "
-        "puis les fichiers qui ne sont pas des rapports lisibles, avec la raison.",
+        "machines : d'abord les jobs des rapports de --distributed (le verdict du job, celui de "
+        "chaque rang, les rangs jamais signalés), une ligne par rapport, puis le nombre de chaque "
+        "code, du pire au meilleur, puis les fichiers qui ne sont pas des rapports lisibles, avec "
+        "la raison.",
     "summarize.help.paths":
         "un fichier de rapport, ou un dossier parcouru récursivement à la recherche de *.json",
     "summarize.help.epilog": "Ordre des codes, du pire au meilleur : {order}.",

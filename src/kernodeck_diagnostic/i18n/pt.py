@@ -1202,9 +1202,10 @@ MESSAGES = {
     "compare.last_started_pass":
         "última etapa iniciada em {which}: {stage} (passada {index})",
     "summarize.help.description":
-        "Resume muitos relatórios da verificação, por exemplo coletados em várias máquinas: uma "
-        "linha por relatório, depois a contagem de cada código, do pior ao melhor, e por fim os "
-        "arquivos que não são relatórios legíveis, com o motivo.",
+        "Resume muitos relatórios da verificação, por exemplo coletados em várias máquinas: "
+        "primeiro os jobs dos relatórios de --distributed (o veredito do job, o de cada rank, os "
+        "ranks que nunca reportaram), uma linha por relatório, depois a contagem de cada código, "
+        "do pior ao melhor, e por fim os arquivos que não são relatórios legíveis, com o motivo.",
     "summarize.help.paths": "um arquivo de relatório, ou uma pasta percorrida em busca de *.json",
     "summarize.help.epilog": "Ordem dos códigos, do pior ao melhor: {order}.",
     "summarize.header.report": "relatório",
