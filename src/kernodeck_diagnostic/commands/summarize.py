@@ -29,7 +29,9 @@ attempt counts as a failed report, a ramp's attempts are shown, not counted.
 
 The reports of a ``--distributed`` job come first, grouped by the job's identity: the job's
 verdict (passed, failed, or incomplete when a rank never reported), then each rank's, from its
-own report or from rank 0's (``report/jobs.py``).
+own report or from rank 0's (``report/jobs.py``); then each ``--all-devices`` report's devices
+and copies, peer access nothing could say as unknown and the copies never tried named
+(``report/devices.py``).
 
 Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed, every job was whole
 and no file was unreadable; 22 when a report failed, a job is incomplete (a rank never reported:

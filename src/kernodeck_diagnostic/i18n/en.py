@@ -859,6 +859,9 @@ MESSAGES = {
     "ui.label.peers": "peers",
     "ui.peers.verified": "{verified} of {total} copies verified",
     "ui.peers.access": "peer access {access} of {total}",
+    "ui.peers.access_unknown": "peer access unknown",
+    "ui.peers.access_partly": "peer access {access} of {total}, {unknown} unknown",
+    "ui.peers.not_tried": "{count} copies not tried (the worker was stopped first): {copies}",
     "ui.peers.failed": "{source} -> {target}: {code}",
     "ui.execution.not_reached": "not reached",
     "ui.execution.on": "on {device}",
@@ -1176,6 +1179,11 @@ MESSAGES = {
     "summarize.job.in_rank_0": "in rank 0's report",
     "summarize.job.no_report": "never reported",
     "summarize.job.stopped": "{file} (stopped by the launcher)",
+    "summarize.every_device":
+        "devices of --all-devices: each report's verdict, then each device's and the copies'",
+    "summarize.every_device.copies": "copies",
+    "summarize.header.device": "device",
+    "summarize.header.step": "step",
     "summarize.total":
         "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
         "{unreadable} unreadable",

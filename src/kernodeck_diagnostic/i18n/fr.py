@@ -910,6 +910,10 @@ MESSAGES = {
     "ui.label.peers": "pairs",
     "ui.peers.verified": "{verified} copies vérifiées sur {total}",
     "ui.peers.access": "accès direct {access} sur {total}",
+    "ui.peers.access_unknown": "accès direct inconnu",
+    "ui.peers.access_partly": "accès direct {access} sur {total}, {unknown} inconnu(s)",
+    "ui.peers.not_tried":
+        "{count} copie(s) non tentée(s) (le worker a été arrêté avant) : {copies}",
     "ui.peers.failed": "{source} -> {target} : {code}",
     "ui.execution.not_reached": "non atteinte",
     "ui.execution.on": "sur {device}",
@@ -1258,6 +1262,12 @@ MESSAGES = {
     "summarize.job.in_rank_0": "dans le rapport du rang 0",
     "summarize.job.no_report": "jamais signalé",
     "summarize.job.stopped": "{file} (arrêté par le lanceur)",
+    "summarize.every_device":
+        "périphériques de --all-devices : le verdict de chaque rapport, puis celui de chaque "
+        "périphérique et des copies",
+    "summarize.every_device.copies": "copies",
+    "summarize.header.device": "périphérique",
+    "summarize.header.step": "étape",
     "summarize.total":
         "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
         "{unreadable} illisible(s)",

@@ -896,6 +896,9 @@ MESSAGES = {
     "ui.label.peers": "pares",
     "ui.peers.verified": "{verified} de {total} cópias verificadas",
     "ui.peers.access": "acesso direto {access} de {total}",
+    "ui.peers.access_unknown": "acesso direto desconhecido",
+    "ui.peers.access_partly": "acesso direto {access} de {total}, {unknown} desconhecido(s)",
+    "ui.peers.not_tried": "{count} cópia(s) não tentada(s) (o worker foi parado antes): {copies}",
     "ui.peers.failed": "{source} -> {target}: {code}",
     "ui.execution.not_reached": "não alcançada",
     "ui.execution.on": "em {device}",
@@ -1231,6 +1234,12 @@ MESSAGES = {
     "summarize.job.in_rank_0": "no relatório do rank 0",
     "summarize.job.no_report": "nunca reportou",
     "summarize.job.stopped": "{file} (parado pelo lançador)",
+    "summarize.every_device":
+        "dispositivos de --all-devices: o veredito de cada relatório, depois o de cada "
+        "dispositivo e o das cópias",
+    "summarize.every_device.copies": "cópias",
+    "summarize.header.device": "dispositivo",
+    "summarize.header.step": "passo",
     "summarize.total":
         "{files} arquivo(s): {reports} relatório(s), {passed} aprovado(s), {failed} com falha, "
         "{unreadable} ilegível(is)",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..supervision.events import WorkerState
 from ..worker.protocol import A_VALUES, EXPECTED
@@ -95,6 +95,90 @@ def every_device(state: WorkerState, ending: dict[str, Any] | None,
                             if check["code"] is not None), None)
         every.error = failed_copies[0]["error"] if failed_copies else ending
     return every
+
+
+def copies_named(backend: object, copies: list[tuple[int, int]], shown: int = 12) -> str:
+    """Copies as a person reads them: ``cuda:0 -> cuda:1, cuda:1 -> cuda:0``, the first
+    ``shown`` of them and how many in all."""
+    text = ", ".join(f"{device_name(backend, source)} -> {device_name(backend, target)}"
+                     for source, target in copies[:shown])
+    return text + (f", \u2026 ({len(copies)})" if len(copies) > shown else "")
+
+
+def computed(pytorch: dict[str, Any]) -> list[int]:
+    """The devices of a report's ``pytorch`` block whose fixed computation gave values, right
+    or wrong: those the worker copies between (worker/all_devices.py)."""
+    return [entry["index"] for entry in pytorch.get("devices") or ()
+            if isinstance(entry.get("check"), dict) and entry["check"].get("code") is not None
+            and (entry["check"].get("error") is None
+                 or entry["check"]["error"].get("message_key") == "error.check_failed")]
+
+
+def untried_copies(pytorch: dict[str, Any]) -> list[tuple[int, int]]:
+    """The copies between devices that computed which were never tried: the worker was
+    stopped first (a hang, a crash), on a device or on another copy. Empty when it finished."""
+    peers = pytorch.get("peers")
+    if peers is None:  # one device, or not --all-devices
+        return []
+    tried = {(peer.get("source"), peer.get("target")) for peer in peers}
+    devices = computed(pytorch)
+    return [(source, target) for source in devices for target in devices
+            if source != target and (source, target) not in tried]
+
+
+class Copies(NamedTuple):
+    """The copies between devices of one --all-devices report, as people read them (the
+    report's text and markdown, and ``summarize``); picklable, a few numbers and pairs."""
+
+    backend: str
+    tried: int
+    verified: int
+    access: int  # reached their target directly
+    unknown: int  # could not say whether: the backend has no such question, or never ended
+    failed: tuple[tuple[int, int, str], ...]  # (source, target, code)
+    untried: tuple[tuple[int, int], ...]
+
+
+def copies_of(pytorch: dict[str, Any]) -> Copies | None:
+    """The copies of a report's ``pytorch`` block; None when there are none to speak of (one
+    device, or not --all-devices, or no copy expected)."""
+    peers = pytorch.get("peers")
+    if peers is None:
+        return None
+    untried = untried_copies(pytorch)
+    if not peers and not untried:
+        return None
+    return Copies(str(pytorch.get("backend")), len(peers),
+                  sum(peer.get("copy_verified") is True for peer in peers),
+                  sum(peer.get("access") is True for peer in peers),
+                  sum(peer.get("access") is None for peer in peers),
+                  tuple((peer["source"], peer["target"], str(peer["code"])) for peer in peers
+                        if peer.get("code") != "GPU_CHECK_PASSED"),
+                  tuple(untried))
+
+
+class EveryDeviceRow(NamedTuple):
+    """What ``summarize`` keeps of an --all-devices report: each device's verdict (code None:
+    not checked) and where it failed, and its copies (picklable, never the report)."""
+
+    file: str
+    code: str
+    backend: str
+    devices: tuple[tuple[int, str | None, str | None], ...]  # (index, code, failed step)
+    copies: Copies | None
+
+
+def every_device_row(report: dict[str, Any], file: str) -> EveryDeviceRow | None:
+    """An --all-devices report as ``summarize`` shows it; None for any other report."""
+    pytorch = report.get("pytorch")
+    if not (report.get("request") or {}).get("all_devices") or not isinstance(pytorch, dict):
+        return None
+    devices = tuple((entry["index"], entry["check"].get("code"),
+                     (entry["check"].get("error") or {}).get("step"))
+                    for entry in pytorch.get("devices") or ()
+                    if isinstance(entry.get("check"), dict))
+    return EveryDeviceRow(file, str(report["code"]), str(pytorch.get("backend")), devices,
+                          copies_of(pytorch))
 
 
 def _device(values: dict[str, Any] | None, ending: dict[str, Any] | None) -> dict[str, Any]:

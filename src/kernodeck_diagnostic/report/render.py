@@ -14,7 +14,7 @@ from typing import IO, Any
 from ..i18n import ENGLISH, Translate, compose
 from ..terminal import one_line
 from .codes import CODES
-from .devices import device_name
+from .devices import Copies, copies_named, copies_of, device_name
 from .findings import derive
 from .libraries import library_rows
 from .markup import code, escape
@@ -207,22 +207,30 @@ def _device_check(check: dict[str, Any] | None, t: Translate) -> str | None:
 
 
 def _peers(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
-    """The copies between devices (--all-devices): how many were verified and reached their
-    target directly, then each one that failed."""
-    peers = pytorch.get("peers")
-    if not peers:
-        return []
-    backend = pytorch["backend"]
-    total = len(peers)
-    rows = [(f"  {t('ui.label.peers')}", _join(
-        t("ui.peers.verified", verified=sum(peer["copy_verified"] for peer in peers),
-          total=total),
-        t("ui.peers.access", access=sum(peer["access"] is True for peer in peers),
-          total=total)))]
-    rows += [("", t("ui.peers.failed", source=device_name(backend, peer["source"]),
-                    target=device_name(backend, peer["target"]), code=peer["code"]))
-             for peer in peers if peer["code"] != "GPU_CHECK_PASSED"]
-    return rows
+    """The copies between devices (--all-devices), ``copies_lines``."""
+    copies = copies_of(pytorch)
+    lines = copies_lines(copies, t) if copies is not None else []
+    return [(f"  {t('ui.label.peers')}" if index == 0 else "", line)
+            for index, line in enumerate(lines)]
+
+
+def copies_lines(copies: Copies, t: Translate) -> list[str]:
+    """How many copies were verified and reached their target directly (or that nothing could
+    say: never counted as "no"), then each one that failed, then the ones never tried because
+    the worker was stopped first."""
+    lines = [] if not copies.tried else [_join(
+        t("ui.peers.verified", verified=copies.verified, total=copies.tried),
+        t("ui.peers.access_unknown") if copies.unknown == copies.tried
+        else t("ui.peers.access_partly", access=copies.access, total=copies.tried,
+               unknown=copies.unknown) if copies.unknown
+        else t("ui.peers.access", access=copies.access, total=copies.tried))]
+    lines += [t("ui.peers.failed", source=device_name(copies.backend, source),
+                target=device_name(copies.backend, target), code=code)
+              for source, target, code in copies.failed]
+    if copies.untried:
+        lines.append(t("ui.peers.not_tried", count=len(copies.untried),
+                       copies=copies_named(copies.backend, list(copies.untried))))
+    return lines
 
 
 def _execution(report: dict[str, Any], t: Translate) -> str:
