@@ -191,6 +191,35 @@ def test_summarize_shows_each_device_and_the_copies_of_every_device_reports(
            "cuda:2 -&gt; cuda:0" in shown
 
 
+def test_odd_devices_and_copies_of_a_report_from_elsewhere_are_left_out() -> None:
+    from kernodeck_diagnostic.report.devices import every_device_row
+
+    passed = {"code": "GPU_CHECK_PASSED", "error": None}
+    report = {"code": "TIMEOUT", "request": {"all_devices": True}, "pytorch": {
+        "backend": "\x1b[31m", "devices": [
+            {"index": 0, "check": passed}, {"index": 1, "check": passed},
+            {"index": "2", "check": passed}, {"index": 3, "check": {"code": "\x1b[0mX",
+                                                                    "error": {"step": 7}}},
+            "not a device"],
+        "peers": [{"source": 0, "target": 1, "code": "\x1b[1m", "access": None},
+                  {"source": True, "target": 0}, 5]}}
+    row = every_device_row(report, "odd.json")
+    assert row is not None
+    assert row.devices == ((0, "GPU_CHECK_PASSED", None), (1, "GPU_CHECK_PASSED", None),
+                           (3, None, None))
+    assert row.copies is not None
+    assert (row.backend, row.copies.tried, row.copies.unknown) == ("cuda", 1, 1)
+    assert row.copies.failed == ((0, 1, "-"),)
+    assert row.copies.untried == ((1, 0),)
+    # A report with a hundred thousand devices is not a node: no pair is listed as untried.
+    many = {"index": 0, "check": passed}
+    report["pytorch"]["devices"] = [{**many, "index": index} for index in range(100_000)]
+    row = every_device_row(report, "many.json")
+    assert row is not None
+    assert row.copies is not None
+    assert row.copies.untried == ()
+
+
 def test_markdown_has_one_row_per_device(pyz: Path, tmp_path: Path) -> None:
     result = check(pyz, tmp_path, "node_with_ecc_error_gpu", "--format", "markdown")
     rows = [line for line in result.stdout.splitlines() if line.startswith("| cuda:")]

@@ -251,3 +251,25 @@ def test_ranks_that_disagree_on_the_world_size_leave_the_job_incomplete_or_faile
     members.append(member_of(_rank_report(2, 3, "TORCH_MISSING"), "r-2.json"))
     (job,) = jobs([member for member in members if member is not None], RANK)
     assert (job.status, job.code) == ("failed", "TORCH_MISSING")
+
+
+@pytest.mark.parametrize("change", [
+    {"job": "\x1b[31mred"}, {"job": 12}, {"world_size": 10**9}, {"rank": 2},
+    {"rank": True}, {"world_size": "3"}])
+def test_a_report_from_elsewhere_with_an_odd_job_is_not_grouped(change: dict[str, Any]) -> None:
+    report = _rank_report(0, 2)
+    report["distributed"].update(change)
+    assert member_of(report, "odd.json") is None
+
+
+def test_odd_accounts_of_the_others_are_left_out() -> None:
+    report = _rank_report(0, 3)
+    report["distributed"]["ranks"] = [
+        {"rank": 1, "code": "\x1b[31mPWNED", "stage": "x"}, {"rank": "2", "code": "TIMEOUT"},
+        {"rank": 2, "code": "TIMEOUT", "stage": "\x1b[0m", "node": True}, "not an entry"]
+    member = member_of(report, "r-0.json")
+    assert member is not None
+    assert member.seen == ((2, "TIMEOUT", "-", None),)
+    (job,) = jobs([member], RANK)
+    assert [(entry.rank, entry.code, entry.source) for entry in job.ranks] == [
+        (0, "CPU_CHECK_PASSED", "own"), (1, None, None), (2, "TIMEOUT", "rank_0")]

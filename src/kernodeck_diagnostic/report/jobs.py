@@ -17,11 +17,15 @@ rank 0's accounts of the others: memory grows by a rank per report, never by a r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from ..facts.launcher import JOB_DIGEST_LENGTH, MAX_WORLD_SIZE
 from .codes import VERDICTS
+
+_DIGEST = re.compile(f"[0-9a-f]{{{JOB_DIGEST_LENGTH}}}")
 
 # How a rank's verdict is known: its own report, rank 0's account of it, or not at all.
 Source = Literal["own", "rank_0"]
@@ -46,20 +50,24 @@ class Member(NamedTuple):
 
 def member_of(report: Mapping[str, Any], name: str) -> Member | None:
     """A rank's report as a member of its job; None for a report without a job's identity (no
-    ``--distributed``, or a version before ``distributed.job``)."""
+    ``--distributed``, or a version before ``distributed.job``). Reports come from elsewhere:
+    what is kept is checked as it is read (a digest, ranks within the launcher's bounds, codes a
+    report can carry), an odd entry left out."""
     block = report.get("distributed")
-    if not isinstance(block, dict) or not isinstance(block.get("job"), str):
+    if not isinstance(block, dict) or not isinstance(block.get("job"), str) \
+            or not _DIGEST.fullmatch(block["job"]):
         return None
-    rank, world = block.get("rank"), block.get("world_size")
-    if not isinstance(rank, int) or not isinstance(world, int) or world < 1:
+    rank, world = _number(block, "rank"), _number(block, "world_size")
+    if rank is None or world is None or not rank < world <= MAX_WORLD_SIZE:
         return None
-    seen = tuple((entry["rank"], str(entry["code"]), str(entry["stage"]), _number(entry, "node"))
-                 for entry in block.get("ranks") or () if isinstance(entry, dict)
-                 and isinstance(entry.get("rank"), int)) if rank == 0 else ()
-    own = next((entry for entry in block.get("ranks") or ()
-                if isinstance(entry, dict) and entry.get("rank") == rank), {})
-    return Member(block["job"], str(block.get("launcher")), rank, world, str(report["code"]),
-                  str(report.get("stage")), _number(own, "node"), name,
+    entries = [entry for entry in block.get("ranks") or () if isinstance(entry, dict)
+               and _number(entry, "rank") is not None and entry.get("code") in VERDICTS]
+    seen = tuple((entry["rank"], entry["code"], _text(entry.get("stage")),
+                  _number(entry, "node")) for entry in entries) if rank == 0 else ()
+    own = next((entry for entry in entries if entry["rank"] == rank), {})
+    launcher = str(block["launcher"]) if block.get("launcher") in ("torchrun", "slurm") else "-"
+    return Member(block["job"], launcher, rank, world, str(report["code"]),
+                  _text(report.get("stage")), _number(own, "node"), name,
                   block.get("launcher_stopped") is True, seen)
 
 
@@ -131,4 +139,9 @@ def _rank(number: int, member: Member | None,
 
 def _number(entry: Mapping[str, Any], key: str) -> int | None:
     value = entry.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if type(value) is int and value >= 0 else None
+
+
+def _text(value: Any) -> str:
+    """A stage as a report names it, else ``-`` (the summary shows it through ``cell``)."""
+    return value if isinstance(value, str) and value.isidentifier() else "-"
