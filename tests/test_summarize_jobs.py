@@ -149,6 +149,39 @@ def test_a_killed_rank_is_named_as_never_reported_and_the_job_first(
 
 
 @pytest.mark.slow
+def test_two_runs_of_one_command_stay_two_runs(pyz: Path, cpu_torch_python: Path,
+                                               tmp_path: Path) -> None:
+    """Ranks started by hand at one port, twice (nothing tells the runs apart: one identity):
+    the second run's killed rank 1 is not covered by the first run's pass."""
+    port = free_port()
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    for process in [rank(cpu_torch_python, first, number=number, world=2, port=port)
+                    for number in (0, 1)]:
+        process.communicate(timeout=90)
+    time.sleep(1.0)  # the reports' times are in seconds
+    started = [rank(cpu_torch_python, second, number=number, world=2, port=port)
+               for number in (0, 1)]
+    time.sleep(1.0)
+    os.killpg(started[1].pid, signal.SIGKILL)
+    for process in started:
+        process.communicate(timeout=90)
+    assert read(first / "report-0.json")["distributed"]["job"] == read(
+        second / "report-0.json")["distributed"]["job"]
+
+    # The second run's folder named first: the runs are still in the order they ran.
+    status, found = summarized_jobs(pyz, second, first)
+    assert status == 22
+    assert [(job["run"], job["runs"], job["status"], job["never_reported"]) for job in found] \
+        == [(1, 2, "passed", []), (2, 2, "failed", [1])]
+    assert [entry["file"] for entry in found[0]["ranks"]] == [
+        "first/report-0.json", "first/report-1.json"]
+    assert ", run 2 of 2 (torchrun, 2 rank(s)): failed, COLLECTIVE_FAILED" in summarize(
+        pyz, second, first).stdout
+
+
+@pytest.mark.slow
 def test_the_launcher_stopping_rank_0_is_said_in_its_report_and_in_the_summary(
         pyz: Path, cpu_torch_python: Path, tmp_path: Path) -> None:
     """As torchrun does once another rank failed: SIGTERM to rank 0 (rank 1 never started)."""

@@ -1169,6 +1169,7 @@ MESSAGES = {
     "summarize.unreadable": "unreadable ({count})",
     "summarize.jobs": "jobs: the job's verdict, then each rank's",
     "summarize.job": "job {job} ({launcher}, {world_size} rank(s)): {status}, {code}",
+    "summarize.job.run": "{job}, run {run} of {runs}",
     "summarize.job.passed": "passed",
     "summarize.job.failed": "failed",
     "summarize.job.incomplete": "incomplete",

@@ -1251,6 +1251,7 @@ MESSAGES = {
     "summarize.unreadable": "illisibles ({count})",
     "summarize.jobs": "jobs : le verdict du job, puis celui de chaque rang",
     "summarize.job": "job {job} ({launcher}, {world_size} rang(s)) : {status}, {code}",
+    "summarize.job.run": "{job}, exécution {run} sur {runs}",
     "summarize.job.passed": "réussi",
     "summarize.job.failed": "échoué",
     "summarize.job.incomplete": "incomplet",

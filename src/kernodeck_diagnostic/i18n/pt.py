@@ -1224,6 +1224,7 @@ MESSAGES = {
     "summarize.unreadable": "ilegíveis ({count})",
     "summarize.jobs": "jobs: o veredito do job, depois o de cada rank",
     "summarize.job": "job {job} ({launcher}, {world_size} rank(s)): {status}, {code}",
+    "summarize.job.run": "{job}, execução {run} de {runs}",
     "summarize.job.passed": "passou",
     "summarize.job.failed": "falhou",
     "summarize.job.incomplete": "incompleto",

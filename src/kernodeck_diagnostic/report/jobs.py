@@ -5,11 +5,12 @@ verdict, the ranks that never reported, and the job's verdict.
 Each rank's verdict is its own report's, when its file is among those read (``--output`` with
 ``{rank}``: every rank writes one); else what rank 0's report says of it (the accounts rank 0
 gathered through the job's store: with ``--output`` without ``{rank}``, rank 0's report is the
-only file); else the rank never reported. The job's verdict is the worst code of its ranks
-(``SEVERITY``); its status is ``failed`` when a rank did not pass, ``incomplete`` when none
-failed but a rank never reported or the ranks disagree on the world size (no evidence, no pass),
-``passed`` when every rank passed. Reports of earlier versions, without a job's identity, are
-not grouped: they stay rows of the files' table.
+only file); else the rank never reported. Two runs that share an identity (nothing told them
+apart) are told apart by time: a rank reported twice starts another run. The job's verdict is
+the worst code of its ranks (``SEVERITY``); its status is ``failed`` when a rank did not pass,
+``incomplete`` when none failed but a rank never reported or the ranks disagree on the world
+size (no evidence, no pass), ``passed`` when every rank passed. Reports of earlier versions,
+without a job's identity, are not grouped: they stay rows of the files' table.
 
 Of each report only a ``Member`` is kept while the files are read (a few numbers and names), and
 rank 0's accounts of the others: memory grows by a rank per report, never by a report.
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from ..facts.launcher import JOB_DIGEST_LENGTH, MAX_WORLD_SIZE
 from .codes import VERDICTS
 
 _DIGEST = re.compile(f"[0-9a-f]{{{JOB_DIGEST_LENGTH}}}")
+_CREATED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 # How a rank's verdict is known: its own report, rank 0's account of it, or not at all.
 Source = Literal["own", "rank_0"]
@@ -46,6 +48,7 @@ class Member(NamedTuple):
     stopped: bool  # the launcher sent it SIGTERM (``distributed.launcher_stopped``)
     # Rank 0's report only: (rank, code, stage, node) of each rank it gathered.
     seen: tuple[tuple[int, str, str, int | None], ...]
+    created_at: str  # when the report was written (ISO 8601, UTC), "" when it does not say
 
 
 def member_of(report: Mapping[str, Any], name: str) -> Member | None:
@@ -66,9 +69,11 @@ def member_of(report: Mapping[str, Any], name: str) -> Member | None:
                   _number(entry, "node")) for entry in entries) if rank == 0 else ()
     own = next((entry for entry in entries if entry["rank"] == rank), {})
     launcher = str(block["launcher"]) if block.get("launcher") in ("torchrun", "slurm") else "-"
+    created = report.get("created_at")
     return Member(block["job"], launcher, rank, world, str(report["code"]),
                   _text(report.get("stage")), _number(own, "node"), name,
-                  block.get("launcher_stopped") is True, seen)
+                  block.get("launcher_stopped") is True, seen,
+                  created if isinstance(created, str) and _CREATED.fullmatch(created) else "")
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,8 @@ class Job:
     status: Status
     code: str
     ranks: tuple[RankVerdict, ...]
+    run: int = 1  # which run of the job's identity, in time, of ``runs``
+    runs: int = 1
 
     @property
     def never_reported(self) -> list[int]:
@@ -102,20 +109,36 @@ class Job:
 
 
 def jobs(members: Iterable[Member], severity: Mapping[str, int]) -> list[Job]:
-    """The jobs of these members, in the order their first report was read; ``severity`` ranks
-    the codes, worst first (``summary.RANK``)."""
+    """The jobs of these members, in the order their first report was read, each identity's
+    runs in time (``_runs``); ``severity`` ranks the codes, worst first (``summary.RANK``)."""
     grouped: dict[str, list[Member]] = {}
     for member in members:
         grouped.setdefault(member.job, []).append(member)
-    return [_job(group, severity) for group in grouped.values()]
+    found = []
+    for group in grouped.values():
+        runs = _runs(group)
+        found += [replace(_job(run, severity), run=number, runs=len(runs))
+                  for number, run in enumerate(runs, start=1)]
+    return found
+
+
+def _runs(group: Sequence[Member]) -> list[list[Member]]:
+    """The runs among the reports of one identity, in the order they were written. Two runs of
+    one command share it when nothing tells them apart (torchrun with neither ``--standalone``
+    nor ``--rdzv-id``, the same store's port): a rank reported twice starts another run, so
+    that one run's pass never stands for another's rank."""
+    runs: list[list[Member]] = [[]]
+    for member in sorted(group, key=lambda member: member.created_at):  # stable: files' order
+        if any(other.rank == member.rank for other in runs[-1]):
+            runs.append([])
+        runs[-1].append(member)
+    return runs
 
 
 def _job(group: Sequence[Member], severity: Mapping[str, int]) -> Job:
     sizes = sorted({member.world_size for member in group})
     world = sizes[-1]
-    own: dict[int, Member] = {}
-    for member in group:
-        own.setdefault(member.rank, member)  # a rank's first report, when named twice
+    own = {member.rank: member for member in group}  # one report per rank (``_runs``)
     rank_0 = {entry[0]: entry for entry in own[0].seen} if 0 in own else {}
     ranks = tuple(_rank(number, own.get(number), rank_0.get(number)) for number in range(world))
     codes = [entry.code for entry in ranks if entry.code is not None]

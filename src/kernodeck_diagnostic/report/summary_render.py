@@ -141,7 +141,9 @@ _JOB_STATUSES = {"passed": "summarize.job.passed", "failed": "summarize.job.fail
 def _job_head(job: Job, t: Translate) -> Iterator[str]:
     """A job's verdict first: its status and worst code, then the ranks that never reported
     and a disagreement on the world size."""
-    yield t("summarize.job", job=job.job, launcher=cell(job.launcher), world_size=job.world_size,
+    named = job.job if job.runs == 1 else t("summarize.job.run", job=job.job, run=job.run,
+                                             runs=job.runs)
+    yield t("summarize.job", job=named, launcher=cell(job.launcher), world_size=job.world_size,
             status=t(_JOB_STATUSES[job.status]), code=cell(job.code))
     if job.never_reported:
         yield t("summarize.job.never_reported", ranks=_ranks(job.never_reported))
@@ -179,7 +181,8 @@ def _ranks(numbers: Sequence[int], shown: int = 20) -> str:
 def _json_job(job: Job) -> str:
     """A job's object of the JSON output (``jobs``)."""
     return _json_row({
-        "job": job.job, "launcher": job.launcher, "world_size": job.world_size,
+        "job": job.job, "run": job.run, "runs": job.runs, "launcher": job.launcher,
+        "world_size": job.world_size,
         "world_sizes": list(job.world_sizes) if job.world_sizes else None,
         "status": job.status, "code": job.code, "never_reported": job.never_reported,
         "ranks": [{"rank": entry.rank, "code": entry.code, "stage": entry.stage,
