@@ -220,17 +220,25 @@ def copies_lines(copies: Copies, t: Translate) -> list[str]:
     the worker was stopped first."""
     lines = [] if not copies.tried else [_join(
         t("ui.peers.verified", verified=copies.verified, total=copies.tried),
-        t("ui.peers.access_unknown") if copies.unknown == copies.tried
-        else t("ui.peers.access_partly", access=copies.access, total=copies.tried,
-               unknown=copies.unknown) if copies.unknown
-        else t("ui.peers.access", access=copies.access, total=copies.tried))]
+        _peer_access(copies, t))]
     lines += [t("ui.peers.failed", source=device_name(copies.backend, source),
-                target=device_name(copies.backend, target), code=code)
-              for source, target, code in copies.failed]
+                target=device_name(copies.backend, target), code=verdict)
+              for source, target, verdict in copies.failed]
     if copies.untried:
         lines.append(t("ui.peers.not_tried", count=len(copies.untried),
                        copies=copies_named(copies.backend, list(copies.untried))))
     return lines
+
+
+def _peer_access(copies: Copies, t: Translate) -> str:
+    """How many copies reached their target directly, of those tried; the ones that could not
+    say (no such question on the backend, a copy that never ended) as unknown."""
+    if copies.unknown == copies.tried:
+        return t("ui.peers.access_unknown")
+    if copies.unknown:
+        return t("ui.peers.access_partly", access=copies.access, total=copies.tried,
+                 unknown=copies.unknown)
+    return t("ui.peers.access", access=copies.access, total=copies.tried)
 
 
 def _execution(report: dict[str, Any], t: Translate) -> str:
