@@ -10,7 +10,7 @@ from findings_helpers import report
 
 # Two ranks on one node, each on its own GPU, nothing odd: no finding.
 HEALTHY: dict[str, Any] = {
-    "launcher": "torchrun", "rank": 0, "world_size": 2, "backend": "nccl",
+    "launcher": "torchrun", "job": "0123456789ab", "rank": 0, "world_size": 2, "backend": "nccl",
     "collective": {"status": "passed", "expected": 3, "observed": 3, "duration_ms": 40.0},
     "ranks": [{"rank": 0, "local_rank": 0, "node": 0, "code": "GPU_CHECK_PASSED",
                "stage": "collective", "device": "cuda:0"},

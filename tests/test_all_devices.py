@@ -120,6 +120,106 @@ def test_a_corrupt_peer_copy_fails_the_check(pyz: Path, tmp_path: Path) -> None:
     assert "cuda:0 -> cuda:3: CHECK_FAILED" in result.stdout
 
 
+def test_a_hung_copy_names_the_copies_never_tried_and_its_access_as_unknown(
+        pyz: Path, tmp_path: Path) -> None:
+    pids_file = tmp_path / "pids"
+    result = check(pyz, tmp_path, "node_with_hung_peer_copy", "--timeout", "5",
+                   KD_FAKE_TORCH_PIDS=str(pids_file))
+    assert result.elapsed_s < 5 + 2, result.elapsed_s
+    report = result.report
+    assert (result.returncode, report["code"], report["error"]["step"]) == (10, "TIMEOUT", "copy")
+    assert codes(report) == ["GPU_CHECK_PASSED"] * 4
+    peers = report["pytorch"]["peers"]
+    assert [(peer["source"], peer["target"], peer["code"]) for peer in peers] == [
+        (0, 1, "GPU_CHECK_PASSED"), (0, 2, "GPU_CHECK_PASSED"), (0, 3, "GPU_CHECK_PASSED"),
+        (1, 0, "GPU_CHECK_PASSED"), (1, 2, "TIMEOUT")]
+    assert peers[-1]["access"] is None  # the hung copy never said
+    text = result.stdout
+    # Of the five copies tried, 0-1 and 1-0 reached their target directly; the hung one is not
+    # counted as "no"; the seven after it are named.
+    assert "4 of 5 copies verified | peer access 2 of 5, 1 unknown" in text
+    assert "cuda:1 -> cuda:2: TIMEOUT" in text
+    assert ("7 copies not tried (the worker was stopped first): cuda:1 -> cuda:3, "
+            "cuda:2 -> cuda:0, cuda:2 -> cuda:1, cuda:2 -> cuda:3, cuda:3 -> cuda:0, "
+            "cuda:3 -> cuda:1, cuda:3 -> cuda:2") in text
+    pids = [int(pid) for pid in pids_file.read_text().split()]
+    assert pids_gone(pids) == []
+
+
+def test_a_hang_before_any_copy_names_the_copies_never_tried(pyz: Path,
+                                                             tmp_path: Path) -> None:
+    result = check(pyz, tmp_path, "node_with_faulty_and_hung_gpu", "--timeout", "5")
+    # cuda:0 and cuda:1 computed (cuda:1 wrongly) before cuda:2 hung: their copies never ran.
+    assert result.report["pytorch"]["peers"] == []
+    assert ("peers    2 copies not tried (the worker was stopped first): cuda:0 -> cuda:1, "
+            "cuda:1 -> cuda:0") in result.stdout
+
+
+def test_peer_access_the_backend_cannot_tell_is_unknown_not_none(pyz: Path,
+                                                                 tmp_path: Path) -> None:
+    result = check(pyz, tmp_path, "xpu_two_devices")
+    assert [peer["access"] for peer in result.report["pytorch"]["peers"]] == [None, None]
+    assert "2 of 2 copies verified | peer access unknown" in result.stdout
+    assert "peer access 0 of 2" not in result.stdout
+
+
+def test_summarize_shows_each_device_and_the_copies_of_every_device_reports(
+        pyz: Path, tmp_path: Path) -> None:
+    for scenario in ("node_with_hung_peer_copy", "node_with_faulty_and_hung_gpu",
+                     "xpu_two_devices"):
+        check(pyz, tmp_path, scenario, "--timeout", "5")
+    result = run_tool(sys.executable, pyz, ["summarize", str(tmp_path)])
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("devices of --all-devices")
+    at = lines.index("  node_with_faulty_and_hung_gpu.json: CHECK_FAILED")
+    assert [line.split()[:3] for line in lines[at + 2:at + 6]] == [
+        ["cuda:0", "GPU_CHECK_PASSED", "-"], ["cuda:1", "CHECK_FAILED", "verify"],
+        ["cuda:2", "TIMEOUT", "synchronize"], ["cuda:3", "-", "not"]]
+    assert lines[at + 6] == ("    copies  2 copies not tried (the worker was stopped first): "
+                             "cuda:0 -> cuda:1, cuda:1 -> cuda:0")
+    assert "    copies  2 of 2 copies verified | peer access unknown" in lines
+    every = json.loads(run_tool(sys.executable, pyz, ["summarize", str(tmp_path), "--format",
+                                                      "json"]).stdout)["every_device"]
+    hung = next(node for node in every if node["file"] == "node_with_hung_peer_copy.json")
+    assert hung["copies"] == {**hung["copies"], "tried": 5, "verified": 4, "access": 2,
+                              "access_unknown": 1}
+    assert hung["copies"]["not_tried"][0] == {"source": "cuda:1", "target": "cuda:3"}
+    assert len(hung["copies"]["not_tried"]) == 7
+    shown = run_tool(sys.executable, pyz, ["summarize", str(tmp_path), "--format",
+                                           "markdown"]).stdout
+    assert "- copies: 7 copies not tried (the worker was stopped first): cuda:1 -&gt; cuda:3, " \
+           "cuda:2 -&gt; cuda:0" in shown
+
+
+def test_odd_devices_and_copies_of_a_report_from_elsewhere_are_left_out() -> None:
+    from kernodeck_diagnostic.report.devices import every_device_row
+
+    passed = {"code": "GPU_CHECK_PASSED", "error": None}
+    report = {"code": "TIMEOUT", "request": {"all_devices": True}, "pytorch": {
+        "backend": "\x1b[31m", "devices": [
+            {"index": 0, "check": passed}, {"index": 1, "check": passed},
+            {"index": "2", "check": passed}, {"index": 3, "check": {"code": "\x1b[0mX",
+                                                                    "error": {"step": 7}}},
+            "not a device"],
+        "peers": [{"source": 0, "target": 1, "code": "\x1b[1m", "access": None},
+                  {"source": True, "target": 0}, 5]}}
+    row = every_device_row(report, "odd.json")
+    assert row is not None
+    assert row.devices == ((0, "GPU_CHECK_PASSED", None), (1, "GPU_CHECK_PASSED", None),
+                           (3, None, None))
+    assert row.copies is not None
+    assert (row.backend, row.copies.tried, row.copies.unknown) == ("cuda", 1, 1)
+    assert row.copies.failed == ((0, 1, "-"),)
+    assert row.copies.untried == ((1, 0),)
+    # A report with a hundred thousand devices is not a node: no pair is listed as untried.
+    many = {"index": 0, "check": passed}
+    report["pytorch"]["devices"] = [{**many, "index": index} for index in range(100_000)]
+    row = every_device_row(report, "many.json")
+    assert row is not None
+    assert row.copies is not None
+    assert row.copies.untried == ()
+
+
 def test_markdown_has_one_row_per_device(pyz: Path, tmp_path: Path) -> None:
     result = check(pyz, tmp_path, "node_with_ecc_error_gpu", "--format", "markdown")
     rows = [line for line in result.stdout.splitlines() if line.startswith("| cuda:")]

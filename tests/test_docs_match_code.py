@@ -48,7 +48,7 @@ READS_VARIABLE = re.compile(
 DEFINES_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]+)\s*(?::[^=\n]+)?=", re.MULTILINE)
 NOT_IDS = {
     # environment variables the tool redacts or tells about (those it reads are found below)
-    "AWS_SECRET_ACCESS_KEY", "CONDA_PREFIX", "CUDA_VERSION", "CUDA_VISIBLE_DEVICES",
+    "AWS_SECRET_ACCESS_KEY", "CONDA_PREFIX", "CUDA_VERSION",
     "DATABASE_HOST", "DB_ADDRESS", "DYLD_LIBRARY_PATH", "GITHUB_TOKEN",
     "HIP_VISIBLE_DEVICES", "LC_ALL", "LC_MESSAGES", "LD_LIBRARY_PATH", "LD_PRELOAD",
     "MY_SETTING", "NCCL_VERSION", "NO_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PYTHON_VERSION",
@@ -64,10 +64,12 @@ NOT_IDS = {
     "CUDA_PROFILE", "DCGM_FR_BAD_CUDA_ENV", "FASTEST_FIRST", "GPU_DEVICE_ORDINAL",
     "NSIGHT_CUDA_DEBUGGER", "NVIDIA_DRIVER_CAPABILITIES", "PCI_BUS_ID", "TRITON_LIBCUDA_PATH",
     # the launchers' variables --distributed reads by name (facts/launcher.py), one Slurm sets
-    # for batch scripts, and scripts/gpu-smoke.sh's time limit
+    # for batch scripts, and scripts/gpu-smoke.sh's time limits
     "GROUP_RANK", "LOCAL_RANK", "MASTER_PORT", "SLURM_JOB_NODELIST", "SLURM_LOCALID",
     "SLURM_NODEID", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_STEP_NODELIST", "SLURM_SUBMIT_DIR",
-    "TIMEOUT_S", "WORLD_SIZE",
+    "BUDGET_S", "TIMEOUT_S", "WORLD_SIZE",
+    # what names a job (facts/launcher.JOB_VARIABLES), hashed into its identity
+    "TORCHELASTIC_RUN_ID",
     # the interface variables --distributed checks by name (facts/network.py), never their value
     "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
     # what facts/system.py reads of the system: a confstr name, an os-release key

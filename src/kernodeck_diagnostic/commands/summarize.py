@@ -27,8 +27,15 @@ attempts (``attempt.json``, or the ``events.jsonl`` a killed attempt left) and r
 first error stage, contracts, peak memory, last started stage (``trial/rows.py``); a failed
 attempt counts as a failed report, a ramp's attempts are shown, not counted.
 
-Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed and no file was
-unreadable; 22 when a report failed or a file was unreadable; 23 when no readable report was
+The reports of a ``--distributed`` job come first, grouped by the job's identity: the job's
+verdict (passed, failed, or incomplete when a rank never reported), then each rank's, from its
+own report or from rank 0's (``report/jobs.py``); then each ``--all-devices`` report's devices
+and copies, peer access nothing could say as unknown and the copies never tried named
+(``report/devices.py``).
+
+Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed, every job was whole
+and no file was unreadable; 22 when a report failed, a job is incomplete (a rank never reported:
+no evidence, no pass) or a file was unreadable; 23 when no readable report was
 found at all; 2 on a usage error; 15 (STDOUT_WRITE_FAILED, as for the check) when stdout is closed
 or refuses the result, a full device (``commands/runner.py``); 1 a bug of the tool.
 """
@@ -102,7 +109,8 @@ def _in_parts(work: Callable[[Files], Judged], files: Files) -> list[Judged]:
 def _exit_status(summary: Summary) -> int:
     if not summary.rows and not summary.attempts:
         return EXIT_NOTHING_READ
-    if summary.unreadable or summary.passed < len(summary.rows) or summary.attempts_failed:
+    if summary.unreadable or summary.passed < len(summary.rows) or summary.attempts_failed \
+            or any(job.status != "passed" for job in summary.jobs()):
         return EXIT_SOME_FAILED
     return EXIT_ALL_PASSED
 

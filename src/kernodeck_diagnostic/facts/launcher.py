@@ -14,6 +14,14 @@ line; none of them (an address, a port, a host name) ever reaches a report.
   step ids (``derived_port``), so that two steps of one job do not meet at one port. Reading the
   node list needs no ``scontrol``: the compressed form is expanded here, for its first host only.
 
+Every rank of one job gets the same ``Launch.job`` (``job_digest``), what ``summarize`` groups
+the job's reports by: a digest of what identifies the job where the launcher says it (Slurm's job
+and step ids; torchrun's run id and restart count, with the store's address and port, which
+ranks started by hand share too), never the values themselves. The digest is a grouping key, not
+a secret: values from a small set (a job number, an IPv4 address and a port) could be found
+again by trying them all, so it adds nothing a report's reader could not learn elsewhere; it
+keeps a host name or an address out of the report as text (docs/report.md).
+
 torchrun's variables win when both are set: ``srun torchrun ...`` starts torchrun once per node,
 and the ranks are torchrun's. But a Slurm job whose own variables are all set, with only some of
 torchrun's (a batch script that exports ``WORLD_SIZE``), is Slurm's: the stray variables are
@@ -22,6 +30,7 @@ ignored, and named in a warning (``Launch.ignored``).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -60,6 +69,8 @@ class Launch:
     master_port: int
     # Names of torchrun's variables set in a Slurm job without the rest of them: not used.
     ignored: tuple[str, ...] = ()
+    # The job's identity, the same on each of its ranks (``job_digest``); None: none given.
+    job: str | None = None
 
     def worker_arguments(self) -> list[str]:
         """The worker's command-line arguments for the collective stage."""
@@ -87,10 +98,10 @@ def detect(environ: Mapping[str, str]) -> Launch:
         stray = tuple(name for name in TORCHRUN_VARIABLES if environ.get(name))
         if len(stray) < len(TORCHRUN_VARIABLES) and all(
                 environ.get(name) for name in SLURM_VARIABLES):
-            return replace(_slurm(environ), ignored=stray)
-        return _torchrun(environ)
+            return _identified(replace(_slurm(environ), ignored=stray), environ)
+        return _identified(_torchrun(environ), environ)
     if any(name in environ for name in SLURM_VARIABLES):
-        return _slurm(environ)
+        return _identified(_slurm(environ), environ)
     raise LaunchError("cli.distributed.no_launcher", torchrun=", ".join(TORCHRUN_VARIABLES),
                       slurm=", ".join(SLURM_VARIABLES))
 
@@ -122,6 +133,33 @@ def _slurm(environ: Mapping[str, str]) -> Launch:
         "slurm", _number(environ, "SLURM_PROCID"), _number(environ, "SLURM_NTASKS", low=1),
         _number(environ, "SLURM_LOCALID"), _number(environ, "SLURM_NODEID"),
         _address(address), port))
+
+
+# What tells one job from another, by launcher, after the store's address and port: torchrun's
+# run id (``--rdzv-id``; random under ``--standalone``) and its restart count (a restarted group
+# is another run of the job, with reports of its own); Slurm's job and step ids, which name the
+# job by themselves (the address and port are then left out: a task given another address is
+# still of the job, and its report says what it could not reach).
+JOB_VARIABLES = {"torchrun": (("TORCHELASTIC_RUN_ID",), ("TORCHELASTIC_RESTART_COUNT",)),
+                 "slurm": (("SLURM_JOB_ID", "SLURM_JOBID"), ("SLURM_STEP_ID", "SLURM_STEPID"))}
+JOB_DIGEST_LENGTH = 12  # hex digits: 48 bits, no two jobs of one folder alike
+
+
+def job_digest(launch: Launch, environ: Mapping[str, str]) -> str:
+    """The job's identity: the first hex digits of a SHA-256 of the launcher and what names
+    its job (``JOB_VARIABLES``, each the first of its names set); the store's address and port
+    too, unless Slurm's job id is set."""
+    values = [next((environ[name].strip() for name in names if environ.get(name)), "")
+              for names in JOB_VARIABLES[launch.launcher]]
+    parts = [launch.launcher, *values]
+    if launch.launcher == "torchrun" or not values[0]:
+        parts += [launch.master_addr, str(launch.master_port)]
+    text = "\0".join(["kernodeck-diagnostic job", *parts])
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:JOB_DIGEST_LENGTH]
+
+
+def _identified(launch: Launch, environ: Mapping[str, str]) -> Launch:
+    return replace(launch, job=job_digest(launch, environ))
 
 
 def derived_port(job_id: str | None, step_id: str | None) -> int:

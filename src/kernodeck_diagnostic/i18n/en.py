@@ -836,6 +836,8 @@ MESSAGES = {
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} at {stage}, node {node}, local rank {local_rank}",
     "ui.distributed.missing": "missing ranks: {ranks}",
+    "ui.distributed.launcher_stopped":
+        "the launcher stopped the job during the check (SIGTERM): not this rank's failure",
     "ui.label.error": "error",
     "ui.label.warning": "warning",
     "ui.label.findings": "findings",
@@ -857,6 +859,9 @@ MESSAGES = {
     "ui.label.peers": "peers",
     "ui.peers.verified": "{verified} of {total} copies verified",
     "ui.peers.access": "peer access {access} of {total}",
+    "ui.peers.access_unknown": "peer access unknown",
+    "ui.peers.access_partly": "peer access {access} of {total}, {unknown} unknown",
+    "ui.peers.not_tried": "{count} copies not tried (the worker was stopped first): {copies}",
     "ui.peers.failed": "{source} -> {target}: {code}",
     "ui.execution.not_reached": "not reached",
     "ui.execution.on": "on {device}",
@@ -1149,9 +1154,10 @@ MESSAGES = {
     "compare.last_started_pass":
         "last started stage in {which}: {stage} (pass {index})",
     "summarize.help.description":
-        "Summarize many reports of the check, e.g. collected from many machines: one line per "
-        "report, then the count of each code, worst first, then the files that are not readable "
-        "reports and why.",
+        "Summarize many reports of the check, e.g. collected from many machines: the jobs of "
+        "--distributed reports first (the job's verdict, each rank's, the ranks that never "
+        "reported), one line per report, then the count of each code, worst first, then the "
+        "files that are not readable reports and why.",
     "summarize.help.paths": "a report file, or a folder searched recursively for *.json",
     "summarize.help.epilog": "Order of the codes, worst first: {order}.",
     "summarize.header.report": "report",
@@ -1165,6 +1171,24 @@ MESSAGES = {
     "summarize.header.count": "count",
     "summarize.counts": "counts per code, worst first",
     "summarize.unreadable": "unreadable ({count})",
+    "summarize.jobs": "jobs: the job's verdict, then each rank's",
+    "summarize.job": "job {job} ({launcher}, {world_size} rank(s)): {status}, {code}",
+    "summarize.job.run": "{job}, run {run} of {runs}",
+    "summarize.job.passed": "passed",
+    "summarize.job.failed": "failed",
+    "summarize.job.incomplete": "incomplete",
+    "summarize.job.never_reported": "never reported: rank(s) {ranks}",
+    "summarize.job.world_sizes": "the reports disagree on the world size: {sizes}",
+    "summarize.header.rank": "rank",
+    "summarize.header.node": "node",
+    "summarize.job.in_rank_0": "in rank 0's report",
+    "summarize.job.no_report": "never reported",
+    "summarize.job.stopped": "{file} (stopped by the launcher)",
+    "summarize.every_device":
+        "devices of --all-devices: each report's verdict, then each device's and the copies'",
+    "summarize.every_device.copies": "copies",
+    "summarize.header.device": "device",
+    "summarize.header.step": "step",
     "summarize.total":
         "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
         "{unreadable} unreadable",

@@ -887,6 +887,8 @@ MESSAGES = {
     "ui.distributed.rank": "rang {rank}",
     "ui.distributed.rank_entry": "{code} à {stage}, nœud {node}, rang local {local_rank}",
     "ui.distributed.missing": "rangs absents : {ranks}",
+    "ui.distributed.launcher_stopped":
+        "le lanceur a arrêté le job pendant la vérification (SIGTERM) : pas un échec de ce rang",
     "ui.label.error": "erreur",
     "ui.label.warning": "avertissement",
     "ui.label.findings": "constats",
@@ -908,6 +910,10 @@ MESSAGES = {
     "ui.label.peers": "pairs",
     "ui.peers.verified": "{verified} copies vérifiées sur {total}",
     "ui.peers.access": "accès direct {access} sur {total}",
+    "ui.peers.access_unknown": "accès direct inconnu",
+    "ui.peers.access_partly": "accès direct {access} sur {total}, {unknown} inconnu(s)",
+    "ui.peers.not_tried":
+        "{count} copie(s) non tentée(s) (le worker a été arrêté avant) : {copies}",
     "ui.peers.failed": "{source} -> {target} : {code}",
     "ui.execution.not_reached": "non atteinte",
     "ui.execution.on": "sur {device}",
@@ -1231,8 +1237,10 @@ MESSAGES = {
         "dernière étape commencée dans {which} : {stage} (passe {index})",
     "summarize.help.description":
         "Résume de nombreux rapports de la vérification, par exemple collectés sur plusieurs "
-        "machines : une ligne par rapport, puis le nombre de chaque code, du pire au meilleur, "
-        "puis les fichiers qui ne sont pas des rapports lisibles, avec la raison.",
+        "machines : d'abord les jobs des rapports de --distributed (le verdict du job, celui de "
+        "chaque rang, les rangs jamais signalés), une ligne par rapport, puis le nombre de chaque "
+        "code, du pire au meilleur, puis les fichiers qui ne sont pas des rapports lisibles, avec "
+        "la raison.",
     "summarize.help.paths":
         "un fichier de rapport, ou un dossier parcouru récursivement à la recherche de *.json",
     "summarize.help.epilog": "Ordre des codes, du pire au meilleur : {order}.",
@@ -1247,6 +1255,26 @@ MESSAGES = {
     "summarize.header.count": "nombre",
     "summarize.counts": "nombre par code, du pire au meilleur",
     "summarize.unreadable": "illisibles ({count})",
+    "summarize.jobs": "jobs : le verdict du job, puis celui de chaque rang",
+    "summarize.job": "job {job} ({launcher}, {world_size} rang(s)) : {status}, {code}",
+    "summarize.job.run": "{job}, exécution {run} sur {runs}",
+    "summarize.job.passed": "réussi",
+    "summarize.job.failed": "échoué",
+    "summarize.job.incomplete": "incomplet",
+    "summarize.job.never_reported": "jamais signalé : rang(s) {ranks}",
+    "summarize.job.world_sizes":
+        "les rapports ne s'accordent pas sur le nombre de rangs (world size) : {sizes}",
+    "summarize.header.rank": "rang",
+    "summarize.header.node": "nœud",
+    "summarize.job.in_rank_0": "dans le rapport du rang 0",
+    "summarize.job.no_report": "jamais signalé",
+    "summarize.job.stopped": "{file} (arrêté par le lanceur)",
+    "summarize.every_device":
+        "périphériques de --all-devices : le verdict de chaque rapport, puis celui de chaque "
+        "périphérique et des copies",
+    "summarize.every_device.copies": "copies",
+    "summarize.header.device": "périphérique",
+    "summarize.header.step": "étape",
     "summarize.total":
         "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
         "{unreadable} illisible(s)",

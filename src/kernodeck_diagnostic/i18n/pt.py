@@ -873,6 +873,8 @@ MESSAGES = {
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} em {stage}, nó {node}, rank local {local_rank}",
     "ui.distributed.missing": "ranks ausentes: {ranks}",
+    "ui.distributed.launcher_stopped":
+        "o lançador parou o job durante a verificação (SIGTERM): não é uma falha deste rank",
     "ui.label.error": "erro",
     "ui.label.warning": "aviso",
     "ui.label.findings": "achados",
@@ -894,6 +896,9 @@ MESSAGES = {
     "ui.label.peers": "pares",
     "ui.peers.verified": "{verified} de {total} cópias verificadas",
     "ui.peers.access": "acesso direto {access} de {total}",
+    "ui.peers.access_unknown": "acesso direto desconhecido",
+    "ui.peers.access_partly": "acesso direto {access} de {total}, {unknown} desconhecido(s)",
+    "ui.peers.not_tried": "{count} cópia(s) não tentada(s) (o worker foi parado antes): {copies}",
     "ui.peers.failed": "{source} -> {target}: {code}",
     "ui.execution.not_reached": "não alcançada",
     "ui.execution.on": "em {device}",
@@ -1206,9 +1211,10 @@ MESSAGES = {
     "compare.last_started_pass":
         "última etapa iniciada em {which}: {stage} (passada {index})",
     "summarize.help.description":
-        "Resume muitos relatórios da verificação, por exemplo coletados em várias máquinas: uma "
-        "linha por relatório, depois a contagem de cada código, do pior ao melhor, e por fim os "
-        "arquivos que não são relatórios legíveis, com o motivo.",
+        "Resume muitos relatórios da verificação, por exemplo coletados em várias máquinas: "
+        "primeiro os jobs dos relatórios de --distributed (o veredito do job, o de cada rank, os "
+        "ranks que nunca reportaram), uma linha por relatório, depois a contagem de cada código, "
+        "do pior ao melhor, e por fim os arquivos que não são relatórios legíveis, com o motivo.",
     "summarize.help.paths": "um arquivo de relatório, ou uma pasta percorrida em busca de *.json",
     "summarize.help.epilog": "Ordem dos códigos, do pior ao melhor: {order}.",
     "summarize.header.report": "relatório",
@@ -1222,6 +1228,25 @@ MESSAGES = {
     "summarize.header.count": "quantidade",
     "summarize.counts": "contagem por código, do pior ao melhor",
     "summarize.unreadable": "ilegíveis ({count})",
+    "summarize.jobs": "jobs: o veredito do job, depois o de cada rank",
+    "summarize.job": "job {job} ({launcher}, {world_size} rank(s)): {status}, {code}",
+    "summarize.job.run": "{job}, execução {run} de {runs}",
+    "summarize.job.passed": "passou",
+    "summarize.job.failed": "falhou",
+    "summarize.job.incomplete": "incompleto",
+    "summarize.job.never_reported": "nunca reportaram: rank(s) {ranks}",
+    "summarize.job.world_sizes": "os relatórios discordam do número de ranks (world size): {sizes}",
+    "summarize.header.rank": "rank",
+    "summarize.header.node": "nó",
+    "summarize.job.in_rank_0": "no relatório do rank 0",
+    "summarize.job.no_report": "nunca reportou",
+    "summarize.job.stopped": "{file} (parado pelo lançador)",
+    "summarize.every_device":
+        "dispositivos de --all-devices: o veredito de cada relatório, depois o de cada "
+        "dispositivo e o das cópias",
+    "summarize.every_device.copies": "cópias",
+    "summarize.header.device": "dispositivo",
+    "summarize.header.step": "passo",
     "summarize.total":
         "{files} arquivo(s): {reports} relatório(s), {passed} aprovado(s), {failed} com falha, "
         "{unreadable} ilegível(is)",

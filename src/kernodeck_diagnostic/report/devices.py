@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..supervision.events import WorkerState
 from ..worker.protocol import A_VALUES, EXPECTED
-from .codes import classify
+from .codes import VERDICTS, classify
 
 ErrorReport = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -95,6 +95,128 @@ def every_device(state: WorkerState, ending: dict[str, Any] | None,
                             if check["code"] is not None), None)
         every.error = failed_copies[0]["error"] if failed_copies else ending
     return every
+
+
+def copies_named(backend: object, copies: list[tuple[int, int]], shown: int = 12) -> str:
+    """Copies as a person reads them: ``cuda:0 -> cuda:1, cuda:1 -> cuda:0``, the first
+    ``shown`` of them and how many in all."""
+    text = ", ".join(f"{device_name(backend, source)} -> {device_name(backend, target)}"
+                     for source, target in copies[:shown])
+    return text + (f", \u2026 ({len(copies)})" if len(copies) > shown else "")
+
+
+# Reports are also read from elsewhere (``summarize``): what is read of their devices and
+# copies is checked as it is read, an odd entry left out, never a crash nor a stray character
+# on a terminal. More devices than this is not a node: their copies are not counted as untried.
+MAX_DEVICES = 256
+
+
+def computed(pytorch: dict[str, Any]) -> list[int]:
+    """The devices of a report's ``pytorch`` block whose fixed computation gave values, right
+    or wrong: those the worker copies between (worker/all_devices.py)."""
+    found = []
+    for entry in _entries(pytorch.get("devices")):
+        check, index = entry.get("check"), _index(entry.get("index"))
+        if not isinstance(check, dict) or index is None or check.get("code") is None:
+            continue
+        error = check.get("error")
+        if error is None or (isinstance(error, dict)
+                             and error.get("message_key") == "error.check_failed"):
+            found.append(index)
+    return found
+
+
+def untried_copies(pytorch: dict[str, Any]) -> list[tuple[int, int]]:
+    """The copies between devices that computed which were never tried: the worker was
+    stopped first (a hang, a crash), on a device or on another copy. Empty when it finished."""
+    peers = pytorch.get("peers")
+    devices = computed(pytorch)
+    if not isinstance(peers, list) or len(devices) > MAX_DEVICES:  # one device, not a node
+        return []
+    tried = {pair for pair in ((_index(peer.get("source")), _index(peer.get("target")))
+                               for peer in _entries(peers)) if None not in pair}
+    return [(source, target) for source in devices for target in devices
+            if source != target and (source, target) not in tried]
+
+
+class Copies(NamedTuple):
+    """The copies between devices of one --all-devices report, as people read them (the
+    report's text and markdown, and ``summarize``); picklable, a few numbers and pairs."""
+
+    backend: str
+    tried: int
+    verified: int
+    access: int  # reached their target directly
+    unknown: int  # could not say whether: the backend has no such question, or never ended
+    failed: tuple[tuple[int, int, str], ...]  # (source, target, code)
+    untried: tuple[tuple[int, int], ...]
+
+
+def copies_of(pytorch: dict[str, Any]) -> Copies | None:
+    """The copies of a report's ``pytorch`` block; None when there are none to speak of (one
+    device, or not --all-devices, or no copy expected)."""
+    if not isinstance(pytorch.get("peers"), list):
+        return None
+    peers = [peer for peer in _entries(pytorch["peers"]) if _index(peer.get("source")) is not None
+             and _index(peer.get("target")) is not None]
+    untried = untried_copies(pytorch)
+    if not peers and not untried:
+        return None
+    return Copies(_backend(pytorch), len(peers),
+                  sum(peer.get("copy_verified") is True for peer in peers),
+                  sum(peer.get("access") is True for peer in peers),
+                  sum(peer.get("access") is None for peer in peers),
+                  tuple((peer["source"], peer["target"], _code(peer.get("code")) or "-")
+                        for peer in peers if peer.get("code") != "GPU_CHECK_PASSED"),
+                  tuple(untried))
+
+
+class EveryDeviceRow(NamedTuple):
+    """What ``summarize`` keeps of an --all-devices report: each device's verdict (code None:
+    not checked) and where it failed, and its copies (picklable, never the report)."""
+
+    file: str
+    code: str
+    backend: str
+    devices: tuple[tuple[int, str | None, str | None], ...]  # (index, code, failed step)
+    copies: Copies | None
+
+
+def every_device_row(report: dict[str, Any], file: str) -> EveryDeviceRow | None:
+    """An --all-devices report as ``summarize`` shows it; None for any other report."""
+    request, pytorch = report.get("request"), report.get("pytorch")
+    if not isinstance(request, dict) or request.get("all_devices") is not True \
+            or not isinstance(pytorch, dict):
+        return None
+    devices = []
+    for entry in _entries(pytorch.get("devices")):
+        check, index = entry.get("check"), _index(entry.get("index"))
+        if isinstance(check, dict) and index is not None:
+            error = check.get("error")
+            step = error.get("step") if isinstance(error, dict) else None
+            devices.append((index, _code(check.get("code")),
+                            step if isinstance(step, str) else None))
+    return EveryDeviceRow(file, str(report["code"]), _backend(pytorch), tuple(devices),
+                          copies_of(pytorch))
+
+
+def _entries(items: Any) -> list[dict[str, Any]]:
+    """The objects of a list a report holds (none when it holds no list)."""
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _index(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def _code(value: Any) -> str | None:
+    """A code a report can carry, else None (nothing else reaches a summary)."""
+    return value if isinstance(value, str) and value in VERDICTS else None
+
+
+def _backend(pytorch: dict[str, Any]) -> str:
+    backend = pytorch.get("backend")
+    return backend if backend in ("cuda", "rocm", "xpu", "mps") else "cuda"
 
 
 def _device(values: dict[str, Any] | None, ending: dict[str, Any] | None) -> dict[str, Any]:

@@ -7,8 +7,9 @@ rank 0's report is the job's. A rank keeps its own code when its own check faile
 rank that failed, is missing (never joined, or never reported), a collective that did not pass
 or a wrong sum make the verdict ``COLLECTIVE_FAILED``, naming the ranks.
 
-The block holds no host name, address or port: ranks, local ranks, anonymous node indices,
-codes, stages, devices and the collective's numbers only.
+The block holds no host name, address or port: the job's digest (``facts/launcher.job_digest``,
+what ``summarize`` groups a job's reports by), ranks, local ranks, anonymous node indices, codes,
+stages, devices and the collective's numbers only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..facts.launcher import Launch
+from ..facts.launcher import Launch, job_digest
 from ..i18n import ENGLISH, compose
 from ..supervision.events import WorkerState
 from ..worker.protocol import EXPECTED
@@ -73,7 +74,8 @@ def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
     # Why the stage was not reached: where this rank's own check ended.
     reached = ({"not_reached_at": state.stage or "interpreter"} if status == "not_reached"
                else {})
-    return {"launcher": launch.launcher, "rank": launch.rank, "world_size": launch.world_size,
+    return {"launcher": launch.launcher, "job": launch.job or job_digest(launch, {}),
+            "rank": launch.rank, "world_size": launch.world_size,
             "backend": outcome.get("backend"),
             "collective": {"status": status, "expected": expected,
                            "observed": outcome.get("observed"),

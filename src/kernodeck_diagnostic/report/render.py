@@ -14,7 +14,7 @@ from typing import IO, Any
 from ..i18n import ENGLISH, Translate, compose
 from ..terminal import one_line
 from .codes import CODES
-from .devices import device_name
+from .devices import Copies, copies_named, copies_of, device_name
 from .findings import Finding
 from .libraries import library_rows
 from .markup import code, escape
@@ -220,22 +220,38 @@ def _device_check(check: dict[str, Any] | None, t: Translate) -> str | None:
 
 
 def _peers(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
-    """The copies between devices (--all-devices): how many were verified and reached their
-    target directly, then each one that failed."""
-    peers = pytorch.get("peers")
-    if not peers:
-        return []
-    backend = pytorch["backend"]
-    total = len(peers)
-    rows = [(f"  {t('ui.label.peers')}", _join(
-        t("ui.peers.verified", verified=sum(peer["copy_verified"] for peer in peers),
-          total=total),
-        t("ui.peers.access", access=sum(peer["access"] is True for peer in peers),
-          total=total)))]
-    rows += [("", t("ui.peers.failed", source=device_name(backend, peer["source"]),
-                    target=device_name(backend, peer["target"]), code=peer["code"]))
-             for peer in peers if peer["code"] != "GPU_CHECK_PASSED"]
-    return rows
+    """The copies between devices (--all-devices), ``copies_lines``."""
+    copies = copies_of(pytorch)
+    lines = copies_lines(copies, t) if copies is not None else []
+    return [(f"  {t('ui.label.peers')}" if index == 0 else "", line)
+            for index, line in enumerate(lines)]
+
+
+def copies_lines(copies: Copies, t: Translate) -> list[str]:
+    """How many copies were verified and reached their target directly (or that nothing could
+    say: never counted as "no"), then each one that failed, then the ones never tried because
+    the worker was stopped first."""
+    lines = [] if not copies.tried else [_join(
+        t("ui.peers.verified", verified=copies.verified, total=copies.tried),
+        _peer_access(copies, t))]
+    lines += [t("ui.peers.failed", source=device_name(copies.backend, source),
+                target=device_name(copies.backend, target), code=verdict)
+              for source, target, verdict in copies.failed]
+    if copies.untried:
+        lines.append(t("ui.peers.not_tried", count=len(copies.untried),
+                       copies=copies_named(copies.backend, list(copies.untried))))
+    return lines
+
+
+def _peer_access(copies: Copies, t: Translate) -> str:
+    """How many copies reached their target directly, of those tried; the ones that could not
+    say (no such question on the backend, a copy that never ended) as unknown."""
+    if copies.unknown == copies.tried:
+        return t("ui.peers.access_unknown")
+    if copies.unknown:
+        return t("ui.peers.access_partly", access=copies.access, total=copies.tried,
+                 unknown=copies.unknown)
+    return t("ui.peers.access", access=copies.access, total=copies.tried)
 
 
 def _execution(report: dict[str, Any], t: Translate) -> str:
@@ -257,7 +273,8 @@ def _execution(report: dict[str, Any], t: Translate) -> str:
 
 
 def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
-    """--distributed: the job, the collective, each rank that did not pass, the missing ranks."""
+    """--distributed: the job, the collective, each rank that did not pass, the missing ranks,
+    and the launcher stopping the job (its SIGTERM: not this rank's failure)."""
     if block is None:
         return []
     collective = block["collective"]
@@ -278,6 +295,8 @@ def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, 
     if block["missing_ranks"]:
         rows.append(("  " + t("ui.label.distributed"), t(
             "ui.distributed.missing", ranks=", ".join(map(str, block["missing_ranks"])))))
+    if block.get("launcher_stopped"):  # absent from reports of earlier versions
+        rows.append(("  " + t("ui.label.distributed"), t("ui.distributed.launcher_stopped")))
     return rows
 
 

@@ -23,6 +23,12 @@ A file that is not a report may be a trial attempt or a ramp's record: ``Summary
 (``trial/rows.py``, given by the command) turns it into rows of a second table, across attempts;
 a folder's ``events.jsonl`` without an ``attempt.json`` beside it (an attempt killed first) is
 found too. Reports are read and counted exactly as without it.
+
+The reports of a ``--distributed`` job are grouped too (``Summary.jobs``, report/jobs.py): each
+rank's verdict, the ranks that never reported, the job's verdict, shown before the files; and
+of each ``--all-devices`` report, each device's verdict and its copies (``Summary.every_device``,
+report/devices.py): peer access that nothing could say is unknown, never "no", and the copies
+never tried because the worker was stopped first are named.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from typing import Any, Optional
 
 from ..terminal import cell
 from .codes import VERDICTS
+from .devices import EveryDeviceRow, every_device_row
+from .jobs import Job, Member, jobs, member_of
 from .load import Loaded, Reason, exit_code_of, file_name, load, reason_of
 from .redact import Redactor, without_user_names
 
@@ -99,7 +107,8 @@ def collect(paths: Sequence[str], redactor: Redactor | None = None,
 # some of them gives: the code of each readable report and what is kept of it, in order, and the
 # files that are not readable reports.
 Files = Sequence[tuple[Found, Optional[int]]]
-Judged = tuple[list[str], list[Any], list[Loaded], list[dict[str, Any]]]
+Judged = tuple[list[str], list[Any], list[Loaded], list[dict[str, Any]], list[Member],
+               list[EveryDeviceRow]]
 # Whether a folder's file that is not ``*.json`` is read too: (its name, the folder's names).
 Also = Callable[[str, Sequence[str]], bool]
 # The rows of a file that is not a report (an attempt, a ramp), or None: (path, shown name).
@@ -144,6 +153,8 @@ class Summary:
         self.keep = keep
         self.other = other
         self.attempts: list[dict[str, Any]] = []
+        self.members: list[Member] = []  # the reports of --distributed jobs (report/jobs.py)
+        self.every_device: list[EveryDeviceRow] = []  # --all-devices reports (report/devices.py)
         self.rows: list[Any] = []
         self.by_code: Counter[str] = Counter()
         self.passed = 0
@@ -160,8 +171,10 @@ class Summary:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for codes, kept, unreadable, attempts in run(self._judge, files):
+            for codes, kept, unreadable, attempts, members, every in run(self._judge, files):
                 self.attempts += attempts
+                self.members += members
+                self.every_device += every
                 self.rows += kept
                 self.by_code.update(codes)
                 self.passed += sum(VERDICTS[code].passed for code in codes)
@@ -178,6 +191,8 @@ class Summary:
         kept: list[Any] = []
         unreadable: list[Loaded] = []
         attempts: list[dict[str, Any]] = []
+        members: list[Member] = []
+        every: list[EveryDeviceRow] = []
         for item, mode in files:
             loaded = (Loaded(item.name, reason=item.reason) if item.reason is not None
                       else load(item.path, item.name, mode=mode))
@@ -190,11 +205,22 @@ class Summary:
             else:
                 codes.append(loaded.report["code"])
                 kept.append(self.keep(loaded))
-        return codes, kept, unreadable, attempts
+                member = member_of(loaded.report, loaded.name)
+                if member is not None:
+                    members.append(member)
+                devices = every_device_row(loaded.report, loaded.name)
+                if devices is not None:
+                    every.append(devices)
+        return codes, kept, unreadable, attempts, members, every
 
     @property
     def files(self) -> int:
         return len(self.rows) + len(self.unreadable)
+
+    def jobs(self) -> list[Job]:
+        """The --distributed jobs among the reports: each rank's verdict, the ranks that never
+        reported, the job's verdict (report/jobs.py)."""
+        return jobs(self.members, RANK)
 
     @property
     def attempts_failed(self) -> int:

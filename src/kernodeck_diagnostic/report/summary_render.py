@@ -1,6 +1,7 @@
 """The outputs of ``summarize`` (``commands/summarize.py``): aligned text, markdown and JSON, each
 line by line, and what each keeps of a report while the files are read (``report/summary.py``):
-the text's cells, the markdown's line, the JSON's object, never the report.
+the text's cells, the markdown's line, the JSON's object, never the report. The jobs of
+``--distributed`` reports (report/jobs.py) come first: each job's verdict, then its ranks'.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from typing import Any
 
 from ..i18n import Translate
 from ..terminal import cell
+from .devices import EveryDeviceRow, device_name
+from .jobs import Job, RankVerdict
 from .load import Loaded
 from .markup import escape
 from .markup import table as markdown_table
+from .render import copies_lines
 from .summary import ATTEMPT_COLUMNS, COLUMNS, Summary, row, row_values
 from .tables import md, md_code, table, table_lines
 
@@ -24,6 +28,23 @@ SUMMARIZE_VERSION = 1
 
 def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
     """The text output, line by line (``summary`` kept ``_cells``)."""
+    for index, job in enumerate(summary.jobs()):
+        yield from [t("summarize.jobs")] if index == 0 else []
+        yield from ("  " + line for line in _job_head(job, t))
+        header = tuple(t(column) for column in JOB_COLUMNS)
+        yield from table([header, *(_rank_cells(entry, t) for entry in job.ranks)],
+                         indent="    ")
+        yield ""
+    for index, node in enumerate(summary.every_device):
+        yield from [t("summarize.every_device")] if index == 0 else []
+        yield f"  {node.file}: {node.code}"
+        header = tuple(t(column) for column in DEVICE_COLUMNS)
+        yield from table([header, *(_device_cells(node, entry, t) for entry in node.devices)],
+                         indent="    ")
+        label = t("summarize.every_device.copies")
+        yield from (f"    {label if number == 0 else ' ' * len(label)}  {line}"
+                    for number, line in enumerate(_copies(node, t)))
+        yield ""
     if summary.rows:
         header = tuple(t(column) for column in COLUMNS)
         yield from table_lines([header, *summary.rows])
@@ -44,6 +65,25 @@ def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
 def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
     """The markdown output, line by line (``summary`` kept ``_markdown_row``)."""
     yield from (f"**{md(_total(summary, t))}**", "")
+    for index, job in enumerate(summary.jobs()):
+        yield from ([escape(t("summarize.jobs")), ""] if index == 0 else [])
+        yield from (*(f"- {escape(line)}" for line in _job_head(job, t)), "")
+        header = tuple(md(t(column)) for column in JOB_COLUMNS)
+        yield from markdown_table([header, *(_md_rank(entry, t) for entry in job.ranks)])
+        yield ""
+    for index, node in enumerate(summary.every_device):
+        yield from ([escape(t("summarize.every_device")), ""] if index == 0 else [])
+        yield from (f"- {_md_name(node.file)}: {md_code(node.code)}", "")
+        header = tuple(md(t(column)) for column in DEVICE_COLUMNS)
+        yield from markdown_table([header, *(
+            (md_code(cells[0]), md_code(cells[1]), escape(cells[2]))
+            for cells in (_device_cells(node, entry, t) for entry in node.devices))])
+        copies = _copies(node, t)
+        if copies:
+            # Each line whole (a cell's limit would cut the copies named): text of the tool's.
+            yield from ("", *(f"- {escape(t('summarize.every_device.copies'))}: {escape(line)}"
+                              for line in copies))
+        yield ""
     if summary.rows:
         header = tuple(md(t(column)) for column in COLUMNS)
         yield from (*markdown_table([header]), *summary.rows, "")
@@ -74,6 +114,12 @@ def json_lines(summary: Summary) -> Iterator[str]:
     yield from _json_list("reports", summary.rows, last=False)
     yield from _json_list("counts", [_json_row({"code": code, "count": count})
                                      for code, count in summary.counts()], last=False)
+    jobs = summary.jobs()
+    if jobs:  # without a --distributed job: the output as it always was
+        yield from _json_list("jobs", [_json_job(job) for job in jobs], last=False)
+    if summary.every_device:  # the same without an --all-devices report
+        yield from _json_list("every_device", [_json_every_device(node)
+                                               for node in summary.every_device], last=False)
     if summary.attempts:  # reports alone: the output as it always was
         yield from _json_list("attempts", [_json_row(item) for item in summary.attempts],
                               last=False)
@@ -81,6 +127,105 @@ def json_lines(summary: Summary) -> Iterator[str]:
                                                     "detail": item.detail})
                                          for item in summary.unreadable], last=True)
     yield "}"
+
+
+# The headers of a job's ranks (their catalog keys), in the order of ``_rank_cells``.
+JOB_COLUMNS = ("summarize.header.rank", "summarize.header.code", "summarize.header.stage",
+               "summarize.header.node", "summarize.header.report")
+
+
+_JOB_STATUSES = {"passed": "summarize.job.passed", "failed": "summarize.job.failed",
+                 "incomplete": "summarize.job.incomplete"}
+
+
+def _job_head(job: Job, t: Translate) -> Iterator[str]:
+    """A job's verdict first: its status and worst code, then the ranks that never reported
+    and a disagreement on the world size."""
+    named = job.job if job.runs == 1 else t("summarize.job.run", job=job.job, run=job.run,
+                                             runs=job.runs)
+    yield t("summarize.job", job=named, launcher=cell(job.launcher), world_size=job.world_size,
+            status=t(_JOB_STATUSES[job.status]), code=cell(job.code))
+    if job.never_reported:
+        yield t("summarize.job.never_reported", ranks=_ranks(job.never_reported))
+    if job.world_sizes:
+        yield t("summarize.job.world_sizes", sizes=", ".join(map(str, job.world_sizes)))
+
+
+def _rank_cells(entry: RankVerdict, t: Translate) -> tuple[str, ...]:
+    """One rank's line: its verdict and where it is known from."""
+    if entry.source is None:
+        return (str(entry.rank), "-", "-", "-", t("summarize.job.no_report"))
+    where = (t("summarize.job.in_rank_0") if entry.file is None
+             else t("summarize.job.stopped", file=entry.file) if entry.stopped else entry.file)
+    return (str(entry.rank), cell(entry.code), _dash(entry.stage), _dash(entry.node), where)
+
+
+_SLOT = "KERNODECKFILE"  # where the file's name goes in a sentence: letters, never escaped
+
+
+def _md_rank(entry: RankVerdict, t: Translate) -> tuple[str, ...]:
+    """One rank's line in markdown: its own report's name as code, the rest as text."""
+    cells = _rank_cells(entry, t)
+    where = md(cells[4]) if entry.file is None else (
+        md(t("summarize.job.stopped", file=_SLOT)).replace(_SLOT, _md_name(entry.file))
+        if entry.stopped else _md_name(entry.file))
+    return (cells[0], md_code(cells[1]), md(cells[2]), md(cells[3]), where)
+
+
+def _ranks(numbers: Sequence[int], shown: int = 20) -> str:
+    """Rank numbers, the first ``shown`` of them and how many in all."""
+    text = ", ".join(map(str, numbers[:shown]))
+    return text + (f", \u2026 ({len(numbers)})" if len(numbers) > shown else "")
+
+
+def _json_job(job: Job) -> str:
+    """A job's object of the JSON output (``jobs``)."""
+    return _json_row({
+        "job": job.job, "run": job.run, "runs": job.runs, "launcher": job.launcher,
+        "world_size": job.world_size,
+        "world_sizes": list(job.world_sizes) if job.world_sizes else None,
+        "status": job.status, "code": job.code, "never_reported": job.never_reported,
+        "ranks": [{"rank": entry.rank, "code": entry.code, "stage": entry.stage,
+                   "node": entry.node, "file": entry.file, "from": entry.source,
+                   "launcher_stopped": entry.stopped} for entry in job.ranks]})
+
+
+# The headers of an --all-devices report's devices (their catalog keys).
+DEVICE_COLUMNS = ("summarize.header.device", "summarize.header.code", "summarize.header.step")
+
+
+def _device_cells(node: EveryDeviceRow, entry: tuple[int, str | None, str | None],
+                  t: Translate) -> tuple[str, str, str]:
+    """One device's line: its name, its verdict (or that it was never checked), the step it
+    failed at."""
+    index, code, step = entry
+    name = device_name(node.backend, index)
+    if code is None:
+        return (name, "-", t("ui.device.not_checked"))
+    return (name, cell(code), _dash(step))
+
+
+def _copies(node: EveryDeviceRow, t: Translate) -> list[str]:
+    return copies_lines(node.copies, t) if node.copies is not None else []
+
+
+def _json_every_device(node: EveryDeviceRow) -> str:
+    """An --all-devices report's object of the JSON output (``every_device``)."""
+    copies = node.copies
+    name = device_name
+    return _json_row({
+        "file": node.file, "code": node.code, "backend": node.backend,
+        "devices": [{"device": name(node.backend, index), "code": code, "step": step}
+                    for index, code, step in node.devices],
+        "copies": None if copies is None else {
+            "tried": copies.tried, "verified": copies.verified, "access": copies.access,
+            "access_unknown": copies.unknown,
+            "failed": [{"source": name(node.backend, source),
+                        "target": name(node.backend, target), "code": code}
+                       for source, target, code in copies.failed],
+            "not_tried": [{"source": name(node.backend, source),
+                           "target": name(node.backend, target)}
+                          for source, target in copies.untried]}})
 
 
 def _json_list(key: str, items: Sequence[str], last: bool) -> Iterator[str]:

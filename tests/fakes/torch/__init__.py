@@ -180,7 +180,7 @@ class Tensor:
                 pending.append((parent, function(gradient)))
 
     def to(self, device: str) -> Tensor:
-        return Tensor(_devices.copied(self.device, device, self.rows), device)
+        return Tensor(_devices.copied(self.device, device, self.rows, _hang), device)
 
     def detach(self) -> Tensor:
         return Tensor(self.rows, self.device)

@@ -21,6 +21,10 @@ each named after the situation it stands for:
     node_with_corrupt_peer_copy
                             four NVIDIA GPUs whose peer-to-peer copies into cuda:3 arrive
                             corrupted (P2P through a PCIe switch with ACS/IOMMU in the way)
+    node_with_hung_peer_copy
+                            four NVIDIA GPUs whose copy from cuda:1 to cuda:2 never returns
+                            (a peer-to-peer transfer stuck in the driver, SIGTERM ignored):
+                            the copies after it are never tried
 
 ``KD_FAKE_DEVICES`` still sets the number of CUDA devices for the other scenarios; the node
 scenarios have four. Peer access (``can_device_access_peer``) is modelled as NVLink pairs:
@@ -49,7 +53,7 @@ _XPUS = {"xpu_intel_arc": ("Intel(R) Arc(TM) A770 Graphics", 1, True),
          "xpu_two_devices": ("Intel(R) Data Center GPU Max 1100", 2, True),
          "xpu_without_driver": ("", 0, False)}
 NODES = ("node_with_faulty_and_hung_gpu", "node_with_ecc_error_gpu",
-         "node_with_corrupt_peer_copy")
+         "node_with_corrupt_peer_copy", "node_with_hung_peer_copy")
 MAC = _MACS.get(SCENARIO)
 XPU = _XPUS.get(SCENARIO)
 NOT_CUDA = MAC is not None or XPU is not None  # a build without CUDA nor HIP
@@ -90,8 +94,11 @@ def synchronize(index: int | None, hang: Any) -> None:
                            "might be asynchronously reported at some other API call")
 
 
-def copied(source: str, target: str, rows: list[list[float]]) -> list[list[float]]:
-    """The values a copy from ``source`` to ``target`` holds once there."""
+def copied(source: str, target: str, rows: list[list[float]], hang: Any) -> list[list[float]]:
+    """The values a copy from ``source`` to ``target`` holds once there (``hang``: the fake's
+    hang, deaf to SIGTERM)."""
+    if SCENARIO == "node_with_hung_peer_copy" and (source, target) == ("cuda:1", "cuda:2"):
+        hang()
     rows = [list(row) for row in rows]
     if SCENARIO == "node_with_corrupt_peer_copy" and target == "cuda:3" and source != target:
         rows[1][0] = 0.0
