@@ -274,7 +274,8 @@ def test_the_api_gives_the_kernels_the_command_lines_default_limit(
     from kernodeck_diagnostic import api
 
     seen: list[float] = []
-    monkeypatch.setattr(api, "run", lambda options: seen.append(options.timeout_s))
+    monkeypatch.setattr(api, "run",
+                        lambda options, on_progress=None: seen.append(options.timeout_s))
     api.check(device="cpu", kernels=True)
     api.check(device="cpu")
     api.check(device="cpu", kernels=True, timeout=40)

@@ -59,6 +59,11 @@ class Options(Request):
     python: str = field(default_factory=lambda: sys.executable)
     # --distributed: this rank's place in the job, read from the launcher's variables.
     launch: Launch | None = None
+    # check() in the caller's own interpreter (a notebook's kernel, a script): its sys.path, in
+    # order, which the worker imports torch with, and the torch it imported, which the worker
+    # compares with its own (facts/caller.py). None from the command line, or for another
+    # interpreter.
+    caller: dict[str, Any] | None = None
 
 
 class Report:
@@ -111,7 +116,8 @@ class Report:
 def check(device: str = "gpu", device_index: int = 0, timeout: float | None = None,
           host_check: bool = False, python: str | None = None, *,
           distributed: bool = False, all_devices: bool = False, extensions: bool = False,
-          kernels: bool = False) -> Report:
+          kernels: bool = False,
+          progress: Callable[[str, float], None] | None = None) -> Report:
     """Run the check (controls 1-3) and return its report.
 
     ``python`` names another interpreter to diagnose (a venv's, a service's); by default, this
@@ -131,13 +137,38 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
     are bools (``TypeError`` otherwise). Without a ``timeout``, the check has 30 seconds, and
     120 with ``kernels=True`` (a cold ``torch.compile`` alone takes 20 to 50), as on the command
     line.
+
+    ``progress(stage, elapsed_s)`` is called about 20 times a second while the worker runs,
+    with the stage it is in ("import", "compute"...) and the seconds since it started: a cell
+    that shows it is not a silent one for 30 s (``TypeError`` when it cannot be called).
+
+    In this interpreter (``python`` None, the default), the worker imports torch with this
+    program's own ``sys.path``, in order: in a notebook, the kernel's, with the notebook's
+    folder and any entry a cell added. The report says how the torch this program already
+    imported compares with the one the check found (``runtime.caller``).
     """
+    if progress is not None and not callable(progress):
+        raise TypeError(ENGLISH("api.type.progress", type=type(progress).__name__))
     if timeout is None:
         timeout = KERNELS_TIMEOUT_DEFAULT_S if kernels is True else TIMEOUT_DEFAULT_S
     options = validate(device=device, device_index=device_index, timeout=timeout,
                        host_check=host_check, python=python, distributed=distributed,
                        all_devices=all_devices, extensions=extensions, kernels=kernels)
-    return run(options)
+    return run(as_caller(options), on_progress=progress)
+
+
+def as_caller(options: Options) -> Options:
+    """The options with the caller's import path and state, when the worker runs in the
+    caller's own interpreter (another interpreter has its own path: nothing of this one's)."""
+    from .interpreter import is_front_interpreter
+
+    if not is_front_interpreter(options.python):
+        return options
+    from dataclasses import replace
+
+    from .facts import caller
+
+    return replace(options, caller=caller.caller_state())
 
 
 def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = False,
@@ -408,7 +439,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, on_started=_load_what_reads_the_result,
-                        path0=user_path0(),
+                        path0=user_path0(), caller=options.caller,
                         extra=[*(launch.worker_arguments() if launch is not None else
                                  ["--all-devices"] if options.all_devices else []),
                                *library_arguments(options)])

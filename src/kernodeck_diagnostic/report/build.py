@@ -201,7 +201,7 @@ def runtime_block(values: dict[str, Any]) -> dict[str, Any]:
     return _pick(values, {"python_version": None, "python_implementation": None,
                           "os_family": None, "machine": None, "environment_kind": None,
                           "visibility": None, "device_nodes": None, "local_modules": None,
-                          "warnings_as_errors": None, "tracemalloc_frames": None})
+                          "caller": None, "warnings_as_errors": None, "tracemalloc_frames": None})
 
 
 def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:
