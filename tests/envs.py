@@ -15,7 +15,9 @@ Each is a plain venv made from this interpreter's base Python:
 - ``torch-cpu-torchvision`` and ``torch-cuda-torchvision``: hard-linked copies of ``torch-cpu``
   and ``torch-cuda`` with ``torchvision==0.29.1`` installed without its dependencies: a real
   extension built for another torch (it declares ``torch>=2.14.0``), and the matching pair;
-- ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot.
+- ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot;
+- ``torch-cpu-kernel``: a hard-linked copy of ``torch-cpu`` with ``ipykernel``, ``nbclient`` and
+  ``jupyter_client`` (and what they need): real Jupyter kernels next to a real torch.
 
 The fast tier (``scripts/test --fast``, which sets ``KERNODECK_TEST_FAST``) refuses every one of
 them: the tests that need one are marked ``slow``.
@@ -172,9 +174,33 @@ def torch_cuda_torchvision() -> Path:
                                   "numpy==2.4.6", "pillow==12.3.0"))
 
 
+IPYKERNEL_VERSION = "7.4.0"
+NBCLIENT_VERSION = "0.11.0"
+JUPYTER_CLIENT_VERSION = "8.10.0"
+
+
+def torch_cpu_kernel() -> Path:
+    """torch 2.13.0 (CPU) with a real Jupyter kernel and the clients that drive one: notebooks
+    executed end to end (nbclient), kernels driven cell by cell (jupyter_client).
+
+    A copy of ``torch-cpu``, so torch is the CPU build already there (pip, asked for the kernel
+    alone, never resolves torch: nothing pulls a CUDA build); the kernel's own dependencies are
+    installed with it."""
+    def make(folder: Path) -> None:
+        _run(["cp", "-al", str(torch_cpu()), str(folder)])
+        (folder / ".complete").unlink()
+        _run([str(python_of(folder)), "-m", "pip", "install", "--quiet", "--no-input",
+              f"torch=={TORCH_CPU_VERSION}", f"ipykernel=={IPYKERNEL_VERSION}",
+              f"nbclient=={NBCLIENT_VERSION}", f"jupyter_client=={JUPYTER_CLIENT_VERSION}"])
+
+    return _build(f"torch-{TORCH_CPU_VERSION}-ipykernel-{IPYKERNEL_VERSION}-nbclient-"
+                  f"{NBCLIENT_VERSION}-jupyter_client-{JUPYTER_CLIENT_VERSION}-{PY_TAG}", make)
+
+
 ALL = {"notorch": notorch, "torch-cpu": torch_cpu, "torch-broken": torch_broken,
        "torch-cuda": torch_cuda, "torch-cpu-torchvision": torch_cpu_torchvision,
-       "torch-cuda-torchvision": torch_cuda_torchvision, "plot": plot}
+       "torch-cuda-torchvision": torch_cuda_torchvision, "plot": plot,
+       "torch-cpu-kernel": torch_cpu_kernel}
 
 
 def main() -> int:

@@ -41,7 +41,7 @@ from ..report.redact import (
 )
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
-from . import contracts, folder, oom
+from . import contracts, folder, notebook, oom
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
 
@@ -113,6 +113,7 @@ class Trial:
                                          "snapshot": None}
         self._previous_sigterm: Any = None
         self._started_at = ""
+        self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
         self._command: list[str] = []
 
     # -- the attempt -------------------------------------------------------------------------------
@@ -410,10 +411,19 @@ class Trial:
         self._log = None  # the attempt is over: what uses it now is refused
         self._cpu.close()
         self._dir.close()
+        self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
-            sys.stderr.write(self._ending_line(document) + "\n"
-                             + (self.summary() if self.print_summary else ""))
-            sys.stderr.flush()
+            if not notebook.show(self._repr_markdown_()):  # a notebook's cell shows the summary
+                sys.stderr.write(self._ending_line(document) + "\n"
+                                 + (self.summary() if self.print_summary else ""))
+                sys.stderr.flush()
+        notebook.after_terminated(exc, Terminated)
+
+    def _repr_markdown_(self) -> str:
+        """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
+        shown = self._text(os.path.join(self.root, self.attempt_id or ""))
+        return notebook.markdown(self._ended or {**self._document("completed"),
+                                                 "status": "running"}, shown)
 
     def _prepare_end(self, torch: Any) -> None:
         """What the end needs, made now while memory is there: the modules it uses loaded, the
@@ -451,21 +461,7 @@ class Trial:
     def summary(self) -> str:
         """A table of the stages so far: each stage's status, count, total and slowest time,
         peak memory; one line per stage and status, in the order they first ran."""
-        rows: dict[tuple[str, str], list[Any]] = {}
-        for record in self._stages:
-            key = (record["name"], record["status"])
-            row = rows.setdefault(key, [0, 0.0, 0.0, None])
-            row[0] += 1
-            row[1] += record["duration_ms"]
-            row[2] = max(row[2], record["duration_ms"])
-            memory = record["memory"]
-            peak = (memory["peak_allocated_bytes"] if memory["device"] is not None
-                    else memory["rss_peak_bytes"])
-            if peak is not None:
-                row[3] = peak if row[3] is None else max(row[3], peak)
-        table = [("stage", "status", "count", "total_ms", "max_ms", "peak_memory")]
-        table += [(name, status, str(count), f"{total:.3f}", f"{slowest:.3f}", _size(peak))
-                  for (name, status), (count, total, slowest, peak) in rows.items()]
+        table = [notebook.STAGE_COLUMNS, *notebook.stage_rows(self._stages)]
         widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
         return "".join("  ".join(value.ljust(width) for value, width in zip(row, widths))
                        .rstrip() + "\n" for row in table)
@@ -662,12 +658,6 @@ def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
                                    3),
                    "max_ms": round(times[-1], 3), "slowest_pass": later[-1][1]}
     return {"first_pass_ms": durations.get(0), "later_passes": summary}
-
-
-def _size(count: int | None) -> str:
-    if count is None:
-        return "-"
-    return f"{count / 2**20:.1f} MiB"
 
 
 def _length(items: Iterable[Any]) -> int | None:
