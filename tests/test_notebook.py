@@ -152,6 +152,36 @@ def test_a_kernel_holding_another_torch_than_the_check_found_is_told(
     assert caller["torch_origin"] == "site-packages"
 
 
+def test_advice_from_a_kernel_is_in_the_notebooks_words_and_works_as_printed(
+        kernel_python: Path, tmp_path: Path) -> None:
+    """``%pip install`` (the kernel's own interpreter; ``!python -m pip`` may be another's) and
+    ``check(device="gpu")`` rather than flags; each applied as printed, in a real kernel of a
+    hard-linked copy of the environment (numpy is installed into the copy alone)."""
+    environment = tmp_path / "environment"
+    subprocess.run(["cp", "-al", str(envs.torch_cpu_kernel()), str(environment)], check=True,
+                   timeout=300)
+    notebook = tmp_path / "notebook"
+    notebook.mkdir()
+    before = cells(envs.python_of(environment), notebook, REPORT_CELL)
+    report = report_in(before[0])
+    assert report["code"] == "CPU_CHECK_PASSED"
+    assert report["next_action"] == ('Conclude nothing about CUDA or ROCm: run '
+                                     'check(device="gpu") to check the GPU.')
+    advice = {finding["id"]: finding["next_action"] for finding in report["findings"]}
+    pip = re.match(r"(%pip install \S+)", advice["NUMPY_MISSING"])
+    assert pip is not None, advice
+    gpu = re.search(r"check\(device=\"gpu\"\)", report["next_action"])
+    assert gpu is not None
+    applied = cells(envs.python_of(environment), notebook, pip.group(1),
+                    REPORT_CELL.replace("check(device='cpu')", gpu.group(0)),
+                    REPORT_CELL)
+    assert applied[0]["error"] is None, applied[0]["text"]
+    on_gpu = report_in(applied[1])
+    assert on_gpu["request"]["device"] == "gpu"
+    assert on_gpu["code"] == "GPU_BACKEND_ABSENT"  # the CPU build, now asked about the GPU
+    assert "NUMPY_MISSING" not in finding_ids(report_in(applied[2]))
+
+
 # -- the trial across cells ---------------------------------------------------------------------
 
 def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,

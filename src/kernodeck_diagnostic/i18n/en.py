@@ -19,6 +19,8 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Product and gradient verified on the CPU only.",
     "code.CPU_CHECK_PASSED.next_action":
         "Conclude nothing about CUDA or ROCm: run without --device cpu to check the GPU.",
+    "notebook.next_action.cpu_passed":
+        'Conclude nothing about CUDA or ROCm: run check(device="gpu") to check the GPU.',
     "code.INTERNAL_ERROR.summary": "The diagnostic itself failed (a bug in the tool).",
     "code.INTERNAL_ERROR.next_action": "Report it with the command you ran.",
     "code.USAGE_ERROR.summary": "Invalid arguments.",

@@ -14,6 +14,8 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Produit et gradient vérifiés sur le CPU uniquement.",
     "code.CPU_CHECK_PASSED.next_action":
         "Ne concluez rien sur CUDA ou ROCm : lancez sans --device cpu pour vérifier le GPU.",
+    "notebook.next_action.cpu_passed":
+        'Ne concluez rien sur CUDA ou ROCm : lancez check(device="gpu") pour vérifier le GPU.',
     "code.INTERNAL_ERROR.summary": "Le diagnostic lui-même a échoué (un bogue de l'outil).",
     "code.INTERNAL_ERROR.next_action": "Signalez-le en indiquant la commande exécutée.",
     "code.USAGE_ERROR.summary": "Arguments invalides.",

@@ -14,6 +14,8 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Produto e gradiente verificados somente na CPU.",
     "code.CPU_CHECK_PASSED.next_action":
         "Não conclua nada sobre CUDA ou ROCm: execute sem --device cpu para verificar a GPU.",
+    "notebook.next_action.cpu_passed":
+        'Não conclua nada sobre CUDA ou ROCm: execute check(device="gpu") para verificar a GPU.',
     "code.INTERNAL_ERROR.summary": "O próprio diagnóstico falhou (um bug na ferramenta).",
     "code.INTERNAL_ERROR.next_action": "Relate o problema informando o comando executado.",
     "code.USAGE_ERROR.summary": "Argumentos inválidos.",

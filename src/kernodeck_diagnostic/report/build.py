@@ -17,6 +17,7 @@ from ..worker.protocol import EXPECTED, NON_FINITE, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import derive
+from .kernel_form import notebook_advice
 from .libraries import library_block, wrong_kernel
 from .redact import Redactor
 
@@ -123,6 +124,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
 
         report["next_action"] = ENGLISH(next_action_key(report))
     report["findings"] = derive(report)
+    notebook_advice(report)  # made from a notebook: its advice in the notebook's words
     return report
 
 

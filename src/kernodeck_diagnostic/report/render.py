@@ -16,6 +16,7 @@ from ..terminal import one_line
 from .codes import CODES
 from .devices import device_name
 from .findings import derive
+from .kernel_form import for_report
 from .libraries import library_rows
 from .markup import code, escape
 from .markup import table as markup_table
@@ -47,7 +48,7 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     (``OUTPUT_WRITE_FAILED``: the report file was not saved), so that the first line never
     says "exit 0" for a process that exits 12.
     """
-    t = translate
+    t = for_report(report, translate)  # from a kernel: advice in a notebook's words
     rows = [*_rows(report, t), *_paths(paths, t)]
     width = max(len(label) for label, _ in rows)
     lines = [_headline(report, t, colour, exit_as), "  " + t(f"code.{report['code']}.summary"),
@@ -73,7 +74,7 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH) -> str:
     Every value is escaped (``markup``): what a report holds (``<path>``, a device name, an error
     message) is shown as the text it is, never taken for HTML or markdown syntax.
     """
-    t = translate
+    t = for_report(report, translate)  # from a kernel: advice in a notebook's words
     rows = _rows(report, t)
     status = t(_STATUSES[report["status"]])
     lines = [f"### {escape(t('ui.markdown.title'))}", "",
