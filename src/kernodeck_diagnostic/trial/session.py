@@ -73,15 +73,20 @@ class Trial:
     PyTorch's memory visualiser when the attempt runs out of memory. When the attempt ends, one
     line on stderr says how (status, first error or failed contract, the attempt folder);
     ``summary=True`` adds a table of the stages (``summary()`` returns it at any time).
+    ``root/latest`` names the newest attempt; ``keep=N`` keeps only the newest N attempt
+    folders under ``root`` (a notebook re-run all day leaves N, not hundreds).
     """
 
     def __init__(self, root: str | os.PathLike[str] = "runs",
                  params: Mapping[str, Any] | None = None, *, memory_history: bool = False,
-                 summary: bool = False) -> None:
+                 summary: bool = False, keep: int | None = None) -> None:
         self.root = folder.root_folder(root)
         self.params = dict(params or {})
         self.memory_history = memory_history
         self.print_summary = summary
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+            raise ValueError(f"Trial(keep=...) takes a count of at least 1, or None; not {keep!r}")
+        self.keep = keep  # the attempt folders kept under root, this one included (None: all)
         self.attempt_id: str | None = None
         self.folder: str | None = None
         self._dir: Folder | None = None  # the attempt folder, open: every file relative to it
@@ -123,7 +128,7 @@ class Trial:
             raise RuntimeError("a Trial is one attempt: it is entered once")
         self._redactor = Redactor.for_this_machine(
             secrets=[*argument_secrets(sys.argv), *secret_key_values(self.params)])
-        self.attempt_id, self._dir = folder.create(self.root)
+        self.attempt_id, self._dir = folder.create(self.root, self.keep)
         self.folder = self._dir.path
         self._log = EventLog(self._dir)
         self._cpu.open()
