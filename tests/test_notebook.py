@@ -182,6 +182,22 @@ def test_advice_from_a_kernel_is_in_the_notebooks_words_and_works_as_printed(
     assert "NUMPY_MISSING" not in finding_ids(report_in(applied[2]))
 
 
+def test_a_cell_running_the_check_shows_where_it_is(kernel_python: Path,
+                                                    tmp_path: Path) -> None:
+    """Before: a silent cell for as long as the check took (30 s on a hang). Now the cell shows
+    the stage and the time used, as the command line's live line does; ``progress=`` takes a
+    function of its own, and False shows nothing."""
+    shown = cells(kernel_python, tmp_path,
+                  "import kernodeck_diagnostic\nreport = kernodeck_diagnostic.check(device='cpu')",
+                  "seen = []\nreport = kernodeck_diagnostic.check(device='cpu', "
+                  "progress=lambda stage, elapsed: seen.append(stage))\n"
+                  "print(sorted(set(seen)))",
+                  "report = kernodeck_diagnostic.check(device='cpu', progress=False)")
+    assert re.search(r"\.\.\. \d+\.\d s / 30 s", shown[0]["text"]), shown[0]
+    assert "'import'" in shown[1]["text"]
+    assert " s / 30 s" not in shown[1]["text"] + shown[2]["text"]
+
+
 # -- the trial across cells ---------------------------------------------------------------------
 
 def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,

@@ -117,7 +117,7 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
           host_check: bool = False, python: str | None = None, *,
           distributed: bool = False, all_devices: bool = False, extensions: bool = False,
           kernels: bool = False,
-          progress: Callable[[str, float], None] | None = None) -> Report:
+          progress: Callable[[str, float], None] | bool | None = None) -> Report:
     """Run the check (controls 1-3) and return its report.
 
     ``python`` names another interpreter to diagnose (a venv's, a service's); by default, this
@@ -139,22 +139,78 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
     line.
 
     ``progress(stage, elapsed_s)`` is called about 20 times a second while the worker runs,
-    with the stage it is in ("import", "compute"...) and the seconds since it started: a cell
-    that shows it is not a silent one for 30 s (``TypeError`` when it cannot be called).
+    with the stage it is in ("import", "compute"...) and the seconds since it started. By
+    default (None), a notebook's cell shows the stage and the time used, as the command line's
+    live line does, removed when the check ends (nothing outside a kernel); False shows nothing
+    (``TypeError`` for anything else that cannot be called).
 
     In this interpreter (``python`` None, the default), the worker imports torch with this
     program's own ``sys.path``, in order: in a notebook, the kernel's, with the notebook's
     folder and any entry a cell added. The report says how the torch this program already
     imported compares with the one the check found (``runtime.caller``).
     """
-    if progress is not None and not callable(progress):
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(ENGLISH("api.type.progress", type=type(progress).__name__))
     if timeout is None:
         timeout = KERNELS_TIMEOUT_DEFAULT_S if kernels is True else TIMEOUT_DEFAULT_S
     options = validate(device=device, device_index=device_index, timeout=timeout,
                        host_check=host_check, python=python, distributed=distributed,
                        all_devices=all_devices, extensions=extensions, kernels=kernels)
-    return run(as_caller(options), on_progress=progress)
+    if callable(progress) or progress is False:
+        return run(as_caller(options), on_progress=progress or None)
+    live = _CellProgress(options.timeout_s)
+    try:
+        return run(as_caller(options), on_progress=live.update if live.shown else None)
+    finally:
+        live.clear()
+
+
+# Each stage's label while it runs, in the order the stages run (worker.protocol.STAGES: a test
+# holds them alike): the command line's live line and a notebook's.
+LIVE_LABELS: dict[str, str] = {
+    "interpreter": "ui.live.interpreter", "import": "ui.live.import",
+    "backend": "ui.live.backend", "device": "ui.live.device", "compute": "ui.live.compute",
+    "extensions": "ui.live.extensions", "kernels": "ui.live.kernels",
+    "collective": "ui.live.collective"}
+
+
+def progress_text(stage: str, elapsed_s: float, limit_s: float,
+                  translate: Translate = ENGLISH) -> str:
+    """``importing torch... 3.1 s / 30 s``: the stage running and the time used of the limit."""
+    stage, _, step = stage.partition(":")  # "kernels:compile": the stage and its sub-step
+    label = translate(LIVE_LABELS[stage]) if stage in LIVE_LABELS else stage
+    if step:
+        label = f"{label} ({step})"
+    return f"{label}... {elapsed_s:.1f} s / {limit_s:g} s"
+
+
+class _CellProgress:
+    """The check's live line in a notebook: one output of the running cell, updated in place
+    (at most 5 times a second, from half a second on), emptied when the check ends. Nothing
+    outside a Jupyter kernel (``shown`` False)."""
+
+    def __init__(self, limit_s: float) -> None:
+        from .facts.caller import in_kernel
+
+        self.shown = in_kernel()
+        self._limit = limit_s
+        self._handle: Any = None
+        self._last = 0.0
+
+    def update(self, stage: str, elapsed_s: float) -> None:
+        if elapsed_s < 0.5 or elapsed_s - self._last < 0.2:
+            return
+        self._last = elapsed_s
+        shown = {"text/plain": progress_text(stage, elapsed_s, self._limit)}
+        if self._handle is None:
+            display = importlib.import_module("IPython.display").display  # the kernel's own
+            self._handle = display(shown, raw=True, display_id=True)
+        else:
+            self._handle.update(shown, raw=True)
+
+    def clear(self) -> None:
+        if self._handle is not None:
+            self._handle.update({"text/plain": ""}, raw=True)
 
 
 def as_caller(options: Options) -> Options:
