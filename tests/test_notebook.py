@@ -205,7 +205,7 @@ def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,
     shown = cells(
         kernel_python, tmp_path,
         "from kernodeck_diagnostic import Trial\ntrial = Trial('runs').start()",
-        "with trial.stage('load'):\n    loaded = True",
+        "with trial.stage('load'):\n    loaded = True\ntrial",
         "trial.expect('accuracy', False, 'accuracy 0.2 < 0.9 | *wanted*')\ntrial.end()",
         "trial.stage('late')",
         "trial.expect('late', True)",
@@ -213,6 +213,7 @@ def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,
     assert [step["error"] for step in shown] == [None, None, None, "RuntimeError",
                                                  "RuntimeError", "RuntimeError"]
     assert "this attempt has ended" in shown[3]["text"]
+    assert "attempt running" in shown[1]["markdown"]  # ``trial`` as a cell's last line
     summary = shown[2]["markdown"]
     assert "attempt completed" in summary
     assert "contract `accuracy` **failed**: accuracy 0.2 &lt; 0.9 \\| \\*wanted\\*" in summary
