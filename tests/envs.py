@@ -18,6 +18,8 @@ Each is a plain venv made from this interpreter's base Python:
 - ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot;
 - ``torch-cpu-frameworks``: a hard-linked copy of ``torch-cpu`` with PyTorch Lightning,
   Transformers and Accelerate (and their dependencies, torch held at 2.13.0): the trial's adapters.
+- ``torch-cpu-kernel``: a hard-linked copy of ``torch-cpu`` with ``ipykernel``, ``nbclient`` and
+  ``jupyter_client`` (and what they need): real Jupyter kernels next to a real torch.
 
 The fast tier (``scripts/test --fast``, which sets ``KERNODECK_TEST_FAST``) refuses every one of
 them: the tests that need one are marked ``slow``.
@@ -202,10 +204,25 @@ def torch_cpu_frameworks() -> Path:
                   _with_frameworks(torch_cpu(), *versions))
 
 
+IPYKERNEL_VERSION = "7.4.0"
+NBCLIENT_VERSION = "0.11.0"
+JUPYTER_CLIENT_VERSION = "8.10.0"
+
+
+def torch_cpu_kernel() -> Path:
+    """torch 2.13.0 (CPU) with a real Jupyter kernel and the clients that drive one: notebooks
+    executed end to end (nbclient), kernels driven cell by cell (jupyter_client)."""
+    return _build(f"torch-{TORCH_CPU_VERSION}-ipykernel-{IPYKERNEL_VERSION}-nbclient-"
+                  f"{NBCLIENT_VERSION}-jupyter_client-{JUPYTER_CLIENT_VERSION}-{PY_TAG}",
+                  _with_frameworks(torch_cpu(), f"ipykernel=={IPYKERNEL_VERSION}",
+                                   f"nbclient=={NBCLIENT_VERSION}",
+                                   f"jupyter_client=={JUPYTER_CLIENT_VERSION}"))
+
+
 ALL = {"notorch": notorch, "torch-cpu": torch_cpu, "torch-broken": torch_broken,
        "torch-cuda": torch_cuda, "torch-cpu-torchvision": torch_cpu_torchvision,
        "torch-cuda-torchvision": torch_cuda_torchvision, "plot": plot,
-       "torch-cpu-frameworks": torch_cpu_frameworks}
+       "torch-cpu-frameworks": torch_cpu_frameworks, "torch-cpu-kernel": torch_cpu_kernel}
 
 
 def main() -> int:

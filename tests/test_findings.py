@@ -61,6 +61,9 @@ FIRES = {
     "NUMPY_ABI_MISMATCH": report(**{"warnings": [{
         "stage": "import", "category": "UserWarning",
         "message": "Failed to initialize NumPy: _ARRAY_API not found (Triggered internally)"}]}),
+    "CALLER_TORCH_DIFFERS": report(**{"runtime.caller": {
+        "kernel": True, "torch_imported": True, "torch_version": "2.12.0+cpu",
+        "torch_origin": "site-packages", "torch_same": True}}),
     "TORCH_SHADOWED": report(**{
         "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
         "pytorch.version": None, "pytorch.backend": None, "pytorch.origin": "working-folder",

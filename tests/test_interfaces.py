@@ -274,10 +274,19 @@ def test_the_api_gives_the_kernels_the_command_lines_default_limit(
     from kernodeck_diagnostic import api
 
     seen: list[float] = []
-    monkeypatch.setattr(api, "run", lambda options: seen.append(options.timeout_s))
+    monkeypatch.setattr(api, "run",
+                        lambda options, on_progress=None: seen.append(options.timeout_s))
     api.check(device="cpu", kernels=True)
     api.check(device="cpu")
     api.check(device="cpu", kernels=True, timeout=40)
     api.check(device="cpu", timeout=None)
     assert seen == [api.KERNELS_TIMEOUT_DEFAULT_S, api.TIMEOUT_DEFAULT_S, 40,
                     api.TIMEOUT_DEFAULT_S]
+
+
+def test_the_lazy_public_names_are_listed_for_tab_completion() -> None:
+    """Before: dir(kernodeck_diagnostic) lacked check, Report, Trial and OutputLedger (loaded on
+    first use by __getattr__), so a notebook's tab completion never offered them."""
+    import kernodeck_diagnostic
+
+    assert {"check", "Report", "Trial", "OutputLedger"} <= set(dir(kernodeck_diagnostic))

@@ -53,6 +53,18 @@ with Trial("runs", params={"n": value}) as trial:
     trial.expect("one_row_per_input", len(rows) == value, detail=f"{len(rows)} rows")
 """
 
+# Its loader holds fewer batches from some value on: zip() starts a pass the loader cannot feed.
+SHORT_LOADER_APP = """
+import os
+from kernodeck_diagnostic import Trial
+value = int(os.environ["KERNODECK_AXIS_VALUE"])
+loader = [[1.0] * 4 for _ in range(3 if value < 4 else 2)]
+with Trial("runs", params={"n": value}) as trial:
+    for step, batch in zip(trial.passes(3), loader):
+        with trial.stage("compute"):
+            total = sum(batch)
+"""
+
 # Each pass keeps its output (a retained tensor, in a real program): memory grows per pass.
 RETAINING_APP = """
 import os
@@ -135,6 +147,18 @@ def test_a_trials_failed_contract_is_contract_failed(pyz: Path, tmp_path: Path) 
     assert rows["ramp.json[n=4]"][1] == "contract_failed", summary.stdout
     assert rows["ramp.json[n=1]"][1] == "passed"
     assert "one_row_per_input" in " ".join(rows["ramp.json[n=4]"])
+
+
+def test_a_pass_the_loader_never_fed_fails_the_attempt(pyz: Path, tmp_path: Path) -> None:
+    """Before: zip(trial.passes(3), loader) with a 2-batch loader said ``completed`` and the
+    ramp ``passed``; the attempt is ``incomplete`` now, a failure for the ramp."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(SHORT_LOADER_APP)
+    result = _ramp(pyz, out, app, sys.executable, "--axis", "n", "--start", "1", "--stop", "16")
+    assert result.returncode == 0, result.stderr
+    document = _record(out)
+    assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
+        (1, "passed"), (2, "passed"), (4, "failed")]
 
 
 @posix_only

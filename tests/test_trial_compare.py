@@ -175,6 +175,32 @@ def test_an_attempt_killed_before_attempt_json_is_compared_from_its_events(
     assert "last started stage in B: compute (pass 1)" in text.stdout
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_attempts_are_read_and_compared_from_python_with_a_notebook_display(
+        tmp_path: Path) -> None:
+    """A notebook's user reads an attempt, a killed one included (rebuilt from events.jsonl),
+    and compares two, without the command line: each displays as markdown."""
+    from kernodeck_diagnostic.trial import compare_attempts, open_attempt
+
+    good = open_attempt(_attempt(tmp_path, "good", KILLED_APP, "run"))
+    killed = open_attempt(_attempt(tmp_path, "killed", KILLED_APP, "kill"))
+    assert (good.status, killed.status) == ("completed", "unfinished")
+    shown = killed._repr_markdown_()
+    assert shown.startswith("**kernodeck-diagnostic: attempt unfinished**")
+    assert "last started: `compute`" in shown
+    assert "| compute | completed | 1 |" in shown
+    assert "contract `rows` passed" in good._repr_markdown_()
+    compared = compare_attempts(good, _attempt_folder(tmp_path, "killed"))  # a path too
+    assert compared.verdict == "regression"
+    assert "completed" in compared._repr_markdown_()
+    with pytest.raises(ValueError, match="nothing"):
+        open_attempt(tmp_path / "nothing")
+
+
+def _attempt_folder(tmp_path: Path, name: str) -> Path:
+    return only_attempt(tmp_path / name / "runs")
+
+
 SLOW_APP = """
     import sys, time
     from kernodeck_diagnostic import Trial

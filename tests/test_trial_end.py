@@ -200,3 +200,48 @@ def test_a_failed_attempt_names_its_first_error(tmp_path: Path) -> None:
     first = done.stderr.splitlines()[0]
     assert first.startswith("kernodeck-diagnostic: attempt failed; first error in stage "
                             "compute: ValueError: shape mismatch; folder runs"), first
+
+
+def test_a_trial_used_after_its_end_refuses_instead_of_dropping(tmp_path: Path) -> None:
+    """Before: after the with block, stages were silently dropped and expect() returned False;
+    start()/end() span cells on purpose, and everything after the end is refused."""
+    from kernodeck_diagnostic import Trial
+
+    trial = Trial(tmp_path / "runs").start()
+    with trial.stage("load"):
+        pass
+    assert trial.expect("rows", True)
+    trial.end()
+    for use in (lambda: trial.stage("late"), lambda: trial.expect("late", True),
+                lambda: trial.passes(2), lambda: trial.describe(x=1), trial.end):
+        with pytest.raises(RuntimeError, match="this attempt has ended"):
+            use()
+    with pytest.raises(RuntimeError, match="entered once"), trial:
+        pass
+    document = attempt_of(Path(str(trial.folder)))
+    assert_valid_attempt(document)
+    assert document["status"] == "completed"
+    assert [stage["name"] for stage in document["stages"]] == ["load"]
+    with pytest.raises(RuntimeError, match="has not begun"):
+        Trial(tmp_path / "runs").stage("early")
+
+
+def test_a_pass_started_and_never_completed_leaves_the_attempt_incomplete(
+        tmp_path: Path) -> None:
+    """``zip(trial.passes(10), loader)`` with a 3-batch loader: pass 3 starts, the loader has no
+    more; the attempt is ``incomplete``, never ``completed``. An iterable is taken as passes."""
+    from kernodeck_diagnostic import Trial
+
+    with Trial(tmp_path / "runs") as whole:
+        batches = [batch for batch in whole.passes(iter([[1], [2], [3]]))]
+    with Trial(tmp_path / "runs") as cut:
+        for _step, _batch in zip(cut.passes(10), [[1], [2], [3]]):
+            pass
+    assert batches == [[1], [2], [3]]
+    first, second = (attempt_of(Path(str(trial.folder))) for trial in (whole, cut))
+    assert (first["status"], first["passes"]["requested"], first["passes"]["completed"]) == (
+        "completed", 3, 3)
+    assert (second["status"], second["passes"]["completed"]) == ("incomplete", 3)
+    assert_valid_attempt(second)
+    with Trial(tmp_path / "runs") as trial, pytest.raises(TypeError, match="DataLoader"):
+        trial.passes(2.5)  # type: ignore[arg-type]

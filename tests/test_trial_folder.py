@@ -32,6 +32,39 @@ def test_an_attempt_id_drawn_twice_is_drawn_again(tmp_path: Path,
     assert not any(Path(second).iterdir())
 
 
+def test_latest_names_the_newest_attempt_and_keep_removes_the_older_ones(
+        tmp_path: Path) -> None:
+    """A notebook re-run all day left one folder per run (23 in one sitting): ``latest`` names
+    the newest, ``keep=N`` leaves the newest N. Only attempt folders of plain files are removed:
+    a link named like one (to a folder of the user's), a folder holding a folder, and what is
+    not named like an attempt stay, and nothing is followed."""
+    root = tmp_path / "runs"
+    made = []
+    for _ in range(4):
+        with Trial(root) as trial, trial.stage("step"):
+            pass
+        made.append(Path(str(trial.folder)))
+        assert (root / "latest").read_text() == made[-1].name + "\n"
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "model.pt").write_text("weights")
+    (root / "20000101T000000Z-aaaaaa").symlink_to(precious, target_is_directory=True)
+    nested = root / "20000101T000000Z-bbbbbb"
+    (nested / "inside").mkdir(parents=True)
+    (root / "notes").mkdir()
+    with Trial(root, keep=2) as trial:
+        pass
+    newest = Path(str(trial.folder))
+    left = sorted(path.name for path in root.iterdir())
+    assert left == sorted([made[-1].name, newest.name, "20000101T000000Z-aaaaaa",
+                           "20000101T000000Z-bbbbbb", "notes", "latest"])
+    assert (precious / "model.pt").read_text() == "weights"
+    assert (nested / "inside").is_dir()
+    assert (root / "latest").read_text() == newest.name + "\n"
+    with pytest.raises(ValueError, match="keep"):
+        Trial(root, keep=0)
+
+
 def test_files_are_never_written_over(tmp_path: Path) -> None:
     target = tmp_path / "attempt.json"
     with Folder.open(tmp_path) as place:

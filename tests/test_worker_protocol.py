@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import SRC, assert_valid_report, clean_env, fake_gpu_env, run_tool, schema
+from kernodeck_diagnostic import api
 from kernodeck_diagnostic import report_schema as validate
 from kernodeck_diagnostic.api import Request
-from kernodeck_diagnostic.commands import check
 from kernodeck_diagnostic.i18n import LANGUAGES, messages
 from kernodeck_diagnostic.report import build as report_build
 from kernodeck_diagnostic.report import codes, compare
@@ -115,7 +115,7 @@ def test_the_front_takes_the_protocol_from_the_worker_module() -> None:
     assert report_build.STAGES is stages.STAGES
     assert report_build.EXPECTED is stages.EXPECTED
     assert events.MAX_TEXT_CHARS is stages.MAX_TEXT_CHARS
-    assert tuple(check._LIVE_LABELS) == stages.STAGES
+    assert tuple(api.LIVE_LABELS) == stages.STAGES
     assert compare.STAGE_ORDER[:len(stages.STAGES)] == stages.STAGES
     assert stages.EXPECTED == RIGHT
     # The contract's order: the last three run only when their flag asks for them.
@@ -138,7 +138,7 @@ def test_the_protocol_agrees_with_the_schema_and_the_catalogs() -> None:
         code = codes.classify("gpu", {"kind": kind, "stage": "compute"})
         assert code.name != "WORKER_FAILED", kind
     for language in LANGUAGES:
-        assert all(check._LIVE_LABELS[stage] in messages(language) for stage in stages.STAGES)
+        assert all(api.LIVE_LABELS[stage] in messages(language) for stage in stages.STAGES)
 
 
 def test_the_schema_uses_only_keywords_the_front_checks() -> None:

@@ -81,3 +81,8 @@ def __getattr__(name: str) -> Any:
 
         return Trial
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # The lazy attributes too: a notebook's tab completion and dir() list what __getattr__ gives.
+    return sorted({*globals(), *__all__})

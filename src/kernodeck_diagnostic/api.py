@@ -60,6 +60,11 @@ class Options(Request):
     python: str = field(default_factory=lambda: sys.executable)
     # --distributed: this rank's place in the job, read from the launcher's variables.
     launch: Launch | None = None
+    # check() in the caller's own interpreter (a notebook's kernel, a script): its sys.path, in
+    # order, which the worker imports torch with, and the torch it imported, which the worker
+    # compares with its own (facts/caller.py). None from the command line, or for another
+    # interpreter.
+    caller: dict[str, Any] | None = None
 
 
 class Report:
@@ -116,7 +121,8 @@ class Report:
 def check(device: str = "gpu", device_index: int = 0, timeout: float | None = None,
           host_check: bool = False, python: str | None = None, *,
           distributed: bool = False, all_devices: bool = False, extensions: bool = False,
-          kernels: bool = False) -> Report:
+          kernels: bool = False,
+          progress: Callable[[str, float], None] | bool | None = None) -> Report:
     """Run the check (controls 1-3) and return its report.
 
     ``python`` names another interpreter to diagnose (a venv's, a service's); by default, this
@@ -136,13 +142,94 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
     are bools (``TypeError`` otherwise). Without a ``timeout``, the check has 30 seconds, and
     120 with ``kernels=True`` (a cold ``torch.compile`` alone takes 20 to 50), as on the command
     line.
+
+    ``progress(stage, elapsed_s)`` is called about 20 times a second while the worker runs,
+    with the stage it is in ("import", "compute"...) and the seconds since it started. By
+    default (None), a notebook's cell shows the stage and the time used, as the command line's
+    live line does, removed when the check ends (nothing outside a kernel); False shows nothing
+    (``TypeError`` for anything else that cannot be called).
+
+    In this interpreter (``python`` None, the default), the worker imports torch with this
+    program's own ``sys.path``, in order: in a notebook, the kernel's, with the notebook's
+    folder and any entry a cell added. The report says how the torch this program already
+    imported compares with the one the check found (``runtime.caller``).
     """
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
+        raise TypeError(ENGLISH("api.type.progress", type=type(progress).__name__))
     if timeout is None:
         timeout = KERNELS_TIMEOUT_DEFAULT_S if kernels is True else TIMEOUT_DEFAULT_S
     options = validate(device=device, device_index=device_index, timeout=timeout,
                        host_check=host_check, python=python, distributed=distributed,
                        all_devices=all_devices, extensions=extensions, kernels=kernels)
-    return run(options)
+    if callable(progress) or progress is False:
+        return run(as_caller(options), on_progress=progress or None)
+    live = _CellProgress(options.timeout_s)
+    try:
+        return run(as_caller(options), on_progress=live.update if live.shown else None)
+    finally:
+        live.clear()
+
+
+# Each stage's label while it runs, in the order the stages run (worker.protocol.STAGES: a test
+# holds them alike): the command line's live line and a notebook's.
+LIVE_LABELS: dict[str, str] = {
+    "interpreter": "ui.live.interpreter", "import": "ui.live.import",
+    "backend": "ui.live.backend", "device": "ui.live.device", "compute": "ui.live.compute",
+    "extensions": "ui.live.extensions", "kernels": "ui.live.kernels",
+    "collective": "ui.live.collective"}
+
+
+def progress_text(stage: str, elapsed_s: float, limit_s: float,
+                  translate: Translate = ENGLISH) -> str:
+    """``importing torch... 3.1 s / 30 s``: the stage running and the time used of the limit."""
+    stage, _, step = stage.partition(":")  # "kernels:compile": the stage and its sub-step
+    label = translate(LIVE_LABELS[stage]) if stage in LIVE_LABELS else stage
+    if step:
+        label = f"{label} ({step})"
+    return f"{label}... {elapsed_s:.1f} s / {limit_s:g} s"
+
+
+class _CellProgress:
+    """The check's live line in a notebook: one output of the running cell, updated in place
+    (at most 5 times a second, from half a second on), emptied when the check ends. Nothing
+    outside a Jupyter kernel (``shown`` False)."""
+
+    def __init__(self, limit_s: float) -> None:
+        from .facts.caller import in_kernel
+
+        self.shown = in_kernel()
+        self._limit = limit_s
+        self._handle: Any = None
+        self._last = 0.0
+
+    def update(self, stage: str, elapsed_s: float) -> None:
+        if elapsed_s < 0.5 or elapsed_s - self._last < 0.2:
+            return
+        self._last = elapsed_s
+        shown = {"text/plain": progress_text(stage, elapsed_s, self._limit)}
+        if self._handle is None:
+            display = importlib.import_module("IPython.display").display  # the kernel's own
+            self._handle = display(shown, raw=True, display_id=True)
+        else:
+            self._handle.update(shown, raw=True)
+
+    def clear(self) -> None:
+        if self._handle is not None:
+            self._handle.update({"text/plain": ""}, raw=True)
+
+
+def as_caller(options: Options) -> Options:
+    """The options with the caller's import path and state, when the worker runs in the
+    caller's own interpreter (another interpreter has its own path: nothing of this one's)."""
+    from .interpreter import is_front_interpreter
+
+    if not is_front_interpreter(options.python):
+        return options
+    from dataclasses import replace
+
+    from .facts import caller
+
+    return replace(options, caller=caller.caller_state())
 
 
 def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = False,
@@ -413,7 +500,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, on_started=_load_what_reads_the_result,
-                        path0=user_path0(),
+                        path0=user_path0(), caller=options.caller,
                         extra=[*(launch.worker_arguments() if launch is not None else
                                  ["--all-devices"] if options.all_devices else []),
                                *library_arguments(options)])

@@ -310,6 +310,32 @@ class Folder:
         else:
             os.unlink(name, dir_fd=self.fd)
 
+    def names(self) -> list[str]:
+        """The names in this folder, read from the folder opened (never through a link)."""
+        return os.listdir(self.path if self.fd is None else self.fd)
+
+    def remove_files_folder(self, name: str) -> bool:
+        """Remove the folder ``name`` of this one when it holds plain files (or links) only, as
+        an attempt folder does: each unlinked by name relative to the folder (a link is removed
+        as a link, never followed), then the folder. False, with nothing removed, when ``name``
+        is not a folder of its own (a link to one included) or holds anything else."""
+        info = self.lstat(name)
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            return False
+        with self.subfolder(name, exclusive=False) as inner:
+            names = inner.names()
+            kinds = [inner.lstat(entry) for entry in names]
+            if not all(kind is not None and (stat.S_ISREG(kind.st_mode)
+                                             or stat.S_ISLNK(kind.st_mode)) for kind in kinds):
+                return False
+            for entry in names:
+                inner.unlink(entry)
+        if self.fd is None:
+            os.rmdir(self.child(name))
+        else:
+            os.rmdir(name, dir_fd=self.fd)
+        return True
+
     def subfolder(self, name: str, *, exclusive: bool = True) -> Folder:
         """The folder ``name`` in this one, made here (``FileExistsError`` when ``exclusive``
         and it exists), opened without following a link and checked."""

@@ -20,6 +20,7 @@ from ..api import (
     index_in_range,
     interpreter_problem,
     known_device,
+    progress_text,
     run,
     timeout_in_range,
     validate,
@@ -38,13 +39,6 @@ if TYPE_CHECKING:
 # The modules that read, render and save a report are imported once the check is under way:
 # with --host-check the probe starts before them, and a usage error never pays for them.
 
-# Each stage's label while it runs, in the order the stages run (worker.protocol.STAGES: a test
-# holds them alike).
-_LIVE_LABELS: dict[str, str] = {
-    "interpreter": "ui.live.interpreter", "import": "ui.live.import",
-    "backend": "ui.live.backend", "device": "ui.live.device", "compute": "ui.live.compute",
-    "extensions": "ui.live.extensions", "kernels": "ui.live.kernels",
-    "collective": "ui.live.collective"}
 _N = TypeVar("_N", int, float)
 
 
@@ -308,7 +302,7 @@ class _LiveLine:
         isatty = getattr(stream, "isatty", None)
         self._stream = stream if isatty and isatty() else None
         self._t = t
-        self._limit = f"{limit_s:g} s"
+        self._limit = limit_s
         self._shown = False
         self._dumb = os.environ.get("TERM") == "dumb"
         self._width = 0  # the longest text shown, for the dumb terminal's blanking
@@ -316,11 +310,7 @@ class _LiveLine:
     def update(self, stage: str, elapsed_s: float) -> None:
         if self._stream is None or elapsed_s < 0.5:
             return
-        stage, _, step = stage.partition(":")  # "kernels:compile": the stage and its sub-step
-        label = self._t(_LIVE_LABELS[stage]) if stage in _LIVE_LABELS else stage
-        if step:
-            label = f"{label} ({step})"
-        shown = f"{label}... {elapsed_s:.1f} s / {self._limit}"
+        shown = progress_text(stage, elapsed_s, self._limit, self._t)
         if self._dumb:
             self._width = max(self._width, len(shown))
             write(self._stream, "\r" + shown.ljust(self._width))

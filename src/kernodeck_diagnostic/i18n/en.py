@@ -19,6 +19,8 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Product and gradient verified on the CPU only.",
     "code.CPU_CHECK_PASSED.next_action":
         "Conclude nothing about CUDA or ROCm: run without --device cpu to check the GPU.",
+    "notebook.next_action.cpu_passed":
+        'Conclude nothing about CUDA or ROCm: run check(device="gpu") to check the GPU.',
     "code.INTERNAL_ERROR.summary": "The diagnostic itself failed (a bug in the tool).",
     "code.INTERNAL_ERROR.next_action": "Report it with the command you ran.",
     "code.USAGE_ERROR.summary": "Invalid arguments.",
@@ -218,6 +220,17 @@ MESSAGES = {
     "finding.TRACEMALLOC_ON.next_action":
         "Unset PYTHONTRACEMALLOC (and drop -X tracemalloc) unless you are tracing memory on "
         "purpose; if you are, give the check more time (--timeout 120).",
+    "finding.CALLER_TORCH_DIFFERS.kernel.summary":
+        "This kernel runs torch {loaded}, imported before the check, which is not what "
+        "'import torch' finds now: the verdict is about the kernel's next start.",
+    "finding.CALLER_TORCH_DIFFERS.kernel.next_action":
+        "Restart the kernel (Kernel > Restart), then run the check again before importing torch: "
+        "a kernel keeps the torch it imported first.",
+    "finding.CALLER_TORCH_DIFFERS.program.summary":
+        "This program runs torch {loaded}, imported before the check, which is not what "
+        "'import torch' finds now: the verdict is about the program's next start.",
+    "finding.CALLER_TORCH_DIFFERS.program.next_action":
+        "Start the program again: a process keeps the torch it imported first.",
     "finding.TORCH_SHADOWED.local_file.summary":
         "'import torch' would load {module} instead of an installed PyTorch package.",
     "finding.TORCH_SHADOWED.local_file.next_action":
@@ -946,6 +959,7 @@ MESSAGES = {
         "name, so use device='gpu' (the default)",
     "api.type.device": "check(device=...) takes a str, 'gpu' or 'cpu'; not {type}",
     "api.type.device_index": "check(device_index=...) takes an int; not {type}",
+    "api.type.progress": "check(progress=...) takes a function or None; not {type}",
     "api.type.timeout": "check(timeout=...) takes seconds as an int or a float; not {type}",
     "api.type.host_check": "check(host_check=...) takes True or False; not {type}",
     "api.type.flag": "check({parameter}=...) takes True or False; not {type}",

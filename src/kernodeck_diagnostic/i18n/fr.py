@@ -14,6 +14,8 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Produit et gradient vérifiés sur le CPU uniquement.",
     "code.CPU_CHECK_PASSED.next_action":
         "Ne concluez rien sur CUDA ou ROCm : lancez sans --device cpu pour vérifier le GPU.",
+    "notebook.next_action.cpu_passed":
+        'Ne concluez rien sur CUDA ou ROCm : lancez check(device="gpu") pour vérifier le GPU.',
     "code.INTERNAL_ERROR.summary": "Le diagnostic lui-même a échoué (un bogue de l'outil).",
     "code.INTERNAL_ERROR.next_action": "Signalez-le en indiquant la commande exécutée.",
     "code.USAGE_ERROR.summary": "Arguments invalides.",
@@ -230,6 +232,18 @@ MESSAGES = {
     "finding.TRACEMALLOC_ON.next_action":
         "Retirez PYTHONTRACEMALLOC (et -X tracemalloc), sauf si vous tracez la mémoire exprès ; "
         "dans ce cas, donnez plus de temps à la vérification (--timeout 120).",
+    "finding.CALLER_TORCH_DIFFERS.kernel.summary":
+        "Ce noyau exécute torch {loaded}, importé avant la vérification, qui n'est pas ce que "
+        "'import torch' trouve maintenant : le verdict vaut pour le prochain démarrage du noyau.",
+    "finding.CALLER_TORCH_DIFFERS.kernel.next_action":
+        "Redémarrez le noyau (Kernel > Restart), puis relancez la vérification avant d'importer "
+        "torch : un noyau garde le torch qu'il a importé en premier.",
+    "finding.CALLER_TORCH_DIFFERS.program.summary":
+        "Ce programme exécute torch {loaded}, importé avant la vérification, qui n'est pas ce "
+        "que 'import torch' trouve maintenant : le verdict vaut pour le prochain démarrage du "
+        "programme.",
+    "finding.CALLER_TORCH_DIFFERS.program.next_action":
+        "Relancez le programme : un processus garde le torch qu'il a importé en premier.",
     "finding.TORCH_SHADOWED.local_file.summary":
         "'import torch' chargerait {module} au lieu d'un paquet PyTorch installé.",
     "finding.TORCH_SHADOWED.local_file.next_action":
@@ -1002,6 +1016,7 @@ MESSAGES = {
         "valeur par défaut)",
     "api.type.device": "check(device=...) attend un str, 'gpu' ou 'cpu' ; pas {type}",
     "api.type.device_index": "check(device_index=...) attend un int ; pas {type}",
+    "api.type.progress": "check(progress=...) attend une fonction ou None ; pas {type}",
     "api.type.timeout":
         "check(timeout=...) attend des secondes sous forme d'int ou de float ; pas {type}",
     "api.type.host_check": "check(host_check=...) attend True ou False ; pas {type}",

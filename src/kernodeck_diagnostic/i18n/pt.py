@@ -14,6 +14,8 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Produto e gradiente verificados somente na CPU.",
     "code.CPU_CHECK_PASSED.next_action":
         "Não conclua nada sobre CUDA ou ROCm: execute sem --device cpu para verificar a GPU.",
+    "notebook.next_action.cpu_passed":
+        'Não conclua nada sobre CUDA ou ROCm: execute check(device="gpu") para verificar a GPU.',
     "code.INTERNAL_ERROR.summary": "O próprio diagnóstico falhou (um bug na ferramenta).",
     "code.INTERNAL_ERROR.next_action": "Relate o problema informando o comando executado.",
     "code.USAGE_ERROR.summary": "Argumentos inválidos.",
@@ -229,6 +231,17 @@ MESSAGES = {
     "finding.TRACEMALLOC_ON.next_action":
         "Remova PYTHONTRACEMALLOC (e tire -X tracemalloc), a menos que esteja rastreando memória "
         "de propósito; nesse caso, dê mais tempo à verificação (--timeout 120).",
+    "finding.CALLER_TORCH_DIFFERS.kernel.summary":
+        "Este kernel executa o torch {loaded}, importado antes da verificação, que não é o que "
+        "'import torch' encontra agora: o veredito vale para o próximo início do kernel.",
+    "finding.CALLER_TORCH_DIFFERS.kernel.next_action":
+        "Reinicie o kernel (Kernel > Restart) e execute a verificação de novo antes de importar "
+        "o torch: um kernel mantém o torch que importou primeiro.",
+    "finding.CALLER_TORCH_DIFFERS.program.summary":
+        "Este programa executa o torch {loaded}, importado antes da verificação, que não é o que "
+        "'import torch' encontra agora: o veredito vale para o próximo início do programa.",
+    "finding.CALLER_TORCH_DIFFERS.program.next_action":
+        "Inicie o programa de novo: um processo mantém o torch que importou primeiro.",
     "finding.TORCH_SHADOWED.local_file.summary":
         "'import torch' carregaria {module} em vez de um pacote PyTorch instalado.",
     "finding.TORCH_SHADOWED.local_file.next_action":
@@ -984,6 +997,7 @@ MESSAGES = {
         "nome de dispositivo 'cuda', então use device='gpu' (o padrão)",
     "api.type.device": "check(device=...) recebe um str, 'gpu' ou 'cpu'; não {type}",
     "api.type.device_index": "check(device_index=...) recebe um int; não {type}",
+    "api.type.progress": "check(progress=...) recebe uma função ou None; não {type}",
     "api.type.timeout": "check(timeout=...) recebe segundos como int ou float; não {type}",
     "api.type.host_check": "check(host_check=...) recebe True ou False; não {type}",
     "api.type.flag": "check({parameter}=...) recebe True ou False; não {type}",

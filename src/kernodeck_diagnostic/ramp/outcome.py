@@ -11,7 +11,8 @@ The outcomes, checked in this order:
 - ``out_of_memory``: the error text (the last line of stderr that says why) is an allocator's
   refusal (phase unknown);
 - ``contract_failed``: the trial's output contract failed;
-- ``failed``: any other non-zero exit (or a trial whose status is ``failed``);
+- ``failed``: any other non-zero exit (or a trial whose status is ``failed``, or
+  ``incomplete``: a pass started and never completed);
 - ``passed``: exit 0.
 
 The attempt folder is the one a ``Trial`` of the application made inside ``KERNODECK_RUN_DIR``:
@@ -120,7 +121,7 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
                       "requested_bytes": requested_bytes(text), "source": "error_text"}
     elif facts.contracts_failed:
         result.outcome = "contract_failed"
-    elif ending.returncode != 0 or facts.status == "failed":
+    elif ending.returncode != 0 or facts.status in ("failed", "incomplete"):
         result.outcome = "failed"
     else:
         result.outcome = PASSED

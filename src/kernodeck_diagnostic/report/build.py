@@ -18,6 +18,7 @@ from ..worker.protocol import EXPECTED, NON_FINITE, STAGES
 from . import SCHEMA_VERSION
 from .codes import classify
 from .findings import Finding, find
+from .kernel_form import notebook_advice
 from .libraries import library_block, wrong_kernel
 from .redact import Redactor
 
@@ -134,6 +135,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         report["next_action"] = ENGLISH(next_action_key(report))
     found = find(report)
     report["findings"] = [finding.as_dict() for finding in found]
+    notebook_advice(report)  # made from a notebook: its advice in the notebook's words
     return Built(report, found)
 
 
@@ -212,7 +214,7 @@ def runtime_block(values: dict[str, Any]) -> dict[str, Any]:
     return _pick(values, {"python_version": None, "python_implementation": None,
                           "os_family": None, "machine": None, "environment_kind": None,
                           "visibility": None, "device_nodes": None, "local_modules": None,
-                          "warnings_as_errors": None, "tracemalloc_frames": None})
+                          "caller": None, "warnings_as_errors": None, "tracemalloc_frames": None})
 
 
 def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from ..terminal import one_line
 from .codes import CODES
 from .devices import Copies, copies_named, copies_of, device_name
 from .findings import Finding
+from .kernel_form import for_report
 from .libraries import library_rows
 from .markup import code, escape
 from .markup import table as markup_table
@@ -51,7 +52,7 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     (``OUTPUT_WRITE_FAILED``: the report file was not saved), so that the first line never
     says "exit 0" for a process that exits 12.
     """
-    t = translate
+    t = for_report(report, translate)  # from a kernel: advice in a notebook's words
     rows = [*_rows(report, t), *_paths(paths, t)]
     width = max(len(label) for label, _ in rows)
     lines = [_headline(report, t, colour, exit_as), "  " + t(f"code.{report['code']}.summary"),
@@ -60,7 +61,7 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     # one printable line (``one_line``), so no escape sequence, control or bidi override in it
     # reaches the terminal, as in compare and summarize.
     lines += [f"{label.ljust(width)}  {one_line(value)}" for label, value in rows if value]
-    found = _findings(report, t, findings)
+    found = _findings(report, t, findings, english=translate is ENGLISH)
     if found:
         lines += ["", t("ui.label.findings")]
         for finding in found:
@@ -79,7 +80,7 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH,
     Every value is escaped (``markup``): what a report holds (``<path>``, a device name, an error
     message) is shown as the text it is, never taken for HTML or markdown syntax.
     """
-    t = translate
+    t = for_report(report, translate)  # from a kernel: advice in a notebook's words
     rows = _rows(report, t)
     status = t(_STATUSES[report["status"]])
     lines = [f"### {escape(t('ui.markdown.title'))}", "",
@@ -89,7 +90,7 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH,
              "", *markup_table([(escape(t("ui.markdown.field")), escape(t("ui.markdown.value"))),
                                 *((escape(label.strip()), escape(value))
                                   for label, value in rows if value)])]
-    found = _findings(report, t, findings)
+    found = _findings(report, t, findings, english=translate is ENGLISH)
     if found:
         lines += ["", f"**{escape(t('ui.label.findings'))}**", ""]
         for finding in found:
@@ -126,14 +127,14 @@ def _next_action(report: dict[str, Any], t: Translate) -> str:
     return t(next_action_key(report))
 
 
-def _findings(report: dict[str, Any], t: Translate,
-              findings: Sequence[Finding] | None) -> list[dict[str, Any]]:
+def _findings(report: dict[str, Any], t: Translate, findings: Sequence[Finding] | None, *,
+              english: bool) -> list[dict[str, Any]]:
     """The findings the report was built with, never derived again: in ``t``'s language from
-    the rules' own (language-free) findings, else as the report holds them, in English, which
-    only English may show."""
+    the rules' own (language-free) findings, else as the report holds them, in English (already
+    in a notebook's words where it was made from one), which only English may show."""
     if findings is not None:
         return [finding.as_dict(t) for finding in findings]
-    if t is not ENGLISH:
+    if not english:
         raise ValueError("a report is shown in another language from the findings it was built "
                          "with (build.Built.findings)")
     return list(report["findings"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import shutil
 import signal
@@ -13,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Callable, Literal
+from typing import IO, Any, Callable, Literal
 
 from ..interpreter import is_front_interpreter
 from ..safe_files import PRIVATE_MODE, Folder
@@ -152,13 +153,17 @@ def worker_files() -> dict[str, bytes]:
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                on_progress: ProgressCallback | None = None,
                on_started: Callable[[], None] | None = None,
-               path0: str | None = None, extra: Sequence[str] = ()) -> WorkerRun:
+               path0: str | None = None, caller: dict[str, Any] | None = None,
+               extra: Sequence[str] = ()) -> WorkerRun:
     """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds.
 
     ``path0`` is the first import path the user's own code would have (see ``user_path0``);
     ``extra``, more of the worker's arguments (``--distributed``: the rank's place in the job);
     ``on_started``, what the front does once the worker runs, while it starts its interpreter and
     imports torch (its time limit and its kill on any ending already cover it).
+    ``caller``, when the worker runs in the API caller's own interpreter (a notebook's kernel, a
+    script): its whole ``sys.path`` (``import_path``), which the worker imports torch with, and
+    its own torch (``facts.caller.caller_state``), which the worker compares with what it found.
 
     Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
     the private temporary folder removed before this returns or raises.
@@ -195,6 +200,9 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         # -I and -P keep a program's own folder off its search path: nothing is to be put back.
         if path0 is not None and not {"-I", "-P"} & set(options):
             argv += ["--path0", path0]
+        # The caller's own path wins over the flags: it is what its next import searches.
+        if caller is not None:
+            argv += ["--caller", json.dumps(caller)]
         argv += extra
         # The worker's output, readable by its owner only (it may hold anything).
         with Folder.made(folder) as private, \

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Terminated", "Trial"]
+__all__ = ["Attempt", "Terminated", "Trial", "compare_attempts", "open_attempt"]
+# Reading attempts from Python (a notebook): trial.compare's names.
+_READERS = ("Attempt", "compare_attempts", "open_attempt")
 
 if TYPE_CHECKING:
+    from .compare import Attempt, compare_attempts, open_attempt
     from .session import Terminated, Trial
 
 
 def __getattr__(name: str) -> Any:
+    if name in _READERS:
+        from . import compare
+
+        return getattr(compare, name)
     if name in __all__:
         from . import session
 

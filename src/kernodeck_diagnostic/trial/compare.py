@@ -24,10 +24,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..report.compare import TIMINGS, Comparison, differences, timing_moved
+from ..i18n import ENGLISH
+from ..report.compare import TIMINGS, Comparison, differences, render_markdown, timing_moved
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
 from ..untrusted_json import loads
+from . import notebook
 from .folder import ATTEMPT_FILE, FORMAT, VERSION
 from .log import EVENTS_FILE
 from .session import first_and_later, timings_of
@@ -64,6 +66,65 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
                               "pass_index": _last_started_pass(document)}
                              for which, document in (("A", a), ("B", b))
                              if document.get("status") == UNFINISHED])
+
+
+class Attempt:
+    """An attempt read from Python (``open_attempt``): its document (``attempt.json``'s, or the
+    one its ``events.jsonl`` tells when the process was killed first: status ``unfinished``),
+    displayed in a notebook as the summary a ``Trial`` shows when it ends."""
+
+    def __init__(self, document: dict[str, Any], name: str) -> None:
+        self.document = document
+        self.name = name
+
+    @property
+    def status(self) -> str:
+        return str(self.document.get("status"))
+
+    def _repr_markdown_(self) -> str:
+        return notebook.markdown(self.document, self.name)
+
+    def __repr__(self) -> str:
+        return f"<Attempt {self.name} {self.status}>"
+
+
+class Compared:
+    """Two attempts compared from Python (``compare_attempts``): the comparison the command
+    prints, displayed in a notebook as its markdown."""
+
+    def __init__(self, result: Comparison, a: Attempt, b: Attempt) -> None:
+        self.result, self.a, self.b = result, a, b
+
+    @property
+    def verdict(self) -> str:
+        return self.result.verdict
+
+    @property
+    def changes(self) -> list[dict[str, Any]]:
+        return list(self.result.changes)
+
+    def _repr_markdown_(self) -> str:
+        return render_markdown(self.result, self.a.name, self.b.name, ENGLISH)
+
+    def __repr__(self) -> str:
+        return f"<Compared {self.a.name} {self.b.name}: {self.verdict}>"
+
+
+def open_attempt(path: str | os.PathLike[str]) -> Attempt:
+    """The attempt in a folder (or an ``attempt.json``); ``ValueError`` saying why when it is
+    none this tool can read."""
+    loaded = load(os.fspath(path))
+    if loaded.report is None:
+        raise ValueError(f"{loaded.name}: {loaded.why(ENGLISH)}")
+    return Attempt(loaded.report, loaded.name)
+
+
+def compare_attempts(a: str | os.PathLike[str] | Attempt,
+                     b: str | os.PathLike[str] | Attempt) -> Compared:
+    """What changed from attempt A to attempt B, as ``kernodeck-diagnostic compare A B``."""
+    first, second = (item if isinstance(item, Attempt) else open_attempt(item)
+                     for item in (a, b))
+    return Compared(compare(first.document, second.document), first, second)
 
 
 def regressions(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:

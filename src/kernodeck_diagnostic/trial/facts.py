@@ -39,6 +39,15 @@ def environment(torch: Any, redactor: Redactor) -> tuple[dict[str, Any], dict[st
 
 
 def command_line(redactor: Redactor) -> list[str]:
-    """How the program was started, redacted: the interpreter's file name, then its arguments."""
+    """How the program was started, redacted: the interpreter's file name, then its arguments.
+
+    In a Jupyter kernel, ``ipykernel`` and the notebook's file name when known: its arguments
+    are the launcher and a connection file that changes at every start (noise in a record, and
+    a difference in every comparison of two runs of the same notebook)."""
+    from ..facts.caller import kernel_command
+
     interpreter = os.path.basename(sys.executable or "") or "python"
+    kernel = kernel_command()
+    if kernel is not None:
+        return [interpreter, *(redactor.text(part) for part in kernel)]
     return [interpreter, *redact_argv(sys.argv, redactor)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,9 @@ from typing import Any
 from ..safe_files import PRIVATE_MODE, Folder, descriptor_path
 
 ATTEMPT_FILE = "attempt.json"
+LATEST_FILE = "latest"  # in the root: the newest attempt's id
+# An attempt folder's name: the UTC time of its start and a random part.
+ATTEMPT_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
 TRACE_FILE = "trace.txt"
 SNAPSHOT_FILE = "memory_snapshot.pickle"
 FORMAT = "kernodeck-attempt"
@@ -45,16 +49,50 @@ def root_folder(root: str | os.PathLike[str]) -> str:
     return os.environ.get(RUN_DIR_VARIABLE) or os.fspath(root)
 
 
-def create(root: str) -> tuple[str, Folder]:
-    """A new attempt folder under ``root`` (created if needed): (its id, the folder, open)."""
+def create(root: str, keep: int | None = None) -> tuple[str, Folder]:
+    """A new attempt folder under ``root`` (created if needed): (its id, the folder, open).
+
+    ``root/latest`` then holds its id (a file, replaced whole: no link, on every system), so
+    the newest attempt of a notebook re-run many times is found at once; with ``keep``, the
+    older attempt folders beyond the newest ``keep`` (this one included) are removed."""
     with Folder.open(root, create=True) as parent:
         while True:
             attempt_id = (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-"
                           + secrets.token_hex(3))
             try:
-                return attempt_id, parent.subfolder(attempt_id)
+                made = parent.subfolder(attempt_id)
+                break
             except FileExistsError:  # the same second and the same random part: draw again
                 continue
+        with contextlib.suppress(OSError):  # a pointer is a help: the attempt goes on without
+            parent.replace(LATEST_FILE, (attempt_id + "\n").encode("ascii"))
+        if keep is not None:
+            prune(parent, keep, attempt_id)
+        return attempt_id, made
+
+
+def prune(parent: Folder, keep: int, current: str) -> list[str]:
+    """Remove the attempt folders of ``parent`` older than its newest ``keep`` (``current``
+    always kept): only folders named as attempts are (``ATTEMPT_ID``), holding plain files
+    only; anything else, a link above all, is left where it is. The names removed."""
+    with contextlib.suppress(OSError):
+        attempts = sorted((name for name in parent.names()
+                           if ATTEMPT_ID.fullmatch(name) and name != current),
+                          key=lambda name: _started(parent, name), reverse=True)
+        removed = []
+        for name in attempts[max(keep - 1, 0):]:
+            with contextlib.suppress(OSError):
+                if parent.remove_files_folder(name):
+                    removed.append(name)
+        return removed
+    return []
+
+
+def _started(parent: Folder, name: str) -> tuple[str, int]:
+    """An attempt's place in time: the second its name says, then (two attempts started in the
+    same second, whose random parts say nothing) when its folder last changed."""
+    info = parent.lstat(name)
+    return name.split("-", 1)[0], info.st_mtime_ns if info is not None else 0
 
 
 def write_new(folder: Folder, name: str, data: bytes, mode: int = 0o644) -> None:

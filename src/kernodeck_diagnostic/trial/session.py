@@ -41,12 +41,13 @@ from ..report.redact import (
 )
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
-from . import contracts, folder, oom
+from . import contracts, folder, notebook, oom
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
 
-# How an attempt, and each of its stages, ended.
-Status = Literal["completed", "failed", "interrupted"]
+# How an attempt, and each of its stages, ended; an attempt left with a pass started and never
+# completed (a loop left by break, a zip with a shorter loader) is ``incomplete``, not completed.
+Status = Literal["completed", "failed", "interrupted", "incomplete"]
 MAX_TENSORS = 200  # descriptions kept in attempt.json (a loop that describes every batch)
 MAX_STAGE_RECORDS = 10_000  # stage records kept in attempt.json; events.jsonl has them all
 HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
@@ -72,15 +73,20 @@ class Trial:
     PyTorch's memory visualiser when the attempt runs out of memory. When the attempt ends, one
     line on stderr says how (status, first error or failed contract, the attempt folder);
     ``summary=True`` adds a table of the stages (``summary()`` returns it at any time).
+    ``root/latest`` names the newest attempt; ``keep=N`` keeps only the newest N attempt
+    folders under ``root`` (a notebook re-run all day leaves N, not hundreds).
     """
 
     def __init__(self, root: str | os.PathLike[str] = "runs",
                  params: Mapping[str, Any] | None = None, *, memory_history: bool = False,
-                 summary: bool = False) -> None:
+                 summary: bool = False, keep: int | None = None) -> None:
         self.root = folder.root_folder(root)
         self.params = dict(params or {})
         self.memory_history = memory_history
         self.print_summary = summary
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+            raise ValueError(f"Trial(keep=...) takes a count of at least 1, or None; not {keep!r}")
+        self.keep = keep  # the attempt folders kept under root, this one included (None: all)
         self.attempt_id: str | None = None
         self.folder: str | None = None
         self._dir: Folder | None = None  # the attempt folder, open: every file relative to it
@@ -112,16 +118,17 @@ class Trial:
                                          "snapshot": None}
         self._previous_sigterm: Any = None
         self._started_at = ""
+        self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
         self._command: list[str] = []
 
     # -- the attempt -------------------------------------------------------------------------------
 
     def __enter__(self) -> Trial:
-        if self._log is not None:
+        if self._log is not None or self._started_at:
             raise RuntimeError("a Trial is one attempt: it is entered once")
         self._redactor = Redactor.for_this_machine(
             secrets=[*argument_secrets(sys.argv), *secret_key_values(self.params)])
-        self.attempt_id, self._dir = folder.create(self.root)
+        self.attempt_id, self._dir = folder.create(self.root, self.keep)
         self.folder = self._dir.path
         self._log = EventLog(self._dir)
         self._cpu.open()
@@ -149,6 +156,17 @@ class Trial:
                              f"({type(error).__name__}); events.jsonl holds what happened\n")
         return False  # the exception, if any, goes on to the program
 
+    def start(self) -> Trial:
+        """Begin the attempt without a ``with`` block, so that it spans a notebook's cells;
+        ``end()`` ends it. An error is recorded when raised in a stage (or given to ``end``)."""
+        return self.__enter__()
+
+    def end(self, error: BaseException | None = None) -> None:
+        """End an attempt begun with ``start()``: completed, or failed with ``error``. The
+        attempt is then over: every later use of the trial is refused."""
+        self._refuse_unless_open("end")
+        self.__exit__(None if error is None else type(error), error, None)
+
     def stage(self, name: str, sync: bool = False) -> _Stage:
         """A stage of the program: timed, its memory read, marked in the log when it completes.
 
@@ -156,28 +174,46 @@ class Trial:
         the duration includes the device's work; the CPU has nothing to synchronise.
         """
         if self._log is None:
-            raise RuntimeError("use the stage inside `with Trial(...) as trial:`")
+            self._refuse_unless_open("stage")
         names = self._names.get(name)
         if names is None:
             shown = self._text(str(name))
             names = self._names[name] = (shown, json.dumps(shown, ensure_ascii=False))
         return _Stage(self, names, sync)
 
-    def passes(self, count: int) -> Iterator[int]:
-        """Yield the pass indexes (0, 1, ...): each pass is timed and its memory read at its end;
-        the report keeps pass 0 apart from the following ones."""
-        if count < 1:
-            raise ValueError("passes(count) needs a count of at least 1")
+    def passes(self, count: int | Iterable[Any]) -> Iterator[Any]:
+        """Yield the pass indexes (0, 1, ...) of ``count`` passes, or each item of an iterable
+        (a DataLoader's batches, its fetch timed with its pass): each pass is timed and its
+        memory read at its end; the report keeps pass 0 apart from the following ones. A pass
+        started and never completed (a ``break``, a ``zip`` with a shorter loader) leaves the
+        attempt ``incomplete``."""
+        self._refuse_unless_open("passes")
+        if isinstance(count, bool) or not isinstance(count, (int, Iterable)):
+            raise TypeError(f"passes() takes a count or an iterable (a DataLoader), not "
+                            f"{type(count).__name__}")
+        if isinstance(count, int):
+            if count < 1:
+                raise ValueError("passes(count) needs a count of at least 1")
+            return self._passes(iter(range(count)), count, indexes=True)
+        return self._passes(iter(count), _length(count), indexes=False)
+
+    def _passes(self, items: Iterator[Any], count: int | None, *,
+                indexes: bool) -> Iterator[Any]:
         self._passes_started = True
-        self._passes_requested += count
-        for _ in range(count):
-            index = self._next_pass
-            self._next_pass += 1
-            self._pass = index
-            self._write("pass_started", pass_index=index)
+        self._passes_requested += count or 0
+        while True:
             start = time.perf_counter()
             try:
-                yield index
+                item = next(items)
+            except StopIteration:
+                return
+            index = self._next_pass
+            self._next_pass += 1
+            self._passes_requested += count is None  # an iterable of unknown length: as drawn
+            self._pass = index
+            self._write("pass_started", pass_index=index)
+            try:
+                yield index if indexes else item
             except GeneratorExit:
                 # A body that raised, or a loop left by break: the pass did not complete. An
                 # error raised outside every stage is still placed in it.
@@ -189,6 +225,7 @@ class Trial:
     def describe(self, **values: Any) -> str:
         """Record the dtype, shape and device of tensors (never their values); return the
         description, one line per name: ``input_ids: int64 8x512 cuda:0``."""
+        self._refuse_unless_open("describe")
         torch = sys.modules.get("torch")
         described = [contracts.describe_value(self._text(name), value, torch)
                      for name, value in values.items()]
@@ -355,8 +392,9 @@ class Trial:
         self._release_sigterm()
         if exc is not None and exc is not self._error:
             self._failed(exc, None)  # raised outside every stage
-        status: Status = ("completed" if exc is None
-                          else "failed" if isinstance(exc, Exception) else "interrupted")
+        status: Status = ("failed" if isinstance(exc, Exception) else "interrupted"
+                          if exc is not None else "completed" if self._unfinished_pass() is None
+                          else "incomplete")
         # The program's work is over: said first, so that an end killed from here on (the OOM
         # killer during the teardown) is known as one after the work, never as a pass's.
         passed = [item["passed"] for item in self._contracts]
@@ -375,12 +413,22 @@ class Trial:
                     contracts_passed=document["contracts_passed"],
                     peak_memory_bytes=document["peak_memory_bytes"])
         log.close()
+        self._log = None  # the attempt is over: what uses it now is refused
         self._cpu.close()
         self._dir.close()
+        self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
-            sys.stderr.write(self._ending_line(document) + "\n"
-                             + (self.summary() if self.print_summary else ""))
-            sys.stderr.flush()
+            if not notebook.show(self._repr_markdown_()):  # a notebook's cell shows the summary
+                sys.stderr.write(self._ending_line(document) + "\n"
+                                 + (self.summary() if self.print_summary else ""))
+                sys.stderr.flush()
+        notebook.after_terminated(exc, Terminated)
+
+    def _repr_markdown_(self) -> str:
+        """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
+        shown = self._text(os.path.join(self.root, self.attempt_id or ""))
+        return notebook.markdown(self._ended or {**self._document("completed"),
+                                                 "status": "running"}, shown)
 
     def _prepare_end(self, torch: Any) -> None:
         """What the end needs, made now while memory is there: the modules it uses loaded, the
@@ -402,6 +450,8 @@ class Trial:
             where = f" in stage {error['stage']}" if error.get("stage") else ""
             message = f": {error['message']}" if error["message"] else ""
             parts.append(f"first error{where}: {error['type']}{message}")
+        if document["status"] == "incomplete":
+            parts.append(f"pass {self._unfinished_pass()} started and never completed")
         failed = [item for item in self._contracts if not item["passed"]]
         if failed:
             parts.append("contract failed: " + ", ".join(
@@ -416,21 +466,7 @@ class Trial:
     def summary(self) -> str:
         """A table of the stages so far: each stage's status, count, total and slowest time,
         peak memory; one line per stage and status, in the order they first ran."""
-        rows: dict[tuple[str, str], list[Any]] = {}
-        for record in self._stages:
-            key = (record["name"], record["status"])
-            row = rows.setdefault(key, [0, 0.0, 0.0, None])
-            row[0] += 1
-            row[1] += record["duration_ms"]
-            row[2] = max(row[2], record["duration_ms"])
-            memory = record["memory"]
-            peak = (memory["peak_allocated_bytes"] if memory["device"] is not None
-                    else memory["rss_peak_bytes"])
-            if peak is not None:
-                row[3] = peak if row[3] is None else max(row[3], peak)
-        table = [("stage", "status", "count", "total_ms", "max_ms", "peak_memory")]
-        table += [(name, status, str(count), f"{total:.3f}", f"{slowest:.3f}", _size(peak))
-                  for (name, status), (count, total, slowest, peak) in rows.items()]
+        table = [notebook.STAGE_COLUMNS, *notebook.stage_rows(self._stages)]
         widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
         return "".join("  ".join(value.ljust(width) for value, width in zip(row, widths))
                        .rstrip() + "\n" for row in table)
@@ -495,7 +531,22 @@ class Trial:
 
     # -- helpers -----------------------------------------------------------------------------------
 
+    def _unfinished_pass(self) -> int | None:
+        """The pass started and never completed, if any (one left, or one still running)."""
+        return self._pass if self._pass is not None else self._abandoned_pass
+
+    def _refuse_unless_open(self, use: str) -> None:
+        """Refuse to record anything outside the attempt: nothing may be silently dropped."""
+        if self._log is not None:
+            return
+        if self._started_at:
+            raise RuntimeError(f"trial.{use}(): this attempt has ended (its with block or "
+                               "trial.end()); start a new Trial for another attempt")
+        raise RuntimeError(f"trial.{use}(): the attempt has not begun: use it inside "
+                           "`with Trial(...) as trial:`, or after trial.start()")
+
     def _contract(self, found: dict[str, Any]) -> bool:
+        self._refuse_unless_open("expect")
         for problem in found.get("problems", ()):
             if "ids" in problem:
                 problem["ids"] = [self._text(identifier) for identifier in problem["ids"]]
@@ -614,10 +665,12 @@ def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
     return {"first_pass_ms": durations.get(0), "later_passes": summary}
 
 
-def _size(count: int | None) -> str:
-    if count is None:
-        return "-"
-    return f"{count / 2**20:.1f} MiB"
+def _length(items: Iterable[Any]) -> int | None:
+    """How many items an iterable holds, when it says (a DataLoader, a list), else None."""
+    try:
+        return len(items)  # type: ignore[arg-type]
+    except Exception:  # no len(), or one that fails (an IterableDataset's DataLoader)
+        return None
 
 
 def _terminate(signum: int, frame: Any) -> None:

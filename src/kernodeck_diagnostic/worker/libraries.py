@@ -179,7 +179,7 @@ def say(**fields):
     out.write(json.dumps(fields, default=str) + "\n")
     out.flush()
 if sys.argv[2]:
-    sys.path[0] = sys.argv[2]
+    sys.path[:] = json.loads(sys.argv[2])
 import importlib
 import torch
 say(event="ready")
@@ -202,7 +202,8 @@ for name in sys.argv[3:]:
 class ImportChild:
     """One child importing modules in order; its lines read back as they come."""
 
-    def __init__(self, folder: str, serial: int, path0: str | None, modules: list[str]) -> None:
+    def __init__(self, folder: str, serial: int, import_path: list[str] | None,
+                 modules: list[str]) -> None:
         self.lines = os.path.join(folder, f"extensions-{serial}.jsonl")
         open(self.lines, "w").close()
         self._offset = 0
@@ -213,7 +214,8 @@ class ImportChild:
         flags: list[str] = getattr(subprocess, "_args_from_interpreter_flags", list)()
         # Not a session of its own: the front ends the worker's process group, children included.
         self.process = subprocess.Popen(
-            [sys.executable, *flags, "-c", _CHILD, self.lines, path0 or "", *modules],
+            [sys.executable, *flags, "-c", _CHILD, self.lines,
+             json.dumps(import_path) if import_path is not None else "", *modules],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def read(self) -> list[dict[str, Any]]:
@@ -253,7 +255,7 @@ def share_s(deadline: float, left: int, startup_s: float) -> float:
     return max(min(IMPORT_LIMIT_S, remaining / max(left, 1)), min(IMPORT_MIN_S, remaining))
 
 
-def import_each(modules: list[str], folder: str, path0: str | None,
+def import_each(modules: list[str], folder: str, import_path: list[str] | None,
                 deadline: float) -> dict[str, dict[str, Any]]:
     """Import each module in a child, in order: what happened to each, by module.
 
@@ -267,7 +269,7 @@ def import_each(modules: list[str], folder: str, path0: str | None,
         if deadline - time.monotonic() <= 0:
             break
         serial += 1
-        child = ImportChild(folder, serial, path0, pending)
+        child = ImportChild(folder, serial, import_path, pending)
         try:
             pending = _follow(child, pending, results, deadline)
         finally:
@@ -362,7 +364,10 @@ def stage_extensions(worker: Any) -> None:
     worker.facts("libraries", extensions=extensions)
     modules = [entry["module"] for entry in extensions if entry["module"]]
     folder = os.path.dirname(os.path.abspath(worker.events.path))
-    results = import_each(modules, folder, worker.path0, stage_deadline(worker))
+    # The user's import path, as the import stage put it in place (the caller's own, or the
+    # first entry put back); none to give under -I or -P, where the program's folder is unseen.
+    import_path = list(sys.path) if worker.path0 is not None or worker.caller else None
+    results = import_each(modules, folder, import_path, stage_deadline(worker))
     for entry in extensions:
         result = results.get(entry["module"] or "") or {
             "status": "skipped", "duration_ms": None, "error": None}

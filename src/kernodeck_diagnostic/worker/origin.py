@@ -229,6 +229,42 @@ def place_of(folder: str, path0: str | None) -> str:
     return "elsewhere"
 
 
+def user_import_path(path0: str | None, caller: dict[str, Any] | None) -> list[str]:
+    """The import path the user's own code has: the API caller's whole ``sys.path`` when it gave
+    one (a notebook's kernel searches the notebook's folder late, and a cell may have added
+    entries), else this one's with its first entry put back to ``path0`` (the worker runs from a
+    private folder); this one's unchanged when neither is known (-I, -P)."""
+    given = (caller or {}).get("import_path")
+    if isinstance(given, list) and all(isinstance(entry, str) for entry in given):
+        return list(given)
+    if path0 is not None and sys.path:
+        return [path0, *sys.path[1:]]
+    return list(sys.path)
+
+
+def caller_state(worker: Any) -> dict[str, Any]:
+    """How the API caller's own state compares with this worker's: whether it is a Jupyter
+    kernel, and the torch it had already imported: its version, where it came from (a category,
+    never the path) and whether it is the very module this worker imported (None when this one
+    imported none). A kernel keeps the torch it imported until it restarts, whatever the check
+    finds on disk since."""
+    caller = worker.caller
+    file = caller.get("torch_file")
+    place = same = None
+    if isinstance(file, str) and file:
+        folder = os.path.dirname(file)
+        if os.path.basename(file).startswith("__init__."):
+            folder = os.path.dirname(folder)  # a package: the folder that holds torch/
+        place = place_of(folder, worker.path0)
+        mine = getattr(worker.torch, "__file__", None) if worker.torch is not None else None
+        same = same_path(file, mine) if isinstance(mine, str) else None
+    version = caller.get("torch_version")
+    return {"kernel": caller.get("kernel") is True,
+            "torch_imported": caller.get("torch_imported") is True,
+            "torch_version": version[:100] if isinstance(version, str) else None,
+            "torch_origin": place, "torch_same": same}
+
+
 def failure_origin(exc: BaseException, path0: str | None) -> dict[str, str | None] | None:
     """The module a failed ``import torch`` broke in, and where the import system found it (a
     category, see place_of): the file an ImportError names (``cannot import name 'deprecated'

@@ -167,6 +167,7 @@ class Worker:
         # protocol.deadline_argument; None when run without one): the library stages and the
         # collective end before it.
         self.deadline: float | None = None
+        self.caller: dict[str, Any] | None = None  # --caller (supervisor.run_worker)
 
     def run(self) -> None:
         runtime = companion("runtime")
@@ -192,6 +193,8 @@ class Worker:
             # Also after this rank's own check failed: the other ranks learn it from the job's
             # store instead of waiting for this rank until their time runs out.
             self._run_stage("collective", lambda: companion("collective").stage(self))
+        if self.caller is not None:  # the API's caller: its own torch against this one's
+            self.facts("runtime", caller=companion("origin").caller_state(self))
         self.events.emit("final")
 
     def _run_stage(self, name: protocol.Stage, body: Callable[[], None]) -> bool:
@@ -246,13 +249,11 @@ class Worker:
         import site  # noqa: F401 - loaded now, read by origin.place_of
         from urllib.parse import unquote  # noqa: F401 - loaded now, for editable installs
 
-        # None when the installed distributions cannot be read: torch is then imported unchecked.
-        installs = origin.torch_installs([self.path0, *sys.path[1:]] if self.path0 is not None
-                                         else sys.path)
         # Import torch from where the user's own code would: the worker runs from a private
-        # folder, so the first search path is put back to the one the front was started with.
-        if self.path0 is not None and sys.path:
-            sys.path[0] = self.path0
+        # folder, so the import path is put back to the caller's (origin.user_import_path).
+        sys.path[:] = origin.user_import_path(self.path0, self.caller)
+        # None when the installed distributions cannot be read: torch is then imported unchecked.
+        installs = origin.torch_installs(sys.path)
         self.facts("runtime", local_modules=origin.local_modules(self.path0, installs or []))
         # Locate torch without running it (finding a top-level module executes nothing): a
         # module that is not the installed package is never imported, whatever it would do.
@@ -579,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("gpu", "cpu"), required=True)
     parser.add_argument("--device-index", type=int, default=0)
     parser.add_argument("--path0", help="the first import path of the user's own code")
+    parser.add_argument("--caller", type=json.loads, help="the API caller's path and torch")
     parser.add_argument("--watch-front", action="store_true",
                         help="stdin is a pipe the front holds: its end means the front is gone")
     parser.add_argument("--all-devices", action="store_true",
@@ -605,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(events, args.device, args.device_index, search_path0(args.path0))
     worker.all_devices = args.all_devices
     worker.libraries = frozenset(name for name in protocol.LIBRARY_STAGES if getattr(args, name))
-    worker.deadline = deadline
+    worker.deadline, worker.caller = deadline, args.caller
     if args.launcher is not None:
         worker.distributed = {
             "launcher": args.launcher, "rank": args.rank, "world_size": args.world_size,

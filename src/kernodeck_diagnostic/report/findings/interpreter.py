@@ -81,6 +81,31 @@ def _other_build(report: Report) -> Finding:
                    variant="pythonpath_build" if origin == "pythonpath" else "other_build")
 
 
+@layer.rule(145, "CALLER_TORCH_DIFFERS", variants=("kernel", "program"))
+def caller_torch_differs(report: Report) -> Finding | None:
+    """check() called from a program (a notebook's kernel above all) that had imported torch
+    already: the module it holds is not what the check found now (another file, another
+    version, or none that imports). A kernel keeps its first torch until it restarts: the
+    verdict is about the next start, the cells still run the old one."""
+    caller = report["runtime"].get("caller") or {}
+    if caller.get("torch_imported") is not True:
+        return None
+    pytorch = report["pytorch"]
+    theirs, ours = caller.get("torch_version"), pytorch.get("version")
+    differs = (pytorch.get("imported") is not True or caller.get("torch_same") is False
+               or (isinstance(theirs, str) and isinstance(ours, str) and theirs != ours))
+    if not differs:
+        return None
+    who = "kernel" if caller.get("kernel") is True else "program"
+    evidence = (f"this {who} imported torch {theirs or 'of unknown version'} before the check "
+                f"(origin: {caller.get('torch_origin') or 'unknown'})",
+                f"the check imported torch {ours} (origin: {pytorch.get('origin') or 'unknown'})"
+                if pytorch.get("imported") is True
+                else "the check could not import torch from the same import path")
+    return Finding("CALLER_TORCH_DIFFERS", "warning", evidence,
+                   {"loaded": str(theirs or "?")}, variant=who)
+
+
 @layer.rule(105, "WORKING_FOLDER_MISSING")
 def working_folder_gone(report: Report) -> Finding | None:
     """The check was started in a folder that was removed meanwhile: torch's loader (and Intel

@@ -1,0 +1,56 @@
+"""Advice in a notebook's words, for a report made from a Jupyter kernel (``runtime.caller``).
+
+In a kernel, ``%pip install`` installs into the kernel's own interpreter, where ``!python -m
+pip`` runs whichever ``python`` comes first on the PATH, often another one; and the check is a
+call, ``check(device="gpu")``, not a command line with flags. The report's sentences are the
+catalog's: this only swaps a sentence written for the command line for its notebook form, and
+the pip command for the magic, in every language.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..i18n import Translate
+
+# A sentence that names the command line's flags, and its notebook form.
+NOTEBOOK_SENTENCES = {
+    "code.CPU_CHECK_PASSED.next_action": "notebook.next_action.cpu_passed",
+}
+_PIP = re.compile(r"\bpython -m pip ")
+
+
+def from_kernel(report: dict[str, Any]) -> bool:
+    """Whether the report was made by check() in a Jupyter kernel."""
+    caller = (report.get("runtime") or {}).get("caller")
+    return isinstance(caller, dict) and caller.get("kernel") is True
+
+
+def in_notebook_words(text: str) -> str:
+    """``python -m pip install X`` as ``%pip install X``: the kernel's own interpreter."""
+    return _PIP.sub("%pip ", text)
+
+
+def for_report(report: dict[str, Any], translate: Translate) -> Translate:
+    """``translate`` itself, or, for a report made from a kernel, its notebook form."""
+    if not from_kernel(report):
+        return translate
+
+    def notebook_form(key: str, **values: Any) -> str:
+        return in_notebook_words(translate(NOTEBOOK_SENTENCES.get(key, key), **values))
+
+    return notebook_form
+
+
+def notebook_advice(report: dict[str, Any]) -> None:
+    """The report's own next action and findings' advice (English) in the notebook's words,
+    when it was made from a kernel; unchanged otherwise."""
+    if not from_kernel(report):
+        return
+    from ..i18n import ENGLISH
+    from .distributed import next_action_key
+
+    report["next_action"] = for_report(report, ENGLISH)(next_action_key(report))
+    for finding in report["findings"]:
+        finding["next_action"] = in_notebook_words(finding["next_action"])

@@ -1,0 +1,104 @@
+"""What a notebook shows of an attempt, and what a kernel changes for one.
+
+An attempt's summary as markdown (``markdown``): the status, the last stage, the first error,
+the out-of-memory phase and its advice, the contracts, a table of the stages and the folder, from
+an attempt document (``attempt.json``, or one rebuilt from ``events.jsonl`` for an attempt that
+was killed), every value escaped (``report/markup.py``). A notebook shows it when a ``Trial``
+ends (``Trial._repr_markdown_``) and for an attempt loaded from Python (``compare.Attempt``).
+
+In a Jupyter kernel a SIGTERM that arrives during an attempt ends it as ``interrupted``, and
+IPython would then catch the ``SystemExit`` the trial raised for it and keep the kernel running:
+``after_terminated`` delivers the signal again once the attempt is written, so the kernel stops
+as it would have without the trial (a script exits with status 143 the same way).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..facts.caller import in_kernel
+from ..report.markup import code, escape, table
+
+STAGE_COLUMNS = ("stage", "status", "count", "total_ms", "max_ms", "peak_memory")
+
+
+def stage_rows(stages: Iterable[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """One row per stage and status, in the order they first ran: count, total and slowest
+    time, peak memory (the device's when the stage used one, else the process's)."""
+    rows: dict[tuple[str, str], list[Any]] = {}
+    for record in stages:
+        key = (str(record.get("name")), str(record.get("status")))
+        row = rows.setdefault(key, [0, 0.0, 0.0, None])
+        duration = record.get("duration_ms")
+        duration = duration if isinstance(duration, (int, float)) else 0.0
+        row[0] += 1
+        row[1] += duration
+        row[2] = max(row[2], duration)
+        memory = record.get("memory") or {}
+        peak = (memory.get("peak_allocated_bytes") if memory.get("device") is not None
+                else memory.get("rss_peak_bytes"))
+        if isinstance(peak, int):
+            row[3] = peak if row[3] is None else max(row[3], peak)
+    return [(name, status, str(count), f"{total:.3f}", f"{slowest:.3f}", size(peak))
+            for (name, status), (count, total, slowest, peak) in rows.items()]
+
+
+def size(count: int | None) -> str:
+    return "-" if count is None else f"{count / 2**20:.1f} MiB"
+
+
+def markdown(document: Mapping[str, Any], folder: str) -> str:
+    """The attempt's summary as markdown: what a notebook displays."""
+    lines = [f"**kernodeck-diagnostic: attempt {escape(document.get('status'))}** "
+             f"(folder {code(folder)})", ""]
+    lines.append(f"- last completed stage: {_value(document.get('last_completed_stage'))}; "
+                 f"last started: {_value(document.get('last_started_stage'))}")
+    error = document.get("first_error")
+    if isinstance(error, Mapping):
+        where = f" in stage {code(error.get('stage'))}" if error.get("stage") else ""
+        if isinstance(error.get("pass_index"), int):
+            where += f", pass {error['pass_index']}"
+        lines.append(f"- first error{where}: {escape(error.get('type'))}: "
+                     f"{escape(error.get('message') or '')}")
+    oom = document.get("oom")
+    if isinstance(oom, Mapping):
+        lines.append(f"- out of memory, phase {code(oom.get('phase'))}: "
+                     f"{escape(oom.get('advice') or '')}")
+    for contract in document.get("contracts") or []:
+        if isinstance(contract, Mapping):
+            mark = "passed" if contract.get("passed") else "**failed**"
+            lines.append(f"- contract {code(contract.get('name'))} {mark}: "
+                         f"{escape(contract.get('detail') or '')}")
+    rows = stage_rows(item for item in document.get("stages") or []
+                      if isinstance(item, Mapping))
+    if rows:
+        lines += ["", *table([STAGE_COLUMNS, *[tuple(escape(cell) for cell in row)
+                                               for row in rows]])]
+    return "\n".join(lines) + "\n"
+
+
+def _value(value: Any) -> str:
+    return "none" if value is None else code(value)
+
+
+def show(text: str) -> bool:
+    """Display ``text`` (markdown) in the notebook whose kernel runs this, as a cell's output;
+    False outside a kernel (the caller prints its one line instead)."""
+    if not in_kernel():
+        return False
+    from importlib import import_module
+
+    display = import_module("IPython.display").display  # the kernel's IPython, loaded already
+    display({"text/markdown": text, "text/plain": text}, raw=True)
+    return True
+
+
+def after_terminated(exc: BaseException | None, terminated: type[BaseException]) -> None:
+    """In a kernel, once an attempt ended by SIGTERM is written: SIGTERM again, with the
+    default action restored (``Trial._release_sigterm``), so the kernel ends as asked."""
+    if isinstance(exc, terminated) and in_kernel() \
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        os.kill(os.getpid(), signal.SIGTERM)
