@@ -540,9 +540,9 @@ class Trial:
         if self._log is not None:
             return
         if self._started_at:
-            raise RuntimeError(f"trial.{use}(): this attempt has ended (its with block or "
+            raise RuntimeError(f"Trial.{use}(): this attempt has ended (its with block or "
                                "trial.end()); start a new Trial for another attempt")
-        raise RuntimeError(f"trial.{use}(): the attempt has not begun: use it inside "
+        raise RuntimeError(f"Trial.{use}(): the attempt has not begun: use it inside "
                            "`with Trial(...) as trial:`, or after trial.start()")
 
     def _contract(self, found: dict[str, Any]) -> bool:
