@@ -209,8 +209,9 @@ def verdict(argv: Sequence[str], scratch: Path) -> Verdict:
     """The one right verdict for ``argv``, run in the (empty) folder ``scratch``.
 
     Once the words are read (``read``): no two options may contradict each other, --python must
-    name a file that can be run, --output must not be ``-`` (exit 2); then a file that cannot be created is refused with 12 (before anything
-    runs, or when written outside the scratch folder); else the check runs and passes.
+    name a file that can be run, --output must not be ``-`` (exit 2); then a file that cannot be
+    created is refused with 12 (before anything runs, or when written outside the scratch
+    folder); else the check runs and passes.
     """
     language = language_of(argv)
     values = read(argv)
