@@ -190,3 +190,6 @@ def test_every_command_block_runs_as_written(
     assert "batch: every value passed, up to 8" in out
     attempts = [json.loads(path.read_text()) for path in (checkout / "runs").glob("*/attempt.json")]
     assert [attempt["status"] for attempt in attempts] == ["completed"]  # the Trial's block
+    # What the commands wrote is ignored: the clone stays a clean one for scripts/test.
+    status = _run(["git", "status", "--porcelain", "--untracked-files=all"], checkout, 120)
+    assert (status.returncode, status.stdout) == (0, "")
