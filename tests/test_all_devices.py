@@ -237,8 +237,12 @@ def test_the_worker_runs_once_for_every_device(pyz: Path, tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--device", "cpu"], "--all-devices: checks every GPU: it cannot go with the CPU mode"),
-    (["--device-index", "1"], "--all-devices: checks every GPU: it cannot go with one chosen"),
+    (["--device", "cpu"], "--all-devices contradicts --device cpu: every GPU is checked, and "
+                          "the CPU mode uses none; give one of them"),
+    (["--device-index", "1"], "--all-devices contradicts --device-index: every GPU is checked, "
+                              "not one chosen GPU; give one of them"),
+    (["--device-index", "0"], "--all-devices contradicts --device-index: every GPU is checked, "
+                              "not one chosen GPU; give one of them"),
 ])
 def test_all_devices_with_one_device_is_a_usage_error(pyz: Path, args: list[str],
                                                       says: str) -> None:
@@ -267,7 +271,9 @@ def test_the_api_checks_every_device(tmp_path: Path) -> None:
     assert lines[0] == "RUNTIME_ERROR ['GPU_CHECK_PASSED', 'GPU_CHECK_PASSED', " \
                        "'RUNTIME_ERROR', 'GPU_CHECK_PASSED']", said.stderr
     assert lines[1] == "TypeError check(all_devices=...) takes True or False; not str"
-    assert lines[2].startswith("ValueError check(all_devices=...)")
+    # The API's own words: its arguments, never a --flag.
+    assert lines[2] == ("ValueError check(all_devices=True, device='cpu'): these contradict each "
+                        "other: every GPU is checked, and the CPU mode uses none")
 
 
 # -- the front decides: what a worker says of its devices is values, never verdicts -------------

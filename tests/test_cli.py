@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -98,6 +102,104 @@ def test_an_unknown_word_lists_the_commands_and_the_check_still_runs(pyz: Path) 
                              "the check (see --help)\n")
     check = run_tool(sys.executable, pyz, ["--device", "cpu"], env=fake_gpu_env("cuda_pass"))
     assert check.returncode == 0, check.stderr
+
+
+def on_terminal(pyz: Path, args: list[str], columns: int = 80,
+                env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """The tool run as a user runs it in a terminal ``columns`` wide (a real pseudo-terminal
+    for stdout and stderr): its exit status and the lines the terminal received."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = clean_env() if env is None else env
+    for sized in ("COLUMNS", "LINES"):  # the terminal's own size, as argparse reads it
+        env.pop(sized, None)
+    with subprocess.Popen([sys.executable, str(pyz), *args], stdin=subprocess.DEVNULL,
+                          stdout=follower, stderr=follower, env=env) as process:
+        os.close(follower)
+        seen = read_terminal(leader)  # read while it writes: a long output fills the terminal
+        status = process.wait(60)
+    return status, seen.decode().replace("\r\n", "\n").splitlines()
+
+
+def test_the_help_on_a_terminal_says_what_the_tool_is_for_then_every_command(pyz: Path) -> None:
+    """What a newcomer sees first, on a terminal 80 columns wide: what the tool is for, then
+    every command on one line of its own, before the options."""
+    status, lines = on_terminal(pyz, ["--help"])
+    assert status == 0
+    first = lines.index("", 1) + 1  # after the usage lines
+    assert lines[first].startswith("Find the first layer of a PyTorch GPU setup that fails")
+    listed = lines.index("commands (the first argument; none runs the check):")
+    assert listed < lines.index("options:")
+    commands = lines[listed + 1:lines.index("", listed)]
+    assert [line.split()[0] for line in commands] == [
+        "(none)", "compare", "summarize", "ramp", "resume-check"]
+    assert all(len(line) < 80 for line in lines[:lines.index("options:")])  # none wraps
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("compre", "compare"), ("sumarize", "summarize")])
+def test_a_misspelt_command_on_a_terminal(pyz: Path, typed: str, meant: str) -> None:
+    status, lines = on_terminal(pyz, [typed, "a.json", "b.json"])
+    assert (status, lines) == (2, [f"kernodeck-diagnostic: error: unknown command {typed!r}: "
+                                   f"did you mean {meant}? (see --help)"])
+
+
+@pytest.mark.parametrize(("args", "first", "second"), [
+    (["--device", "cpu", "--device-index", "1"], "--device cpu", "--device-index"),
+    (["--device-index", "0", "--device", "cpu"], "--device cpu", "--device-index"),
+    (["--all-devices", "--device", "cpu"], "--all-devices", "--device cpu"),
+    (["--all-devices", "--device-index", "2"], "--all-devices", "--device-index"),
+    (["--all-devices", "--distributed"], "--all-devices", "--distributed"),
+    (["--distributed", "--device-index", "1"], "--distributed", "--device-index"),
+    (["--show-paths", "--format", "json"], "--show-paths", "--format json"),
+    (["--show-paths", "--format", "markdown"], "--show-paths", "--format markdown"),
+])
+def test_contradictory_options_are_refused_in_one_line(pyz: Path, args: list[str], first: str,
+                                                       second: str) -> None:
+    """Before: ``--device cpu --device-index 1`` checked the CPU and dropped the index in
+    silence. Refused before anything runs (no launcher needed for --distributed's)."""
+    status, lines = on_terminal(pyz, args, env=fake_gpu_env("cuda_pass"))
+    assert status == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"kernodeck-diagnostic: error: {first} contradicts {second}: ")
+    assert lines[0].endswith("; give one of them (see --help)")
+
+
+def test_the_api_names_its_own_arguments_when_they_contradict() -> None:
+    import kernodeck_diagnostic
+
+    for arguments, said in [
+        ({"all_devices": True, "device": "cpu"}, "check(all_devices=True, device='cpu'): "),
+        ({"device": "cpu", "device_index": 1}, "check(device='cpu', device_index=1): "),
+        ({"distributed": True, "device_index": 2}, "check(distributed=True, device_index=2): "),
+        ({"all_devices": True, "distributed": True}, "check(all_devices=True, distributed=True)"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(said)) as refused:
+            kernodeck_diagnostic.check(**arguments)  # refused before anything runs
+        assert str(refused.value).startswith(said)
+        assert "--" not in str(refused.value)  # never a flag of the command line
+
+
+def test_summarize_a_folder_of_other_files_on_a_terminal(pyz: Path, tmp_path: Path) -> None:
+    """Before: thousands of "unreadable" lines, the long names cut to the same prefix. Now one
+    line with the count and the kinds; the list on request, each name told apart."""
+    deep = tmp_path / "node_modules" / ("a-package-with-a-long-name-" * 3) / "dist"
+    deep.mkdir(parents=True)
+    for number in range(1500):
+        (deep / f"package-{number}.json").write_text('{"name": "x"}')
+    (tmp_path / "broken.json").write_text("{")
+    status, lines = on_terminal(pyz, ["summarize", str(tmp_path)])
+    assert status == 23  # SUMMARY_NOTHING_READ
+    assert lines == ["unreadable: 1501 file(s), 1500 not a report, 1 not JSON "
+                     "(--list-unreadable lists them)", "",
+                     "1501 file(s): 0 report(s), 0 passed, 0 failed, 1501 unreadable"]
+    status, lines = on_terminal(pyz, ["summarize", "--list-unreadable", str(tmp_path)])
+    assert status == 23
+    names = [line.split()[0] for line in lines[1:-2]]
+    assert len(names) == len(set(names)) == 1501  # each file, each name its own
+    assert all(len(name) <= 80 for name in names)  # a long name cut in its middle
+    assert names[0] == "broken.json"
+    assert names[-1] == ("node_modules/a-pack…long-name-a-package-with-a-long-name-/dist/"
+                         "package-1499.json")
 
 
 def test_version(pyz: Path) -> None:

@@ -263,12 +263,20 @@ def test_summarize_a_folder(pyz: Path, fleet: Path) -> None:
     counts = lines[lines.index("counts per code, worst first") + 1:]
     assert [line.split() for line in counts[:3]] == [
         ["RUNTIME_ERROR", "1"], ["OUT_OF_MEMORY", "1"], ["GPU_CHECK_PASSED", "2"]]
+    # The files that are no report: one line, their count and kinds; listed when asked.
+    assert lines[-3:] == [
+        "unreadable: 2 file(s), 1 not JSON, 1 schema version 2 (this version of the tool reads "
+        "version 1) (--list-unreadable lists them)",
+        "", "6 file(s): 4 report(s), 2 passed, 2 failed, 2 unreadable"]
+    assert "notes.txt" not in result.stdout
+    _no_machine_paths(result, fleet)
+    listed = _tool(pyz, "summarize", fleet, "--list-unreadable")
+    assert listed.returncode == 22
+    lines = listed.stdout.splitlines()
     unreadable = lines[lines.index("unreadable (2)") + 1:]
     assert unreadable[0].split() == ["bad.json", "not", "JSON"]
     assert unreadable[1].split()[:4] == ["v2.json", "schema", "version", "2"]
     assert lines[-1] == "6 file(s): 4 report(s), 2 passed, 2 failed, 2 unreadable"
-    assert "notes.txt" not in result.stdout
-    _no_machine_paths(result, fleet)
 
 
 def test_summarize_in_portuguese_with_a_missing_file(pyz: Path, fleet: Path) -> None:
@@ -278,8 +286,11 @@ def test_summarize_in_portuguese_with_a_missing_file(pyz: Path, fleet: Path) -> 
     assert lines[0].split()[:3] == ["relatório", "código", "saída"]
     assert lines[1].split()[:2] == ["node-1/pass.json", "GPU_CHECK_PASSED"]
     assert "contagem por código, do pior ao melhor" in lines
-    assert "ilegíveis (1)" in lines
-    assert ["missing.json", "não", "encontrado"] in [line.split() for line in lines]
+    assert "ilegíveis: 1 arquivo(s), 1 não encontrado (--list-unreadable os lista)" in lines
+    listed = _tool(pyz, "summarize", fleet / "node-1", fleet / "missing.json", "--lang", "pt",
+                   "--list-unreadable").stdout.splitlines()
+    assert "ilegíveis (1)" in listed
+    assert ["missing.json", "não", "encontrado"] in [line.split() for line in listed]
     assert lines[-1] == ("2 arquivo(s): 1 relatório(s), 1 aprovado(s), 0 com falha, "
                          "1 ilegível(is)")
     _no_machine_paths(result, fleet)
@@ -300,7 +311,8 @@ def test_summarize_exit_23_when_no_readable_report(pyz: Path, made: Path,
                             "given\n")
     only_bad = _tool(pyz, "summarize", made / "bad.json", made / "missing.json")
     assert only_bad.returncode == 23
-    assert "unreadable (2)" in only_bad.stdout.splitlines()
+    assert "unreadable: 2 file(s), 1 not JSON, 1 not found (--list-unreadable lists them)" in (
+        only_bad.stdout.splitlines())
     usage = _tool(pyz, "summarize")
     assert usage.returncode == 2
     assert usage.stderr.startswith("kernodeck-diagnostic summarize: error: ")
@@ -347,7 +359,10 @@ def test_summarize_markdown(pyz: Path, fleet: Path) -> None:
     assert any(line.startswith("| `node-2/oom.json` | `OUT_OF_MEMORY` | 9 | compute |")
                for line in lines)
     assert "| `RUNTIME_ERROR` | 1 |" in lines
-    assert "- `bad.json`: not JSON" in lines
+    assert "unreadable: 2 file(s), 1 not JSON, 1 schema version 2 (this version of the tool " \
+           "reads version 1)" in lines
+    listed = _tool(pyz, "summarize", fleet, "--format", "markdown", "--list-unreadable")
+    assert "- `bad.json`: not JSON" in listed.stdout.splitlines()
     _no_machine_paths(result, fleet)
 
 

@@ -148,7 +148,8 @@ def _command_segments(text: str) -> Iterator[str]:
         codes += [span.replace("\n", " ") for _, span in SPAN.findall(unit)]
         prose.append(SPAN.sub(" ", unit))
     for code in codes:
-        yield from re.split(r"\s*(?:&&|\|\||[|;])\s*", code)
+        # A command after `--` is another program's (ramp's, resume-check's): its own segment.
+        yield from re.split(r"\s*(?:&&|\|\||[|;]|\s--\s)\s*", code)
     for piece in prose:
         yield from FLAG.findall(piece)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kernodeck_diagnostic.i18n import (
@@ -52,6 +54,33 @@ def test_translator_formats_every_key(language: str) -> None:
     translate = translator(language)
     for key, template in messages(DEFAULT).items():
         translate(key, **{name: "x" for name in placeholders(template)})
+
+
+# The other words a language has for a severity, which its catalog must not use: a reader who
+# sees "aviso" in one line and "alerta" in the next takes them for two severities.
+OTHER_SEVERITY_WORDS = {
+    "en": {"warning": ("alert", "caution"), "error": ("failure",)},
+    "pt": {"warning": ("alerta", "advertência"), "error": ("falha",)},
+    "fr": {"warning": ("alerte",), "error": ("échec",)},
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_one_word_per_severity(language: str) -> None:
+    catalog = messages(language)
+    for severity in ("error", "warning"):
+        word = catalog[f"ui.severity.{severity}"]
+        # A finding's severity is the word the same language labels that kind of line with.
+        assert catalog[f"ui.label.{severity}"] == word, (language, severity)
+    warning_words = OTHER_SEVERITY_WORDS[language]["warning"]
+    for key, text in catalog.items():
+        found = [other for other in warning_words
+                 if re.search(rf"\b{other}s?\b", text, re.IGNORECASE)]
+        assert found == [], f"{language} {key} says {found} for {catalog['ui.severity.warning']}"
+    # The words for an error name failures elsewhere too ("falha", "échec"): only the
+    # severity's own word may stand for the severity.
+    for severity, others in OTHER_SEVERITY_WORDS[language].items():
+        assert catalog[f"ui.severity.{severity}"] not in others
 
 
 def test_translator_statuses() -> None:

@@ -155,9 +155,13 @@ def test_show_paths_only_on_the_terminal(pyz: Path, tmp_path: Path) -> None:
     assert f"torch {fakes}" in shown.stdout
     assert f"interpreter {sys.executable}" in shown.stdout
     assert fakes not in out.read_text()
-    for fmt in ("json", "markdown"):
+    for fmt in ("json", "markdown"):  # paths never go there: asking for both is refused
         other = run_tool(sys.executable, pyz, ["--show-paths", "--format", fmt], env=env)
-        assert fakes not in other.stdout
+        assert other.returncode == 2
+        assert other.stdout == ""
+        assert other.stderr == (f"kernodeck-diagnostic: error: --show-paths contradicts --format "
+                                f"{fmt}: the paths are shown in the text output only, never in "
+                                f"JSON or markdown; give one of them (see --help)\n")
 
 
 # -- the live line ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -69,3 +70,18 @@ def test_the_training_step_example_and_its_failing_variant(cpu_torch_python: Pat
     assert contract["passed"] is False
     assert contract["detail"] == ("parameters not updated by the step: 0.weight, 0.bias, "
                                   "2.weight, 2.bias")
+
+
+def test_the_ledger_example_writes_each_id_once_and_resumes_with_nothing_left(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    """examples/ledger.py, the program the README's resume-check runs: run twice, every id has
+    one record, each a vector of the declared dimension, and the second run writes nothing."""
+    ledger = tmp_path / "results.jsonl"
+    for _ in range(2):
+        done = _run(cpu_torch_python, tmp_path, "ledger.py", str(ledger))
+        assert done.returncode == 0, done.stderr[-3000:]
+    header, *records = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert header["expected_ids"] == [f"doc-{number}" for number in range(100)]
+    assert header["vectors"] == {"dim": 64, "field": None}
+    assert [record["id"] for record in records] == header["expected_ids"]
+    assert {len(record["record"]) for record in records} == {64}

@@ -73,7 +73,7 @@ def test_a_fifo_is_refused_at_once_not_waited_for(pyz: Path, tmp_path: Path) -> 
     os.mkfifo(folder / "node-2.json")
     os.mkfifo(tmp_path / "pipe.json")
 
-    through_folder = tool(pyz, "summarize", folder)
+    through_folder = tool(pyz, "summarize", folder, "--list-unreadable")
     assert through_folder.returncode == 22, through_folder.stderr
     assert through_folder.elapsed_s < 10
     lines = through_folder.stdout.splitlines()
@@ -314,7 +314,8 @@ def test_a_file_over_the_size_limit_is_too_large(pyz: Path, tmp_path: Path) -> N
     save(tmp_path / "huge.json", report)
     save(tmp_path / "node.json", recorded("gpu_pass"))
     assert (tmp_path / "huge.json").stat().st_size > 8 * 2**20
-    said = {language: tool(pyz, "summarize", tmp_path, "--lang", language).stdout
+    said = {language: tool(pyz, "summarize", tmp_path, "--lang", language,
+                           "--list-unreadable").stdout
             for language in ("en", "pt", "fr")}
     assert "huge.json  too large to be a report (over 8 MiB)" in said["en"]
     assert "huge.json  grande demais para ser um relatório (mais de 8 MiB)" in said["pt"]
@@ -375,7 +376,10 @@ def test_summarize_markdown_escapes_report_data(pyz: Path, tmp_path: Path) -> No
     save(tmp_path / "a|b<i>.json", hostile("gpu_pass"))
     save(tmp_path / "node.json", hostile("gpu_unavailable"))
     save(tmp_path / "1. a|b.json", {"schema_version": f"2{HOSTILE}", "code": "X"})
-    result = tool(pyz, "summarize", tmp_path, "--format", "markdown")
+    in_one_line = tool(pyz, "summarize", tmp_path, "--format", "markdown")
+    assert in_one_line.returncode == 22
+    assert_no_html(in_one_line.stdout)  # the unreadable files' kinds, from the file, escaped
+    result = tool(pyz, "summarize", tmp_path, "--format", "markdown", "--list-unreadable")
     assert result.returncode == 22
     out = result.stdout
     assert_no_html(out)

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .i18n import ENGLISH, Translate
-from .request import DEVICES, LIBRARY_FLAGS, Device, Request  # below the API and the report
+from .request import (  # below the API and the report
+    DEVICES,
+    LIBRARY_FLAGS,
+    Device,
+    Request,
+    contradiction,
+)
 from .supervision.process import kill_all, kill_tree, spawn
 
 if TYPE_CHECKING:
@@ -134,8 +140,11 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
     ``distributed=True`` runs this process's rank of a job started by torchrun or Slurm (see
     docs/scale.md): ``ValueError`` outside a launcher, naming the variables missing.
 
-    ``all_devices=True`` checks every visible GPU, each with its own result: ``ValueError``
-    with ``device="cpu"``, a ``device_index`` other than 0, or ``distributed=True``.
+    ``all_devices=True`` checks every visible GPU, each with its own result. Arguments that
+    contradict each other are a ``ValueError`` naming both: ``all_devices=True`` with
+    ``device="cpu"``, a ``device_index`` other than 0 or ``distributed=True``; a
+    ``device_index`` other than 0 with ``device="cpu"`` or ``distributed=True`` (a rank checks
+    the device of its local rank).
 
     ``extensions=True`` also imports every installed torch extension, each bounded;
     ``kernels=True`` also verifies the kernels applications use (see docs/libraries.md). Both
@@ -237,32 +246,52 @@ def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = 
              extensions: Any = False, kernels: Any = False,
              translate: Translate = ENGLISH) -> Options:
     """Check every argument of ``check()``: ``TypeError`` for a wrong type, ``ValueError`` for a
-    wrong value, each one line naming the parameter (``check(timeout=...)``).
+    wrong value or two that contradict each other, each one line naming the parameters
+    (``check(timeout=...)``).
 
     The command line converts its text first and uses the same rules (``known_device``,
-    ``index_in_range``, ``timeout_in_range``) in its own words.
+    ``index_in_range``, ``timeout_in_range``, ``request.contradiction``) in its own words.
     """
     if python is not None and not isinstance(python, (str, os.PathLike)):
         raise TypeError(translate("api.type.python", type=type(python).__name__))
+    mode = validate_device(device, translate)
+    index = validate_device_index(device_index, translate)
+    every = validate_bool("api.type.all_devices", all_devices, translate)
+    asked = {"cpu"} if mode == "cpu" else set()
+    asked |= {name for name, on in (("device_index", index != 0), ("all_devices", every),
+                                    ("distributed", distributed is True)) if on}
+    refuse_contradiction(asked, index, translate)
     launch = validate_distributed(distributed, translate)
-    if launch is not None:
-        device_index = launch.local_rank  # each rank checks its own device
-    return Options(device=validate_device(device, translate),
-                   device_index=validate_device_index(device_index, translate),
+    return Options(device=mode,
+                   # each rank checks its own device
+                   device_index=index if launch is None else launch.local_rank,
                    timeout_s=validate_timeout(timeout, translate),
                    host_check=validate_host_check(host_check, translate),
                    python=validate_python(python, translate),
-                   distributed=launch is not None, launch=launch,
-                   all_devices=validate_all_devices(all_devices, device, device_index,
-                                                    launch is not None, translate),
+                   distributed=launch is not None, launch=launch, all_devices=every,
                    extensions=validate_flag("extensions", extensions, translate),
                    kernels=validate_flag("kernels", kernels, translate))
 
 
+# How check() writes each option of ``request.contradiction`` in its refusal.
+_API_WORDS = {"cpu": "device='cpu'", "device_index": "device_index={index}",
+              "all_devices": "all_devices=True", "distributed": "distributed=True"}
+
+
+def refuse_contradiction(asked: set[str], index: int, translate: Translate = ENGLISH) -> None:
+    """``ValueError`` naming two of check()'s arguments that contradict each other, in its own
+    words (never a --flag): ``check(all_devices=True, device='cpu'): ...``."""
+    found = contradiction(asked)
+    if found is not None:
+        first, second, why = found
+        raise ValueError(translate(
+            "api.contradiction", first=_API_WORDS[first].format(index=index),
+            second=_API_WORDS[second].format(index=index), reason=translate(why)))
+
+
 def validate_distributed(value: Any, translate: Translate = ENGLISH) -> Launch | None:
     """``check(distributed=...)``: True or False; True only under torchrun or Slurm."""
-    if not isinstance(value, bool):
-        raise TypeError(translate("api.type.distributed", type=type(value).__name__))
+    validate_bool("api.type.distributed", value, translate)
     if not value:
         return None
     from .facts.launcher import LaunchError, detect
@@ -274,18 +303,11 @@ def validate_distributed(value: Any, translate: Translate = ENGLISH) -> Launch |
                                    reason=translate(exc.key, **exc.values))) from None
 
 
-def validate_all_devices(value: Any, device: Any, device_index: Any, distributed: bool,
-                         translate: Translate = ENGLISH) -> bool:
-    """``check(all_devices=...)``: True or False; True checks every GPU, so it goes with none
-    of the CPU mode, a chosen device index, or a rank's own device (``distributed``)."""
+def validate_bool(key: str, value: Any, translate: Translate = ENGLISH) -> bool:
+    """A parameter that is True or False; else ``TypeError`` with the message ``key``, which
+    names the parameter."""
     if not isinstance(value, bool):
-        raise TypeError(translate("api.type.all_devices", type=type(value).__name__))
-    if value and device == "cpu":
-        raise ValueError(translate("api.argument", parameter="all_devices",
-                                   reason=translate("arg.all_devices.cpu")))
-    if value and (distributed or device_index != 0):
-        raise ValueError(translate("api.argument", parameter="all_devices",
-                                   reason=translate("arg.all_devices.one_device")))
+        raise TypeError(translate(key, type=type(value).__name__))
     return value
 
 

@@ -13,6 +13,24 @@ Device = Literal["gpu", "cpu"]
 DEVICES: tuple[Device, ...] = ("gpu", "cpu")
 # The library layer's flags (--extensions, --kernels): the worker stages of the same names.
 LIBRARY_FLAGS = ("extensions", "kernels")
+# Options that contradict each other: neither could be honoured without silently dropping the
+# other. Each pair by the ids of ``contradiction``, with why (its catalog key); the command line
+# and the API each name the two options in their own words (a --flag, a parameter).
+_CONTRADICTIONS = (
+    ("all_devices", "cpu", "arg.contradiction.all_devices.cpu"),
+    ("all_devices", "distributed", "arg.contradiction.all_devices.distributed"),
+    ("all_devices", "device_index", "arg.contradiction.all_devices.device_index"),
+    ("distributed", "device_index", "arg.contradiction.distributed.device_index"),
+    ("cpu", "device_index", "arg.contradiction.cpu.device_index"),
+)
+
+
+def contradiction(asked: set[str]) -> tuple[str, str, str] | None:
+    """The first two of the options ``asked`` that contradict each other, and why (a catalog
+    key); None when they go together. The ids: ``cpu`` (the CPU mode), ``device_index`` (a GPU
+    index chosen), ``all_devices``, ``distributed``."""
+    return next(((first, second, why) for first, second, why in _CONTRADICTIONS
+                 if first in asked and second in asked), None)
 
 
 @dataclass(frozen=True)

@@ -196,17 +196,29 @@ def read(argv: Sequence[str]) -> dict[str, str] | Kind:
     return "usage" if refused_at_end else values
 
 
+def contradicts(values: dict[str, str]) -> bool:
+    """Two options that contradict each other, refused before anything else is judged: a GPU
+    index given to the CPU mode (even 0), the paths asked for in JSON or markdown, which never
+    show them."""
+    cpu = values.get("--device", "gpu").strip().lower() == "cpu"
+    return ((cpu and "--device-index" in values)
+            or ("--show-paths" in values and values.get("--format", "text") != "text"))
+
+
 def verdict(argv: Sequence[str], scratch: Path) -> Verdict:
     """The one right verdict for ``argv``, run in the (empty) folder ``scratch``.
 
-    Once the words are read (``read``): --python must name a file that can be run, --output must
-    not be ``-`` (exit 2); then a file that cannot be created is refused with 12 (before anything
-    runs, or when written outside the scratch folder); else the check runs and passes.
+    Once the words are read (``read``): no two options may contradict each other, --python must
+    name a file that can be run, --output must not be ``-`` (exit 2); then a file that cannot be
+    created is refused with 12 (before anything runs, or when written outside the scratch
+    folder); else the check runs and passes.
     """
     language = language_of(argv)
     values = read(argv)
     if isinstance(values, str):
         return Verdict(values, language)
+    if contradicts(values):
+        return Verdict("usage", language)
     python = values.get("--python")
     if python is not None and python != sys.executable:
         if os.path.isfile(python) and os.access(python, os.X_OK):
@@ -421,7 +433,8 @@ def test_the_nastiest_vectors_explicitly(argv: list[str], kind: Kind, written: s
     ([b"--device=\xff\xfe"], 2),
     ([b"--output", b"r\xe9port.json", b"--device", b"cpu"], 0),
     ([b"--timeout", b"1e400"], 2),
-    ([b"--device-index", b"99999999999999999999999", b"--device", b"cpu"], 0),
+    # Read whole, then refused as a contradiction: the CPU mode has no GPU index.
+    ([b"--device-index", b"99999999999999999999999", b"--device", b"cpu"], 2),
     (["--\u00e9tiquette", "\u8a3a\u65ad"], 2),
     (["--device", "cpu\nsecond line"], 2),
     (["unexpected\nsecond line"], 2),

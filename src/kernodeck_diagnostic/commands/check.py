@@ -6,6 +6,7 @@ import argparse
 import difflib
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -27,7 +28,7 @@ from ..api import (
 )
 from ..i18n import ENGLISH, LANGUAGES, Translate
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
-from ..request import DEVICES, Device
+from ..request import DEVICES, Device, contradiction
 from ..terminal import line, write
 from . import SUBCOMMANDS
 from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
@@ -92,6 +93,10 @@ _COMMAND_LINES = {
 }
 
 
+# The help's own lines fit a terminal of 80 columns (argparse wraps the options to the terminal).
+_HELP_WIDTH = 79
+
+
 def _commands(h: Translate) -> str:
     """The top-level help's list of every command, one line each (the check has no name)."""
     names = ["(none)", *SUBCOMMANDS]
@@ -104,7 +109,7 @@ def _codes_epilog(h: Translate) -> str:
         return "\n".join(f"  {code.name:<22} {'/'.join(map(str, code.exit_codes)):<11}  "
                          f"{code.summary}" for code in CODES.values() if code.kind == kind)
 
-    return (_commands(h) + "\n\n" + h("check.help.epilog.codes") + "\n" + rows("verdict") + "\n\n"
+    return (h("check.help.epilog.codes") + "\n" + rows("verdict") + "\n\n"
             + h("check.help.epilog.process") + "\n" + rows("process") + "\n\n"
             + h("check.help.epilog.output"))
 
@@ -141,13 +146,17 @@ def parser(t: Translate = ENGLISH) -> Parser:
     p = _CheckParser(
         translate=h,
         prog=TOOL_NAME,
-        description=h("check.help.description", tool=TOOL_NAME),
+        # What the tool is for, then every command, one line each: what a newcomer reads first.
+        description=textwrap.fill(h("check.help.description", tool=TOOL_NAME), _HELP_WIDTH)
+        + "\n\n" + _commands(h),
         epilog=_codes_epilog(h),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--device", type=_argument_type(_device_text, t), default="gpu",
                    metavar="{gpu,cpu}", help=h("check.help.device"))
-    p.add_argument("--device-index", type=_argument_type(_index_text, t), default=0,
+    # No default here: an index typed beside --device cpu (or --all-devices, --distributed)
+    # contradicts it, even 0; see _refuse_contradiction.
+    p.add_argument("--device-index", type=_argument_type(_index_text, t), default=None,
                    metavar="N", help=h("check.help.device_index"))
     # No default here: --kernels has its own (KERNELS_TIMEOUT_DEFAULT_S), see _options.
     p.add_argument("--timeout", type=_argument_type(_timeout_text, t), default=None,
@@ -170,6 +179,7 @@ def parser(t: Translate = ENGLISH) -> Parser:
 
 def _options(args: argparse.Namespace, t: Translate) -> Options:
     """What was asked, checked by the API's own rules: ``UsageError`` when it cannot be run."""
+    _refuse_contradiction(args, t)
     if args.timeout is None:
         # A cold torch.compile alone takes 20 to 50 s: --kernels' limit suits it.
         args.timeout = float(KERNELS_TIMEOUT_DEFAULT_S if args.kernels else TIMEOUT_DEFAULT_S)
@@ -186,12 +196,8 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
         if ignored:
             line(sys.stderr, f"{TOOL_NAME}: " + t("cli.distributed.ignored",
                                                    names=", ".join(ignored)))
-    if args.all_devices and args.device == "cpu":
-        raise UsageError("--all-devices: " + t("arg.all_devices.cpu"), typed=False)
-    if args.all_devices and (args.distributed or args.device_index != 0):
-        raise UsageError("--all-devices: " + t("arg.all_devices.one_device"), typed=False)
     try:
-        options = validate(device=args.device, device_index=args.device_index,
+        options = validate(device=args.device, device_index=args.device_index or 0,
                            timeout=args.timeout, host_check=args.host_check, python=args.python,
                            distributed=args.distributed, all_devices=args.all_devices,
                            extensions=args.extensions, kernels=args.kernels, translate=t)
@@ -202,6 +208,28 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
         # text: the JSON on stdout is --format json; a file really named '-' is ./-
         raise UsageError(t("cli.output.dash"), typed=False)
     return options
+
+
+# How the command line writes each option of ``request.contradiction`` in its refusal.
+_CLI_WORDS = {"cpu": "--device cpu", "device_index": "--device-index",
+              "all_devices": "--all-devices", "distributed": "--distributed"}
+
+
+def _refuse_contradiction(args: argparse.Namespace, t: Translate) -> None:
+    """Two options that contradict each other: one line naming both as typed, never one of
+    them silently dropped (``--device cpu --device-index 1`` would check the CPU)."""
+    if args.show_paths and args.format != "text":
+        raise UsageError(t("cli.contradiction", first="--show-paths",
+                           second=f"--format {args.format}",
+                           reason=t("arg.contradiction.show_paths.format")), typed=False)
+    asked = {name for name, on in (
+        ("cpu", args.device == "cpu"), ("device_index", args.device_index is not None),
+        ("all_devices", args.all_devices), ("distributed", args.distributed)) if on}
+    found = contradiction(asked)
+    if found is not None:
+        first, second, why = found
+        raise UsageError(t("cli.contradiction", first=_CLI_WORDS[first],
+                           second=_CLI_WORDS[second], reason=t(why)), typed=False)
 
 
 def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) -> int:

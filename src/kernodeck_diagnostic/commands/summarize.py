@@ -9,8 +9,7 @@
       OUT_OF_MEMORY     1
       GPU_CHECK_PASSED  1
 
-    unreadable (1)
-      notes.json  not a report
+    unreadable: 1 file(s), 1 not a report (--list-unreadable lists them)
 
     3 file(s): 2 report(s), 1 passed, 1 failed, 1 unreadable
 
@@ -21,7 +20,8 @@ line printed for it): ``report/summary.py``; the outputs: ``report/summary_rende
 of files are read in parts at once, on Linux, one per processor the command may use (up to 8):
 the first here, each other in a forked child (``forked.py``); the output is the same. Files that
 are not readable reports (not JSON, another schema version, not a report at all, too large, not a
-regular file, missing) are listed with the reason, and the others are still summarized. Trial
+regular file, missing) are one line, their count and kinds (each listed with its reason with
+``--list-unreadable``; always in JSON), and the others are still summarized. Trial
 attempts (``attempt.json``, or the ``events.jsonl`` a killed attempt left) and ramps
 (``ramp.json``, each attempt with its trial folder) get a second table, across attempts: status,
 first error stage, contracts, peak memory, last started stage (``trial/rows.py``); a failed
@@ -80,6 +80,8 @@ def _parser(t: Translate) -> Parser:
                     epilog=t("summarize.help.epilog", order=", ".join(SEVERITY)) + "\n\n"
                     + statuses_epilog("summarize", t))
     parser.add_argument("paths", nargs="+", metavar="PATH", help=t("summarize.help.paths"))
+    parser.add_argument("--list-unreadable", action="store_true",
+                        help=t("summarize.help.list_unreadable"))
     add_common_options(parser, t)
     return parser
 
@@ -93,9 +95,9 @@ def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> 
     if args.format == "json":
         lines = json_lines(summary)
     elif args.format == "markdown":
-        lines = markdown_lines(summary, t)
+        lines = markdown_lines(summary, t, args.list_unreadable)
     else:
-        lines = text_lines(summary, t)
+        lines = text_lines(summary, t, args.list_unreadable)
     _write_lines(lines)
     return _exit_status(summary)
 

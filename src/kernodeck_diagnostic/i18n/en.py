@@ -945,15 +945,23 @@ MESSAGES = {
     "arg.timeout.range": "must be between {low} and {high} seconds, got {value}",
     "cli.index.not_a_number": "not a whole number: {value}",
     "arg.index.negative": "must be 0 or more, got {value}",
-    "arg.all_devices.cpu": "checks every GPU: it cannot go with the CPU mode (--device cpu)",
-    "arg.all_devices.one_device":
-        "checks every GPU: it cannot go with one chosen device (--device-index, --distributed)",
+    "cli.contradiction": "{first} contradicts {second}: {reason}; give one of them",
+    "arg.contradiction.all_devices.cpu": "every GPU is checked, and the CPU mode uses none",
+    "arg.contradiction.all_devices.distributed":
+        "each rank checks the device of its own local rank, not every GPU",
+    "arg.contradiction.all_devices.device_index": "every GPU is checked, not one chosen GPU",
+    "arg.contradiction.distributed.device_index":
+        "each rank checks the device of its own local rank, not one chosen GPU",
+    "arg.contradiction.cpu.device_index": "the CPU mode uses no GPU, so no GPU index applies",
+    "arg.contradiction.show_paths.format":
+        "the paths are shown in the text output only, never in JSON or markdown",
     "cli.device.rocm":
         "{value} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' device "
         "name, so use --device gpu (the default)",
     "arg.device.unknown": "must be gpu or cpu, got {value}",
     # -- the Python API's own words for the same rules (check(...), never a --flag) -------------
     "api.argument": "check({parameter}=...): {reason}",
+    "api.contradiction": "check({first}, {second}): these contradict each other: {reason}",
     "api.device.rocm":
         "{value} is not a device mode: ROCm and CUDA builds of PyTorch both use the 'cuda' device "
         "name, so use device='gpu' (the default)",
@@ -1054,8 +1062,8 @@ MESSAGES = {
     # -- the check's --help (commands/check.py; printed in English, whatever the language) ---------
     "check.help.description":
         "Find the first layer of a PyTorch GPU setup that fails: interpreter and import, build "
-        "backend, device, a tiny verified computation. Also: '{tool} compare A.json B.json', "
-        "'{tool} summarize PATH...'.",
+        "backend, device, a tiny verified computation. Without a command, {tool} runs this check; "
+        "a command named first runs instead (each has its own --help).",
     "check.help.epilog.codes":
         "result codes: the report's code and the exit code (name, exit code, meaning):",
     "check.help.epilog.process": "exit codes of the process alone, never a report's code:",
@@ -1203,6 +1211,11 @@ MESSAGES = {
     "summarize.every_device.copies": "copies",
     "summarize.header.device": "device",
     "summarize.header.step": "step",
+    "summarize.unreadable.line": "unreadable: {count} file(s), {kinds}",
+    "summarize.unreadable.hint": "(--list-unreadable lists them)",
+    "summarize.help.list_unreadable":
+        "list every file that is not a readable report, with why (by default: one line with "
+        "their count and kinds)",
     "summarize.total":
         "{files} file(s): {reports} report(s), {passed} passed, {failed} failed, "
         "{unreadable} unreadable",
@@ -1264,7 +1277,8 @@ MESSAGES = {
     "ramp.none_passed": "{axis}: the first value, {value}, already failed ({kind})",
     "ramp.written": "written in the --out folder: {files}",
     "ramp.no_plot":
-        "no plot: matplotlib is not installed (pip install kernodeck-diagnostic[plot])",
+        "no plot: matplotlib is not installed in the Python that runs this command (install it "
+        "there: python -m pip install matplotlib, with that Python)",
     "ramp.plot.duration": "duration (s)",
     "ramp.plot.memory": "peak memory (MiB)",
     "ramp.interrupted":
@@ -1354,9 +1368,8 @@ MESSAGES = {
     "cli.command.check": "the check: the first layer of a PyTorch GPU setup that fails",
     "cli.command.compare": "what changed between two reports, or two trial attempts",
     "cli.command.summarize": "many reports at a glance: one line each, the count of each code",
-    "cli.command.ramp": "grow one axis of your application until it fails: its operating range",
-    "cli.command.resume-check":
-        "stop your application, run it again: no output lost or written twice",
+    "cli.command.ramp": "your program's operating range: one axis grown until it fails",
+    "cli.command.resume-check": "stop your program, rerun it: no output lost or written twice",
     "cli.unknown_command":
         "unknown command {word}: the commands are {commands}, or none for the check",
     "cli.unknown_command.near": "unknown command {word}: did you mean {command}?",

@@ -985,7 +985,7 @@ MESSAGES = {
     "ui.libraries.wrong": "résultat faux (plus grand écart {difference})",
     "ui.live.collective": "rejoint les autres rangs",
     "ui.severity.error": "erreur",
-    "ui.severity.warning": "alerte",
+    "ui.severity.warning": "avertissement",
     "ui.severity.info": "info",
     "ui.markdown.headline":
         "**{status}** `{code}` (code de sortie {exit_code}), étape `{stage}` : {summary}",
@@ -1000,16 +1000,26 @@ MESSAGES = {
         "doit être compris entre {low} et {high} secondes, valeur reçue : {value}",
     "cli.index.not_a_number": "n'est pas un nombre entier : {value}",
     "arg.index.negative": "doit être supérieur ou égal à 0, valeur reçue : {value}",
-    "arg.all_devices.cpu": "vérifie tous les GPU : incompatible avec le mode CPU (--device cpu)",
-    "arg.all_devices.one_device":
-        "vérifie tous les GPU : incompatible avec un périphérique choisi (--device-index, "
-        "--distributed)",
+    "cli.contradiction": "{first} contredit {second} : {reason} ; donnez l'un des deux",
+    "arg.contradiction.all_devices.cpu":
+        "tous les GPU sont vérifiés, et le mode CPU n'en utilise aucun",
+    "arg.contradiction.all_devices.distributed":
+        "chaque rang vérifie le périphérique de son propre rang local, pas tous les GPU",
+    "arg.contradiction.all_devices.device_index":
+        "tous les GPU sont vérifiés, pas un GPU choisi",
+    "arg.contradiction.distributed.device_index":
+        "chaque rang vérifie le périphérique de son propre rang local, pas un GPU choisi",
+    "arg.contradiction.cpu.device_index":
+        "le mode CPU n'utilise aucun GPU : aucun indice de GPU ne s'applique",
+    "arg.contradiction.show_paths.format":
+        "les chemins ne s'affichent que dans la sortie texte, jamais en JSON ni en markdown",
     "cli.device.rocm":
         "{value} n'est pas un mode de périphérique : les paquets ROCm et CUDA de PyTorch "
         "utilisent tous deux le nom de périphérique 'cuda', utilisez donc --device gpu (la "
         "valeur par défaut)",
     "arg.device.unknown": "doit être gpu ou cpu, valeur reçue : {value}",
     "api.argument": "check({parameter}=...) : {reason}",
+    "api.contradiction": "check({first}, {second}) : ces arguments se contredisent : {reason}",
     "api.device.rocm":
         "{value} n'est pas un mode de périphérique : les paquets ROCm et CUDA de PyTorch "
         "utilisent tous deux le nom de périphérique 'cuda', utilisez donc device='gpu' (la "
@@ -1123,8 +1133,9 @@ MESSAGES = {
     # -- le --help de la vérification (commands/check.py ; affiché en anglais, toujours) -----------
     "check.help.description":
         "Trouve la première couche d'une installation PyTorch avec GPU qui échoue : interpréteur "
-        "et import, backend du build, périphérique, un petit calcul vérifié. Aussi : '{tool} "
-        "compare A.json B.json', '{tool} summarize PATH...'.",
+        "et import, backend du build, périphérique, un petit calcul vérifié. Sans commande, "
+        "{tool} lance cette vérification ; une commande donnée en premier s'exécute à sa place "
+        "(chacune a son --help).",
     "check.help.epilog.codes":
         "codes de résultat : le code du rapport et le code de sortie (nom, code de sortie, "
         "signification) :",
@@ -1290,6 +1301,11 @@ MESSAGES = {
     "summarize.every_device.copies": "copies",
     "summarize.header.device": "périphérique",
     "summarize.header.step": "étape",
+    "summarize.unreadable.line": "illisibles : {count} fichier(s), {kinds}",
+    "summarize.unreadable.hint": "(--list-unreadable les liste)",
+    "summarize.help.list_unreadable":
+        "lister chaque fichier qui n'est pas un rapport lisible, avec la raison (par défaut : une "
+        "ligne avec leur nombre et leurs sortes)",
     "summarize.total":
         "{files} fichier(s) : {reports} rapport(s), {passed} réussi(s), {failed} en échec, "
         "{unreadable} illisible(s)",
@@ -1357,7 +1373,8 @@ MESSAGES = {
     "ramp.none_passed": "{axis} : la première valeur, {value}, a déjà échoué ({kind})",
     "ramp.written": "écrits dans le dossier --out : {files}",
     "ramp.no_plot":
-        "pas de graphique : matplotlib n'est pas installé (pip install kernodeck-diagnostic[plot])",
+        "pas de graphique : matplotlib n'est pas installé dans le Python qui lance cette commande "
+        "(installez-le là : python -m pip install matplotlib, avec ce Python)",
     "ramp.plot.duration": "durée (s)",
     "ramp.plot.memory": "pic de mémoire (Mio)",
     "ramp.interrupted":
@@ -1466,9 +1483,9 @@ MESSAGES = {
     "cli.command.summarize":
         "beaucoup de rapports d'un coup d'œil : une ligne chacun, le compte de chaque code",
     "cli.command.ramp":
-        "augmente un axe de votre application jusqu'à l'échec : sa plage de fonctionnement",
+        "la plage de fonctionnement de votre programme : un axe augmenté jusqu'à l'échec",
     "cli.command.resume-check":
-        "arrête votre application, la relance : aucune sortie perdue ni écrite deux fois",
+        "arrête votre programme, le relance : aucune sortie perdue ni écrite deux fois",
     "cli.unknown_command":
         "commande inconnue {word} : les commandes sont {commands}, ou aucune pour la vérification",
     "cli.unknown_command.near": "commande inconnue {word} : vouliez-vous dire {command} ?",

@@ -969,7 +969,7 @@ MESSAGES = {
     "ui.libraries.wrong": "resultado errado (maior diferença {difference})",
     "ui.live.collective": "juntando-se aos outros ranks",
     "ui.severity.error": "erro",
-    "ui.severity.warning": "alerta",
+    "ui.severity.warning": "aviso",
     "ui.severity.info": "info",
     "ui.markdown.headline":
         "**{status}** `{code}` (código de saída {exit_code}), etapa `{stage}`: {summary}",
@@ -983,15 +983,25 @@ MESSAGES = {
     "arg.timeout.range": "deve estar entre {low} e {high} segundos, valor recebido: {value}",
     "cli.index.not_a_number": "não é um número inteiro: {value}",
     "arg.index.negative": "deve ser maior ou igual a 0, valor recebido: {value}",
-    "arg.all_devices.cpu": "verifica todas as GPUs: não combina com o modo CPU (--device cpu)",
-    "arg.all_devices.one_device":
-        "verifica todas as GPUs: não combina com um dispositivo escolhido (--device-index, "
-        "--distributed)",
+    "cli.contradiction": "{first} contradiz {second}: {reason}; dê só um dos dois",
+    "arg.contradiction.all_devices.cpu":
+        "todas as GPUs são verificadas, e o modo CPU não usa nenhuma",
+    "arg.contradiction.all_devices.distributed":
+        "cada rank verifica o dispositivo do seu próprio rank local, não todas as GPUs",
+    "arg.contradiction.all_devices.device_index":
+        "todas as GPUs são verificadas, não uma GPU escolhida",
+    "arg.contradiction.distributed.device_index":
+        "cada rank verifica o dispositivo do seu próprio rank local, não uma GPU escolhida",
+    "arg.contradiction.cpu.device_index":
+        "o modo CPU não usa GPU, então nenhum índice de GPU se aplica",
+    "arg.contradiction.show_paths.format":
+        "os caminhos aparecem só na saída em texto, nunca em JSON nem em markdown",
     "cli.device.rocm":
         "{value} não é um modo de dispositivo: os pacotes ROCm e CUDA do PyTorch usam ambos o "
         "nome de dispositivo 'cuda', então use --device gpu (o padrão)",
     "arg.device.unknown": "deve ser gpu ou cpu, valor recebido: {value}",
     "api.argument": "check({parameter}=...): {reason}",
+    "api.contradiction": "check({first}, {second}): estes argumentos se contradizem: {reason}",
     "api.device.rocm":
         "{value} não é um modo de dispositivo: os pacotes ROCm e CUDA do PyTorch usam ambos o "
         "nome de dispositivo 'cuda', então use device='gpu' (o padrão)",
@@ -1100,8 +1110,9 @@ MESSAGES = {
     # -- o --help da verificação (commands/check.py; mostrado em inglês, seja qual for o idioma) ---
     "check.help.description":
         "Encontra a primeira camada de uma instalação de PyTorch com GPU que falha: interpretador "
-        "e import, backend do build, dispositivo, um pequeno cálculo verificado. Também: '{tool} "
-        "compare A.json B.json', '{tool} summarize PATH...'.",
+        "e import, backend do build, dispositivo, um pequeno cálculo verificado. Sem comando, "
+        "{tool} roda esta verificação; um comando dado primeiro roda no lugar dela (cada um com "
+        "seu --help).",
     "check.help.epilog.codes":
         "códigos de resultado: o código do relatório e o código de saída (nome, código de saída, "
         "significado):",
@@ -1261,6 +1272,11 @@ MESSAGES = {
     "summarize.every_device.copies": "cópias",
     "summarize.header.device": "dispositivo",
     "summarize.header.step": "passo",
+    "summarize.unreadable.line": "ilegíveis: {count} arquivo(s), {kinds}",
+    "summarize.unreadable.hint": "(--list-unreadable os lista)",
+    "summarize.help.list_unreadable":
+        "listar cada arquivo que não é um relatório legível, com o motivo (por padrão: uma linha "
+        "com a contagem e os tipos)",
     "summarize.total":
         "{files} arquivo(s): {reports} relatório(s), {passed} aprovado(s), {failed} com falha, "
         "{unreadable} ilegível(is)",
@@ -1324,7 +1340,8 @@ MESSAGES = {
     "ramp.none_passed": "{axis}: o primeiro valor, {value}, já falhou ({kind})",
     "ramp.written": "escritos na pasta --out: {files}",
     "ramp.no_plot":
-        "sem gráfico: matplotlib não está instalado (pip install kernodeck-diagnostic[plot])",
+        "sem gráfico: matplotlib não está instalado no Python que roda este comando (instale-o "
+        "nele: python -m pip install matplotlib, com esse Python)",
     "ramp.plot.duration": "duração (s)",
     "ramp.plot.memory": "pico de memória (MiB)",
     "ramp.interrupted":
@@ -1426,9 +1443,9 @@ MESSAGES = {
     "cli.command.compare": "o que mudou entre dois relatórios, ou duas tentativas de trial",
     "cli.command.summarize":
         "muitos relatórios de uma vez: uma linha cada, a contagem de cada código",
-    "cli.command.ramp": "aumenta um eixo da sua aplicação até falhar: sua faixa de operação",
+    "cli.command.ramp": "a faixa de operação do seu programa: um eixo aumentado até falhar",
     "cli.command.resume-check":
-        "para sua aplicação, executa-a de novo: nenhuma saída perdida ou gravada duas vezes",
+        "para o seu programa, roda-o de novo: nenhuma saída perdida ou gravada duas vezes",
     "cli.unknown_command":
         "comando desconhecido {word}: os comandos são {commands}, ou nenhum para a verificação",
     "cli.unknown_command.near": "comando desconhecido {word}: você quis dizer {command}?",

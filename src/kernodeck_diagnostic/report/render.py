@@ -64,10 +64,12 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     found = _findings(report, t, findings, english=translate is ENGLISH)
     if found:
         lines += ["", t("ui.label.findings")]
+        width = max(len(t(key)) for key in _SEVERITIES.values())  # the language's longest word
         for finding in found:
-            severity = t(_SEVERITIES[finding["severity"]])
-            lines.append(one_line(f"  {severity:<7}  {finding['id']}: {finding['summary']}"))
-            lines.append(one_line(f"  {'':<7}  {t('ui.label.do')}: {finding['next_action']}"))
+            severity = t(_SEVERITIES[finding["severity"]]).ljust(width)
+            lines.append(one_line(f"  {severity}  {finding['id']}: {finding['summary']}"))
+            lines.append(one_line(f"  {'':<{width}}  {t('ui.label.do')}: "
+                                  f"{finding['next_action']}"))
     lines += ["", f"{t('ui.label.next')}: {_next_action(report, t)}"]
     return "\n".join(lines) + "\n"
 

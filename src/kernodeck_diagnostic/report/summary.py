@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..terminal import cell
+from ..terminal import CELL_LIMIT, cell
 from .codes import VERDICTS
 from .devices import EveryDeviceRow, every_device_row
 from .jobs import Job, Member, jobs, member_of
@@ -305,8 +305,19 @@ def _names(paths: Sequence[str], root: str | None, redactor: Redactor) -> dict[s
             tail = "/".join(without_user_names(parts)[-counts[path]:]) if parts else file_name(path)
             shown[path] = label + "/" + tail if label else tail
     if redactor.unchanged(list(shown.values())):  # the usual case: one search per rule in all
-        return {path: cell(name) for path, name in shown.items()}
-    return {path: cell(redactor.text(name)) for path, name in shown.items()}
+        return {path: name_cell(name) for path, name in shown.items()}
+    return {path: name_cell(redactor.text(name)) for path, name in shown.items()}
+
+
+def name_cell(name: str, limit: int = CELL_LIMIT) -> str:
+    """A file's shown name in one cell of at most ``limit`` characters. A longer one is cut in
+    its middle, keeping its start and its end (the file's own name): names that differ only
+    at their end (``.../run-1.json``, ``.../run-2.json``) stay told apart."""
+    text = cell(name, limit=len(name))
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 4
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 
 def _shown_below(folder: str, root: str, prefix: str, root_depth: int) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ the text's cells, the markdown's line, the JSON's object, never the report. The 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -26,8 +27,10 @@ from .tables import md, md_code, table, table_lines
 SUMMARIZE_VERSION = 1
 
 
-def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
-    """The text output, line by line (``summary`` kept ``_cells``)."""
+def text_lines(summary: Summary, t: Translate, list_unreadable: bool = False) -> Iterator[str]:
+    """The text output, line by line (``summary`` kept ``_cells``). The files that are no
+    readable report are one line (their count and kinds), each listed when asked: a folder of
+    other files would otherwise bury the summary under thousands of lines."""
     for index, job in enumerate(summary.jobs()):
         yield from [t("summarize.jobs")] if index == 0 else []
         yield from ("  " + line for line in _job_head(job, t))
@@ -54,16 +57,20 @@ def text_lines(summary: Summary, t: Translate) -> Iterator[str]:
         yield from ("", t("summarize.attempts"))
         header = tuple(t(column) for column in ATTEMPT_COLUMNS)
         yield from table_lines([header, *(_attempt_cells(item) for item in summary.attempts)])
-    if summary.unreadable:
+    if summary.unreadable and list_unreadable:
         yield from ("", t("summarize.unreadable", count=len(summary.unreadable)))
         yield from table([(item.name, item.why(t)) for item in summary.unreadable], indent="  ")
+    elif summary.unreadable:
+        yield from ("", f"{unreadable_line(summary, t)} {t('summarize.unreadable.hint')}")
     yield from ("", _total(summary, t))
     if summary.attempts:
         yield _attempts_total(summary, t)
 
 
-def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
-    """The markdown output, line by line (``summary`` kept ``_markdown_row``)."""
+def markdown_lines(summary: Summary, t: Translate, list_unreadable: bool = False,
+                   ) -> Iterator[str]:
+    """The markdown output, line by line (``summary`` kept ``_markdown_row``); the unreadable
+    files as in ``text_lines``."""
     yield from (f"**{md(_total(summary, t))}**", "")
     for index, job in enumerate(summary.jobs()):
         yield from ([escape(t("summarize.jobs")), ""] if index == 0 else [])
@@ -100,10 +107,20 @@ def markdown_lines(summary: Summary, t: Translate) -> Iterator[str]:
             (_md_name(cells[0]), *(md(value) for value in cells[1:]))
             for cells in map(_attempt_cells, summary.attempts))])
         yield from ("", md(_attempts_total(summary, t)), "")
-    if summary.unreadable:
+    if summary.unreadable and list_unreadable:
         yield from (md(t("summarize.unreadable", count=len(summary.unreadable))), "")
         yield from (f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
                     for item in summary.unreadable)
+    elif summary.unreadable:
+        yield escape(unreadable_line(summary, t))  # each kind a cell already: not cut again
+
+
+def unreadable_line(summary: Summary, t: Translate) -> str:
+    """The unreadable files in one line: their count, then each kind with its count, the most
+    frequent first ("unreadable: 31 file(s), 30 not a report, 1 not JSON")."""
+    kinds = Counter(cell(item.why(t)) for item in summary.unreadable)  # a version from the file
+    return t("summarize.unreadable.line", count=len(summary.unreadable),
+             kinds=", ".join(f"{count} {kind}" for kind, count in kinds.most_common()))
 
 
 def json_lines(summary: Summary) -> Iterator[str]:
