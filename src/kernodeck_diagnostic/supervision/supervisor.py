@@ -14,14 +14,17 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Callable, Literal
+from typing import IO, TYPE_CHECKING, Callable, Literal
 
 from ..interpreter import is_front_interpreter
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import deadline_argument
-from .captures import bound_capture, last_stderr_line
-from .events import EventReader, WorkerState
 from .process import kill_tree, spawn
+
+if TYPE_CHECKING:
+    from .events import WorkerState
+# What reads the worker's events and output (``events``, ``captures``, the report's schema) is
+# imported once the worker is started, not before: its start is the check's critical path.
 
 POLL_INTERVAL_S = 0.05
 # After its final event the worker has this long to exit; then its tree is killed and the result
@@ -60,6 +63,8 @@ class WorkerRun:
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
+        from .events import WorkerState
+
         return cls(WorkerState(), "not_started", None, 0.0, (key, detail))
 
     def end_description(self) -> tuple[str, dict[str, str]]:
@@ -236,18 +241,19 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                 os.fdopen(private.open_new("stdout", PRIVATE_MODE, append=True), "ab") as out, \
                 os.fdopen(private.open_new("stderr", PRIVATE_MODE, append=True), "ab") as err, \
                 open(events_path, "rb") as events:
-            run = _supervise(argv, captures=(out, err), reader=EventReader(events),
+            run = _supervise(argv, captures=(out, err), events=events,
                              timeout_s=timeout_s, on_progress=on_progress, on_started=on_started)
+        from .captures import last_stderr_line
+
         run.stderr_line = last_stderr_line(os.path.join(folder, "stderr"))
         return run
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader: EventReader,
+def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], events: IO[bytes],
                timeout_s: float, on_progress: ProgressCallback | None,
                on_started: Callable[[], None] | None = None) -> WorkerRun:
-    state = reader.state
     start = time.monotonic()
     deadline = start + timeout_s
     try:
@@ -261,6 +267,11 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], reader
     cpu_s: float | None = None
     exit_watch = _ExitWatch(process)
     try:
+        from .captures import bound_capture
+        from .events import EventReader
+
+        reader = EventReader(events)
+        state = reader.state
         if on_started is not None:
             on_started()
         while True:
