@@ -6,11 +6,16 @@ library, so that it runs unchanged in the interpreter under diagnosis.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
+import importlib.util
+import os
+import py_compile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from conftest import SRC
-from kernodeck_diagnostic.supervision.supervisor import worker_files
+from kernodeck_diagnostic.supervision.supervisor import share_bytecode, worker_files
 from kernodeck_diagnostic.worker.origin import stdlib_names
 from kernodeck_diagnostic.worker.protocol import COMPANIONS
 
@@ -74,3 +79,31 @@ def test_every_worker_module_is_copied_beside_the_worker() -> None:
     modules = {path.stem for path in WORKER.glob("*.py")} - {"__init__", "stages"}
     assert set(COMPANIONS) == modules
     assert set(worker_files()) == {"worker.py", *(f"{name}.py" for name in COMPANIONS)}
+
+
+def test_the_companions_load_the_packages_bytecode_beside_their_copies(tmp_path: Path) -> None:
+    """Copied into the worker's private folder with the installed bytecode beside them, the
+    companions are not compiled again (issue 28): Python accepts that bytecode for the copies.
+    A stale one (the source changed since) is refused and the copy compiled, as in the package."""
+    sources = worker_files()
+    for name in sources:
+        if name != "worker.py":  # the bytecode an install has (pip compiles every module)
+            original = str(WORKER / name)
+            py_compile.compile(original, cfile=importlib.util.cache_from_source(original),
+                               doraise=True)
+        (tmp_path / name).write_bytes(sources[name])
+    share_bytecode(str(tmp_path), sources)
+    compiled = []
+
+    class Loader(importlib.machinery.SourceFileLoader):
+        def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
+            compiled.append(Path(path).name)
+            return super().source_to_code(data, path)
+
+    for name in COMPANIONS:
+        path = str(tmp_path / f"{name}.py")
+        assert Loader(f"_kd_test_{name}", path).get_code(f"_kd_test_{name}") is not None
+    assert compiled == []
+    os.utime(tmp_path / "protocol.py", (1, 1))  # no longer the source the bytecode was made from
+    Loader("_kd_test_protocol", str(tmp_path / "protocol.py")).get_code("_kd_test_protocol")
+    assert compiled == ["protocol.py"]

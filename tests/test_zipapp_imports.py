@@ -56,7 +56,7 @@ def test_each_module_is_compiled_once(pyz: Path) -> None:
 
 
 # Runs the archive's check, recording in order the worker's start (its argv carries --watch-front)
-# and the first import of the modules that read its result.
+# and the first import of the modules that read its result, its events and the machine's facts.
 ORDER_PROBE = """
 import runpy, sys
 archive = sys.argv[1]
@@ -64,8 +64,9 @@ order = []
 def hook(event, args):
     if event == "subprocess.Popen" and "--watch-front" in list(args[1] or ()):
         order.append("worker started")
-    elif event == "import" and args[0].startswith("kernodeck_diagnostic.report.") \\
-            and args[0] not in order:
+    elif event == "import" and args[0].startswith(("kernodeck_diagnostic.report.",
+            "kernodeck_diagnostic.supervision.", "kernodeck_diagnostic.report_schema",
+            "kernodeck_diagnostic.facts.")) and args[0] not in order:
         order.append(args[0])
 sys.addaudithook(hook)
 sys.argv = [archive, "--device", "cpu", "--format", "json"]
@@ -85,8 +86,12 @@ def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) 
     line = next(line for line in completed.stderr.splitlines() if line.startswith("KD-ORDER "))
     order = line.split(" ", 1)[1].split(",")
     started = order.index("worker started")
-    # Before the worker: the exit codes, the output's pre-flight, the events' schema.
-    assert set(order[:started]) <= {f"kernodeck_diagnostic.report.{name}"
-                                     for name in ("codes", "writer", "validate")}, order
-    for module in ("findings", "redact", "libraries", "devices"):
-        assert f"kernodeck_diagnostic.report.{module}" in order[started:], order
+    # Before the worker: the exit codes, the output's pre-flight, what starts the worker.
+    assert set(order[:started]) <= {
+        *(f"kernodeck_diagnostic.report.{name}" for name in ("codes", "writer", "validate")),
+        *(f"kernodeck_diagnostic.supervision.{name}" for name in ("process", "supervisor"))}, order
+    for module in ("report.findings", "report.redact", "report.libraries", "report.devices",
+                   # what reads the worker's events and output (issue 28), the machine's facts
+                   "supervision.events", "supervision.captures", "report_schema",
+                   "facts.system"):
+        assert f"kernodeck_diagnostic.{module}" in order[started:], ",".join(order)

@@ -505,10 +505,6 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         host: HostProbe | None = HostProbe().start()
     else:
         host = None
-    # The machine's facts (system block), read beside the worker: nvcc's run overlaps the check.
-    from .facts.system import start_probe
-
-    system = start_probe()
     from .interpreter import is_front_interpreter
     from .supervision.supervisor import run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
@@ -519,9 +515,19 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
 
         network = network_facts(os.environ, serves_port=launch.master_port
                                 if launch.serves_store(os.environ) else None)
+    system: list[Callable[[], dict[str, Any] | None]] = []
+
+    def beside_the_worker() -> None:
+        # Once the worker runs, not before (its start is the critical path): the machine's facts
+        # (system block), whose nvcc run overlaps the check, and what reads the result.
+        from .facts.system import start_probe
+
+        system.append(start_probe())
+        _load_what_reads_the_result()
+
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
-                        on_progress=on_progress, on_started=_load_what_reads_the_result,
+                        on_progress=on_progress, on_started=beside_the_worker,
                         path0=user_path0(), caller=options.caller,
                         extra=[*(launch.worker_arguments() if launch is not None else
                                  ["--all-devices"] if options.all_devices else []),
@@ -545,7 +551,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     front = {"library_override": library_override(texts),
              "tool_environment": tool_environment(options.python),
              "working_folder_missing": working_folder_missing(), "node": node_facts(),
-             "system": system()}
+             "system": _system_facts(system)}
     job: dict[str, Job] = {}
     if launch is not None:
         # The job's verdict is decided with the rank's own, before the report is assembled.
@@ -562,6 +568,15 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
 # worker starts. It matters most in the zipapp, which compiles every module it loads.
 _READS_THE_RESULT = ("report.build", "report.redact", "report.render", "facts.environment",
                      "facts.node")
+
+
+def _system_facts(started: list[Callable[[], dict[str, Any] | None]]) -> dict[str, Any] | None:
+    """The system block: the probe started beside the worker, or now when no worker started."""
+    if not started:
+        from .facts.system import start_probe
+
+        started.append(start_probe())
+    return started[0]()
 
 
 def _load_what_reads_the_result() -> None:

@@ -565,6 +565,18 @@ def release_sigterm() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {term})
 
 
+def companions_used(args: Any) -> list[str]:
+    """The companions this run uses, each loaded before the user's folder is on the import path.
+
+    Those of an option (--all-devices, --launcher, --extensions and --kernels) only with it: each
+    is compiled from source as it loads, several milliseconds apiece before ``import torch``, for
+    code the default check never runs. Only the stages of that option call them.
+    """
+    used_only_with = {"all_devices": args.all_devices, "collective": args.launcher is not None,
+                      "libraries": any(getattr(args, name) for name in protocol.LIBRARY_STAGES)}
+    return [name for name in protocol.COMPANIONS if used_only_with.get(name, True)]
+
+
 def main(argv: list[str] | None = None) -> int:
     release_sigterm()
     if sys.version_info < MINIMUM_PYTHON:
@@ -601,7 +613,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--launcher needs --deadline")
     if args.watch_front:
         watch_front(args.events)
-    for name in protocol.COMPANIONS:  # now, before the user's folder is on the import path
+    for name in companions_used(args):  # now, before the user's folder is on the import path
         companion(name)
     events = Events(args.events)
     worker = Worker(events, args.device, args.device_index, search_path0(args.path0))

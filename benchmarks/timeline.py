@@ -1,0 +1,165 @@
+"""Where the check's time goes: a timeline of the front and the worker against the floor.
+
+    python benchmarks/timeline.py [--runs 10]
+
+Runs ``kernodeck-diagnostic --device cpu`` (installed), the zipapp and the floor (the bare
+computation ending with ``os._exit(0)``, benchmarks/run.py's FLOOR_CHECK) in alternated rounds,
+each with a ``sitecustomize`` of this script's own on ``PYTHONPATH`` (the worker inherits it) that
+stamps, in every process, the system-wide monotonic clock and the process's own CPU time at:
+
+- the interpreter ready (``sitecustomize`` runs last in its start-up);
+- the worker's start as the front asks for it (the ``subprocess.Popen`` audit event);
+- in the worker: its events file opened (the ``Events`` clock's zero, which dates every event
+  the worker writes) and ``import torch`` beginning (the ``import`` audit event);
+- in the front: the worker's private folder removed (the worker has ended and been read; its
+  events file is copied first, for their times), and ``main()`` returned (an ``atexit`` hook,
+  before the interpreter's teardown).
+
+The launch and the exit are stamped here. Medians of each mark, in milliseconds after the launch
+(wall) and of each process's CPU time (which the machine's other load inflates far less: read
+those on a shared machine), then the ratios of the medians and the paired differences. Nothing of
+this is in the tool: the stamps come from outside it. Linux only (the monotonic clock is shared
+by every process there; tests/envs.py locks with fcntl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import FLOOR_CHECK, RUN_LIMIT_S, base_env, load_envs, prepare
+
+# Written into a temporary folder put on PYTHONPATH; KD_TIMELINE_STAMPS names the folder where
+# each process writes its stamps.
+SITECUSTOMIZE = r'''
+import os, sys, time
+_folder = os.environ.get("KD_TIMELINE_STAMPS")
+if _folder:
+    _worker = "--events" in sys.argv
+    _fd = os.open(os.path.join(_folder, f"{os.getpid()}.stamps"), os.O_WRONLY | os.O_CREAT)
+    _seen = set()
+
+    def _stamp(what):
+        if what not in _seen:
+            _seen.add(what)
+            os.write(_fd, f"{time.monotonic()} {time.process_time()} {what}\n".encode())
+
+    _stamp("worker ready" if _worker else "front ready")
+
+    def _hook(event, args):
+        if event == "import" and args[0] == "torch":
+            _stamp(("worker" if _worker else "floor") + " import torch")
+        elif event == "subprocess.Popen" and "--watch-front" in list(args[1] or ()):
+            _stamp("front starts the worker")
+        elif event == "open" and _worker and str(args[0]).endswith("events.jsonl"):
+            _stamp("worker events")
+        elif event == "shutil.rmtree" and os.path.basename(str(args[0])).startswith("kernodeck-"):
+            _stamp("front: worker ended and read")
+            try:
+                import shutil
+                shutil.copy(os.path.join(str(args[0]), "events.jsonl"),
+                            os.path.join(_folder, "events.jsonl"))
+            except OSError:
+                pass
+
+    sys.addaudithook(_hook)
+    import atexit
+    atexit.register(_stamp, "front: main() returned")
+'''
+# The worker's own events shown in the timeline (their t_ms, dated by "worker events").
+WORKER_EVENTS = {("stage_finished", "import"): "worker: torch imported (import stage ends)",
+                 ("result", None): "worker: computation done",
+                 ("final", None): "worker: final event"}
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> dict[str, tuple[float, float | None]]:
+    """One run: each mark's (ms after the launch, the process's CPU ms or None)."""
+    stamps = Path(tempfile.mkdtemp(prefix="kd-timeline-"))
+    try:
+        launch = time.monotonic()
+        completed = subprocess.run(argv, env={**env, "KD_TIMELINE_STAMPS": str(stamps)},
+                                   capture_output=True, stdin=subprocess.DEVNULL,
+                                   timeout=RUN_LIMIT_S, check=False)
+        end = time.monotonic()
+        if completed.returncode != 0:
+            raise SystemExit(f"{argv[-3:]} exited {completed.returncode}:\n"
+                             f"{completed.stderr.decode(errors='replace')[-2000:]}")
+        marks: dict[str, tuple[float, float | None]] = {"exit seen": ((end - launch) * 1000, None)}
+        for path in stamps.glob("*.stamps"):
+            for line in path.read_text().splitlines():
+                wall, cpu, what = line.split(" ", 2)
+                marks[what] = ((float(wall) - launch) * 1000, float(cpu) * 1000)
+        events = stamps / "events.jsonl"
+        if events.exists() and "worker events" in marks:
+            zero = marks["worker events"][0]
+            for line in events.read_text().splitlines():
+                event = json.loads(line)
+                name = WORKER_EVENTS.get((event["event"], event.get("stage")))
+                if name is not None:
+                    marks[name] = (zero + event["t_ms"], None)
+        return marks
+    finally:
+        shutil.rmtree(stamps, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="measured rounds (default 10)")
+    args = parser.parse_args(argv)
+    envs = load_envs()
+    work = Path(tempfile.mkdtemp(prefix="bench-timeline-", dir=envs.cache_root()))
+    try:
+        setup = prepare(work, Path(envs.torch_cpu()), Path(__file__).resolve().parent.parent)
+        site = work / "site"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        env = base_env(PYTHONPATH=str(site))
+        commands = {"installed": [str(setup.installed), "--device", "cpu"],
+                    "zipapp": [str(setup.python), str(setup.pyz), "--device", "cpu"],
+                    "floor": [str(setup.python), "-c", FLOOR_CHECK]}
+        found: dict[str, list[dict[str, tuple[float, float | None]]]] = {k: [] for k in commands}
+        names = list(commands)
+        for index in range(args.runs + 1):  # the first round warms up, uncounted
+            for name in names[index % 3:] + names[:index % 3]:
+                marks = run_once(commands[name], env)
+                if index:
+                    found[name].append(marks)
+            print(f"[timeline] round {index}/{args.runs}", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(render(found))
+    return 0
+
+
+def render(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> str:
+    lines = []
+    for name, runs in found.items():
+        lines += ["", f"### {name} ({len(runs)} runs; medians, ms)", "",
+                  "| mark | wall, after the launch | CPU time of its process |", "|---|---|---|"]
+        marks = {mark for marks in runs for mark in marks}
+        for mark in sorted(marks, key=lambda m: statistics.median(
+                r[m][0] for r in runs if m in r)):
+            wall = statistics.median(r[mark][0] for r in runs if mark in r)
+            cpus = [r[mark][1] for r in runs if mark in r and r[mark][1] is not None]
+            cpu = f"{statistics.median(cpus):.1f}" if cpus else "-"
+            lines.append(f"| {mark} | {wall:.1f} | {cpu} |")
+    floor = [r["exit seen"][0] for r in found["floor"]]
+    lines += ["", "| command | / floor (medians) | paired difference |", "|---|---|---|"]
+    for name in ("installed", "zipapp"):
+        times = [r["exit seen"][0] for r in found[name]]
+        paired = statistics.median(a - b for a, b in zip(times, floor))
+        lines.append(f"| {name} | {statistics.median(times) / statistics.median(floor):.3f} | "
+                     f"{paired:+.0f} ms |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
