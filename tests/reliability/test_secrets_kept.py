@@ -227,7 +227,7 @@ def test_a_trial_keeps_no_secret_argument_param_or_shape(tmp_path: Path) -> None
                            *_argv(planted)], capture_output=True, text=True, timeout=120,
                           env=clean_env({"PYTHONPATH": str(SRC)}), check=False)
     assert done.returncode == 1, done.stderr[-2000:]
-    (folder,) = (tmp_path / "runs").iterdir()
+    (folder,) = (entry for entry in (tmp_path / "runs").iterdir() if entry.is_dir())
     attempt = json.loads((folder / "attempt.json").read_text(encoding="utf-8"))
     assert attempt["params"]["password"] == REDACTED
     assert attempt["params"]["nested"] == {"secret": "<redacted>"}
