@@ -94,7 +94,10 @@ def test_the_teardown_writes_attempt_json_under_a_tight_memory_limit(tmp_path: P
     assert (folder / "attempt.json").is_file(), done.stderr
     attempt = attempt_of(folder)
     assert attempt["status"] == "completed"
-    assert len(attempt["stages"]) == 10000
+    # Every call counted; of them, attempt.json keeps the first and the slowest (issue 25).
+    [summary] = attempt["stage_summary"]
+    assert (summary["stage"], summary["count"], summary["completed"]) == ("compute", 10000, 10000)
+    assert len(attempt["stages"]) <= 3 + 5
     ends = [e["event"] for e in events_of(folder)][-2:]
     assert ends == ["work_done", "attempt_ended"]
     assert done.returncode == 0, done.stderr
