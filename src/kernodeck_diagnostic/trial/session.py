@@ -357,8 +357,10 @@ class Trial:
         self._reserve = None  # its room is the teardown's
         self._stop_history()
         document = self._document(status)
+        written = False
         try:
             folder.write_json(self._dir, folder.ATTEMPT_FILE, document)
+            written = True
         except OSError as error:
             sys.stderr.write(f"{TOOL_NAME}: the attempt's attempt.json could not be written "
                              f"({type(error).__name__}); events.jsonl holds what happened\n")
@@ -366,7 +368,7 @@ class Trial:
                     last_completed_stage=self._last_completed,
                     contracts_passed=document["contracts_passed"],
                     peak_memory_bytes=document["peak_memory_bytes"])
-        self._recorder.close(self._dir)
+        self._recorder.close(self._dir if written else None)  # the beacon, kept if it is needed
         log.close()
         self._cpu.close()
         self._dir.close()

@@ -389,7 +389,8 @@ class Stage:
                 recorder.pass_ms[stats.name] = recorder.pass_ms.get(stats.name, 0.0) + ms
             recorder.last_completed = stats.name
             if len(stats.slowest) < SLOWEST_KEPT or ms > stats.slowest[0][0]:
-                self._slow(ms, self._record("completed", ms, None, _cpu_memory(None, peak)))
+                # Rarer and rarer (one of the slowest so far): its memory is read in full.
+                self._slow(ms, self._record("completed", ms, None, self._memory([], peak, True)))
             if stats.completed >= stats.next_summary or end - stats.summary_at >= SUMMARY_EVERY_S:
                 self._summarize(end)
             return
@@ -430,6 +431,7 @@ class Stage:
         if device_peak is not None and (stats.device_peak_bytes is None
                                         or device_peak > stats.device_peak_bytes):
             stats.device_peak_bytes = device_peak
+        peak = memory["rss_peak_bytes"]
         if peak is not None and (stats.peak_bytes is None or peak > stats.peak_bytes):
             stats.peak_bytes = peak
         record = self._record(status, ms, (self.sync if devices else None), memory)
@@ -468,7 +470,11 @@ class Stage:
 
     def _memory(self, devices: list[Accelerator], peak: int | None,
                 full: bool) -> dict[str, Any]:
-        rss = self.recorder.cpu.read()[0] if full else None
+        rss = None
+        if full:  # the resident size, and the peak read with it (never below it)
+            rss, peak_now = self.recorder.cpu.read()
+            if peak_now is not None:
+                peak = max(peak or 0, peak_now)
         memory = _cpu_memory(rss, peak)
         if devices:
             try:
