@@ -143,14 +143,19 @@ def ledger_costs(where: str, count: int, rounds: int) -> dict[str, float]:
     few = records[:max(1, count // FSYNC_SHARE)]
     times: dict[str, list[float]] = {name: [] for name in (
         "bare_write", "sqlite_wal", "ledger_group", "fsync_write", "ledger_record")}
+    measures: dict[str, Callable[[str], float]] = {
+        "bare_write": lambda folder: _bare_write(folder, records, sync=False),
+        "sqlite_wal": lambda folder: _sqlite(folder, records),
+        "ledger_group": lambda folder: _ledger(folder, records, "group"),
+        "fsync_write": lambda folder: _bare_write(folder, few, sync=True),
+        "ledger_record": lambda folder: _ledger(folder, few, "record")}
     for turn in range(rounds):
         folder = os.path.join(where, f"ledger-{turn}")
         os.mkdir(folder)
-        times["bare_write"].append(_bare_write(folder, records, sync=False))
-        times["sqlite_wal"].append(_sqlite(folder, records))
-        times["ledger_group"].append(_ledger(folder, records, "group"))
-        times["fsync_write"].append(_bare_write(folder, few, sync=True))
-        times["ledger_record"].append(_ledger(folder, few, "record"))
+        # Every other round in the opposite order: a load that rises or falls within a round
+        # favours neither side.
+        for name in (list(measures) if turn % 2 == 0 else list(measures)[::-1]):
+            times[name].append(measures[name](folder))
     found = {f"{name}_us": statistics.median(values) for name, values in times.items()}
     for mode, anchor in (("ledger_group", "bare_write"), ("ledger_group", "sqlite_wal"),
                          ("ledger_record", "fsync_write")):

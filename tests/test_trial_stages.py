@@ -256,3 +256,25 @@ def test_the_percentiles_are_exact_then_within_one_percent() -> None:
         assert found is not None
         assert abs(found - expected) <= 0.01 * expected, (fraction, found, expected)
     assert many.summary()["max_ms"] == round(ordered[-1], 3)
+
+
+def test_a_stage_name_redacted_is_tallied_under_the_name_shown(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    from kernodeck_diagnostic import Trial
+
+    monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
+    private = str(tmp_path / "secret-corpus" / "shard-7.jsonl")
+    with Trial(tmp_path / "runs") as trial:
+        for _ in trial.passes(2):
+            for _ in range(10):
+                with trial.stage(f"read {private}"):
+                    pass
+    text = (only_attempt(tmp_path / "runs") / "attempt.json").read_text(encoding="utf-8")
+    attempt = json.loads(text)
+    assert str(tmp_path) not in text
+    [timing] = attempt["timings"]
+    assert timing["stage"].startswith("read ")
+    assert timing["stage"].endswith("shard-7.jsonl")
+    assert timing["first_pass_ms"] is not None
+    assert timing["later_passes"]["count"] == 1

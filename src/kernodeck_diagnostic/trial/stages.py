@@ -204,7 +204,7 @@ class Recorder:
         self.beacon: Beacon | None = None
         self.stats: dict[str, StageStats] = {}  # by the name the program gave
         self.pass_index: int | None = None
-        self.pass_ms: dict[str, float] = {}  # completed calls of the current pass, by name
+        self.pass_ms: dict[StageStats, float] = {}  # the current pass's completed calls
         self.open: list[Stage] = []
         self.last_started: str | None = None
         self.last_completed: str | None = None
@@ -260,9 +260,9 @@ class Recorder:
 
     def pass_ended(self, index: int) -> dict[str, float]:
         """The completed time of each stage in pass ``index``; the pass's tally starts over."""
-        found = {self.stats[name].name: round(ms, 3) for name, ms in self.pass_ms.items()}
-        for name, ms in self.pass_ms.items():
-            self.stats[name].by_pass[index] = ms
+        found = {stats.name: round(ms, 3) for stats, ms in self.pass_ms.items()}
+        for stats, ms in self.pass_ms.items():
+            stats.by_pass[index] = ms
         self.pass_ms = {}
         return found
 
@@ -386,7 +386,7 @@ class Stage:
             if recorder.pass_index is None:
                 stats.outside_ms = (stats.outside_ms or 0.0) + ms
             else:
-                recorder.pass_ms[stats.name] = recorder.pass_ms.get(stats.name, 0.0) + ms
+                recorder.pass_ms[stats] = recorder.pass_ms.get(stats, 0.0) + ms
             recorder.last_completed = stats.name
             if len(stats.slowest) < SLOWEST_KEPT or ms > stats.slowest[0][0]:
                 # Rarer and rarer (one of the slowest so far): its memory is read in full.
@@ -442,7 +442,7 @@ class Stage:
             if recorder.pass_index is None:
                 stats.outside_ms = (stats.outside_ms or 0.0) + ms
             else:
-                recorder.pass_ms[stats.name] = recorder.pass_ms.get(stats.name, 0.0) + ms
+                recorder.pass_ms[stats] = recorder.pass_ms.get(stats, 0.0) + ms
             recorder.last_completed = stats.name
             self._slow(ms, record, write=not full)
         else:
