@@ -21,6 +21,7 @@ import pytest
 
 from kernodeck_diagnostic.trial import stages
 from kernodeck_diagnostic.trial.compare import from_events
+from kernodeck_diagnostic.trial.rows import rows_of
 from trial_helpers import (
     app_env,
     assert_valid_attempt,
@@ -137,6 +138,11 @@ def test_the_stage_a_sigkill_came_in_is_known_from_the_beacon(tmp_path: Path) ->
     assert (started[-1]["stage"], started[-1]["pass_index"]) == ("embed", 1)  # the log alone
     counts = {item["stage"]: item["count"] for item in read["stage_summary"]}
     assert counts["tokenize"] >= 16_384  # the latest summary: the count doubled since
+    # summarize's row of the killed attempt: the stage it was in, the peak of every call.
+    [row] = rows_of(str(folder / "events.jsonl"), "killed")
+    assert (row["status"], row["last_started_stage"]) == ("unfinished", "forward")
+    assert row["peak_memory_bytes"] >= max(item["rss_peak_bytes"]
+                                           for item in read["stage_summary"])
     size = (folder / "events.jsonl").stat().st_size
     assert size < 60_000, size
 
