@@ -284,3 +284,28 @@ def test_a_stage_name_redacted_is_tallied_under_the_name_shown(tmp_path: Path,
     assert timing["stage"].endswith("shard-7.jsonl")
     assert timing["first_pass_ms"] is not None
     assert timing["later_passes"]["count"] == 1
+
+
+def test_the_beacon_names_the_innermost_stage_running(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read as a reader after a kill reads it, while the attempt runs: once a nested stage has
+    ended, the one around it is running again (an OOM there is its, not the nested one's)."""
+    from kernodeck_diagnostic import Trial
+
+    monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
+
+    def now(folder: Path) -> tuple[int, int | None, bool] | None:
+        return stages.read_beacon(str(folder / stages.BEACON_FILE))
+
+    with Trial(tmp_path / "runs") as trial:
+        folder = only_attempt(tmp_path / "runs")
+        assert now(folder) is None  # no stage yet
+        for index in trial.passes(2):
+            with trial.stage("embed"):
+                with trial.stage("forward"):
+                    assert now(folder) == (1, index, True)
+                assert now(folder) == (0, index, True)  # embed again
+        assert now(folder) == (0, 1, False)  # none open: the last one
+        with trial.stage("forward"):
+            assert now(folder) == (1, None, True)
+    assert not (folder / stages.BEACON_FILE).exists()  # attempt.json says it now

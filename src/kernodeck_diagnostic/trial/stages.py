@@ -50,14 +50,17 @@ EXACT_DURATIONS = 1024  # durations kept one by one for the percentiles, then a 
 BUCKETS_PER_E = 100  # histogram buckets per factor e of the duration in µs: within 1 percent
 BEACON_FILE = "stage.bin"
 BEACON_MAGIC = int.from_bytes(b"KDSTAGE1", "little", signed=True)
-# The beacon: the magic, then (pass index + 1) << 32 | (stage index + 1) of the last stage
-# started, then the stages open at that moment (0: it ended). Little-endian 64-bit words.
+# The beacon: the magic, then (pass index + 1) << 32 | (stage index + 1) of the innermost stage
+# open (once all have ended: of the last one started), then how many stages are open (0: none).
+# Little-endian 64-bit words.
 _BEACON = struct.Struct("<qqq")
 
 
 class Beacon:
-    """The last stage started, and whether it is still open, in ``stage.bin`` (see the module's
-    docstring): three aligned 64-bit words of a shared mapping, each written with one store."""
+    """The stage running now (the innermost open one), or the last one when none is, and how
+    many are open, in ``stage.bin`` (see the module's docstring): three aligned 64-bit words of
+    a shared mapping, each written with one store. A kill between the two stores of a start
+    leaves the new stage with the old depth: still a stage that was running."""
 
     def __init__(self, folder: Folder) -> None:
         folder.create_file(BEACON_FILE, _BEACON.pack(BEACON_MAGIC, 0, 0))
@@ -68,13 +71,15 @@ class Beacon:
             os.close(fd)  # the mapping keeps the file
         self._words = memoryview(self._map).cast("q")
 
-    def started(self, index: int, pass_index: int | None, depth: int) -> None:
-        words = self._words
-        words[1] = (0 if pass_index is None else pass_index + 1) << 32 | (index + 1)
-        words[2] = depth
+    @staticmethod
+    def word(index: int, pass_index: int | None) -> int:
+        """A stage's word: its name's index and its pass, as ``read_beacon`` reads them."""
+        return (0 if pass_index is None else pass_index + 1) << 32 | (index + 1)
 
-    def ended(self, depth: int) -> None:
-        self._words[2] = depth
+    def mark(self, word: int, depth: int) -> None:
+        words = self._words
+        words[1] = word
+        words[2] = depth
 
     def close(self) -> None:
         if self._map is not None:
@@ -85,8 +90,8 @@ class Beacon:
 
 
 def read_beacon(path: str) -> tuple[int, int | None, bool] | None:
-    """(stage index, pass index, still open) of the beacon at ``path``; None when there is none,
-    it says no stage started, or it is not a beacon."""
+    """(stage index, pass index, still open) of the beacon at ``path``: the innermost stage open,
+    else the last one started; None when there is none, no stage started, or it is no beacon."""
     try:
         with open(path, "rb") as file:
             data = file.read(_BEACON.size)
@@ -307,7 +312,7 @@ class Stage:
     generator). The common case (completed, no device, nothing kept) is the short path."""
 
     __slots__ = ("devices", "floor", "name", "occurrence", "profiled", "recorder", "start", "stats",
-                 "sync")
+                 "sync", "word")
 
     def __init__(self, recorder: Recorder, stats: StageStats, sync: bool) -> None:
         self.recorder = recorder
@@ -317,6 +322,7 @@ class Stage:
         self.start = 0.0
         self.floor = 0  # the peak of the stages nested in this one (each reset it)
         self.occurrence = 0
+        self.word = 0  # this stage in the beacon
         self.devices: list[Accelerator] = []
         self.profiled: Any = None
 
@@ -346,7 +352,8 @@ class Stage:
         recorder.last_started = stats.name
         beacon = recorder.beacon
         if beacon is not None:
-            beacon.started(stats.index, recorder.pass_index, len(opened))
+            self.word = Beacon.word(stats.index, recorder.pass_index)
+            beacon.mark(self.word, len(opened))
         if (stats.count <= FIRST_KEPT or beacon is None) and recorder.log is not None:
             recorder.log.stage_started(stats.encoded, recorder.pass_index, stats.index)
         profiling = recorder._profiling
@@ -374,8 +381,8 @@ class Stage:
         peak = max(recorder.cpu.peak() or 0, self.floor) or None
         if opened:
             opened[-1].floor = max(opened[-1].floor, peak or 0)
-        if recorder.beacon is not None:
-            recorder.beacon.ended(len(opened))
+        if recorder.beacon is not None:  # the enclosing stage runs again, if any
+            recorder.beacon.mark(opened[-1].word if opened else self.word, len(opened))
         ms = (end - self.start) * 1000
         stats = self.stats
         if exc is None and not devices and self.occurrence > FIRST_KEPT:
@@ -391,7 +398,7 @@ class Stage:
             if len(stats.slowest) < SLOWEST_KEPT or ms > stats.slowest[0][0]:
                 # Rarer and rarer (one of the slowest so far): its memory is read in full.
                 self._slow(ms, self._record("completed", ms, None, self._memory([], peak, True)))
-            if stats.completed >= stats.next_summary or end - stats.summary_at >= SUMMARY_EVERY_S:
+            if stats.count >= stats.next_summary or end - stats.summary_at >= SUMMARY_EVERY_S:
                 self._summarize(end)
             return
         self._ended(exc, ms, peak, devices, end)
@@ -458,7 +465,7 @@ class Stage:
             recorder.kept.append(record)
             if recorder.log is not None:
                 recorder.log.write_fields("stage_" + status, event)
-        if stats.completed >= stats.next_summary or end - stats.summary_at >= SUMMARY_EVERY_S:
+        if stats.count >= stats.next_summary or end - stats.summary_at >= SUMMARY_EVERY_S:
             self._summarize(end)
 
     def _record(self, status: str, ms: float, synchronized: bool | None,
@@ -502,7 +509,7 @@ class Stage:
     def _summarize(self, now: float) -> None:
         stats = self.stats
         stats.summary_at = now
-        while stats.next_summary <= stats.completed:
+        while stats.next_summary <= stats.count:
             stats.next_summary *= 2
         if self.recorder.log is not None:
             self.recorder.log.write_fields("stage_summary", stats.summary())
@@ -525,8 +532,9 @@ def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
 
 def last_started(events: list[dict[str, Any]],
                  events_path: str) -> tuple[Any, Any, bool | None]:
-    """(name, pass index, still open) of the last stage an attempt started, from the beacon
-    beside its event log, else from the log's last ``stage_started`` (open: unknown, None)."""
+    """(name, pass index, still open) of the stage an attempt was in (the innermost one open)
+    or, when none was open, of its last; from the beacon beside its event log, else from the
+    log's last ``stage_started`` (open: unknown, None)."""
     beacon = read_beacon(os.path.join(os.path.dirname(events_path), BEACON_FILE))
     if beacon is not None:
         index, pass_index, still_open = beacon
