@@ -54,7 +54,9 @@ class CpuMemory:
     def peak(self) -> int | None:
         """The peak resident bytes since the last ``reset_peak`` (Linux), else since the process
         started; None where it cannot be read (Windows)."""
-        return _process_peak()
+        if _getrusage is None:
+            return None
+        return int(_getrusage(_SELF).ru_maxrss) * _PEAK_UNIT
 
     def read(self) -> tuple[int | None, int | None]:
         """(resident bytes, peak resident bytes)."""
@@ -172,7 +174,11 @@ class Devices:
                              and callable(getattr(module, "is_initialized", None))]
         found: list[Accelerator] = []
         for name, module, started in self._started:
-            if _true(started):
+            try:  # asked at each stage's two ends: the check inline, no helper call
+                running = bool(started())
+            except Exception:  # a backend that cannot answer is one the program does not use
+                running = False
+            if running:
                 index = int(module.current_device())
                 found.append(Accelerator(f"{name}:{index}", module, index))
         if self._mps is None:

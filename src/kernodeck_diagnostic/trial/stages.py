@@ -59,8 +59,9 @@ _BEACON = struct.Struct("<qqq")
 class Beacon:
     """The stage running now (the innermost open one), or the last one when none is, and how
     many are open, in ``stage.bin`` (see the module's docstring): three aligned 64-bit words of
-    a shared mapping, each written with one store. A kill between the two stores of a start
-    leaves the new stage with the old depth: still a stage that was running."""
+    a shared mapping, each written with one store (by ``Stage``, into ``words``, inline: it is
+    the hot path). A kill between the two stores of a start leaves the new stage with the old
+    depth: still a stage that was running."""
 
     def __init__(self, folder: Folder) -> None:
         folder.create_file(BEACON_FILE, _BEACON.pack(BEACON_MAGIC, 0, 0))
@@ -69,21 +70,11 @@ class Beacon:
             self._map: mmap.mmap | None = mmap.mmap(fd, _BEACON.size)
         finally:
             os.close(fd)  # the mapping keeps the file
-        self._words = memoryview(self._map).cast("q")
-
-    @staticmethod
-    def word(index: int, pass_index: int | None) -> int:
-        """A stage's word: its name's index and its pass, as ``read_beacon`` reads them."""
-        return (0 if pass_index is None else pass_index + 1) << 32 | (index + 1)
-
-    def mark(self, word: int, depth: int) -> None:
-        words = self._words
-        words[1] = word
-        words[2] = depth
+        self.words = memoryview(self._map).cast("q")
 
     def close(self) -> None:
         if self._map is not None:
-            self._words.release()
+            self.words.release()
             with contextlib.suppress(OSError, ValueError):
                 self._map.close()
             self._map = None
@@ -111,8 +102,8 @@ class StageStats:
 
     __slots__ = ("by_pass", "completed", "count", "device_peak_bytes", "durations", "encoded",
                  "failures", "histogram", "index", "last_memory", "max_ms", "min_ms", "name",
-                 "next_summary", "outside_ms", "peak_bytes", "slowest", "statuses", "summary_at",
-                 "total_ms")
+                 "next_summary", "outside_ms", "peak_bytes", "pending", "slowest", "statuses",
+                 "summary_at", "total_ms")
 
     def __init__(self, name: str, encoded: str, index: int) -> None:
         self.name, self.encoded, self.index = name, encoded, index
@@ -125,6 +116,8 @@ class StageStats:
         self.max_ms = 0.0
         self.durations: list[float] | None = []  # exact, until EXACT_DURATIONS
         self.histogram: dict[int, int] = {}
+        # Completed durations not yet in the tallies above: folded in a batch, not one by one.
+        self.pending: list[float] = []
         self.slowest: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap
         self.peak_bytes: int | None = None  # the largest CPU peak of a call
         self.device_peak_bytes: int | None = None
@@ -136,25 +129,36 @@ class StageStats:
 
     def add_duration(self, ms: float) -> None:
         self.completed += 1
-        self.total_ms += ms
-        self.max_ms = max(self.max_ms, ms)
-        self.min_ms = min(self.min_ms, ms)
-        durations = self.durations
-        if durations is not None:
-            durations.append(ms)
-            if len(durations) >= EXACT_DURATIONS:
-                for each in durations:
-                    self._count(each)
-                self.durations = None
-        else:
-            self._count(ms)
+        pending = self.pending
+        pending.append(ms)
+        if len(pending) >= EXACT_DURATIONS:
+            self.fold()
 
-    def _count(self, ms: float) -> None:
-        bucket = int(math.log1p(ms * 1000) * BUCKETS_PER_E)
-        self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
+    def fold(self) -> None:
+        """Bring the pending durations into the total, the extremes and the percentiles'
+        tallies (exact durations up to EXACT_DURATIONS, then the histogram)."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        self.total_ms += math.fsum(pending)
+        self.max_ms = max(self.max_ms, *pending)
+        self.min_ms = min(self.min_ms, *pending)
+        durations = self.durations
+        if durations is not None and len(durations) + len(pending) <= EXACT_DURATIONS:
+            durations.extend(pending)
+            return
+        if durations is not None:
+            pending = durations + pending
+            self.durations = None
+        histogram = self.histogram
+        for ms in pending:
+            bucket = int(math.log1p(ms * 1000) * BUCKETS_PER_E)
+            histogram[bucket] = histogram.get(bucket, 0) + 1
 
     def percentile(self, fraction: float) -> float | None:
         """The duration under which ``fraction`` of the completed calls ran (nearest rank)."""
+        self.fold()
         if not self.completed:
             return None
         rank = max(1, math.ceil(fraction * self.completed))
@@ -171,12 +175,14 @@ class StageStats:
     def ended(self, status: str) -> tuple[int, float, float]:
         """(count, total ms, max ms) of the calls that ended with ``status``."""
         if status == "completed":
+            self.fold()
             return self.completed, self.total_ms, self.max_ms
         count, total, slowest = self.statuses.get(status, (0, 0.0, 0.0))
         return int(count), total, slowest
 
     def summary(self) -> dict[str, Any]:
         """The ``stage_summary`` of this name (its event's fields, and attempt.json's item)."""
+        self.fold()
         slowest = sorted(self.slowest, reverse=True)
 
         def rounded(value: float | None) -> float | None:
@@ -207,6 +213,7 @@ class Recorder:
         self.nvtx = nvtx
         self.log: EventLog | None = None
         self.beacon: Beacon | None = None
+        self.words: memoryview | None = None  # the beacon's words, stored into by the stages
         self.stats: dict[str, StageStats] = {}  # by the name the program gave
         self.pass_index: int | None = None
         self.pass_ms: dict[StageStats, float] = {}  # the current pass's completed calls
@@ -231,10 +238,13 @@ class Recorder:
             self.beacon = Beacon(folder)
         except (OSError, ValueError):
             self.beacon = None
+        else:
+            self.words = self.beacon.words
 
     def close(self, folder: Folder | None) -> None:
         """Drop the beacon: attempt.json, or the end's events, now say it all."""
         if self.beacon is not None:
+            self.words = None
             self.beacon.close()
             self.beacon = None
             if folder is not None:
@@ -350,11 +360,13 @@ class Stage:
         recorder.sequence += 1
         self.occurrence = stats.count
         recorder.last_started = stats.name
-        beacon = recorder.beacon
-        if beacon is not None:
-            self.word = Beacon.word(stats.index, recorder.pass_index)
-            beacon.mark(self.word, len(opened))
-        if (stats.count <= FIRST_KEPT or beacon is None) and recorder.log is not None:
+        words = recorder.words
+        if words is not None:  # Beacon.mark, inline: two stores
+            pass_index = recorder.pass_index
+            words[1] = self.word = (0 if pass_index is None else pass_index + 1) << 32 | (
+                stats.index + 1)
+            words[2] = len(opened)
+        if (stats.count <= FIRST_KEPT or words is None) and recorder.log is not None:
             recorder.log.stage_started(stats.encoded, recorder.pass_index, stats.index)
         profiling = recorder._profiling
         if profiling is not None and profiling():
@@ -381,8 +393,10 @@ class Stage:
         peak = max(recorder.cpu.peak() or 0, self.floor) or None
         if opened:
             opened[-1].floor = max(opened[-1].floor, peak or 0)
-        if recorder.beacon is not None:  # the enclosing stage runs again, if any
-            recorder.beacon.mark(opened[-1].word if opened else self.word, len(opened))
+        words = recorder.words
+        if words is not None:  # the enclosing stage runs again, if any
+            words[1] = opened[-1].word if opened else self.word
+            words[2] = len(opened)
         ms = (end - self.start) * 1000
         stats = self.stats
         if exc is None and not devices and self.occurrence > FIRST_KEPT:
