@@ -361,7 +361,7 @@ class Stage:
         self.occurrence = stats.count
         recorder.last_started = stats.name
         words = recorder.words
-        if words is not None:  # Beacon.mark, inline: two stores
+        if words is not None:  # the beacon's two stores (see Beacon)
             pass_index = recorder.pass_index
             words[1] = self.word = (0 if pass_index is None else pass_index + 1) << 32 | (
                 stats.index + 1)
