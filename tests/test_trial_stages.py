@@ -33,7 +33,6 @@ from trial_helpers import (
 )
 
 
-
 def _peak_resettable() -> bool:
     """Whether this process may reset its peak resident size (Linux 4.0+, not forbidden)."""
     try:
