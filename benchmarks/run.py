@@ -49,8 +49,14 @@ What is measured (issue 4), with its target:
 5. ``--host-check`` with no ``nvidia-smi``, and with a fake one that answers after 2.5 s;
 6. the TIMEOUT verdict's latency with a worker that hangs (``--timeout 5``);
 7. ``python -X importtime`` of the front: what it imports and what that costs;
-8. the trial toolkit in a program: ``with trial.stage(...)`` per call (target <= 50 µs);
-9. and one event written to its ``events.jsonl`` (in the program's thread; its fsync apart).
+8. the trial toolkit in a program (``benchmarks/trial_probe.py``): ``with trial.stage(...)`` per
+   call against ``torch.profiler.record_function`` and a bare ``with`` in the same rounds (target:
+   below ``record_function``), and the size of ``events.jsonl`` after a million stage calls of
+   three names (target < 5 MB);
+9. one event written to its ``events.jsonl`` (in the program's thread; its fsync apart);
+10. ``OutputLedger.append`` (records of 256 floats): the group-commit mode against a bare write +
+   flush (target <= 1.20) and SQLite in WAL mode (target: faster), the per-record mode against a
+   write + flush + fsync (information).
 12a. ``--all-devices`` on four fake GPUs (one worker, one import, twelve verified copies) vs the
    default check of one of them (target <= 1.20);
 12b. ``summarize`` on a fleet of 20,000 reports (text): its time (target <= 1.5 s) and its peak
@@ -145,58 +151,13 @@ sys.stderr.write("KD-BENCH-RSS " + json.dumps({"peak_kib": peak, "children_peak_
                                                "exit": code}) + "\\n")
 """
 
-# The trial toolkit inside a program (issue 13): what ``with trial.stage(...)`` costs per call
-# beyond the loop around it (no sync, torch imported, CPU; wall time, and the CPU time of the
-# program's thread, which the machine's other load inflates less), and what writing one event
-# costs in the program's thread (JSON, write, flush) and in the helper thread that makes it
-# durable (fsync), each the median of several rounds. Printed as one line on stderr.
-TRIAL_PROBE = """
-import json, os, statistics, sys, tempfile, time
-import torch
-from kernodeck_diagnostic import Trial
-from kernodeck_diagnostic.safe_files import Folder
-from kernodeck_diagnostic.trial.log import EventLog
-
-calls, rounds = int(sys.argv[1]), int(sys.argv[2])
-stage_us, stage_cpu_us, write_us, fsync_us = [], [], [], []
-memory = {"rss_bytes": 2**28, "rss_peak_bytes": 2**28, "device": None, "allocated_bytes": None,
-          "reserved_bytes": None, "peak_allocated_bytes": None}
-with tempfile.TemporaryDirectory() as where:
-    with Trial(where) as trial:
-        for _ in range(rounds):
-            start = time.perf_counter()
-            for _ in range(calls):
-                pass
-            loop = time.perf_counter() - start
-            start, cpu = time.perf_counter(), time.thread_time()
-            for _ in range(calls):
-                with trial.stage("bench"):
-                    pass
-            stage_us.append((time.perf_counter() - start - loop) / calls * 1e6)
-            stage_cpu_us.append((time.thread_time() - cpu) / calls * 1e6)
-    log = EventLog(Folder.made(tempfile.mkdtemp(dir=where)))
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for index in range(calls):
-            log.write("stage_completed", stage="bench", pass_index=index, duration_ms=0.01,
-                      synchronized=None, memory=memory)
-        write_us.append((time.perf_counter() - start) / calls * 1e6)
-    log.close()
-    with open(os.path.join(where, "fsync.jsonl"), "a") as file:
-        for _ in range(rounds):
-            start = time.perf_counter()
-            for _ in range(calls // 10):
-                file.write(json.dumps(memory) + "\\n")
-                file.flush()
-                os.fsync(file.fileno())
-            fsync_us.append((time.perf_counter() - start) / (calls // 10) * 1e6)
-sys.stderr.write("KD-BENCH-TRIAL " + json.dumps({
-    "stage_us": statistics.median(stage_us), "stage_min_us": min(stage_us),
-    "stage_cpu_us": statistics.median(stage_cpu_us),
-    "write_us": statistics.median(write_us), "write_min_us": min(write_us),
-    "fsync_us": statistics.median(fsync_us), "calls": calls, "rounds": rounds}) + "\\n")
-"""
-TRIAL_CALLS = 2000
+# The trial toolkit inside a program (issues 13 and 25): benchmarks/trial_probe.py, run with the
+# benchmark's interpreter; stage calls per round, rounds, stage calls for the event log's size,
+# ledger records (smoke: a tenth, one round).
+TRIAL_PROBE = Path(__file__).resolve().parent / "trial_probe.py"
+TRIAL_CALLS = 20_000
+TRIAL_EVENT_CALLS = 1_000_000
+LEDGER_RECORDS = 2_000
 
 FAKE_SMI_DELAY_S = 2.5
 # A slow nvidia-smi: answers the host probe's query after FAKE_SMI_DELAY_S. It first writes the
@@ -212,7 +173,8 @@ RUN_LIMIT_S = 120  # no single benchmarked command may take longer: a hang is a 
 TARGETS = {"tool_vs_floor": 1.03, "zipapp_vs_floor": 1.05,
            "tool_vs_bare": 1.10, "tool_vs_collect_env": 0.80, "zipapp_vs_installed": 1.05,
            "front_rss_mb": 30.0, "host_margin_s": 0.1, "timeout_margin_s": 1.0,
-           "trial_stage_us": 50.0, "all_devices_vs_one": 1.20,
+           "stage_vs_record_function": 1.0, "events_mb_per_million": 5.0,
+           "ledger_vs_write": 1.20, "ledger_vs_sqlite": 1.0, "all_devices_vs_one": 1.20,
            "summarize_s": 1.5, "summarize_kib_per_report": 2.0}
 # Row 12b: summarize on a fleet of this many reports, and on a tenth of it for the memory's
 # growth per report (smoke: a tenth of each, to prove the script works).
@@ -510,11 +472,12 @@ def _peaks_mb(python: Path, where: str, mode: str, *more: str,
 
 
 def trial_overhead(setup: Setup, smoke: bool) -> dict[str, float]:
-    """The trial toolkit's cost inside a program, in microseconds (see TRIAL_PROBE)."""
-    calls, rounds = (TRIAL_CALLS // 10, 1) if smoke else (TRIAL_CALLS, 7)
-    completed = subprocess.run([str(setup.python), "-c", TRIAL_PROBE, str(calls), str(rounds)],
+    """The trial toolkit's costs inside a program and their anchors (see TRIAL_PROBE)."""
+    share, rounds = (10, 1) if smoke else (1, 7)
+    sizes = [TRIAL_CALLS // share, rounds, TRIAL_EVENT_CALLS // share, LEDGER_RECORDS // share]
+    completed = subprocess.run([str(setup.python), str(TRIAL_PROBE), *map(str, sizes)],
                                env=base_env(), capture_output=True, text=True,
-                               timeout=RUN_LIMIT_S, stdin=subprocess.DEVNULL, check=False)
+                               timeout=RUN_LIMIT_S * 5, stdin=subprocess.DEVNULL, check=False)
     match = re.search(r"^KD-BENCH-TRIAL (\{.*\})$", completed.stderr, re.MULTILINE)
     if match is None:
         raise BenchmarkError(f"trial probe failed:\n{completed.stderr[-2000:]}")
@@ -787,17 +750,7 @@ def rows(by_key: Mapping[str, Command], hang: Command, memory: Mapping[str, floa
     found.append(Row("7", "front imports (`-X importtime`, beyond the bare interpreter's)",
                      f"{imports.modules} modules", "see the import list",
                      f"{imports.total_ms:.1f} ms", "information", None))
-    stage_us = trial["stage_us"]
-    found.append(Row("8", "`with trial.stage(...)` in a program (no sync, CPU, torch imported)",
-                     f"{stage_us:.1f} µs per call", "the same loop without it",
-                     f"+{stage_us:.1f} µs (fastest round {trial['stage_min_us']:.1f} µs; CPU "
-                     f"time of the program's thread {trial['stage_cpu_us']:.1f} µs)",
-                     f"<= {TARGETS['trial_stage_us']:.0f} µs",
-                     stage_us <= TARGETS["trial_stage_us"]))
-    found.append(Row("9", "one event written to events.jsonl (JSON, write, flush)",
-                     f"{trial['write_us']:.1f} µs", "its fsync, in the helper thread",
-                     f"{trial['fsync_us']:.1f} µs (fastest write round "
-                     f"{trial['write_min_us']:.1f} µs)", "information", None))
+    found += trial_rows(trial)
     fake, fake_bare = by_key["tool_fake"], by_key["bare_fake"]
     found.append(Row("+", "tool overhead with a fake torch that imports instantly",
                      _s(fake.median), f"bare {_s(fake_bare.median)}",
@@ -824,6 +777,49 @@ def floor_rows(by_key: Mapping[str, Command]) -> list[Row]:
                          f"`{floor.label}` {_s(floor.median)}",
                          f"ratio {ratio:.3f} ({paired * 1000:+.0f} ms paired)",
                          f"<= {TARGETS[target]:.2f}", ratio <= TARGETS[target]))
+    return found
+
+
+def trial_rows(trial: Mapping[str, float]) -> list[Row]:
+    """Rows 8 to 10: the trial toolkit and the ledger in a program, against their anchors."""
+    ratio = trial["stage_vs_record_function"]
+    found = [Row("8", "`with trial.stage(...)` in a program (no sync, CPU, torch imported)",
+                 f"{trial['stage_us']:.1f} µs per call",
+                 f"`torch.profiler.record_function` {trial['record_function_us']:.1f} µs; bare "
+                 f"`with` {trial['bare_us']:.2f} µs",
+                 f"ratio {ratio:.3f} (paired; fastest round {trial['stage_min_us']:.1f} µs; CPU "
+                 f"time of the program's thread {trial['stage_cpu_us']:.1f} µs)",
+                 f"< {TARGETS['stage_vs_record_function']:.2f}",
+                 ratio < TARGETS["stage_vs_record_function"])]
+    per_million = trial["events_bytes"] / trial["events_calls"]  # MB per million: bytes per call
+    found.append(Row("8", f"events.jsonl after {trial['events_calls']:,.0f} stage calls of 3 "
+                     "names", f"{trial['events_bytes'] / 1e6:.3f} MB", "the calls",
+                     f"{per_million:.3f} MB per million calls",
+                     f"< {TARGETS['events_mb_per_million']:.0f} MB per million",
+                     per_million < TARGETS["events_mb_per_million"]))
+    found.append(Row("9", "one event written to events.jsonl (JSON, write, flush)",
+                     f"{trial['write_us']:.1f} µs", "its fsync, in the helper thread",
+                     f"{trial['fsync_us']:.1f} µs (fastest write round "
+                     f"{trial['write_min_us']:.1f} µs)", "information", None))
+    for anchor, label, target in (
+            ("bare_write", "write + flush of the same line", "ledger_vs_write"),
+            ("sqlite_wal", "SQLite WAL, synchronous=NORMAL, a commit per record",
+             "ledger_vs_sqlite")):
+        ratio = trial[f"ledger_group_vs_{anchor}"]
+        found.append(Row("10", "`OutputLedger.append`, group commit (256 floats; its syncs in "
+                         f"the helper thread, the final close {trial['ledger_group_close_ms']:.1f}"
+                         f" ms per {trial['ledger_records']:,.0f} records)",
+                         f"{trial['ledger_group_us']:.1f} µs per record",
+                         f"{label} {trial[f'{anchor}_us']:.1f} µs", f"ratio {ratio:.3f} (paired)",
+                         f"{'<=' if target == 'ledger_vs_write' else '<'} "
+                         f"{TARGETS[target]:.2f}",
+                         ratio <= TARGETS[target] if target == "ledger_vs_write"
+                         else ratio < TARGETS[target]))
+    found.append(Row("10", "`OutputLedger.append`, durability=\"record\" (an fsync each)",
+                     f"{trial['ledger_record_us']:.1f} µs per record",
+                     f"write + flush + fsync {trial['fsync_write_us']:.1f} µs",
+                     f"ratio {trial['ledger_record_vs_fsync_write']:.3f} (paired)",
+                     "information", None))
     return found
 
 

@@ -32,9 +32,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     #    request types, the report's schema and its checker, and small standard-library-only
     #    utilities (JSON for what the front did not write, the package's files, the message
     #    catalogs, the console, which interpreter is the front's, splitting work in processes,
-    #    creating files without following another user's links).
+    #    creating files without following another user's links, appending lines made durable in
+    #    batches).
     (ROOT_BODY, "worker.protocol", "request", "report_schema", "untrusted_json", "package_data",
-     "i18n", "terminal", "interpreter", "forked", "safe_files"),
+     "i18n", "terminal", "interpreter", "forked", "safe_files", "group_commit"),
     # 1. The worker: what runs inside the user's interpreter (the stages, the origin analysis,
     #    the collective, the library layer); the front reads its names and bounds.
     ("worker",),

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,9 @@ def test_records_are_appended_and_their_ids_read_back(tmp_path: Path) -> None:
         OutputLedger(path, expected_ids=["x"])
 
 
-def test_each_record_is_synced_before_append_returns(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    ledger = OutputLedger(tmp_path / "results.jsonl")
+def test_each_record_is_synced_before_append_returns_in_record_mode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = OutputLedger(tmp_path / "results.jsonl", durability="record")
     synced: list[bytes] = []
     real_fsync = os.fsync
 
@@ -51,6 +52,66 @@ def test_each_record_is_synced_before_append_returns(tmp_path: Path,
     assert len(synced) == 1
     if synced[0]:  # on Linux: the record is in the file when it is synced
         assert synced[0].endswith(b'{"id":"a","record":1}\n')
+
+
+def test_group_commit_syncs_within_its_window_and_on_close(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default durability: records reach the kernel at once (a SIGKILL loses none), the
+    disk in batches: at the latest when ``sync_records`` wait, ``sync_interval_s`` after the
+    first of them, and on ``sync()``/``close()``."""
+    path = tmp_path / "results.jsonl"
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(read_ledger(str(path)).counts.__len__())
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    ledger = OutputLedger(path, sync_interval_s=3600, sync_records=3)
+    synced.clear()  # the header's own
+    ledger.append("a", 1)
+    ledger.append("b", 2)
+    assert (synced, ledger.unsynced_records) == ([], 2)
+    assert read_ledger(str(path)).counts == {"a": 1, "b": 1}  # in the file already
+    ledger.append("c", 3)  # the third waiting record: synced before append returns
+    assert (synced, ledger.unsynced_records) == ([3], 0)
+    ledger.append_many([("d", 4), ("e", 5)])
+    ledger.sync()
+    assert (synced, ledger.unsynced_records) == ([3, 5], 0)
+    ledger.append("f", 6)
+    ledger.close()
+    assert synced == [3, 5, 6]
+    ledger.close()  # again: nothing more
+    assert synced == [3, 5, 6]
+
+    quick = OutputLedger(tmp_path / "quick.jsonl", sync_interval_s=0.01, sync_records=1000)
+    quick.append("a", 1)
+    deadline = time.monotonic() + 30
+    while quick.unsynced_records and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert quick.unsynced_records == 0  # the helper thread synced it, nobody asked
+    quick.close()
+
+
+def test_an_id_already_held_is_refused_not_written_twice(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    with OutputLedger(path) as ledger:
+        ledger.append("a", 1)
+        with pytest.raises(ValueError, match="already holds the id 'a'"):
+            ledger.append("a", 2)
+        with pytest.raises(ValueError, match="nothing of the batch was written"):
+            ledger.append_many([("b", 1), ("b", 2)])
+        with pytest.raises(ValueError, match="already holds the id 'a'"):
+            ledger.append_many([("c", 1), ("a", 2)])
+        ledger.append_many([("b", 1), ("c", 2)])
+        ledger.append_many([])
+    # A resumed run knows what the file holds.
+    with OutputLedger(path) as again, pytest.raises(ValueError, match="already holds the id"):
+        again.append("c", 3)
+    assert read_ledger(str(path)).counts == {"a": 1, "b": 1, "c": 1}
+    with pytest.raises(ValueError, match="durability"):
+        OutputLedger(tmp_path / "other.jsonl", durability="never")  # type: ignore[arg-type]
 
 
 def test_a_record_cut_by_a_kill_never_counts_and_is_cut_off_on_reopening(tmp_path: Path) -> None:

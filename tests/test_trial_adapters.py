@@ -444,26 +444,40 @@ def test_a_framework_too_old_names_the_version_needed() -> None:
     assert framework("pytest", "pytest", "1.0", "lightning") is pytest
 
 
-def test_the_stage_table_keeps_pass_0_and_failures_apart() -> None:
+def test_the_stage_table_counts_every_call_and_keeps_the_first_apart() -> None:
+    """From the attempt's stage_summary (every call counted, whatever the log kept): a name's
+    calls and failures, its first call's time apart from the mean, the completed calls' total,
+    p95 and max; an attempt with records only (written before summaries) reads the same."""
     def record(name: str, pass_index: int | None, ms: float, peak: int,
                status: str = "completed") -> dict[str, Any]:
         return {"name": name, "pass_index": pass_index, "status": status, "duration_ms": ms,
                 "memory": {"device": None, "rss_peak_bytes": peak}}
 
-    attempt = {"stages": [record("setup", None, 5.0, 100),
-                          record("train_batch", 0, 50.0, 300),
-                          *[record("train_batch", i, float(i), 200 + i) for i in range(1, 21)],
-                          record("train_batch", 21, 7.0, 900, "failed")]}
-    rows = stage_summary.rows(attempt)
-    assert [row["stage"] for row in rows] == ["setup", "train_batch (pass 0)", "train_batch",
-                                              "train_batch (failed)"]
-    later = rows[2]
-    assert (later["count"], later["total_ms"], later["mean_ms"], later["p95_ms"],
-            later["max_ms"], later["peak_memory_bytes"]) == (20, 210.0, 10.5, 19.0, 20.0, 220)
+    records = [record("setup", None, 5.0, 100), record("train_batch", 0, 50.0, 300),
+               *[record("train_batch", i, float(i), 200 + i) for i in range(1, 21)],
+               record("train_batch", 21, 7.0, 900, "failed")]
+    old = {row["stage"]: row for row in stage_summary.rows({"stages": records})}
+    assert list(old) == ["setup", "train_batch"]
+    assert (old["train_batch"]["count"], old["train_batch"]["failed"],
+            old["train_batch"]["first_ms"], old["train_batch"]["total_ms"],
+            old["train_batch"]["max_ms"], old["train_batch"]["peak_memory_bytes"]) == (
+        22, 1, 50.0, 260.0, 50.0, 300)
+    # A million calls, three of them kept in full: the summary's counts, not the records'.
+    summary = {"stage": "train_batch", "stage_index": 1, "count": 1_000_000,
+               "completed": 999_998, "failed": 2, "interrupted": 0, "total_ms": 2_000_000.0,
+               "p50_ms": 2.0, "p95_ms": 3.5, "max_ms": 50.0, "rss_peak_bytes": 400,
+               "device_peak_bytes": None}
+    rows = stage_summary.rows({"stages": records[:4], "stage_summary": [summary]})
+    by_name = {row["stage"]: row for row in rows}
+    assert (by_name["train_batch"]["count"], by_name["train_batch"]["failed"],
+            by_name["train_batch"]["first_ms"], by_name["train_batch"]["mean_ms"],
+            by_name["train_batch"]["p95_ms"]) == (1_000_000, 2, 50.0, 2.0, 3.5)
+    assert by_name["setup"]["count"] == 1  # no summary of its own yet: its record
     text = stage_summary.table(rows)
     assert text.splitlines()[0].split() == list(stage_summary.COLUMNS)
-    assert text.splitlines()[2].split() == ["train_batch", "(pass", "0)", "1", "50.000",
-                                            "50.000", "50.000", "50.000", "0.0", "MiB"]
+    assert text.splitlines()[1].split() == ["train_batch", "1000000", "2", "50.000",
+                                            "2000000.000", "2.000", "3.500", "50.000", "0.0",
+                                            "MiB"]
     assert stage_summary.rows({"stages": None}) == []
 
 
@@ -531,6 +545,6 @@ def test_a_training_attempt_driven_by_events_without_a_framework(
     assert document["oom"]["phase"] == "later_pass"
     assert document["passes"]["completed"] == 1
     kept = (folder / stage_summary.SUMMARY_FILE).read_text(encoding="utf-8")
-    assert "train_batch (failed)" in kept
+    assert kept.splitlines()[2].split()[:3] == ["train_batch", "2", "1"]  # 2 calls, 1 failed
     assert kept not in capsys.readouterr().err  # rank 1 keeps it; rank 0 alone prints it
     assert attempt.next_attempt() is not attempt

@@ -188,7 +188,7 @@ def test_attempts_are_read_and_compared_from_python_with_a_notebook_display(
     shown = killed._repr_markdown_()
     assert shown.startswith("**kernodeck-diagnostic: attempt unfinished**")
     assert "last started: `compute`" in shown
-    assert "| compute | completed | 1 |" in shown
+    assert "| compute | 1 | 0 |" in shown  # its one call, none failed
     assert "contract `rows` passed" in good._repr_markdown_()
     compared = compare_attempts(good, _attempt_folder(tmp_path, "killed"))  # a path too
     assert compared.verdict == "regression"

@@ -99,9 +99,12 @@ def test_a_complete_run_leaves_a_complete_folder(cpu_torch_python: Path,
         ("stage_started", "load_weights", None), ("stage_completed", "load_weights", None),
         ("stage_started", "prepare_input", None), ("stage_completed", "prepare_input", None),
         ("tensors_described", None, None),
-        *[item for index in range(4) for item in (
+        *[item for index in range(3) for item in (
             ("pass_started", None, index), ("stage_started", "compute", index),
             ("stage_completed", "compute", index), ("pass_completed", None, index))],
+        # The fourth call of a name is no longer written in full (the log grows with the
+        # stages, not the calls): only as one of its slowest so far.
+        ("pass_started", None, 3), ("stage_slow", "compute", 3), ("pass_completed", None, 3),
         ("stage_started", "write_output", None), ("stage_completed", "write_output", None),
         ("contract_checked", None, None),
         ("contract_checked", None, None),

@@ -106,3 +106,32 @@ def test_a_cuda_oom_saves_the_allocator_snapshot_with_its_phase(tmp_path: Path) 
     assert attempt["status"] == "incomplete"
     failed = [e for e in events_of(folder) if e["event"] == "stage_failed"]
     assert failed[0]["oom"]["phase"] == "first_pass"
+
+
+# Nsight Systems' ranges (the fake torch: no GPU here): the app records what torch.cuda.nvtx is
+# asked, as the SYNC app records the synchronisations.
+NVTX = """
+    import json, types
+    import torch
+    from kernodeck_diagnostic import Trial
+
+    calls = []
+    torch.cuda.nvtx = types.SimpleNamespace(range_push=lambda name: calls.append(["push", name]),
+                                            range_pop=lambda: calls.append(["pop", None]))
+    for asked in (True, False):
+        with Trial("runs", nvtx=asked) as trial:
+            with trial.stage("forward"):
+                calls.append(["kernel launched", None])
+                with trial.stage("attention"):
+                    pass
+    print(json.dumps(calls))
+"""
+
+
+def test_nvtx_ranges_mark_each_stage_on_cuda_when_asked(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, NVTX, env=app_env(fake="cuda_pass"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == [
+        ["push", "forward"], ["kernel launched", None], ["push", "attention"], ["pop", None],
+        ["pop", None],
+        ["kernel launched", None]]  # not asked: no range

@@ -16,11 +16,20 @@ An embedding job may declare what each record holds: ``OutputLedger(..., vector_
 vector_field="embedding")`` adds ``"vectors": {"dim": 768, "field": "embedding"}`` to the header,
 and ``resume-check`` then holds every record to the trial's ``expect_vectors`` rules (one finite
 vector of that dimension, at ``record[field]``, or the record itself when ``field`` is None).
-``append`` writes the whole line with one ``write`` on a file opened in append mode, then
-``fsync``: once it returns, the record survives a crash, a kill or a power cut. A process killed
-in the middle of a write can leave a *half record* (a last line without its newline, or one that
-is not JSON): it never counts as written, ``done_ids`` ignores it, and the next ``OutputLedger``
-opened on the file cuts it off before appending, so the record is simply done again.
+``append`` writes the whole line with one ``write`` on a file opened in append mode, before it
+returns: a process killed by SIGKILL or the OOM killer loses no record it appended. When the
+record is also on disk (safe from a power cut or a kernel panic) is the ledger's *durability*
+(``group_commit``): ``"group"`` (the default) syncs in batches, at most ``sync_interval_s``
+after a record and before the ``sync_records``-th record waiting returns, and on ``sync()`` and
+``close()``; a crash of the machine costs at most that window, whose ids are not in
+``done_ids()`` and so are simply done again. ``"record"`` syncs each record before ``append``
+returns, for records whose effects elsewhere must never be repeated. ``append_many`` writes a
+batch with one ``write``. Appending an id the ledger already holds raises ``ValueError``: never
+a record twice. A process killed in the middle of a write can leave a *half record* (a last
+line without its newline, or one that is not JSON): it never counts as written, ``done_ids``
+ignores it, and the next ``OutputLedger`` opened on the file cuts it off before appending, so
+the record is simply done again. docs/performance.md measures each mode against a bare write and
+SQLite.
 
 A ledger whose folder does not exist is refused in one line (``FileNotFoundError``), unless
 ``create_folder=True`` asks for it to be made. Reading names what a line is when it is not a
@@ -29,7 +38,9 @@ without an id, or a ledger header away from line 1 (``LedgerContents.not_records
 
 Nothing is written through a link: the ledger's folder is opened and checked, and the file
 created exclusively or opened without following a link (``safe_files``); a link at the ledger's
-name, or another user's file there, raises ``UnsafePath`` (an ``OSError``).
+name, or another user's file there, raises ``UnsafePath`` (an ``OSError``). Both stay open until
+``close``, and each append checks that the name still is the file open (one ``lstat``): a
+ledger renamed and replaced by a link is refused, never written through or around.
 
 This module runs in the user's application: standard library only, Python 3.9+. ``read_ledger``
 is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/operating-range.md).
@@ -42,11 +53,14 @@ import io
 import json
 import os
 import re
+import stat
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
-from .safe_files import Folder, check_file
+from .group_commit import GroupCommit, Mode
+from .safe_files import Folder, UnsafePath, check_file
 from .untrusted_json import MAX_LINE_BYTES, json_lines, loads, open_regular
 
 FORMAT = "kernodeck-ledger"
@@ -58,14 +72,24 @@ _NOT_RECORD: dict[str, NotRecord] = {"header": "misplaced_header", "binary": "bi
 # Digits of an integer in a record: CPython's own bound for int() of a text (3.11+), kept on
 # every version (a million digits take int() seconds).
 MAX_INT_DIGITS = 4300
+# The group-commit window (``durability="group"``): what a crash of the machine can cost at most.
+SYNC_INTERVAL_S = 0.1
+SYNC_RECORDS = 1000
 
 
 class OutputLedger:
-    """An append-only, fsynced JSON Lines file of the records an application has written."""
+    """An append-only JSON Lines file of the records an application has written, each id once.
+
+    ``durability``, ``sync_interval_s``, ``sync_records``: when records reach the disk (see the
+    module's docstring). Use it as a context manager, or call ``close()``: what is still waiting
+    is synced then (and at the interpreter's exit when neither was done).
+    """
 
     def __init__(self, path: str | os.PathLike[str],
                  expected_ids: Iterable[str] | None = None, *, vector_dim: int | None = None,
-                 vector_field: str | None = None, create_folder: bool = False) -> None:
+                 vector_field: str | None = None, create_folder: bool = False,
+                 durability: Mode = "group", sync_interval_s: float = SYNC_INTERVAL_S,
+                 sync_records: int = SYNC_RECORDS) -> None:
         self.path = os.fspath(path)
         self._folder, self._name = os.path.split(self.path)
         wanted = None if expected_ids is None else [str(item) for item in expected_ids]
@@ -74,43 +98,112 @@ class OutputLedger:
             raise ValueError(f"vector_dim must be a positive whole number, not {vector_dim!r}")
         vectors = None if vector_dim is None else {"dim": vector_dim, "field": vector_field}
         self._make_folder(create_folder)
-        with self._open_folder() as folder:
-            existing = None
-            found = folder.lstat(self._name)
-            if found is not None:
-                check_file(found, self.path)  # a link, a FIFO, another user's file: refused
-                fd = folder.open_existing(self._name, os.O_RDONLY)
-                with os.fdopen(fd, "rb") as file:
-                    existing = scan_ledger(file)
-            if existing is not None and existing.has_header:
-                if wanted is not None and existing.expected_ids not in (None, wanted):
-                    raise ValueError(
-                        "the ledger was started with other expected ids; use a new file")
-                self.expected_ids = existing.expected_ids if wanted is None else wanted
-                if vectors is not None and existing.vectors != vectors:
-                    raise ValueError(
-                        "the ledger was started with other vectors (dimension, field); use a "
-                        "new file")
-                self.vector_dim = existing.vector_dim
-                if existing.torn_tail_bytes:
-                    # A record cut by a kill: it never counted; the next append starts a clean
-                    # line.
-                    _truncate(folder, self._name, existing.size - existing.torn_tail_bytes)
-                return
-            if existing is not None and existing.size:
-                raise ValueError("the file exists and is not an output ledger")
-            self.expected_ids = wanted
-            self.vector_dim = vector_dim
-            header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
-            if vectors is not None:
-                header["vectors"] = vectors
-            self._write_line(header, folder, new=existing is None)
-            folder.sync()  # the new file's name is durable too
+        folder = Folder.open(self._folder or ".")
+        try:
+            self._done = self._open_or_start(folder, wanted, vectors)
+            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
+            self._identity = _identity(os.fstat(fd))
+            self._writer = GroupCommit(fd, mode=durability, interval_s=sync_interval_s,
+                                       max_records=sync_records)
+        except BaseException:
+            folder.close()
+            raise
+        self._dir = folder
+        # At the interpreter's exit, what waits is synced (the finalizer holds no ledger).
+        self._finalizer = weakref.finalize(self, _close, self._writer, folder)
+
+    def _open_or_start(self, folder: Folder, wanted: list[str] | None,
+                       vectors: dict[str, Any] | None) -> set[str]:
+        """Read the ledger there (its torn tail cut off) or start it with its header: the ids
+        it already holds."""
+        existing = None
+        found = folder.lstat(self._name)
+        if found is not None:
+            check_file(found, self.path)  # a link, a FIFO, another user's file: refused
+            fd = folder.open_existing(self._name, os.O_RDONLY)
+            with os.fdopen(fd, "rb") as file:
+                existing = scan_ledger(file)
+        if existing is not None and existing.has_header:
+            if wanted is not None and existing.expected_ids not in (None, wanted):
+                raise ValueError("the ledger was started with other expected ids; use a new file")
+            self.expected_ids = existing.expected_ids if wanted is None else wanted
+            if vectors is not None and existing.vectors != vectors:
+                raise ValueError("the ledger was started with other vectors (dimension, field); "
+                                 "use a new file")
+            self.vector_dim = existing.vector_dim
+            if existing.torn_tail_bytes:
+                # A record cut by a kill: it never counted; the next append starts a clean line.
+                _truncate(folder, self._name, existing.size - existing.torn_tail_bytes)
+            return set(existing.counts)
+        if existing is not None and existing.size:
+            raise ValueError("the file exists and is not an output ledger")
+        self.expected_ids = wanted
+        self.vector_dim = vectors["dim"] if vectors else None
+        header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
+        if vectors is not None:
+            header["vectors"] = vectors
+        data = _encode(header)
+        if existing is None:
+            fd = folder.open_new(self._name, 0o666, append=True)
+        else:  # an empty file: the header is its first line
+            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        folder.sync()  # the new file's name is durable too
+        return set()
 
     def append(self, record_id: str, record: Any = None) -> None:
-        """Write one record durably (one write, then fsync): done once this returns."""
-        with self._open_folder() as folder:
-            self._write_line({"id": str(record_id), "record": record}, folder)
+        """Write one record, whole, before returning; durable by the ledger's durability. An id
+        the ledger already holds is refused (``ValueError``)."""
+        key = str(record_id)
+        if key in self._done:
+            raise ValueError(f"the ledger already holds the id {key!r}: a record is written "
+                             "once (skip the ids in done_ids())")
+        data = _encode({"id": key, "record": record})
+        self._check_name()
+        self._writer.append(data)
+        self._done.add(key)
+
+    def append_many(self, records: Iterable[tuple[str, Any]]) -> None:
+        """Write a batch of ``(id, record)`` with one write; durable by the ledger's durability.
+        The whole batch is refused when one of its ids is already held or comes twice."""
+        keys: list[str] = []
+        lines: list[bytes] = []
+        for record_id, record in records:
+            keys.append(str(record_id))
+            lines.append(_encode({"id": keys[-1], "record": record}))
+        held = [key for key in keys if key in self._done]
+        if held or len(set(keys)) != len(keys):
+            shown = held[0] if held else next(key for key in keys if keys.count(key) > 1)
+            raise ValueError(f"the ledger already holds the id {shown!r}, or the batch has it "
+                             "twice: a record is written once; nothing of the batch was written")
+        if not keys:
+            return
+        self._check_name()
+        self._writer.append(b"".join(lines), records=len(keys))
+        self._done.update(keys)
+
+    def sync(self) -> None:
+        """Every record appended so far is on disk when this returns."""
+        self._writer.sync()
+
+    @property
+    def unsynced_records(self) -> int:
+        """Records appended and not yet on disk: what a crash of the machine could cost now."""
+        return self._writer.unsynced
+
+    def close(self) -> None:
+        """Sync what waits and close the file (safe to call again)."""
+        self._finalizer()
+
+    def __enter__(self) -> OutputLedger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def done_ids(self) -> set[str]:
         """The ids of every complete record in the file: the work to skip."""
@@ -129,24 +222,36 @@ class OutputLedger:
                 errno.ENOENT, f"the ledger's folder does not exist: {folder} (create it, or "
                 "pass create_folder=True)")
 
-    def _open_folder(self) -> Folder:
-        """The ledger's folder, opened and checked again for each write (``safe_files``): a
-        link planted at the ledger's name, or on its way, is refused and never written through."""
-        return Folder.open(self._folder or ".")
+    def _check_name(self) -> None:
+        """The ledger's name still is the file open: a ledger renamed and replaced (by a link,
+        by another file) is refused before anything is written."""
+        found = self._dir.lstat(self._name)
+        if found is not None and stat.S_ISLNK(found.st_mode):
+            raise UnsafePath("link", self.path)
+        if found is None or _identity(found) != self._identity:
+            raise FileNotFoundError(errno.ENOENT, "the ledger was moved or replaced since it "
+                                    "was opened; open it again", self.path)
 
-    def _write_line(self, document: dict[str, Any], folder: Folder, new: bool = False) -> None:
-        data = (json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        if new:
-            fd = folder.open_new(self._name, 0o666, append=True)
-        else:
-            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
-        try:
-            written = 0
-            while written < len(data):  # a short write (a signal, a full pipe) goes on
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+
+def _encode(document: dict[str, Any]) -> bytes:
+    return (json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _close(writer: GroupCommit, folder: Folder) -> None:
+    try:
+        writer.close()
+    finally:
+        folder.close()
 
 
 @dataclass

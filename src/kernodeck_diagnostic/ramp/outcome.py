@@ -33,6 +33,7 @@ from ..trial.folder import ATTEMPT_FILE
 from ..trial.folder import FORMAT as ATTEMPT_FORMAT
 from ..trial.log import EVENTS_FILE
 from ..trial.oom import PHASES, Phase
+from ..trial.stages import last_started
 from ..untrusted_json import load_file, loads
 
 # How an attempt ended: defined here once (ramp.json's schema, its record and the command hold
@@ -204,8 +205,7 @@ def _from_events(path: str) -> TrialFacts:
     work_done = any(event.get("event") == "work_done" for event in events)
     facts.phase = ("after_work" if work_done else "later_pass" if passes_done
                    else "first_pass" if pass_started else "loading" if trial_log else None)
-    started = [event.get("stage") for event in events if event.get("event") == "stage_started"]
-    facts.last_started_stage = _text(started[-1]) if started else None
+    facts.last_started_stage = _text(last_started(events, path)[0])  # the beacon's, or the log's
     peaks = [peak for event in events for peak in _peaks(event)]
     facts.peak_memory_bytes = max(peaks) if peaks else None
     for event in events:

@@ -58,14 +58,17 @@ class EventLog:
         if not self._pending.is_set():  # a read; set() takes a lock
             self._pending.set()
 
-    def stage_started(self, encoded_name: str, pass_index: int | None) -> None:
+    def stage_started(self, encoded_name: str, pass_index: int | None,
+                      stage_index: int | None = None) -> None:
         """``stage_started``: one small line, built without the encoder (``encoded_name`` is the
-        stage's name already as JSON), so that the stage running when a SIGKILL came is known."""
+        stage's name already as JSON). ``stage_index`` is the number the beacon (``stage.bin``)
+        gives the name: what a reader needs to name the stage a SIGKILL came in."""
         if self._file is None:
             return
+        index = "" if stage_index is None else f', "stage_index": {stage_index}'
         self._file.write(f'{{"event": "stage_started", "t_ms": {self.elapsed_ms()}, '
                          f'"stage": {encoded_name}, "pass_index": '
-                         f'{"null" if pass_index is None else pass_index}}}\n')
+                         f'{"null" if pass_index is None else pass_index}{index}}}\n')
         self._file.flush()
         if not self._pending.is_set():
             self._pending.set()

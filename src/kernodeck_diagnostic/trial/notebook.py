@@ -16,38 +16,12 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..facts.caller import in_kernel
 from ..report.markup import code, escape, table
-
-STAGE_COLUMNS = ("stage", "status", "count", "total_ms", "max_ms", "peak_memory")
-
-
-def stage_rows(stages: Iterable[Mapping[str, Any]]) -> list[tuple[str, ...]]:
-    """One row per stage and status, in the order they first ran: count, total and slowest
-    time, peak memory (the device's when the stage used one, else the process's)."""
-    rows: dict[tuple[str, str], list[Any]] = {}
-    for record in stages:
-        key = (str(record.get("name")), str(record.get("status")))
-        row = rows.setdefault(key, [0, 0.0, 0.0, None])
-        duration = record.get("duration_ms")
-        duration = duration if isinstance(duration, (int, float)) else 0.0
-        row[0] += 1
-        row[1] += duration
-        row[2] = max(row[2], duration)
-        memory = record.get("memory") or {}
-        peak = (memory.get("peak_allocated_bytes") if memory.get("device") is not None
-                else memory.get("rss_peak_bytes"))
-        if isinstance(peak, int):
-            row[3] = peak if row[3] is None else max(row[3], peak)
-    return [(name, status, str(count), f"{total:.3f}", f"{slowest:.3f}", size(peak))
-            for (name, status), (count, total, slowest, peak) in rows.items()]
-
-
-def size(count: int | None) -> str:
-    return "-" if count is None else f"{count / 2**20:.1f} MiB"
+from . import stage_summary
 
 
 def markdown(document: Mapping[str, Any], folder: str) -> str:
@@ -72,11 +46,10 @@ def markdown(document: Mapping[str, Any], folder: str) -> str:
             mark = "passed" if contract.get("passed") else "**failed**"
             lines.append(f"- contract {code(contract.get('name'))} {mark}: "
                          f"{escape(contract.get('detail') or '')}")
-    rows = stage_rows(item for item in document.get("stages") or []
-                      if isinstance(item, Mapping))
+    rows = stage_summary.cells(stage_summary.rows(document))
     if rows:
-        lines += ["", *table([STAGE_COLUMNS, *[tuple(escape(cell) for cell in row)
-                                               for row in rows]])]
+        lines += ["", *table([stage_summary.COLUMNS, *[tuple(escape(cell) for cell in row)
+                                                       for row in rows]])]
     return "\n".join(lines) + "\n"
 
 

@@ -105,6 +105,12 @@ def _peak(attempt: dict[str, Any]) -> int | None:
     if isinstance(peak, int) and not isinstance(peak, bool):
         return peak
     peaks = []
+    for item in attempt.get("stage_summary") or []:  # every call's (an attempt read from events)
+        if isinstance(item, dict):
+            value = item.get("device_peak_bytes")
+            value = value if value is not None else item.get("rss_peak_bytes")
+            if isinstance(value, int) and not isinstance(value, bool):
+                peaks.append(value)
     for record in attempt.get("stages") or []:
         memory = record.get("memory") if isinstance(record, dict) else None
         if isinstance(memory, dict):

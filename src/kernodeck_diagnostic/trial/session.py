@@ -11,19 +11,18 @@
         trial.expect_vectors(ids, out, dim=768)
 
 It runs inside the user's process and imports torch only as the program already did
-(``sys.modules``). A stage costs a few microseconds when it does not synchronise (measured in
-docs/performance.md); everything else happens once, when the attempt ends. docs/trial.md is the
-guide; the attempt folder's format is ``schema/attempt-v1.json``.
+(``sys.modules``). A stage costs less than ``torch.profiler.record_function`` when it does not
+synchronise, and the event log grows with the distinct stages, not the calls (``stages``;
+measured in docs/performance.md); everything else happens once, when the attempt ends.
+docs/trial.md is the guide; the attempt folder's format is ``schema/attempt-v1.json``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import signal
-import statistics
 import sys
 import threading
 import time
@@ -41,15 +40,17 @@ from ..report.redact import (
 )
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
-from . import contracts, folder, notebook, oom
+from . import contracts, folder, notebook, oom, stage_summary
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
+from .stages import Recorder, Stage, first_and_later
 
 # How an attempt, and each of its stages, ended; an attempt left with a pass started and never
 # completed (a loop left by break, a zip with a shorter loader) is ``incomplete``, not completed.
 Status = Literal["completed", "failed", "interrupted", "incomplete"]
 MAX_TENSORS = 200  # descriptions kept in attempt.json (a loop that describes every batch)
-MAX_STAGE_RECORDS = 10_000  # stage records kept in attempt.json; events.jsonl has them all
+# Stage records kept in attempt.json: each name's first, failed and slowest calls.
+MAX_STAGE_RECORDS = 10_000
 HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
 # Memory held from the attempt's start and given back when the work is done, so that the trial's
 # own end (attempt.json, written a piece at a time) has room where the program left none.
@@ -75,11 +76,12 @@ class Trial:
     ``summary=True`` adds a table of the stages (``summary()`` returns it at any time).
     ``root/latest`` names the newest attempt; ``keep=N`` keeps only the newest N attempt
     folders under ``root`` (a notebook re-run all day leaves N, not hundreds).
+    ``nvtx``: on CUDA, each stage is also an NVTX range (Nsight Systems).
     """
 
     def __init__(self, root: str | os.PathLike[str] = "runs",
                  params: Mapping[str, Any] | None = None, *, memory_history: bool = False,
-                 summary: bool = False, keep: int | None = None) -> None:
+                 summary: bool = False, keep: int | None = None, nvtx: bool = False) -> None:
         self.root = folder.root_folder(root)
         self.params = dict(params or {})
         self.memory_history = memory_history
@@ -92,13 +94,9 @@ class Trial:
         self._dir: Folder | None = None  # the attempt folder, open: every file relative to it
         self._log: EventLog | None = None
         self._redactor: Redactor | None = None
-        self._names: dict[str, tuple[str, str]] = {}  # name: (shown, shown as JSON)
         self._cpu = CpuMemory()
         self._devices = Devices()
-        self._open: list[str] = []
-        self._stages: list[dict[str, Any]] = []
-        self._last_completed: str | None = None
-        self._last_started: str | None = None
+        self._recorder = Recorder(self._cpu, self._devices, nvtx=nvtx)
         self._reserve: bytes | None = None
         self._environment: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._first_error: dict[str, Any] | None = None
@@ -107,7 +105,6 @@ class Trial:
         self._passes_started = False
         self._passes_requested = 0
         self._next_pass = 0
-        self._pass: int | None = None
         self._abandoned_pass: int | None = None
         self._pass_records: list[dict[str, Any]] = []
         self._memory_after_pass: list[int | None] = []
@@ -132,6 +129,10 @@ class Trial:
         self.folder = self._dir.path
         self._log = EventLog(self._dir)
         self._cpu.open()
+        self._recorder.attach(self._log, self._dir)
+        self._recorder.failed = self._stage_failed
+        if self.memory_history:
+            self._recorder.before = self._start_history
         self._started_at = _now()
         from .facts import command_line
 
@@ -167,19 +168,20 @@ class Trial:
         self._refuse_unless_open("end")
         self.__exit__(None if error is None else type(error), error, None)
 
-    def stage(self, name: str, sync: bool = False) -> _Stage:
-        """A stage of the program: timed, its memory read, marked in the log when it completes.
+    def stage(self, name: str, sync: bool = False) -> Stage:
+        """A stage of the program: timed, its memory read (its own CPU peak; the device's),
+        counted and summarised by name (``stages``).
 
         ``sync=True`` synchronises the devices in use (CUDA, ROCm, XPU, MPS) at both ends, so
         the duration includes the device's work; the CPU has nothing to synchronise.
         """
         if self._log is None:
             self._refuse_unless_open("stage")
-        names = self._names.get(name)
-        if names is None:
+        stats = self._recorder.stats.get(name)
+        if stats is None:
             shown = self._text(str(name))
-            names = self._names[name] = (shown, json.dumps(shown, ensure_ascii=False))
-        return _Stage(self, names, sync)
+            stats = self._recorder.named(name, shown, json.dumps(shown, ensure_ascii=False))
+        return Stage(self._recorder, stats, sync)
 
     def passes(self, count: int | Iterable[Any]) -> Iterator[Any]:
         """Yield the pass indexes (0, 1, ...) of ``count`` passes, or each item of an iterable
@@ -218,6 +220,7 @@ class Trial:
                 # A body that raised, or a loop left by break: the pass did not complete. An
                 # error raised outside every stage is still placed in it.
                 self._pass, self._abandoned_pass = None, index
+                self._recorder.pass_ended(index)
                 raise
             self._pass = None
             self._pass_completed(index, (time.perf_counter() - start) * 1000)
@@ -262,23 +265,10 @@ class Trial:
 
     # -- what a stage reports ----------------------------------------------------------------------
 
-    def _stage_ended(self, name: str, status: Status, duration_ms: float,
-                     synchronized: bool | None, devices: list[Accelerator], *,
-                     exc: BaseException | None = None) -> None:
-        # The event's fields are the record's, "stage" for "name" (a stage's own events).
-        event = {"stage": name, "pass_index": self._pass, "status": status,
-                 "duration_ms": round(duration_ms, 3), "synchronized": synchronized,
-                 "memory": self._memory(devices)}
-        if len(self._stages) < MAX_STAGE_RECORDS:
-            record = event.copy()
-            record["name"] = record.pop("stage")
-            self._stages.append(record)
-        if status == "completed":
-            self._last_completed = name
-        elif status == "failed" and exc is not None:
-            event.update(self._error_fields(exc))
-        if self._log is not None:
-            self._log.write_fields("stage_" + status, event)
+    def _stage_failed(self, exc: BaseException, stage: str) -> dict[str, Any]:
+        """A stage failed: its error kept when it is the first; the fields its event carries."""
+        self._failed(exc, stage)
+        return self._error_fields(exc)
 
     def _error_fields(self, exc: BaseException) -> dict[str, Any]:
         """An error (type, redacted message) and, for the first one, its out-of-memory block,
@@ -309,7 +299,7 @@ class Trial:
         record = {"index": index, "duration_ms": round(duration_ms, 3), "memory": memory}
         self._pass_records.append(record)
         self._write("pass_completed", pass_index=index, duration_ms=record["duration_ms"],
-                    memory=memory)
+                    memory=memory, stage_ms=self._recorder.pass_ended(index))
 
     def _failed(self, exc: BaseException, stage: str | None) -> None:
         """Keep the first error: its type and redacted message, its trace (locally), and, for
@@ -398,13 +388,17 @@ class Trial:
         # The program's work is over: said first, so that an end killed from here on (the OOM
         # killer during the teardown) is known as one after the work, never as a pass's.
         passed = [item["passed"] for item in self._contracts]
+        # With each stage's summary: the log alone then says all of them, whatever follows.
         self._write("work_done", status=status, last_completed_stage=self._last_completed,
-                    contracts_passed=all(passed) if passed else None)
+                    contracts_passed=all(passed) if passed else None,
+                    stage_summary=self._stage_summary())
         self._reserve = None  # its room is the teardown's
         self._stop_history()
         document = self._document(status)
+        written = False
         try:
             folder.write_json(self._dir, folder.ATTEMPT_FILE, document)
+            written = True
         except OSError as error:
             sys.stderr.write(f"{TOOL_NAME}: the attempt's attempt.json could not be written "
                              f"({type(error).__name__}); events.jsonl holds what happened\n")
@@ -412,6 +406,7 @@ class Trial:
                     last_completed_stage=self._last_completed,
                     contracts_passed=document["contracts_passed"],
                     peak_memory_bytes=document["peak_memory_bytes"])
+        self._recorder.close(self._dir if written else None)  # the beacon, kept if it is needed
         log.close()
         self._log = None  # the attempt is over: what uses it now is refused
         self._cpu.close()
@@ -464,12 +459,13 @@ class Trial:
         return "; ".join(" ".join(part.split()) for part in parts)
 
     def summary(self) -> str:
-        """A table of the stages so far: each stage's status, count, total and slowest time,
-        peak memory; one line per stage and status, in the order they first ran."""
-        table = [notebook.STAGE_COLUMNS, *notebook.stage_rows(self._stages)]
-        widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
-        return "".join("  ".join(value.ljust(width) for value, width in zip(row, widths))
-                       .rstrip() + "\n" for row in table)
+        """A table of the stages so far (``stage_summary``): each name's calls, failures, first
+        call, total, mean, p95 and slowest time, peak memory, in the order the names first ran."""
+        return stage_summary.table(stage_summary.rows(
+            {"stages": self._stage_records(), "stage_summary": self._stage_summary()}))
+
+    def _stage_summary(self) -> list[dict[str, Any]]:
+        return self._recorder.summaries()
 
     def _document(self, status: Status) -> dict[str, Any]:
         from .facts import environment
@@ -489,7 +485,7 @@ class Trial:
             "ended_at": _now(),
             "status": status,
             "last_completed_stage": self._last_completed,
-            "last_started_stage": self._last_started,
+            "last_started_stage": self._recorder.last_started,
             "first_error": self._first_error,
             "oom": self._oom,
             "contracts": self._contracts,
@@ -499,7 +495,8 @@ class Trial:
             "params": self._jsonable(hide_secret_keys(self.params)),
             "runtime": runtime,
             "pytorch": pytorch,
-            "stages": self._stages,
+            "stages": self._stage_records(),
+            "stage_summary": self._stage_summary(),
             "passes": self._passes_summary(),
             "timings": self._timings(),
             "tensors": self._tensors,
@@ -511,12 +508,13 @@ class Trial:
         }
 
     def _peak(self) -> int | None:
-        memories = [record["memory"] for record in self._stages]
-        device = [m["peak_allocated_bytes"] for m in memories
-                  if m["device"] is not None and m["peak_allocated_bytes"] is not None]
-        cpu = [m["rss_peak_bytes"] for m in memories if m["rss_peak_bytes"] is not None]
-        peaks: list[int] = device or cpu
-        return max(peaks) if peaks else None
+        return self._recorder.peak()
+
+    def _stage_records(self) -> list[dict[str, Any]]:
+        """Each stage name's first, failed and slowest calls (``stages``), in the order they
+        ran, at most MAX_STAGE_RECORDS; ``stage_summary`` counts every call."""
+        return [{key: value for key, value in record.items() if key != "occurrence_sequence"}
+                for record in self._recorder.records()[:MAX_STAGE_RECORDS]]
 
     def _passes_summary(self) -> dict[str, Any]:
         durations = {record["index"]: record["duration_ms"] for record in self._pass_records}
@@ -527,7 +525,25 @@ class Trial:
                 "items": self._pass_records}
 
     def _timings(self) -> list[dict[str, Any]]:
-        return timings_of(self._stages)
+        return self._recorder.timings()
+
+    # What the stages share with the rest of the attempt (the recorder holds it).
+
+    @property
+    def _pass(self) -> int | None:
+        return self._recorder.pass_index
+
+    @_pass.setter
+    def _pass(self, index: int | None) -> None:
+        self._recorder.pass_index = index
+
+    @property
+    def _open(self) -> list[str]:
+        return [stage.name for stage in self._recorder.open]
+
+    @property
+    def _last_completed(self) -> str | None:
+        return self._recorder.last_completed
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -576,61 +592,6 @@ class Trial:
         return self._text(str(value))
 
 
-class _Stage:
-    """The context manager ``Trial.stage`` returns (a class: cheaper than a generator)."""
-
-    __slots__ = ("devices", "encoded", "name", "start", "sync", "trial")
-
-    def __init__(self, trial: Trial, names: tuple[str, str], sync: bool) -> None:
-        self.trial = trial
-        self.name, self.encoded = names
-        self.sync = sync
-        self.start = 0.0
-        self.devices: list[Accelerator] = []
-
-    def __enter__(self) -> _Stage:
-        trial = self.trial
-        torch = sys.modules.get("torch")
-        if trial.memory_history and not trial._history["recorded"]:
-            trial._start_history(torch)
-        self.devices = devices = trial._devices.in_use(torch)
-        for device in devices:
-            if self.sync:
-                device.synchronize()
-            device.reset_peak()
-        trial._cpu.reset_peak()
-        trial._open.append(self.name)
-        trial._last_started = self.name
-        if trial._log is not None:
-            trial._log.stage_started(self.encoded, trial._pass)
-        self.start = time.perf_counter()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        trial = self.trial
-        devices = trial._devices.in_use(sys.modules.get("torch"))  # the stage may have begun one
-        synchronized = None if not devices else self.sync
-        raised: BaseException | None = None
-        if self.sync and exc is None:
-            try:
-                for device in devices:
-                    device.synchronize()
-            except Exception as error:  # an asynchronous fault surfaces here: the stage failed
-                raised = exc = error
-        duration = (time.perf_counter() - self.start) * 1000
-        if trial._open and trial._open[-1] == self.name:
-            trial._open.pop()
-        if exc is None:
-            trial._stage_ended(self.name, "completed", duration, synchronized, devices)
-            return
-        trial._failed(exc, self.name)
-        status: Status = "failed" if isinstance(exc, Exception) else "interrupted"
-        trial._stage_ended(self.name, status, duration, synchronized, devices, exc=exc)
-        if raised is not None:
-            raise raised
-
-
 def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per stage: its duration outside the passes, or pass 0's apart from the median and
     spread of the later passes. Never an average that hides the first pass."""
@@ -648,21 +609,6 @@ def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         timings.append({"stage": name, "outside_passes_ms": durations.get(None),
                         **first_and_later(in_passes)})
     return timings
-
-
-def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:
-    """Pass 0's duration apart; the later passes' count, median and spread (min, p95, max),
-    and the slowest of them (its index): one slow batch among many must show."""
-    later = sorted((ms, index) for index, ms in durations.items() if index != 0)
-    summary = None
-    if later:
-        times = [ms for ms, _ in later]
-        summary = {"count": len(times), "median_ms": round(statistics.median(times), 3),
-                   "min_ms": round(times[0], 3),
-                   "p95_ms": round(times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
-                                   3),
-                   "max_ms": round(times[-1], 3), "slowest_pass": later[-1][1]}
-    return {"first_pass_ms": durations.get(0), "later_passes": summary}
 
 
 def _length(items: Iterable[Any]) -> int | None:

@@ -1,15 +1,14 @@
-"""The per-stage table printed at the end of an attempt and kept beside it (``summary.txt``).
+"""The per-stage table printed at the end of an attempt, kept beside it (``summary.txt``),
+shown by ``Trial.summary()`` and in a notebook's summary of the attempt.
 
-    stage                   count  total_ms  mean_ms  p95_ms  max_ms  peak_memory
-    setup                   1      812.406   812.406  812.406 812.406 301.2 MiB
-    train_batch (pass 0)    1      95.113    95.113   95.113  95.113  310.9 MiB
-    train_batch             7      61.520    8.789    9.870   9.870   311.0 MiB
+    stage        count  failed  first_ms  total_ms  mean_ms  p95_ms  max_ms  peak_memory
+    setup        1      0       812.406   812.406   812.406  812.406 812.406 301.2 MiB
+    train_batch  8      0       95.113    156.633   19.579   95.113  95.113  311.0 MiB
 
-One row per stage name, in the order the stages first ran; pass 0 of a stage that runs in the
-passes has its own row (it pays for warming up: an average over it hides both), and so has each
-stage's failed or interrupted records. Everything is read from the attempt's document
-(``attempt.json``'s ``stages``) through ``rows``: where the attempt records its stages is this
-function's business alone.
+One row per stage name, in the order the names first ran, from the attempt's ``stage_summary``
+(every call counted, whatever the log kept); the name's first call apart (``first_ms``: the
+first batch pays for warming up, an average hides it). An attempt written before the summary
+existed is read from its ``stages`` records. ``rows`` is the one place that reads them.
 """
 
 from __future__ import annotations
@@ -20,29 +19,64 @@ from collections.abc import Mapping
 from typing import Any
 
 SUMMARY_FILE = "summary.txt"
-COLUMNS = ("stage", "count", "total_ms", "mean_ms", "p95_ms", "max_ms", "peak_memory")
+COLUMNS = ("stage", "count", "failed", "first_ms", "total_ms", "mean_ms", "p95_ms", "max_ms",
+           "peak_memory")
 
 
 def rows(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per stage (pass 0 and each failed status apart): count, total, mean, p95, max, peak."""
-    groups: dict[str, tuple[list[float], list[int]]] = {}
-    for record in attempt.get("stages") or []:
-        if not isinstance(record, Mapping) or not isinstance(record.get("duration_ms"),
-                                                             (int, float)):
+    """Per stage name: its calls (completed, and failed or interrupted), its first call's time,
+    the completed calls' total, mean, p95 and max, and its peak memory."""
+    records = [record for record in attempt.get("stages") or []
+               if isinstance(record, Mapping) and isinstance(record.get("duration_ms"),
+                                                             (int, float))]
+    summaries = [item for item in attempt.get("stage_summary") or []
+                 if isinstance(item, Mapping) and isinstance(item.get("count"), int)]
+    summarised = {item.get("stage") for item in summaries}
+    # A name with no summary yet (an attempt killed before its first, or one written before
+    # summaries existed) is read from its records, which then hold its every call.
+    unsummarised = _from_records([record for record in records
+                                  if record.get("name") not in summarised])
+    first: dict[Any, float] = {}
+    for record in records:  # the first calls of every name are kept in full
+        first.setdefault(record.get("name"), float(record["duration_ms"]))
+    found = []
+    for item in summaries:
+        completed = item.get("completed") if isinstance(item.get("completed"), int) else 0
+        total = float(item.get("total_ms") or 0.0)
+        peak = item.get("device_peak_bytes")
+        peak = peak if isinstance(peak, int) else item.get("rss_peak_bytes")
+        found.append({"stage": str(item.get("stage")), "count": item["count"],
+                      "failed": item["count"] - completed, "first_ms": first.get(item.get("stage")),
+                      "total_ms": round(total, 3),
+                      "mean_ms": round(total / completed, 3) if completed else None,
+                      "p95_ms": item.get("p95_ms"), "max_ms": item.get("max_ms"),
+                      "peak_memory_bytes": peak if isinstance(peak, int) else None})
+    return found + unsummarised
+
+
+def _from_records(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of an attempt that kept every call as a record (written before the summary)."""
+    groups: dict[str, tuple[list[float], list[int], list[int]]] = {}
+    for record in records:
+        durations, peaks, failed = groups.setdefault(str(record.get("name")), ([], [], [0]))
+        if record.get("status") != "completed":
+            failed[0] += 1
             continue
-        durations, peaks = groups.setdefault(_label(record), ([], []))
         durations.append(float(record["duration_ms"]))
         peak = _peak(record.get("memory"))
         if peak is not None:
             peaks.append(peak)
     found = []
-    for label, (durations, peaks) in groups.items():
+    for name, (durations, peaks, failed) in groups.items():
         ordered = sorted(durations)
         total = sum(ordered)
-        found.append({"stage": label, "count": len(ordered), "total_ms": round(total, 3),
-                      "mean_ms": round(total / len(ordered), 3),
-                      "p95_ms": round(ordered[math.ceil(0.95 * len(ordered)) - 1], 3),
-                      "max_ms": round(ordered[-1], 3),
+        found.append({"stage": name, "count": len(ordered) + failed[0], "failed": failed[0],
+                      "first_ms": round(durations[0], 3) if durations else None,
+                      "total_ms": round(total, 3),
+                      "mean_ms": round(total / len(ordered), 3) if ordered else None,
+                      "p95_ms": round(ordered[math.ceil(0.95 * len(ordered)) - 1], 3)
+                      if ordered else None,
+                      "max_ms": round(ordered[-1], 3) if ordered else None,
                       "peak_memory_bytes": max(peaks) if peaks else None})
     return found
 
@@ -60,21 +94,21 @@ def read_attempt(data: bytes | None) -> dict[str, Any] | None:
 
 def table(found: list[dict[str, Any]]) -> str:
     """The rows as aligned text, a header first."""
-    lines = [COLUMNS]
-    lines += [(row["stage"], str(row["count"]), f"{row['total_ms']:.3f}",
-               f"{row['mean_ms']:.3f}", f"{row['p95_ms']:.3f}", f"{row['max_ms']:.3f}",
-               _size(row["peak_memory_bytes"])) for row in found]
+    lines = [COLUMNS, *cells(found)]
     widths = [max(len(line[column]) for line in lines) for column in range(len(COLUMNS))]
     return "".join("  ".join(value.ljust(width) for value, width in zip(line, widths)).rstrip()
                    + "\n" for line in lines)
 
 
-def _label(record: Mapping[str, Any]) -> str:
-    label = str(record.get("name"))
-    if record.get("pass_index") == 0:
-        label += " (pass 0)"
-    status = record.get("status")
-    return label if status == "completed" else f"{label} ({status})"
+def cells(found: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """Each row's cells as text, in COLUMNS' order."""
+    return [(row["stage"], str(row["count"]), str(row["failed"]), _ms(row["first_ms"]),
+             _ms(row["total_ms"]), _ms(row["mean_ms"]), _ms(row["p95_ms"]), _ms(row["max_ms"]),
+             _size(row["peak_memory_bytes"])) for row in found]
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _peak(memory: Any) -> int | None:

@@ -1,0 +1,323 @@
+"""What a stage records for what it costs (issue 25): the event log grows with the distinct
+stages, not the calls, and still says what a diagnosis needs; the stage a SIGKILL came in is
+known from the beacon; each stage's CPU peak is its own; a ``torch.profiler`` session sees each
+stage as a named range.
+
+Real programs (plain Python, and the real CPU torch build for the profiler), real SIGKILLs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kernodeck_diagnostic.trial import stages
+from kernodeck_diagnostic.trial.compare import from_events
+from kernodeck_diagnostic.trial.rows import rows_of
+from trial_helpers import (
+    app_env,
+    assert_valid_attempt,
+    attempt_of,
+    events_of,
+    only_attempt,
+    run_app,
+    write_app,
+)
+
+
+def _peak_resettable() -> bool:
+    """Whether this process may reset its peak resident size (Linux 4.0+, not forbidden)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        return False
+    return True
+
+
+linux_only = pytest.mark.skipif(not _peak_resettable(),
+                                reason="no /proc/self/clear_refs to reset the peak")
+
+# 240,000 calls of three names (one nested in another, one failing now and then, caught).
+MANY_CALLS = """
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs") as trial:
+        for step in trial.passes(3):
+            for index in range(20_000):
+                with trial.stage("fetch"):
+                    pass
+                with trial.stage("compute"):
+                    with trial.stage("fetch"):
+                        pass
+                try:
+                    with trial.stage("write"):
+                        if index % 10_000 == 7:
+                            raise ValueError("disk full")
+                except ValueError:
+                    pass
+"""
+
+
+def test_the_event_log_grows_with_the_stages_not_the_calls(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, MANY_CALLS)
+    assert done.returncode == 0, done.stderr
+    folder = only_attempt(tmp_path / "runs")
+    size = (folder / "events.jsonl").stat().st_size
+    assert size < 150_000, size  # 240,000 calls; before: about 1 KB per call
+    attempt = attempt_of(folder)
+    assert_valid_attempt(attempt)
+    summary = {item["stage"]: item for item in attempt["stage_summary"]}
+    assert list(summary) == ["fetch", "compute", "write"]  # as they first ran
+    assert (summary["fetch"]["count"], summary["fetch"]["completed"]) == (120_000, 120_000)
+    assert (summary["write"]["completed"], summary["write"]["failed"]) == (60_000 - 6, 6)
+    for item in summary.values():
+        assert 0 <= item["min_ms"] <= item["p50_ms"] <= item["p95_ms"] <= item["max_ms"]
+        assert len(item["slowest"]) == stages.SLOWEST_KEPT
+        assert item["slowest"][0]["duration_ms"] == item["max_ms"]
+        assert item["rss_peak_bytes"] > 0
+    # Every call is in the timings, per pass.
+    timings = {item["stage"]: item for item in attempt["timings"]}
+    assert timings["compute"]["later_passes"]["count"] == 2
+    # attempt.json keeps the first calls of each name, its first failures and its slowest.
+    kept = attempt["stages"]
+    assert len(kept) <= 3 * (stages.FIRST_KEPT + stages.SLOWEST_KEPT) + 6
+    assert [r["occurrence"] for r in kept if r["name"] == "compute"][:3] == [1, 2, 3]
+    assert sum(r["status"] == "failed" for r in kept) == 6
+    assert attempt["first_error"]["type"] == "ValueError"
+    # The log alone (a killed teardown) says the same counts: the end's summaries are in it.
+    read = from_events(str(folder / "events.jsonl"))
+    assert read is not None
+    assert {item["stage"]: item["count"] for item in read["stage_summary"]} == {
+        "fetch": 120_000, "compute": 60_000, "write": 60_000}
+    assert {item["stage"]: item["later_passes"]["count"] for item in read["timings"]} == {
+        "fetch": 2, "compute": 2, "write": 2}
+
+
+# Stages run many times; in pass 1 the tenth call of "forward" (nested in "embed") waits, and
+# is killed there. Its start is in no line of the log: only its first calls are written in full.
+KILLED_INSIDE = """
+    import time
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs") as trial:
+        for step in trial.passes(2):
+            with trial.stage("embed"):
+                for index in range(5):
+                    with trial.stage("forward"):
+                        if step == 1 and index == 4:
+                            open("inside", "w").close()
+                            time.sleep(600)
+            for index in range(20_000):
+                with trial.stage("tokenize"):
+                    pass
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_the_stage_a_sigkill_came_in_is_known_from_the_beacon(tmp_path: Path) -> None:
+    process = subprocess.Popen([sys.executable, write_app(tmp_path, KILLED_INSIDE).name],
+                               cwd=tmp_path, env=app_env(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "inside").exists():
+            assert process.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(60)
+    finally:
+        process.kill()
+        process.wait(60)
+        if process.stderr is not None:
+            process.stderr.close()
+    folder = only_attempt(tmp_path / "runs")
+    assert not (folder / "attempt.json").exists()
+    read = from_events(str(folder / "events.jsonl"))
+    assert read is not None
+    assert (read["last_started_stage"], read["last_started_pass"], read["last_started_open"]) == (
+        "forward", 1, True)
+    started = [event for event in events_of(folder) if event["event"] == "stage_started"]
+    assert (started[-1]["stage"], started[-1]["pass_index"]) == ("embed", 1)  # the log alone
+    counts = {item["stage"]: item["count"] for item in read["stage_summary"]}
+    assert counts["tokenize"] >= 16_384  # the latest summary: the count doubled since
+    # summarize's row of the killed attempt: the stage it was in, the peak of every call.
+    [row] = rows_of(str(folder / "events.jsonl"), "killed")
+    assert (row["status"], row["last_started_stage"]) == ("unfinished", "forward")
+    assert row["peak_memory_bytes"] >= max(item["rss_peak_bytes"]
+                                           for item in read["stage_summary"])
+    size = (folder / "events.jsonl").stat().st_size
+    assert size < 60_000, size
+
+
+def test_a_kill_at_a_random_moment_leaves_a_beacon_that_names_a_started_stage(
+        tmp_path: Path) -> None:
+    source = """
+        from kernodeck_diagnostic import Trial
+
+        names = ["a", "b", "c"]
+        with Trial("runs") as trial:
+            open("started", "w").close()
+            for index in range(10**9):
+                with trial.stage(names[index % 3]):
+                    pass
+    """
+    process = subprocess.Popen([sys.executable, write_app(tmp_path, source).name],
+                               cwd=tmp_path, env=app_env(), stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "started").exists():
+            assert process.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(random.uniform(0.2, 0.6))  # noqa: S311 (a moment, not a secret)
+        process.send_signal(signal.SIGKILL)
+        process.wait(60)
+    finally:
+        process.kill()
+        process.wait(60)
+    folder = only_attempt(tmp_path / "runs")
+    read = from_events(str(folder / "events.jsonl"))
+    assert read is not None
+    assert read["last_started_stage"] in ("a", "b", "c")
+    assert read["last_started_pass"] is None
+    assert isinstance(read["last_started_open"], bool)
+    assert all(event["event"] != "work_done" for event in events_of(folder))
+
+
+# A stage that touches 200 MiB and frees it, then a small one, then both nested in one.
+PEAKS = """
+    from kernodeck_diagnostic import Trial
+
+    def touch(mib):
+        block = bytearray(mib * 2**20)
+        for offset in range(0, len(block), 4096):
+            block[offset] = 1
+        del block
+
+    with Trial("runs") as trial:
+        for _ in range(5):
+            with trial.stage("big"):
+                touch(200)
+            with trial.stage("small"):
+                touch(1)
+        with trial.stage("outer"):
+            with trial.stage("inner_big"):
+                touch(200)
+            with trial.stage("inner_small"):
+                touch(1)
+"""
+
+
+@linux_only
+def test_each_stage_has_its_own_cpu_peak(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, PEAKS)
+    assert done.returncode == 0, done.stderr
+    summary = {item["stage"]: item["rss_peak_bytes"]
+               for item in attempt_of(only_attempt(tmp_path / "runs"))["stage_summary"]}
+    assert summary["big"] - summary["small"] > 150 * 2**20, summary
+    assert summary["inner_big"] - summary["inner_small"] > 150 * 2**20, summary
+    # The nested stages reset the peak; the enclosing one still has the largest of them.
+    assert summary["outer"] >= summary["inner_big"], summary
+
+
+PROFILED = """
+    import json, sys
+    import torch
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs") as trial:
+        with trial.stage("before_profiling"):
+            torch.ones(4) @ torch.ones(4)
+        with torch.profiler.profile() as profile:
+            with trial.stage("profiled_stage"):
+                torch.ones(8, 8) @ torch.ones(8, 8)
+    print(json.dumps(sorted({event.key for event in profile.key_averages()})))
+"""
+
+
+@pytest.mark.slow
+def test_a_profiler_session_sees_each_stage_as_a_named_range(cpu_torch_python: Path,
+                                                             tmp_path: Path) -> None:
+    done = run_app(cpu_torch_python, tmp_path, PROFILED)
+    assert done.returncode == 0, done.stderr[-3000:]
+    keys = json.loads(done.stdout.splitlines()[-1])
+    assert "profiled_stage" in keys
+    assert "before_profiling" not in keys  # no session then: nothing recorded, nothing spent
+
+
+def test_the_percentiles_are_exact_then_within_one_percent() -> None:
+    rng = random.Random(25)  # noqa: S311 (durations, not secrets)
+    durations = [rng.lognormvariate(-3, 1.5) for _ in range(50_000)]
+    few = stages.StageStats("few", '"few"', 0)
+    for ms in durations[:500]:
+        few.add_duration(ms)
+    exact = sorted(durations[:500])
+    assert few.percentile(0.5) == exact[249]
+    assert few.percentile(0.95) == exact[math.ceil(0.95 * 500) - 1]
+    many = stages.StageStats("many", '"many"', 1)
+    for ms in durations:
+        many.add_duration(ms)
+    ordered = sorted(durations)
+    for fraction in (0.5, 0.95, 0.99):
+        found = many.percentile(fraction)
+        expected = ordered[math.ceil(fraction * len(ordered)) - 1]
+        assert found is not None
+        assert abs(found - expected) <= 0.01 * expected, (fraction, found, expected)
+    assert many.summary()["max_ms"] == round(ordered[-1], 3)
+
+
+def test_a_stage_name_redacted_is_tallied_under_the_name_shown(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    from kernodeck_diagnostic import Trial
+
+    monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
+    private = str(tmp_path / "secret-corpus" / "shard-7.jsonl")
+    with Trial(tmp_path / "runs") as trial:
+        for _ in trial.passes(2):
+            for _ in range(10):
+                with trial.stage(f"read {private}"):
+                    pass
+    text = (only_attempt(tmp_path / "runs") / "attempt.json").read_text(encoding="utf-8")
+    attempt = json.loads(text)
+    assert str(tmp_path) not in text
+    [timing] = attempt["timings"]
+    assert timing["stage"].startswith("read ")
+    assert timing["stage"].endswith("shard-7.jsonl")
+    assert timing["first_pass_ms"] is not None
+    assert timing["later_passes"]["count"] == 1
+
+
+def test_the_beacon_names_the_innermost_stage_running(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read as a reader after a kill reads it, while the attempt runs: once a nested stage has
+    ended, the one around it is running again (an OOM there is its, not the nested one's)."""
+    from kernodeck_diagnostic import Trial
+
+    monkeypatch.delenv("KERNODECK_RUN_DIR", raising=False)
+
+    def now(folder: Path) -> tuple[int, int | None, bool] | None:
+        return stages.read_beacon(str(folder / stages.BEACON_FILE))
+
+    with Trial(tmp_path / "runs") as trial:
+        folder = only_attempt(tmp_path / "runs")
+        assert now(folder) is None  # no stage yet
+        for index in trial.passes(2):
+            with trial.stage("embed"):
+                with trial.stage("forward"):
+                    assert now(folder) == (1, index, True)
+                assert now(folder) == (0, index, True)  # embed again
+        assert now(folder) == (0, 1, False)  # none open: the last one
+        with trial.stage("forward"):
+            assert now(folder) == (1, None, True)
+    assert not (folder / stages.BEACON_FILE).exists()  # attempt.json says it now
