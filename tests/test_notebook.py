@@ -217,7 +217,7 @@ def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,
     summary = shown[2]["markdown"]
     assert "attempt completed" in summary
     assert "contract `accuracy` **failed**: accuracy 0.2 &lt; 0.9 \\| \\*wanted\\*" in summary
-    assert "| load | completed | 1 |" in summary
+    assert "| load | 1 | 0 |" in summary  # one call, none failed
     (folder,) = attempts(tmp_path / "runs")
     document = attempt(folder)
     assert document["status"] == "completed"

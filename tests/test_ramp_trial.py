@@ -224,3 +224,27 @@ def test_a_trial_killed_in_its_teardown_is_not_a_later_pass_oom(pyz: Path,
     assert attempt["oom"]["source"] == "kernel"
     assert attempt["oom"]["phase"] == "after_work"  # never "later_pass": the passes all ended
     assert "phase after_work" in result.stdout
+
+
+def test_an_attempt_per_rank_is_read_and_a_failing_rank_speaks_for_the_job(
+        tmp_path: Path) -> None:
+    """A job of several processes keeps one attempt per rank (``rank-N/``, the adapters): ramp
+    reads each, and a rank whose attempt failed is the job's outcome, never a pass because the
+    attempt at the top was not found."""
+    from kernodeck_diagnostic.ramp import outcome
+    from kernodeck_diagnostic.trial import Trial
+
+    with Trial(tmp_path / "rank-0") as trial, trial.stage("step"):
+        pass
+    with pytest.raises(RuntimeError), Trial(tmp_path / "rank-1") as trial, trial.stage("step"):
+        raise RuntimeError("rank 1 broke")
+    facts = outcome.read_trial(str(tmp_path))
+    assert (facts.source, facts.status) == ("attempt.json", "failed")
+    assert "rank 1 broke" in str(facts.error)
+    (tmp_path / "rank-1" / "latest").unlink(missing_ok=True)
+    for folder in (tmp_path / "rank-1").iterdir():  # rank 1 passes too: rank 0's speaks
+        if folder.is_dir():
+            document = json.loads((folder / "attempt.json").read_text(encoding="utf-8"))
+            document.update(status="completed", first_error=None)
+            (folder / "attempt.json").write_text(json.dumps(document), encoding="utf-8")
+    assert outcome.read_trial(str(tmp_path)).status == "completed"

@@ -154,14 +154,33 @@ def _peak(result: Classified, facts: TrialFacts, ending: Ending) -> None:
 # -- the attempt folder ----------------------------------------------------------------------------
 
 def read_trial(run_dir: str) -> TrialFacts:
-    """The facts of the newest attempt folder in ``run_dir`` (none: empty facts)."""
-    folder = _newest_attempt(run_dir)
-    if folder is None:
-        return TrialFacts()
+    """The facts of the newest attempt folder in ``run_dir`` (none: empty facts). A job of
+    several processes keeps one attempt per rank (``rank-N/``, the trial's adapters): the first
+    rank whose attempt did not pass speaks for the job, else rank 0's."""
+    folders = [_newest_attempt(run_dir)]
+    if folders[0] is None:
+        folders = [_newest_attempt(os.path.join(run_dir, name)) for name in _rank_folders(run_dir)]
+    read = [_facts_of(folder) for folder in folders if folder is not None]
+    failing = (facts for facts in read
+               if facts.status != "completed" or facts.contracts_failed or facts.oom)
+    return next(failing, read[0] if read else TrialFacts())
+
+
+def _facts_of(folder: str) -> TrialFacts:
     document = load_file(os.path.join(folder, ATTEMPT_FILE), MAX_FILE_BYTES)
     if isinstance(document, dict) and document.get("format") == ATTEMPT_FORMAT:
         return _from_attempt(document)
     return _from_events(os.path.join(folder, EVENTS_FILE))
+
+
+def _rank_folders(run_dir: str) -> list[str]:
+    """The ``rank-N`` folders of ``run_dir``, by rank."""
+    try:
+        names = os.listdir(run_dir)
+    except OSError:
+        return []
+    ranks = [name for name in names if name.startswith("rank-") and name[5:].isdigit()]
+    return sorted(ranks, key=lambda name: int(name[5:]))
 
 
 def _newest_attempt(run_dir: str) -> str | None:

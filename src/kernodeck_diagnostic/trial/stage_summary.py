@@ -46,7 +46,8 @@ def rows(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
         peak = item.get("device_peak_bytes")
         peak = peak if isinstance(peak, int) else item.get("rss_peak_bytes")
         found.append({"stage": str(item.get("stage")), "count": item["count"],
-                      "failed": item["count"] - completed, "first_ms": first.get(item.get("stage")),
+                      "failed": _count(item.get("failed")) + _count(item.get("interrupted")),
+                      "first_ms": first.get(item.get("stage")),
                       "total_ms": round(total, 3),
                       "mean_ms": round(total / completed, 3) if completed else None,
                       "p95_ms": item.get("p95_ms"), "max_ms": item.get("max_ms"),
@@ -105,6 +106,10 @@ def cells(found: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     return [(row["stage"], str(row["count"]), str(row["failed"]), _ms(row["first_ms"]),
              _ms(row["total_ms"]), _ms(row["mean_ms"]), _ms(row["p95_ms"]), _ms(row["max_ms"]),
              _size(row["peak_memory_bytes"])) for row in found]
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _ms(value: float | None) -> str:

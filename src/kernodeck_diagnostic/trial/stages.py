@@ -45,7 +45,8 @@ FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
 SLOWEST_KEPT = 5  # slowest occurrences of each stage name kept
 SUMMARY_EVERY_S = 30.0  # a stage's summary is written at most this long after its last one
-FIRST_SUMMARY = 8  # calls of a stage name at its first summary (then at each doubling)
+FIRST_SUMMARY = FIRST_KEPT + 1  # calls at a name's first summary: its first call not kept in full
+# (then at each doubling): a name with no summary yet has every call of its kept in full
 EXACT_DURATIONS = 1024  # durations kept one by one for the percentiles, then a histogram
 BUCKETS_PER_E = 100  # histogram buckets per factor e of the duration in µs: within 1 percent
 BEACON_FILE = "stage.bin"

@@ -4,9 +4,10 @@
     with trial_for(accelerator, "runs", params={"batch": 8}) as trial:
         ...                                   # the loop, its stages and passes as with Trial
 
-The attempt of process N goes to ``<root>/rank-N/<attempt-id>/`` (``KERNODECK_RUN_DIR``, when
-set, is the root): every process its own folder, named by its rank, as ``check --distributed``
-gives every rank its own report. The parameters record the rank and the number of processes;
+In a job of several processes, the attempt of process N goes to ``<root>/rank-N/<attempt-id>/``
+(``KERNODECK_RUN_DIR``, when set, is the root): every process its own folder, named by its rank,
+as ``check --distributed`` gives every rank its own report; a single process keeps its attempt
+in the root itself, as a plain Trial. The parameters record the rank and the number of processes;
 the per-stage table is kept in each folder and printed by the main process.
 """
 
@@ -44,7 +45,9 @@ class ProcessTrial:
 
 def trial_for(accelerator: Any, root: str | os.PathLike[str] = "runs",
               params: Mapping[str, Any] | None = None) -> ProcessTrial:
-    """This process's attempt: its folder under ``<root>/rank-<process index>``."""
+    """This process's attempt: its folder under ``<root>/rank-<process index>`` (one process:
+    under ``<root>``)."""
     rank = int(accelerator.process_index)
     recorded = {**(params or {}), "rank": rank, "world_size": int(accelerator.num_processes)}
-    return ProcessTrial(TrainingAttempt(root, recorded, check_step=False, rank=rank))
+    return ProcessTrial(TrainingAttempt(root, recorded, check_step=False, rank=rank,
+                                        world_size=int(accelerator.num_processes)))

@@ -61,8 +61,9 @@ class TrainingAttempt:
     """
 
     def __init__(self, root: str | os.PathLike[str], params: Mapping[str, Any] | None, *,
-                 check_step: bool = True, rank: int | None = None) -> None:
-        self._given = (root, params, check_step, rank)
+                 check_step: bool = True, rank: int | None = None,
+                 world_size: int | None = None) -> None:
+        self._given = (root, params, check_step, rank, world_size)
         self.trial = Trial(root, params)
         self._root = self.trial.root  # KERNODECK_RUN_DIR, when set, already
         self.rank: int | None = None
@@ -73,7 +74,7 @@ class TrainingAttempt:
         self._pass: Generator[int, None, None] | None = None
         self._before: dict[str, Any] | None = None
         if rank is not None:
-            self.place(rank)
+            self.place(rank, world_size)
 
     # -- the attempt and its stages ------------------------------------------------------------
 
@@ -81,8 +82,9 @@ class TrainingAttempt:
         """This one while it has not ended; after, a new one like it (a second ``fit``)."""
         if not self.ended:
             return self
-        root, params, check_step, rank = self._given
-        return TrainingAttempt(root, params, check_step=check_step, rank=rank)
+        root, params, check_step, rank, world_size = self._given
+        return TrainingAttempt(root, params, check_step=check_step, rank=rank,
+                               world_size=world_size)
 
     def place(self, rank: int, world_size: int | None = None) -> None:
         """Before the start: process ``rank`` of a job of ``world_size`` (None: of several) keeps
