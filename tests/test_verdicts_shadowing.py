@@ -312,6 +312,24 @@ def test_the_installed_torch_is_located_and_not_shadowed(cpu_torch_python: Path,
     assert {"TORCH_SHADOWED", "LOCAL_MODULE_SHADOWS"}.isdisjoint(findings(report))
 
 
+@pytest.mark.parametrize("entry", ["zipapp", "python_m"])
+def test_the_users_csv_and_email_never_run_in_the_worker(cpu_torch_python: Path, pyz: Path,
+                                                         tmp_path: Path, entry: str) -> None:
+    """Reading the installed distributions (where torch comes from) loads csv, email, zipfile...:
+    done before the user's folder is on the worker's import path, so a csv.py or email/ of the
+    user's never runs there, and torch is still located and checked (a regression once)."""
+    marker = tmp_path / "ran"
+    planted = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\nraise RuntimeError('mine')\n"
+    folder = project(tmp_path, **{"csv.py": planted, "email/__init__.py": planted})
+    result = (zipapp(cpu_torch_python, pyz, folder, "--device", "cpu") if entry == "zipapp"
+              else python_m(cpu_torch_python, folder, "--device", "cpu"))
+    report = checked(result, tmp_path)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert report["code"] == "CPU_CHECK_PASSED"
+    assert (report["pytorch"]["origin"], report["pytorch"]["module_kind"]) == (
+        "site-packages", "installed")
+
+
 # -- item 2: what python app.py sees, whatever entry point ran the check -------------------------
 
 LOCAL = {

@@ -250,10 +250,12 @@ class Worker:
         from urllib.parse import unquote  # noqa: F401 - loaded now, for editable installs
 
         # Import torch from where the user's own code would: the worker runs from a private
-        # folder, so the import path is put back to the caller's (origin.user_import_path).
-        sys.path[:] = origin.user_import_path(self.path0, self.caller)
-        # None when the installed distributions cannot be read: torch is then imported unchecked.
-        installs = origin.torch_installs(sys.path)
+        # folder, so the import path is put back to the caller's (origin.user_import_path), once
+        # the installed distributions are read (None when they cannot be: torch is then imported
+        # unchecked): reading them loads csv, email, zipfile..., never the user's modules.
+        path = origin.user_import_path(self.path0, self.caller)
+        installs = origin.torch_installs(path)
+        sys.path[:] = path
         self.facts("runtime", local_modules=origin.local_modules(self.path0, installs or []))
         # Locate torch without running it (finding a top-level module executes nothing): a
         # module that is not the installed package is never imported, whatever it would do.
