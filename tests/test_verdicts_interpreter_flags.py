@@ -401,7 +401,7 @@ def test_a_build_without_a_usable_gpu_still_lists_its_architectures() -> None:
 
 def test_the_fronts_own_options_pass_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker's argv: the front's options before the worker's path, only for its own
-    interpreter; no --path0 under -P/-I."""
+    interpreter; no first import path (--places) under -P/-I."""
     from kernodeck_diagnostic.supervision import events, supervisor
 
     seen: list[list[str]] = []
@@ -419,6 +419,6 @@ def test_the_fronts_own_options_pass_by_default(monkeypatch: pytest.MonkeyPatch)
     same, other = seen
     assert same[1:4] == ["-P", "-W", "error"]
     assert same[4].endswith("worker.py")
-    assert "--path0" not in same
+    assert "--places" not in same
     assert other[1].endswith("worker.py")
-    assert "--path0" in other
+    assert "--places" in other

@@ -366,3 +366,34 @@ def test_the_command_line_reads_the_device_in_any_case(tmp_path: Path) -> None:
                           [str(ROOT / "src"), str(ROOT / "tests" / "fakes")])))
     assert result.report is not None, result.stderr
     assert result.report["request"]["device"] == "cpu"
+
+
+def test_the_callers_import_path_never_reaches_a_command_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check() in its caller's own interpreter gives the worker the caller's import path (a
+    notebook's folders) and its first one: in a file of the worker's private folder,
+    owner-only, never on a command line, which any user of the machine reads in
+    /proc/<pid>/cmdline."""
+    from kernodeck_diagnostic import api
+    from kernodeck_diagnostic.supervision import supervisor
+
+    planted = tmp_path / f"home-{secrets.token_hex(6)}" / "project"
+    planted.mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(planted))
+    seen: list[list[str]] = []
+    modes: list[int] = []
+    supervise = supervisor._supervise
+
+    def spying(argv: list[str], **given: Any) -> Any:
+        seen.append(list(argv))
+        places = argv[argv.index("--places") + 1]
+        modes.append(os.stat(places).st_mode & 0o777)
+        assert str(planted) in Path(places).read_text(encoding="utf-8")
+        return supervise(argv, **given)
+
+    monkeypatch.setattr(supervisor, "_supervise", spying)
+    report = api.check(device="cpu", timeout=30)
+    assert report.code  # a verdict, whatever this interpreter's torch
+    assert seen, "the worker was not started"
+    assert not [arg for arg in seen[0] if planted.name in arg or str(planted.parent) in arg]
+    assert modes == [0o600]

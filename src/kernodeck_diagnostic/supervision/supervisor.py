@@ -22,6 +22,9 @@ from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import deadline_argument
 from .process import kill_tree, spawn
 
+# Where the user's code imports from, for the worker (run_worker): a file of its private folder.
+PLACES_FILE = "places.json"
+
 if TYPE_CHECKING:
     from .events import WorkerState
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
@@ -237,12 +240,22 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         argv = [python, *options, worker_path, "--events", events_path, "--device", device,
                 "--device-index", str(device_index), "--watch-front",
                 "--deadline", deadline_argument(timeout_s)]
-        # -I and -P keep a program's own folder off its search path: nothing is to be put back.
+        # Where the user's code imports from: its first import path (-I and -P keep a program's
+        # own folder off its search path: nothing is to be put back), and the API caller's own
+        # path, which wins over the flags (what its next import searches). In a file of the
+        # private folder, never on the command line, which any user of the machine can read
+        # (/proc/<pid>/cmdline): both name the user's folders.
+        places: dict[str, Any] = {}
         if path0 is not None and not {"-I", "-P"} & set(options):
-            argv += ["--path0", path0]
-        # The caller's own path wins over the flags: it is what its next import searches.
+            places["path0"] = path0
         if caller is not None:
-            argv += ["--caller", json.dumps(caller)]
+            places["caller"] = caller
+        if places:
+            with Folder.made(folder) as private, \
+                    os.fdopen(private.open_new(PLACES_FILE, PRIVATE_MODE), "w",
+                              encoding="utf-8") as file:
+                json.dump(places, file)
+            argv += ["--places", os.path.join(folder, PLACES_FILE)]
         argv += extra
         # The worker's output, readable by its owner only (it may hold anything).
         with Folder.made(folder) as private, \

@@ -179,7 +179,8 @@ def say(**fields):
     out.write(json.dumps(fields, default=str) + "\n")
     out.flush()
 if sys.argv[2]:
-    sys.path[:] = json.loads(sys.argv[2])
+    with open(sys.argv[2], encoding="utf-8") as given:
+        sys.path[:] = json.load(given)
 import importlib
 import torch
 say(event="ready")
@@ -206,6 +207,13 @@ class ImportChild:
                  modules: list[str]) -> None:
         self.lines = os.path.join(folder, f"extensions-{serial}.jsonl")
         open(self.lines, "w").close()
+        # The import path in a file of the worker's private folder, never on the command line,
+        # which any user of the machine can read (/proc/<pid>/cmdline).
+        path_file = ""
+        if import_path is not None:
+            path_file = os.path.join(folder, f"extensions-{serial}.path.json")
+            with open(path_file, "w", encoding="utf-8") as file:
+                json.dump(import_path, file)
         self._offset = 0
         self.started = time.monotonic()
         self.startup_s = 0.0  # how long it took to import torch: known once it is ready
@@ -215,7 +223,7 @@ class ImportChild:
         # Not a session of its own: the front ends the worker's process group, children included.
         self.process = subprocess.Popen(
             [sys.executable, *flags, "-c", _CHILD, self.lines,
-             json.dumps(import_path) if import_path is not None else "", *modules],
+             path_file, *modules],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def read(self) -> list[dict[str, Any]]:

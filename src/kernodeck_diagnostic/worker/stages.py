@@ -579,6 +579,11 @@ def companions_used(args: Any) -> list[str]:
     return [name for name in protocol.COMPANIONS if used_only_with.get(name, True)]
 
 
+def _json_file(path: str) -> Any:
+    with open(path, encoding="utf-8") as file:
+        return json.load(file)
+
+
 def main(argv: list[str] | None = None) -> int:
     release_sigterm()
     if sys.version_info < MINIMUM_PYTHON:
@@ -593,8 +598,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", required=True)
     parser.add_argument("--device", choices=("gpu", "cpu"), required=True)
     parser.add_argument("--device-index", type=int, default=0)
-    parser.add_argument("--path0", help="the first import path of the user's own code")
-    parser.add_argument("--caller", type=json.loads, help="the API caller's path and torch")
+    parser.add_argument("--places", type=_json_file, default={},
+                        help="a JSON file: the first import path of the user's own code "
+                        "(path0), the API caller's import path and torch (caller)")
     parser.add_argument("--watch-front", action="store_true",
                         help="stdin is a pipe the front holds: its end means the front is gone")
     parser.add_argument("--all-devices", action="store_true",
@@ -618,10 +624,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in companions_used(args):  # now, before the user's folder is on the import path
         companion(name)
     events = Events(args.events)
-    worker = Worker(events, args.device, args.device_index, search_path0(args.path0))
+    worker = Worker(events, args.device, args.device_index,
+                    search_path0(args.places.get("path0")))
     worker.all_devices = args.all_devices
     worker.libraries = frozenset(name for name in protocol.LIBRARY_STAGES if getattr(args, name))
-    worker.deadline, worker.caller = deadline, args.caller
+    worker.deadline, worker.caller = deadline, args.places.get("caller")
     if args.launcher is not None:
         worker.distributed = {
             "launcher": args.launcher, "rank": args.rank, "world_size": args.world_size,
