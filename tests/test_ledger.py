@@ -210,3 +210,71 @@ def test_what_is_not_a_record_is_named_as_what_it_is() -> None:
     assert contents.half_records == [6, 7]
     assert not contents.has_header
     assert contents.counts == {"a": 1}
+
+
+# -- what a failing disk cannot make the ledger say ----------------------------------------------
+
+def test_a_failed_sync_in_the_helper_is_raised_and_never_forgotten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linux reports a write-back error once per open file: after the helper's failed fsync, a
+    later one would succeed and call lost records durable. The writer stays broken instead: the
+    program's next append, sync and close say it."""
+    from kernodeck_diagnostic import group_commit
+
+    ledger = OutputLedger(tmp_path / "out.jsonl", sync_interval_s=0.01)
+    failed = []
+
+    def fsync(fd: int) -> None:
+        failed.append(fd)
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(group_commit.os, "fsync", fsync)
+    ledger.append("a", 1)
+    deadline = time.monotonic() + 10
+    while not failed and time.monotonic() < deadline:  # the helper's sync, in its window
+        time.sleep(0.01)
+    monkeypatch.undo()  # the disk answers again: the loss must still be said
+    assert failed
+    for call in (lambda: ledger.append("b", 2), ledger.sync, ledger.close):
+        with pytest.raises(group_commit.NotDurable, match="may be lost"):
+            call()
+    assert read_ledger(str(tmp_path / "out.jsonl")).counts == {"a": 1}  # written whole, once
+
+
+def test_a_write_cut_short_leaves_no_torn_line_and_the_retry_is_held_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk in the middle of a record: what was written of it is taken back, so the
+    retry starts a clean line, and the id is held once."""
+    from kernodeck_diagnostic import group_commit
+
+    path = tmp_path / "out.jsonl"
+    ledger = OutputLedger(path)
+    ledger.append("first", 0)
+    real_write = os.write
+    calls = []
+
+    def write(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))  # half, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(group_commit.os, "write", write)
+    with pytest.raises(OSError, match="No space"):
+        ledger.append("x", "y" * 100)
+    monkeypatch.undo()
+    assert path.read_bytes().endswith(b"\n")  # no half line left
+    ledger.append("x", "y" * 100)  # the retry: accepted, the failed write never held it
+    ledger.close()
+    contents = read_ledger(str(path))
+    assert (contents.counts, contents.half_records) == ({"first": 1, "x": 1}, [])
+    assert all(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def test_settings_refused_before_any_file_is_touched(tmp_path: Path) -> None:
+    fds = len(os.listdir("/proc/self/fd"))
+    for settings in ({"durability": "fast"}, {"sync_interval_s": 0}, {"sync_records": 0}):
+        with pytest.raises(ValueError, match=r"durability|sync window"):
+            OutputLedger(tmp_path / "never.jsonl", **settings)  # type: ignore[arg-type]
+    assert not (tmp_path / "never.jsonl").exists()
+    assert len(os.listdir("/proc/self/fd")) == fds

@@ -14,6 +14,12 @@ durable before they return.
 ``mode="record"`` syncs each record before ``append`` returns, for programs whose records have
 effects elsewhere (a message sent, a row in another system) that must never be done twice.
 
+A write that fails part-way (a full disk) is taken back (the file cut to where the line began):
+no torn line is left in the middle of the file. A failed ``fsync`` (the helper's included) breaks
+the writer for good: Linux reports a write-back error once per open file, so a later ``fsync``
+that succeeds would say nothing of the records lost; every later ``append``, ``sync`` and
+``close`` raises it instead (``NotDurable``).
+
 Standard library only: this runs inside the user's program.
 """
 
@@ -29,16 +35,26 @@ Mode = Literal["group", "record"]
 MODES: tuple[Mode, ...] = ("group", "record")
 
 
+class NotDurable(OSError):
+    """The records were written whole but a sync failed: they may not survive a crash of the
+    machine, and nothing written through this writer can be said durable any more."""
+
+
+def check_settings(mode: str, interval_s: float, max_records: int) -> None:
+    """``ValueError`` for settings ``GroupCommit`` refuses (before any file is touched)."""
+    if mode not in MODES:
+        raise ValueError(f"durability must be one of {', '.join(MODES)}, not {mode!r}")
+    if not interval_s > 0 or isinstance(max_records, bool) or max_records < 1:
+        raise ValueError("the sync window needs interval_s > 0 and max_records >= 1")
+
+
 class GroupCommit:
     """Appends whole lines to the file open at ``fd`` (owned from now on, closed by ``close``)
     and makes them durable by ``mode``: see the module's docstring."""
 
     def __init__(self, fd: int, *, mode: Mode = "group", interval_s: float = 0.1,
                  max_records: int = 1000) -> None:
-        if mode not in MODES:
-            raise ValueError(f"durability must be one of {', '.join(MODES)}, not {mode!r}")
-        if not interval_s > 0 or isinstance(max_records, bool) or max_records < 1:
-            raise ValueError("the sync window needs interval_s > 0 and max_records >= 1")
+        check_settings(mode, interval_s, max_records)
         self.mode = mode
         self.interval_s = float(interval_s)
         self.max_records = int(max_records)
@@ -48,6 +64,7 @@ class GroupCommit:
         self._lock = threading.Lock()  # one fsync at a time, and _durable with it
         self._pending = threading.Event()
         self._closing = False
+        self._broken: OSError | None = None  # the failed sync: every later call raises it
         self._helper: threading.Thread | None = None
         if mode == "group":
             self._helper = threading.Thread(target=self._sync_forever, daemon=True,
@@ -61,13 +78,23 @@ class GroupCommit:
 
     def append(self, data: bytes, records: int = 1) -> None:
         """Write ``data`` (``records`` whole lines) with one ``write`` where the kernel takes it
-        whole, then sync by the mode."""
+        whole, then sync by the mode (``NotDurable``: written, a sync failed)."""
         fd = self._fd
         if fd is None:
             raise ValueError("the file is closed")
+        self._raise_if_broken()
         view = memoryview(data)
-        while view:  # a short write (a full disk, a signal) goes on where it stopped
-            view = view[os.write(fd, view):]
+        try:
+            while view:  # a short write (a full disk, a signal) goes on where it stopped
+                view = view[os.write(fd, view):]
+        except BaseException:
+            # Part of the line may be in the file: cut it back to where the line began, so no
+            # torn line stands before the next one (the retried record starts clean).
+            written = len(data) - len(view)
+            if written:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_END) - written)
+            raise
         self._written += records
         if self.mode == "record" or self._written - self._durable >= self.max_records:
             self.sync()
@@ -75,13 +102,23 @@ class GroupCommit:
             self._pending.set()
 
     def sync(self) -> None:
-        """Every record appended so far is durable when this returns."""
+        """Every record appended so far is durable when this returns (``NotDurable`` if not)."""
         with self._lock:
+            self._raise_if_broken()
             target = self._written
             if self._fd is None or self._durable >= target:
                 return
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self._broken = exc
+                self._raise_if_broken()
             self._durable = target
+
+    def _raise_if_broken(self) -> None:
+        if self._broken is not None:
+            raise NotDurable(self._broken.errno, "a sync of the file failed; the records "
+                             f"written since the last one may be lost ({self._broken})")
 
     def close(self) -> None:
         """Sync, stop the helper thread, close the file. Safe to call again."""
@@ -110,5 +147,7 @@ class GroupCommit:
             self._pending.clear()
             if self._closing:
                 return
-            with contextlib.suppress(OSError, ValueError):  # the caller's own sync will say it
+            # A failed sync breaks the writer: the program's next append, sync or close raises
+            # it (a later fsync would not report it again).
+            with contextlib.suppress(OSError, ValueError):
                 self.sync()

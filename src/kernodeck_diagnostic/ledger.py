@@ -59,7 +59,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
-from .group_commit import GroupCommit, Mode
+from .group_commit import GroupCommit, Mode, NotDurable, check_settings
 from .safe_files import Folder, UnsafePath, check_file
 from .untrusted_json import MAX_LINE_BYTES, json_lines, loads, open_regular
 
@@ -97,14 +97,19 @@ class OutputLedger:
                                        or not isinstance(vector_dim, int) or vector_dim < 1):
             raise ValueError(f"vector_dim must be a positive whole number, not {vector_dim!r}")
         vectors = None if vector_dim is None else {"dim": vector_dim, "field": vector_field}
+        check_settings(durability, sync_interval_s, sync_records)  # before any file is touched
         self._make_folder(create_folder)
         folder = Folder.open(self._folder or ".")
         try:
             self._done = self._open_or_start(folder, wanted, vectors)
             fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
-            self._identity = _identity(os.fstat(fd))
-            self._writer = GroupCommit(fd, mode=durability, interval_s=sync_interval_s,
-                                       max_records=sync_records)
+            try:
+                self._identity = _identity(os.fstat(fd))
+                self._writer = GroupCommit(fd, mode=durability, interval_s=sync_interval_s,
+                                           max_records=sync_records)
+            except BaseException:
+                os.close(fd)
+                raise
         except BaseException:
             folder.close()
             raise
@@ -164,7 +169,11 @@ class OutputLedger:
                              "once (skip the ids in done_ids())")
         data = _encode({"id": key, "record": record})
         self._check_name()
-        self._writer.append(data)
+        try:
+            self._writer.append(data)
+        except NotDurable:
+            self._done.add(key)  # written whole, its sync failed: held all the same
+            raise
         self._done.add(key)
 
     def append_many(self, records: Iterable[tuple[str, Any]]) -> None:
@@ -183,7 +192,11 @@ class OutputLedger:
         if not keys:
             return
         self._check_name()
-        self._writer.append(b"".join(lines), records=len(keys))
+        try:
+            self._writer.append(b"".join(lines), records=len(keys))
+        except NotDurable:
+            self._done.update(keys)  # written whole, their sync failed: held all the same
+            raise
         self._done.update(keys)
 
     def sync(self) -> None:
