@@ -65,6 +65,25 @@ def test_latest_names_the_newest_attempt_and_keep_removes_the_older_ones(
         Trial(root, keep=0)
 
 
+def test_keep_never_removes_an_attempt_that_has_not_ended(tmp_path: Path) -> None:
+    """An attempt still running (another cell's, another rank's sharing the root) or killed has
+    no attempt.json yet: ``keep=1`` leaves it, and removes only the ended ones."""
+    root = tmp_path / "runs"
+    with Trial(root) as trial, trial.stage("step"):
+        pass
+    ended = Path(str(trial.folder))
+    running = Trial(root).start()
+    with running.stage("load"):
+        pass
+    with Trial(root, keep=1) as trial:
+        pass
+    left = {path.name for path in root.iterdir() if path.is_dir()}
+    assert left == {Path(str(running.folder)).name, Path(str(trial.folder)).name}
+    assert not ended.exists()
+    running.end()
+    assert (Path(str(running.folder)) / "attempt.json").is_file()
+
+
 def test_files_are_never_written_over(tmp_path: Path) -> None:
     target = tmp_path / "attempt.json"
     with Folder.open(tmp_path) as place:

@@ -74,10 +74,13 @@ def create(root: str, keep: int | None = None) -> tuple[str, Folder]:
 def prune(parent: Folder, keep: int, current: str) -> list[str]:
     """Remove the attempt folders of ``parent`` older than its newest ``keep`` (``current``
     always kept): only folders named as attempts are (``ATTEMPT_ID``), holding plain files
-    only; anything else, a link above all, is left where it is. The names removed."""
+    only, and only attempts that ended (their ``attempt.json`` written): one still running
+    (another process's, another rank's of the same root) or killed is never removed; anything
+    else, a link above all, is left where it is. The names removed."""
     with contextlib.suppress(OSError):
         attempts = sorted((name for name in parent.names()
-                           if ATTEMPT_ID.fullmatch(name) and name != current),
+                           if ATTEMPT_ID.fullmatch(name) and name != current
+                           and parent.lstat(f"{name}/{ATTEMPT_FILE}") is not None),
                           key=lambda name: _started(parent, name), reverse=True)
         removed = []
         for name in attempts[max(keep - 1, 0):]:
