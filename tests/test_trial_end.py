@@ -229,6 +229,29 @@ def test_a_trial_used_after_its_end_refuses_instead_of_dropping(tmp_path: Path) 
         Trial(tmp_path / "runs").stage("early")
 
 
+def test_a_stage_error_that_left_its_cell_fails_the_attempt_ended_by_end(
+        tmp_path: Path) -> None:
+    """A notebook: a cell's stage raises (the cell stops, the attempt goes on), the next cell
+    calls ``trial.end()``: the attempt failed with that error, never ``completed``. A stage
+    that completed after the error (the program went on past it) lets end() complete it."""
+    from kernodeck_diagnostic import Trial
+
+    stopped = Trial(tmp_path / "runs").start()
+    with pytest.raises(MemoryError), stopped.stage("forward"):  # the cell's error
+        raise MemoryError("no room")
+    stopped.end()  # the next cell
+    went_on = Trial(tmp_path / "runs").start()
+    with pytest.raises(MemoryError), went_on.stage("forward"):
+        raise MemoryError("no room")
+    with went_on.stage("forward"):  # a smaller batch, tried by the program: it passed
+        pass
+    went_on.end()
+    first = attempt_of(Path(str(stopped.folder)))
+    second = attempt_of(Path(str(went_on.folder)))
+    assert (first["status"], first["first_error"]["type"]) == ("failed", "MemoryError")
+    assert (second["status"], second["first_error"]["type"]) == ("completed", "MemoryError")
+
+
 def test_a_pass_started_and_never_completed_leaves_the_attempt_incomplete(
         tmp_path: Path) -> None:
     """``zip(trial.passes(10), loader)`` with a 3-batch loader: pass 3 starts, the loader has no

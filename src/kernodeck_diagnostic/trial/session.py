@@ -100,6 +100,7 @@ class Trial:
         self._reserve: bytes | None = None
         self._environment: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._first_error: dict[str, Any] | None = None
+        self._completed_at_error = -1  # the stages completed when the first error came
         self._error: BaseException | None = None
         self._oom: dict[str, Any] | None = None
         self._passes_started = False
@@ -164,9 +165,19 @@ class Trial:
 
     def end(self, error: BaseException | None = None) -> None:
         """End an attempt begun with ``start()``: completed, or failed with ``error``. The
-        attempt is then over: every later use of the trial is refused."""
+        attempt is then over: every later use of the trial is refused.
+
+        A stage whose error left its cell (no stage completed since) fails the attempt even
+        without ``error``: in a notebook the error stopped the cell, not the attempt, and the
+        next cell's ``end()`` must not call it completed."""
         self._refuse_unless_open("end")
+        if error is None and self._error is not None \
+                and self._completed_calls() == self._completed_at_error:
+            error = self._error
         self.__exit__(None if error is None else type(error), error, None)
+
+    def _completed_calls(self) -> int:
+        return sum(stats.completed for stats in self._recorder.stats.values())
 
     def stage(self, name: str, sync: bool = False) -> Stage:
         """A stage of the program: timed, its memory read (its own CPU peak; the device's),
@@ -309,6 +320,7 @@ class Trial:
         if self._error is not None:
             return
         self._error = exc
+        self._completed_at_error = self._completed_calls()
         pass_index = self._pass if self._pass is not None else self._abandoned_pass
         self._first_error = {"stage": stage, "pass_index": pass_index,
                              "type": type(exc).__name__, "message": self._text(bounded(str(exc)))}
