@@ -201,7 +201,7 @@ import json, sys
 sys.path.insert(1, sys.argv[1])  # the sources under test; path[0] stays the working folder
 import kernodeck_diagnostic
 from kernodeck_diagnostic.report import build as report_build
-from kernodeck_diagnostic.supervision import supervisor
+from kernodeck_diagnostic.supervision import events as worker_events
 python, device, events_file, run_file = sys.argv[2:6]
 log, seen = bytearray(), {}
 
@@ -213,7 +213,7 @@ class Tee:
         log.extend(data)
         return data
 
-class RecordingReader(supervisor.EventReader):
+class RecordingReader(worker_events.EventReader):
     def __init__(self, file):
         super().__init__(Tee(file))
 
@@ -224,7 +224,7 @@ def build(request, run, host, redactor, front=None):
                 start_error=run.start_error, stderr_line=run.stderr_line, host=host, front=front)
     return real_build(request, run, host, redactor, front)
 
-supervisor.EventReader = RecordingReader
+worker_events.EventReader = RecordingReader  # the supervisor imports it once the worker runs
 real_build, report_build.build = report_build.build, build
 seen["report"] = kernodeck_diagnostic.check(device=device, python=python).to_dict()
 with open(events_file, "wb") as file:
