@@ -297,3 +297,18 @@ def test_every_id_a_rule_declares_has_its_sentences_and_its_row() -> None:
 def test_the_verdicts_the_rules_compare_with_are_the_tables() -> None:
     named = {name: value for name, value in vars(Verdict).items() if name.isupper()}
     assert named == {name: name for name in VERDICTS}
+
+
+def test_a_callers_own_torch_failing_to_import_now_is_not_another_torch() -> None:
+    """CALLER_TORCH_DIFFERS says the caller holds another torch than the check found: the
+    caller's very file failing to import now (a library path a cell changed, say) is no other
+    torch; another file, or none found, is."""
+    caller = {"kernel": True, "torch_imported": True, "torch_version": "2.13.0+cpu",
+              "torch_origin": "site-packages"}
+    failed = {"code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+              "pytorch.version": None}
+    assert "CALLER_TORCH_DIFFERS" not in ids(report(**failed, **{
+        "runtime.caller": {**caller, "torch_same": True}}))
+    for same in (False, None):
+        assert "CALLER_TORCH_DIFFERS" in ids(report(**failed, **{
+            "runtime.caller": {**caller, "torch_same": same}}))

@@ -256,7 +256,10 @@ def caller_state(worker: Any) -> dict[str, Any]:
         if os.path.basename(file).startswith("__init__."):
             folder = os.path.dirname(folder)  # a package: the folder that holds torch/
         place = place_of(folder, worker.path0)
-        mine = getattr(worker.torch, "__file__", None) if worker.torch is not None else None
+        # The module this worker imported, else the one it found and could not import: the
+        # same file failing now is not another torch.
+        mine = (getattr(worker.torch, "__file__", None) if worker.torch is not None
+                else getattr(worker, "torch_found", None))
         same = same_path(file, mine) if isinstance(mine, str) else None
     version = caller.get("torch_version")
     return {"kernel": caller.get("kernel") is True,

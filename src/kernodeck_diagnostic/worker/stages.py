@@ -167,7 +167,8 @@ class Worker:
         # protocol.deadline_argument; None when run without one): the library stages and the
         # collective end before it.
         self.deadline: float | None = None
-        self.caller: dict[str, Any] | None = None  # --caller (supervisor.run_worker)
+        self.torch_found: str | None = None  # the file `import torch` would run (stage_import)
+        self.caller: dict[str, Any] | None = None  # --places (supervisor.run_worker)
 
     def run(self) -> None:
         runtime = companion("runtime")
@@ -265,6 +266,7 @@ class Worker:
             spec = None
         located = (origin.locate(spec, installs) if spec is not None and installs is not None
                    else None)
+        self.torch_found = getattr(spec, "origin", None)  # the file `import torch` would run
         if located is not None:
             kind, folder = located
             place = origin.place_of(folder, self.path0) if folder else "elsewhere"

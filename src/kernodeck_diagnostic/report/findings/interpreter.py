@@ -92,7 +92,11 @@ def caller_torch_differs(report: Report) -> Finding | None:
         return None
     pytorch = report["pytorch"]
     theirs, ours = caller.get("torch_version"), pytorch.get("version")
-    differs = (pytorch.get("imported") is not True or caller.get("torch_same") is False
+    # Differs: another file, another version, or an import that failed from a file other than
+    # the caller's (or from none found). The caller's very file failing to import now is not
+    # another torch: the import's own failure, with its findings, says why.
+    same = caller.get("torch_same")
+    differs = (same is False or (pytorch.get("imported") is not True and same is not True)
                or (isinstance(theirs, str) and isinstance(ours, str) and theirs != ours))
     if not differs:
         return None
