@@ -312,3 +312,7 @@ def test_a_callers_own_torch_failing_to_import_now_is_not_another_torch() -> Non
     for same in (False, None):
         assert "CALLER_TORCH_DIFFERS" in ids(report(**failed, **{
             "runtime.caller": {**caller, "torch_same": same}}))
+    # The worker hung or crashed before comparing: the front's own knowledge says nothing.
+    assert "CALLER_TORCH_DIFFERS" not in ids(report(**{
+        "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
+        "runtime.caller": {**caller, "torch_origin": None, "torch_same": None}}))

@@ -397,3 +397,22 @@ def test_the_callers_import_path_never_reaches_a_command_line(
     assert seen, "the worker was not started"
     assert not [arg for arg in seen[0] if planted.name in arg or str(planted.parent) in arg]
     assert modes == [0o600]
+
+
+def test_the_callers_state_stays_in_the_report_when_the_worker_hangs_at_import(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """check() from a program: what the front knows of its caller (a kernel or not, the torch
+    it holds) is in the report even when the worker never ends its import (here a torch whose
+    import takes longer than the limit): the notebook's advice depends on it."""
+    from conftest import FAKES
+    from kernodeck_diagnostic import api
+
+    monkeypatch.syspath_prepend(str(FAKES))
+    monkeypatch.setenv("KD_FAKE_TORCH", "cuda_pass")
+    monkeypatch.setenv("KD_FAKE_TORCH_IMPORT_DELAY", "60")
+    report = api.check(device="cpu", timeout=5).to_dict()
+    assert (report["code"], report["stage"]) == ("TIMEOUT", "import")
+    assert report["runtime"]["caller"] == {"kernel": False, "torch_imported": False,
+                                           "torch_version": None, "torch_origin": None,
+                                           "torch_same": None}
+    assert "CALLER_TORCH_DIFFERS" not in {finding["id"] for finding in report["findings"]}

@@ -552,6 +552,11 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
              "tool_environment": tool_environment(options.python),
              "working_folder_missing": working_folder_missing(), "node": node_facts(),
              "system": _system_facts(system)}
+    if options.caller is not None:
+        # What the front knows of its caller without the worker (the worker adds where its
+        # torch came from): kept when the worker hangs or crashes before saying it.
+        front["caller"] = {name: options.caller.get(name)
+                           for name in ("kernel", "torch_imported", "torch_version")}
     job: dict[str, Job] = {}
     if launch is not None:
         # The job's verdict is decided with the rank's own, before the report is assembled.

@@ -116,7 +116,8 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "runtime": {**runtime_block(facts.get("runtime", {})),
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None,
-                             "working_folder_missing": None})},
+                             "working_folder_missing": None}),
+                    **_caller(facts.get("runtime", {}), redactor.value(front or {}))},
         "pytorch": pytorch,
         "execution": execution,
         "libraries": libraries,
@@ -137,6 +138,18 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     report["findings"] = [finding.as_dict() for finding in found]
     notebook_advice(report)  # made from a notebook: its advice in the notebook's words
     return Built(report, found)
+
+
+def _caller(runtime: dict[str, Any], front: dict[str, Any]) -> dict[str, Any]:
+    """``runtime.caller`` from what the front knows of its caller when the worker, hung or
+    crashed before its import ended, did not say it (where its torch came from then unknown)."""
+    known = front.get("caller")
+    if runtime.get("caller") is not None or not isinstance(known, dict):
+        return {}
+    return {"caller": {"kernel": known.get("kernel") is True,
+                       "torch_imported": known.get("torch_imported") is True,
+                       "torch_version": known.get("torch_version"), "torch_origin": None,
+                       "torch_same": None}}
 
 
 def _reached_compute(state: WorkerState) -> bool:

@@ -188,14 +188,17 @@ class Worker:
                 continue  # below: it also runs after a failed stage
             if name in protocol.LIBRARY_STAGES and name not in self.libraries:
                 continue  # only when asked: the check stays as fast as it is
-            if not self._run_stage(name, bodies[name]):
+            passed = self._run_stage(name, bodies[name])
+            if name == "import" and self.caller is not None:
+                # The API's caller: its own torch against this one's, said as soon as it is
+                # known, so that a later hang or crash does not take it from the report.
+                self.facts("runtime", caller=companion("origin").caller_state(self))
+            if not passed:
                 break
         if self.distributed is not None and self.torch is not None:
             # Also after this rank's own check failed: the other ranks learn it from the job's
             # store instead of waiting for this rank until their time runs out.
             self._run_stage("collective", lambda: companion("collective").stage(self))
-        if self.caller is not None:  # the API's caller: its own torch against this one's
-            self.facts("runtime", caller=companion("origin").caller_state(self))
         self.events.emit("final")
 
     def _run_stage(self, name: protocol.Stage, body: Callable[[], None]) -> bool:

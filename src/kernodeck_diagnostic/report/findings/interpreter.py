@@ -88,8 +88,8 @@ def caller_torch_differs(report: Report) -> Finding | None:
     version, or none that imports). A kernel keeps its first torch until it restarts: the
     verdict is about the next start, the cells still run the old one."""
     caller = report["runtime"].get("caller") or {}
-    if caller.get("torch_imported") is not True:
-        return None
+    if caller.get("torch_imported") is not True or caller.get("torch_origin") is None:
+        return None  # no torch in the caller, or the worker never compared (a hang, a crash)
     pytorch = report["pytorch"]
     theirs, ours = caller.get("torch_version"), pytorch.get("version")
     # Differs: another file, another version, or an import that failed from a file other than
