@@ -135,3 +135,26 @@ def test_nvtx_ranges_mark_each_stage_on_cuda_when_asked(tmp_path: Path) -> None:
         ["push", "forward"], ["kernel launched", None], ["push", "attention"], ["pop", None],
         ["pop", None],
         ["kernel launched", None]]  # not asked: no range
+
+
+IMPORTED_IN_THE_STAGE = """
+    from kernodeck_diagnostic import Trial
+
+    with Trial("runs") as trial:
+        with trial.stage("setup", sync=True):
+            import torch  # the program's first import of torch, inside the stage
+            torch.tensor([[1.0]], device="cuda:0")
+"""
+
+
+def test_a_stage_that_imports_torch_and_starts_the_device_sees_it_at_its_end(
+        tmp_path: Path) -> None:
+    """The device a stage began using, torch imported in the stage itself: its end synchronises
+    it and reads its memory, as the stage's own."""
+    done = run_app(sys.executable, tmp_path, IMPORTED_IN_THE_STAGE,
+                   env=app_env(fake="cuda_pass"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    (setup,) = attempt["stages"]
+    assert setup["memory"]["device"] == "cuda:0"
+    assert setup["synchronized"] is True

@@ -297,18 +297,14 @@ class Recorder:
                  **first_and_later({index: round(ms, 3) for index, ms in stats.by_pass.items()})}
                 for stats in self.stats.values() if stats.completed]
 
-    def rows(self) -> list[tuple[str, str, int, float, float, int | None]]:
-        """(name, status, count, total ms, max ms, peak bytes) for ``Trial.summary``: one per
-        name and status, in the order the names first ran."""
-        found = []
-        for stats in self.stats.values():
-            peak = stats.device_peak_bytes if stats.device_peak_bytes is not None \
-                else stats.peak_bytes
-            for status in ("completed", "failed", "interrupted"):
-                count, total, slowest = stats.ended(status)
-                if count:
-                    found.append((stats.name, status, count, total, slowest, peak))
-        return found
+    def begun_in_stage(self) -> list[Accelerator]:
+        """The devices a stage began using (torch perhaps imported in it), at its end."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return []
+        if torch is not self._torch:
+            self.watch(torch)
+        return self.devices.in_use(torch)
 
     def peak(self) -> int | None:
         """The largest stage peak: the device's where a stage ran on one, else the CPU's."""
@@ -382,7 +378,7 @@ class Stage:
                  tb: TracebackType | None) -> None:
         end = time.perf_counter()
         recorder = self.recorder
-        devices = self.devices or recorder.devices.in_use(recorder._torch)  # begun in the stage
+        devices = self.devices or recorder.begun_in_stage()
         raised: BaseException | None = None
         if devices or self.profiled is not None:
             raised = self._leave_ranges(devices, exc)
