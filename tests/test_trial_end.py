@@ -271,3 +271,21 @@ def test_a_pass_started_and_never_completed_leaves_the_attempt_incomplete(
     assert_valid_attempt(second)
     with Trial(tmp_path / "runs") as trial, pytest.raises(TypeError, match="DataLoader"):
         trial.passes(2.5)  # type: ignore[arg-type]
+
+
+def test_a_pass_left_by_break_adds_nothing_to_the_timings_of_passes(tmp_path: Path) -> None:
+    """The stages of a pass that never completed ran, and are counted; their time is no pass's:
+    the per-stage timing of the passes holds the completed ones only, as the passes do."""
+    from kernodeck_diagnostic import Trial
+
+    with Trial(tmp_path / "runs") as trial:
+        for index in trial.passes(3):
+            with trial.stage("step"):
+                pass
+            if index == 1:
+                break
+    document = attempt_of(Path(str(trial.folder)))
+    assert document["passes"]["completed"] == 1
+    (step,) = [item for item in document["timings"] if item["stage"] == "step"]
+    assert step["first_pass_ms"] is not None
+    assert step["later_passes"] is None

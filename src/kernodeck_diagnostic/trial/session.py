@@ -231,7 +231,7 @@ class Trial:
                 # A body that raised, or a loop left by break: the pass did not complete. An
                 # error raised outside every stage is still placed in it.
                 self._pass, self._abandoned_pass = None, index
-                self._recorder.pass_ended(index)
+                self._recorder.pass_abandoned()  # its partial time is no pass's timing
                 raise
             self._pass = None
             self._pass_completed(index, (time.perf_counter() - start) * 1000)

@@ -282,6 +282,10 @@ class Recorder:
         self.pass_ms = {}
         return found
 
+    def pass_abandoned(self) -> None:
+        """A pass that never completed (a break, an error): its stages' time is no pass's."""
+        self.pass_ms = {}
+
     def records(self) -> list[dict[str, Any]]:
         """The records attempt.json keeps: the first and failed ones of each name, and its
         slowest, in the order they ran."""
