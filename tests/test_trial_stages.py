@@ -321,3 +321,48 @@ def test_the_beacon_names_the_innermost_stage_running(tmp_path: Path,
         with trial.stage("forward"):
             assert now(folder) == (1, None, True)
     assert not (folder / stages.BEACON_FILE).exists()  # attempt.json says it now
+
+
+FORKED = """
+    import os
+    from kernodeck_diagnostic import OutputLedger, Trial
+
+    ledger = OutputLedger("out.jsonl", sync_interval_s=0.001)
+    ledger.append("before", 0)
+    with Trial("runs") as trial:
+        with trial.stage("parent"):
+            pass
+        for _ in range(20):  # forks while the ledger's helper may hold its lock
+            ledger.append(f"p{_}", _)
+            child = os.fork()
+            if child == 0:  # a DataLoader worker, say: its stages are its own
+                with trial.stage("child"):
+                    pass
+                ledger.append(f"c{_}", _)
+                ledger.close()
+                os._exit(0)
+            os.waitpid(child, 0)
+        with trial.stage("parent"):
+            pass
+    ledger.close()
+"""
+
+
+def test_a_forked_child_writes_nothing_into_the_parents_attempt_and_never_deadlocks(
+        tmp_path: Path) -> None:
+    """A child forked during an attempt (a DataLoader's worker): its stages land in neither the
+    parent's log nor its beacon, and the ledger's lock, perhaps held by the helper thread at the
+    fork, is a fresh one in the child: every append of both, once each."""
+    from kernodeck_diagnostic.ledger import read_ledger
+    from trial_helpers import attempt_of, events_of, only_attempt, run_app
+
+    done = run_app(sys.executable, tmp_path, FORKED, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = only_attempt(tmp_path / "runs")
+    attempt = attempt_of(folder)
+    assert [item["stage"] for item in attempt["stage_summary"]] == ["parent"]
+    assert [event for event in events_of(folder) if event.get("stage") == "child"] == []
+    assert attempt["stage_summary"][0]["count"] == 2
+    counts = read_ledger(str(tmp_path / "out.jsonl")).counts
+    assert counts == {"before": 1, **{f"p{n}": 1 for n in range(20)},
+                      **{f"c{n}": 1 for n in range(20)}}

@@ -29,6 +29,7 @@ import contextlib
 import os
 import threading
 import time
+import weakref
 from typing import Literal
 
 Mode = Literal["group", "record"]
@@ -66,6 +67,7 @@ class GroupCommit:
         self._closing = False
         self._broken: OSError | None = None  # the failed sync: every later call raises it
         self._helper: threading.Thread | None = None
+        _LIVE.add(self)
         if mode == "group":
             self._helper = threading.Thread(target=self._sync_forever, daemon=True,
                                             name="kernodeck-ledger-sync")
@@ -136,6 +138,14 @@ class GroupCommit:
                 if fd is not None:
                     os.close(fd)
 
+    def forked(self) -> None:
+        """In a child forked meanwhile: fresh locks (the parent's helper may have held one at
+        the fork), and no helper thread (threads do not survive a fork): its appends sync by
+        count and on ``sync``/``close``."""
+        self._lock = threading.Lock()
+        self._pending = threading.Event()
+        self._helper = None
+
     def _sync_forever(self) -> None:
         while True:
             self._pending.wait()
@@ -151,3 +161,15 @@ class GroupCommit:
             # it (a later fsync would not report it again).
             with contextlib.suppress(OSError, ValueError):
                 self.sync()
+
+
+_LIVE: weakref.WeakSet[GroupCommit] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for writer in list(_LIVE):
+        writer.forked()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -43,6 +43,17 @@ class CpuMemory:
         self._status = _open(_STATUS, os.O_RDONLY)
         self._clear_refs = _open(_CLEAR_REFS, os.O_WRONLY)
 
+    def reopen(self) -> None:
+        """In a forked child: the files the parent opened are the parent's (/proc/self was it):
+        this process's own instead, so that a stage here never resets the parent's peak."""
+        opened = self._status is not None or self._clear_refs is not None
+        for fd in (self._status, self._clear_refs):
+            if fd is not None:
+                _close(fd)
+        self._status = self._clear_refs = None
+        if opened:
+            self.open()
+
     def reset_peak(self) -> None:
         if self._clear_refs is not None:
             try:

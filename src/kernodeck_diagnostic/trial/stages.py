@@ -33,6 +33,7 @@ import statistics
 import struct
 import sys
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
@@ -209,6 +210,7 @@ class Recorder:
     beacon. ``Trial`` owns it; ``stage()`` returns a ``Stage`` bound to it."""
 
     def __init__(self, cpu: CpuMemory, devices: Devices, *, nvtx: bool = False) -> None:
+        _LIVE.add(self)
         self.cpu = cpu
         self.devices = devices
         self.nvtx = nvtx
@@ -282,6 +284,15 @@ class Recorder:
         self.pass_ms = {}
         return found
 
+    def forked(self) -> None:
+        """In a child forked while the attempt runs (a DataLoader's worker): its stages are its
+        own, written nowhere, so that they never land in the parent's beacon or log, and its
+        memory is read from its own files."""
+        self.words = None
+        self.beacon = None
+        self.log = None
+        self.cpu.reopen()
+
     def pass_abandoned(self) -> None:
         """A pass that never completed (a break, an error): its stages' time is no pass's."""
         self.pass_ms = {}
@@ -316,6 +327,18 @@ class Recorder:
                   if s.device_peak_bytes is not None]
         cpu = [s.peak_bytes for s in self.stats.values() if s.peak_bytes is not None]
         return max(device or cpu) if device or cpu else None
+
+
+_LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for recorder in list(_LIVE):
+        recorder.forked()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Stage:
