@@ -17,7 +17,8 @@ Each is a plain venv made from this interpreter's base Python:
   extension built for another torch (it declares ``torch>=2.14.0``), and the matching pair;
 - ``plot``: ``matplotlib==3.11.2`` and no torch: the front of ``ramp`` drawing its plot;
 - ``torch-cpu-frameworks``: a hard-linked copy of ``torch-cpu`` with PyTorch Lightning,
-  Transformers and Accelerate (and their dependencies, torch held at 2.13.0): the trial's adapters.
+  Transformers and Accelerate (and their dependencies, torch held at 2.13.0): the trial's
+  adapters, also in a real Jupyter kernel (``ipykernel``, ``jupyter_client``).
 - ``torch-cpu-kernel``: a hard-linked copy of ``torch-cpu`` with ``ipykernel``, ``nbclient`` and
   ``jupyter_client`` (and what they need): real Jupyter kernels next to a real torch.
 
@@ -176,6 +177,11 @@ def torch_cuda_torchvision() -> Path:
                                   "numpy==2.4.6", "pillow==12.3.0"))
 
 
+IPYKERNEL_VERSION = "7.4.0"
+NBCLIENT_VERSION = "0.11.0"
+JUPYTER_CLIENT_VERSION = "8.10.0"
+
+
 LIGHTNING_VERSION = "2.6.6"
 TRANSFORMERS_VERSION = "5.17.0"
 ACCELERATE_VERSION = "1.15.0"
@@ -196,17 +202,14 @@ def _with_frameworks(source: Path, *requirements: str) -> object:
 
 def torch_cpu_frameworks() -> Path:
     """torch 2.13.0 (CPU) with the training frameworks the trial's adapters meet: PyTorch
-    Lightning, Hugging Face Transformers and Accelerate, with what they need."""
+    Lightning, Hugging Face Transformers and Accelerate, with what they need, and a Jupyter
+    kernel to run them in (a notebook's training)."""
     versions = (f"pytorch-lightning=={LIGHTNING_VERSION}",
-                f"transformers=={TRANSFORMERS_VERSION}", f"accelerate=={ACCELERATE_VERSION}")
+                f"transformers=={TRANSFORMERS_VERSION}", f"accelerate=={ACCELERATE_VERSION}",
+                f"ipykernel=={IPYKERNEL_VERSION}", f"jupyter_client=={JUPYTER_CLIENT_VERSION}")
     name = "-".join(v.replace("==", "-") for v in versions)
     return _build(f"torch-{TORCH_CPU_VERSION}-{name}-{PY_TAG}",
                   _with_frameworks(torch_cpu(), *versions))
-
-
-IPYKERNEL_VERSION = "7.4.0"
-NBCLIENT_VERSION = "0.11.0"
-JUPYTER_CLIENT_VERSION = "8.10.0"
 
 
 def torch_cpu_kernel() -> Path:

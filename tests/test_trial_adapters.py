@@ -548,3 +548,54 @@ def test_a_training_attempt_driven_by_events_without_a_framework(
     assert kept.splitlines()[2].split()[:3] == ["train_batch", "2", "1"]  # 2 calls, 1 failed
     assert kept not in capsys.readouterr().err  # rank 1 keeps it; rank 0 alone prints it
     assert attempt.next_attempt() is not attempt
+
+
+# -- Transformers in a notebook: the error a cell's train() raised -------------------------------
+
+NOTEBOOK_SETUP = """
+import torch
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+from kernodeck_diagnostic.trial.adapters.transformers import KernodeckTrainerCallback
+
+torch.manual_seed(0)
+config = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                    intermediate_size=32, num_labels=2)
+model = BertForSequenceClassification(config)
+steps = []
+
+def breaks_at_the_third_step(module, inputs):
+    if module.training:
+        steps.append(True)
+        if len(steps) == 3:
+            raise RuntimeError("a layer broke at step 3")
+
+hook = model.register_forward_pre_hook(breaks_at_the_third_step)
+rows = [{"input_ids": torch.randint(0, 64, (12,)), "labels": i % 2} for i in range(16)]
+args = TrainingArguments(output_dir="hf", max_steps=4, per_device_train_batch_size=4,
+                         report_to="none", use_cpu=True, disable_tqdm=True,
+                         logging_strategy="no", save_strategy="no")
+callback = KernodeckTrainerCallback("runs")
+trainer = Trainer(model=model, args=args, train_dataset=rows, callbacks=[callback])
+"""
+
+
+def test_in_a_notebook_the_error_a_cells_train_raised_ends_its_attempt(
+        frameworks_python: Path, tmp_path: Path) -> None:
+    """In a kernel no error reaches sys.excepthook: the cell that ran trainer.train() ends with
+    it, and the attempt is ended there as failed, the error in its stage; the next train() (the
+    cell run again, the layer fixed) is an attempt of its own, never merged into the first."""
+    from test_notebook import cells
+
+    shown = cells(frameworks_python, tmp_path, NOTEBOOK_SETUP, "trainer.train()",
+                  "hook.remove()\ntrainer.train()")
+    assert [cell["error"] for cell in shown] == [None, "RuntimeError", None], shown
+    newest = (tmp_path / "runs" / "latest").read_text(encoding="utf-8").strip()
+    (older,) = (path for path in (tmp_path / "runs").iterdir()
+                if path.is_dir() and path.name != newest)
+    first, second = attempt_of(older), attempt_of(tmp_path / "runs" / newest)
+    assert first["status"] == "failed"
+    assert (first["first_error"]["type"], first["first_error"]["stage"]) == (
+        "RuntimeError", "train_step")
+    assert "a layer broke at step 3" in first["first_error"]["message"]
+    assert second["status"] == "completed"
+    assert second["first_error"] is None

@@ -9,17 +9,22 @@ first step is held to ``expect_training_step``, its loss the ``loss`` of the mod
 A ``TrainerCallback`` is never told of an error: the trainer raises it. An error that leaves
 ``trainer.train()`` and the program (a script that stops on it) is recorded on its way out, by
 ``sys.excepthook``, placed in the stage that was open and, an out-of-memory one, classified by
-phase. A program that catches it calls ``callback.failed(error)``.
+phase; in a notebook, where no error reaches ``sys.excepthook``, once the cell that ran
+``train()`` ends with it (IPython's ``post_run_cell``). A program that catches it calls
+``callback.failed(error)``; a ``train()`` begun while the last one never ended ends that one as
+failed first, never merged into the new attempt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from ...facts.caller import kernel_shell
 from .attempt import TrainingAttempt, framework
 
 MINIMUM = "5.0"
@@ -39,6 +44,7 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         self._loss: Any = None
         self._hook: Any = None
         self._previous_excepthook: Any = None
+        self._shell: Any = None  # the notebook's, while its post_run_cell hook is ours
 
     @property
     def folder(self) -> str | None:
@@ -53,6 +59,11 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
     # -- the trainer's events --------------------------------------------------------------------
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.attempt.started and not self.attempt.ended:
+            # The last train() never reached on_train_end, and no error was seen (a program
+            # that caught it and did not say so): that attempt failed; this is a new one.
+            self.failed(RuntimeError("trainer.train() ended without on_train_end: an error "
+                                     "left it, caught by the program"))
         self.attempt = self.attempt.next_attempt()
         self.attempt.place(args.process_index, args.world_size)
         self.attempt.start()
@@ -114,12 +125,26 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         if self._previous_excepthook is None:
             self._previous_excepthook = sys.excepthook
             sys.excepthook = self._uncaught
+        shell = kernel_shell()
+        if shell is not None and self._shell is None:
+            shell.events.register("post_run_cell", self._after_cell)
+            self._shell = shell
 
     def _release_excepthook(self) -> None:
         if self._previous_excepthook is not None:
             if sys.excepthook == self._uncaught:
                 sys.excepthook = self._previous_excepthook
             self._previous_excepthook = None
+        if self._shell is not None:
+            shell, self._shell = self._shell, None
+            with contextlib.suppress(ValueError):  # unregistered already
+                shell.events.unregister("post_run_cell", self._after_cell)
+
+    def _after_cell(self, result: Any) -> None:
+        """A notebook's cell ended: the error that left ``train()`` with it, if any."""
+        error = getattr(result, "error_in_exec", None)
+        if isinstance(error, BaseException) and self.attempt.started and not self.attempt.ended:
+            self.failed(error)
 
     def _uncaught(self, kind: type[BaseException], error: BaseException,
                   trace: TracebackType | None) -> None:
