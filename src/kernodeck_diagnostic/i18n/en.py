@@ -1327,9 +1327,11 @@ MESSAGES = {
     "resume.half_records": "half records ({count}) at line(s): {lines}",
     "code.SUMMARY_ALL_PASSED.summary": "Every report passed and every file was read.",
     "code.SUMMARY_ALL_PASSED.next_action": "Nothing to do.",
-    "code.SUMMARY_SOME_FAILED.summary": "A report failed, or a file is not a readable report.",
+    "code.SUMMARY_SOME_FAILED.summary":
+        "A report failed, a job is incomplete, or a file is not a readable report.",
     "code.SUMMARY_SOME_FAILED.next_action":
-        "Read the failed reports and the unreadable files named.",
+        "Read the failed reports and the jobs' ranks that never reported; --list-unreadable "
+        "names the unreadable files.",
     "code.SUMMARY_NOTHING_READ.summary": "No readable report was found in the paths given.",
     "code.SUMMARY_NOTHING_READ.next_action":
         "Check the paths: report files, or folders holding them.",

@@ -1432,9 +1432,10 @@ MESSAGES = {
         "Tous les rapports ont réussi et tous les fichiers ont été lus.",
     "code.SUMMARY_ALL_PASSED.next_action": "Rien à faire.",
     "code.SUMMARY_SOME_FAILED.summary":
-        "Un rapport a échoué, ou un fichier n'est pas un rapport lisible.",
+        "Un rapport a échoué, un job est incomplet, ou un fichier n'est pas un rapport lisible.",
     "code.SUMMARY_SOME_FAILED.next_action":
-        "Lisez les rapports en échec et les fichiers illisibles nommés.",
+        "Lisez les rapports en échec et les rangs des jobs qui n'ont jamais signalé ; "
+        "--list-unreadable nomme les fichiers illisibles.",
     "code.SUMMARY_NOTHING_READ.summary": "Aucun rapport lisible trouvé dans les chemins donnés.",
     "code.SUMMARY_NOTHING_READ.next_action":
         "Vérifiez les chemins : des fichiers de rapport, ou des dossiers qui en contiennent.",

@@ -1395,9 +1395,10 @@ MESSAGES = {
         "Todos os relatórios foram aprovados e todos os arquivos foram lidos.",
     "code.SUMMARY_ALL_PASSED.next_action": "Nada a fazer.",
     "code.SUMMARY_SOME_FAILED.summary":
-        "Um relatório falhou, ou um arquivo não é um relatório legível.",
+        "Um relatório falhou, um job está incompleto, ou um arquivo não é um relatório legível.",
     "code.SUMMARY_SOME_FAILED.next_action":
-        "Leia os relatórios com falha e os arquivos ilegíveis indicados.",
+        "Leia os relatórios com falha e os ranks dos jobs que nunca reportaram; "
+        "--list-unreadable indica os arquivos ilegíveis.",
     "code.SUMMARY_NOTHING_READ.summary":
         "Nenhum relatório legível foi encontrado nos caminhos dados.",
     "code.SUMMARY_NOTHING_READ.next_action":
