@@ -138,3 +138,16 @@ def test_reading_in_parts_gives_the_same_output_as_one_after_the_other(
         assert len(json.loads(alone)["reports"]) == 23
     else:
         assert "27 file(s): 23 report(s), " in alone
+
+
+def test_a_long_name_with_escaped_characters_keeps_its_end() -> None:
+    """A name whose tabs or bidi characters are escaped (longer once shown) is cut in its
+    middle all the same: two names that differ at their end stay told apart."""
+    from kernodeck_diagnostic.report.summary import name_cell
+
+    stem = "node\t" * 30 + "\u202e" * 5
+    first, second = name_cell(stem + "run-1.json"), name_cell(stem + "run-2.json")
+    assert first != second
+    assert first.endswith("run-1.json")
+    assert "\t" not in first
+    assert "\u202e" not in first

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..terminal import CELL_LIMIT, cell
+from ..terminal import CELL_LIMIT, one_line
 from .codes import VERDICTS
 from .devices import EveryDeviceRow, every_device_row
 from .jobs import Job, Member, jobs, member_of
@@ -313,7 +313,7 @@ def name_cell(name: str, limit: int = CELL_LIMIT) -> str:
     """A file's shown name in one cell of at most ``limit`` characters. A longer one is cut in
     its middle, keeping its start and its end (the file's own name): names that differ only
     at their end (``.../run-1.json``, ``.../run-2.json``) stay told apart."""
-    text = cell(name, limit=len(name))
+    text = one_line(name)  # escaped whole (longer than the name), then cut in its middle
     if len(text) <= limit:
         return text
     head = (limit - 1) // 4
