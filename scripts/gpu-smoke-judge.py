@@ -106,11 +106,14 @@ def job(world: int, reports: list[dict[str, Any]]) -> Checks:
                for entry in ranks))
     yield (len(set(devices)) == len(devices), "each rank on a GPU of its own")
     yield (block.get("missing_ranks") == [], f"missing ranks {block.get('missing_ranks')}")
-    if world > 1:
-        yield (True, f"the all-reduce ran between {world} processes")
+    if world > 1:  # every rank's account reached rank 0 through the job's store
+        yield (len(ranks) == world and collective.get("observed") == expected,
+               f"the all-reduce ran between {len(ranks)} processes (expected {world})")
     else:  # one GPU: the duplicate step runs two processes on it
-        yield (True, "one rank: NCCL formed its group and reduced, in one process")
-    own = sorted((report.get("distributed") or {}).get("rank") for report in reports)
+        yield (collective.get("observed") == 1 and len(ranks) == 1,
+               "one rank: NCCL formed its group and reduced, in one process")
+    own = sorted(rank for rank in ((report.get("distributed") or {}).get("rank")
+                                   for report in reports) if isinstance(rank, int))
     yield (own == list(range(world)), f"each rank wrote its own report: ranks {own}")
     for report in reports[1:]:
         rank = (report.get("distributed") or {}).get("rank")

@@ -67,7 +67,10 @@ if fits default; then
     judged single "$folder/default.json"
 fi
 # torch's own count, as the check saw it: CUDA_VISIBLE_DEVICES honored (nvidia-smi -L is not).
-gpus="$("${judge[@]}" count "$folder/default.json")"
+gpus="$("${judge[@]}" count "$folder/default.json" || true)"
+case "$gpus" in
+    ''|*[!0-9]*) gpus=0; failed=1; echo "gpu-smoke: the default check's report gave no GPU count" ;;
+esac
 echo "gpu-smoke: $gpus GPU(s) visible to torch"
 
 if fits all-devices; then

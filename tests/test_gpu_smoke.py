@@ -140,7 +140,7 @@ def test_the_judge_of_a_job_wants_nccl_between_processes(pyz: Path, tmp_path: Pa
     status, lines = judge("job", "2", *reports)
     assert status == 0, lines
     assert "  ok: all-reduce passed: sum 3 (expected 3) in 12.5 ms" in lines
-    assert "  ok: the all-reduce ran between 2 processes" in lines
+    assert "  ok: the all-reduce ran between 2 processes (expected 2)" in lines
     # Rank 1's report alone, or a job of another size: not what was asked.
     assert judge("job", "2", reports[1])[0] == 1
     assert judge("job", "3", *reports)[0] == 1
