@@ -268,6 +268,25 @@ def test_no_site_finds_no_torch_as_the_program_does(cpu_torch_python: Path, pyz:
     assert report["stage"] == "import"
 
 
+def test_a_pycache_prefix_gets_nothing_of_the_tools_temporary_folders(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """``PYTHONPYCACHEPREFIX`` names where bytecode goes, by each source's path: the worker's
+    companions, loaded from a folder made for the run, write none there (one tree per run
+    would pile up under the user's prefix); torch's own bytecode goes where it always does."""
+    prefix = tmp_path / "prefix"
+    for _ in range(2):
+        report = check(cpu_torch_python, [str(pyz)], ["--device", "cpu"], tmp_path,
+                       env={"PYTHONPYCACHEPREFIX": str(prefix)}).report
+        assert report is not None
+        assert report["code"] == "CPU_CHECK_PASSED"
+    written = [path for path in prefix.rglob("*.pyc")] if prefix.exists() else []
+    runs = [path for path in written
+            if any(part.startswith("kernodeck-") and part != "kernodeck-diagnostic-test-envs"
+                   for part in path.parts)]  # the run's folder: tempfile.mkdtemp("kernodeck-")
+    assert written  # the prefix is used: torch's own bytecode is there
+    assert runs == []
+
+
 OPTION_SETS = {
     "optimise, bytes, user site, dev mode, filters": [
         "-OO", "-bb", "-s", "-X", "dev", "-X", "frozen_modules=off", "-W", "error::UserWarning",

@@ -172,6 +172,8 @@ def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
     """
     import importlib.util
 
+    if getattr(sys, "pycache_prefix", None):
+        return  # bytecode lives under the prefix, named by each source's path: none to share
     package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker")
     cache = os.path.join(folder, "__pycache__")
     for name in sources:

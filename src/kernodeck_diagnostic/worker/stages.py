@@ -75,7 +75,13 @@ def companion(name: str) -> Any:
         raise ImportError(f"the worker's companion module {name} is missing")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    # Its bytecode is not written: it would go into this run's folder, removed at the end, or
+    # under a PYTHONPYCACHEPREFIX, where one tree per run would pile up.
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
 
 
