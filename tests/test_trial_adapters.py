@@ -48,7 +48,9 @@ torch.set_num_threads(1)
 def limit_memory():
     with open("/proc/self/status") as status:
         size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
-    resource.setrlimit(resource.RLIMIT_AS, (size + 2**31, size + 2**31))
+    # The soft limit only: a process this one starts (a DDP rank) sets its own from its size.
+    resource.setrlimit(resource.RLIMIT_AS,
+                       (size + 2**31, resource.getrlimit(resource.RLIMIT_AS)[1]))
 
 
 GIB_FLOATS = 2**30 // 4
@@ -158,9 +160,15 @@ def test_lightning_a_few_steps_leave_the_attempt_with_its_phases(frameworks_pyth
     assert done.returncode == 0, done.stderr[-3000:]
     folder, attempt = _attempt(tmp_path)
     assert attempt["status"] == "completed"
-    assert _stages(attempt) == [("setup", None), ("sanity_check", None),
-                                *[("train_batch", index) for index in range(6)],
-                                ("validation", None), ("save_checkpoint", None)]
+    # The stages in the order they first ran (the records keep each name's first calls in
+    # full, and its slowest), every call counted by the summary.
+    first_seen = list(dict.fromkeys(name for name, _ in _stages(attempt)))
+    assert first_seen == ["setup", "sanity_check", "train_batch", "validation",
+                          "save_checkpoint"]
+    assert [("train_batch", index) for index in range(3)] == [
+        item for item in _stages(attempt) if item[0] == "train_batch"][:3]
+    counts = {item["stage"]: item["count"] for item in attempt["stage_summary"]}
+    assert counts["train_batch"] == 6
     assert attempt["passes"]["completed"] == attempt["passes"]["requested"] == 6
     (batch,) = [t for t in attempt["timings"] if t["stage"] == "train_batch"]
     assert batch["first_pass_ms"] is not None
@@ -171,8 +179,8 @@ def test_lightning_a_few_steps_leave_the_attempt_with_its_phases(frameworks_pyth
     assert attempt["params"] == {"case": "train"}
     _table_printed_once_and_kept(done.stderr, folder)
     rows = {row["stage"]: row for row in stage_summary.rows(attempt)}
-    assert rows["train_batch (pass 0)"]["count"] == 1
-    assert rows["train_batch"]["count"] == 5
+    assert (rows["train_batch"]["count"], rows["train_batch"]["failed"]) == (6, 0)
+    assert rows["train_batch"]["first_ms"] == batch["first_pass_ms"]
 
 
 @pytest.mark.slow
