@@ -587,6 +587,7 @@ trainer = Trainer(model=model, args=args, train_dataset=rows, callbacks=[callbac
 """
 
 
+@pytest.mark.slow
 def test_in_a_notebook_the_error_a_cells_train_raised_ends_its_attempt(
         frameworks_python: Path, tmp_path: Path) -> None:
     """In a kernel no error reaches sys.excepthook: the cell that ran trainer.train() ends with
