@@ -65,9 +65,7 @@ class CpuMemory:
     def peak(self) -> int | None:
         """The peak resident bytes since the last ``reset_peak`` (Linux), else since the process
         started; None where it cannot be read (Windows)."""
-        if _getrusage is None:
-            return None
-        return int(_getrusage(_SELF).ru_maxrss) * _PEAK_UNIT
+        return _process_peak()
 
     def read(self) -> tuple[int | None, int | None]:
         """(resident bytes, peak resident bytes)."""

@@ -186,18 +186,14 @@ class StageStats:
         """The ``stage_summary`` of this name (its event's fields, and attempt.json's item)."""
         self.fold()
         slowest = sorted(self.slowest, reverse=True)
-
-        def rounded(value: float | None) -> float | None:
-            return None if value is None else round(value, 3)
-
         return {"stage": self.name, "stage_index": self.index, "count": self.count,
                 "completed": self.completed, "failed": self.ended("failed")[0],
                 "interrupted": self.ended("interrupted")[0],
                 "total_ms": round(self.total_ms, 3),
-                "min_ms": rounded(self.min_ms if self.completed else None),
-                "p50_ms": rounded(self.percentile(0.5)), "p95_ms": rounded(self.percentile(0.95)),
-                "max_ms": rounded(self.max_ms if self.completed else None),
-                "outside_passes_ms": rounded(self.outside_ms),
+                "min_ms": _rounded(self.min_ms if self.completed else None),
+                "p50_ms": _rounded(self.percentile(0.5)), "p95_ms": _rounded(self.percentile(0.95)),
+                "max_ms": _rounded(self.max_ms if self.completed else None),
+                "outside_passes_ms": _rounded(self.outside_ms),
                 "rss_peak_bytes": self.peak_bytes, "device_peak_bytes": self.device_peak_bytes,
                 "last_memory": self.last_memory,
                 "slowest": [{"occurrence": occurrence, "pass_index": record["pass_index"],
