@@ -155,8 +155,8 @@ def check(device: str = "gpu", device_index: int = 0, timeout: float | None = No
     ``progress(stage, elapsed_s)`` is called about 20 times a second while the worker runs,
     with the stage it is in ("import", "compute"...) and the seconds since it started. By
     default (None), a notebook's cell shows the stage and the time used, as the command line's
-    live line does, removed when the check ends (nothing outside a kernel); False shows nothing
-    (``TypeError`` for anything else that cannot be called).
+    live line does, removed when the check ends (nothing outside a kernel), and True the same;
+    False shows nothing (``TypeError`` for anything else that cannot be called).
 
     In this interpreter (``python`` None, the default), the worker imports torch with this
     program's own ``sys.path``, in order: in a notebook, the kernel's, with the notebook's
