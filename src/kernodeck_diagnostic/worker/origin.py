@@ -360,7 +360,8 @@ MAX_LOCAL_MODULES = 20
 MAX_FOLDER_ENTRIES = 20_000  # a home folder can be huge: past this many entries, stop looking
 
 
-def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[str, str]]:
+def local_modules(path0: str | None, installs: list[TorchInstall],
+                  import_path: list[str] | None = None) -> list[dict[str, str]]:
     """The user's modules that hide one their program needs, in the folders it imports from first.
 
     ``python app.py`` searches app.py's folder before anything installed, ``python -m`` the
@@ -369,6 +370,9 @@ def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[
     the installed command or the zipapp imports from elsewhere). Names and categories only, at
     most MAX_LOCAL_MODULES. None searched when the interpreter's flags say the program's folder
     is not searched (path0 is None).
+
+    ``import_path``: the API caller's own path, in order. A folder it searches after the
+    standard library's (a notebook's folder in a kernel) hides no standard-library module.
     """
     if path0 is None:
         return []
@@ -380,10 +384,11 @@ def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[
     stdlib = stdlib_names()
     found: list[dict[str, str]] = []
     for place, folder in folders:
+        before_stdlib = import_path is None or _searched_before_stdlib(folder, import_path)
         for name, entry, path in modules_in(folder):
             if name in TORCH_NEEDS:
                 hides = "torch" if name == "torch" else "torch-dependency"
-            elif name in stdlib and name not in NEVER_IMPORTED:
+            elif name in stdlib and name not in NEVER_IMPORTED and before_stdlib:
                 hides = "standard-library"
             else:
                 continue
@@ -393,6 +398,21 @@ def local_modules(path0: str | None, installs: list[TorchInstall]) -> list[dict[
             if len(found) >= MAX_LOCAL_MODULES:
                 return found
     return found
+
+
+def _searched_before_stdlib(folder: str, import_path: list[str]) -> bool:
+    """Whether ``import_path`` searches ``folder`` ('' is the working folder) before the
+    standard library's own folder."""
+    import sysconfig
+
+    stdlib = sysconfig.get_paths().get("stdlib") or ""
+    for entry in import_path:
+        place = entry or os.getcwd()
+        if stdlib and same_path(place, stdlib):
+            return False
+        if same_path(place, folder):
+            return True
+    return False
 
 
 def modules_in(folder: str) -> list[tuple[str, str, str]]:

@@ -257,6 +257,7 @@ class Worker:
         import importlib.machinery
         import importlib.util
         import site  # noqa: F401 - loaded now, read by origin.place_of
+        import sysconfig  # noqa: F401 - loaded now, read by origin.local_modules
         from urllib.parse import unquote  # noqa: F401 - loaded now, for editable installs
 
         # Import torch from where the user's own code would: the worker runs from a private
@@ -266,7 +267,8 @@ class Worker:
         path = origin.user_import_path(self.path0, self.caller)
         installs = origin.torch_installs(path)
         sys.path[:] = path
-        self.facts("runtime", local_modules=origin.local_modules(self.path0, installs or []))
+        self.facts("runtime", local_modules=origin.local_modules(
+            self.path0, installs or [], (self.caller or {}).get("import_path")))
         # Locate torch without running it (finding a top-level module executes nothing): a
         # module that is not the installed package is never imported, whatever it would do.
         try:
