@@ -133,3 +133,20 @@ def test_a_build_of_another_variant_keeps_the_installed_version() -> None:
                     "runtime.device_nodes.kfd": "ok"})
     assert "torch==2.8.0 --index-url https://download.pytorch.org/whl/rocm" in \
         by_id(amd)["BUILD_FOR_OTHER_VENDOR"]["next_action"]
+
+
+def test_advice_made_from_a_kernel_is_in_the_notebooks_words() -> None:
+    """A report made by check() in a kernel: pip through the kernel's own interpreter (an
+    uninstall that asks no question a cell cannot answer), the flags as check()'s arguments."""
+    from kernodeck_diagnostic.report.kernel_form import in_notebook_words
+
+    assert in_notebook_words("Run python -m pip uninstall torch twice, then python -m pip "
+                             "install torch==2.13.0.") == (
+        "Run %pip uninstall -y torch twice, then %pip install torch==2.13.0.")
+    assert in_notebook_words("Run the check again with --timeout 120.") == (
+        "Run the check again with timeout=120.")
+    assert in_notebook_words("Check another GPU with --device-index 1, or --device cpu; "
+                             "--show-paths prints the file.") == (
+        'Check another GPU with device_index=1, or device="cpu"; report.local_paths prints '
+        "the file.")
+    assert in_notebook_words("python -m pip uninstall -y torch") == "%pip uninstall -y torch"

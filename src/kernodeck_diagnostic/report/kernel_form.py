@@ -18,7 +18,17 @@ from ..i18n import Translate
 NOTEBOOK_SENTENCES = {
     "code.CPU_CHECK_PASSED.next_action": "notebook.next_action.cpu_passed",
 }
-_PIP = re.compile(r"\bpython -m pip ")
+# The command line's words and their notebook form, in this order: pip through the kernel's own
+# interpreter (``%pip``; an uninstall answers its own question, a cell has no prompt), and the
+# check's flags as check()'s arguments.
+_NOTEBOOK_FORMS = (
+    (re.compile(r"\bpython -m pip uninstall (?!-y\b)"), "%pip uninstall -y "),
+    (re.compile(r"\bpython -m pip "), "%pip "),
+    (re.compile(r"--timeout (\d+)"), r"timeout=\1"),
+    (re.compile(r"--device-index (\d+)"), r"device_index=\1"),
+    (re.compile(r"--device (cpu|gpu)\b"), r'device="\1"'),
+    (re.compile(r"--show-paths\b"), "report.local_paths"),
+)
 
 
 def from_kernel(report: dict[str, Any]) -> bool:
@@ -28,8 +38,11 @@ def from_kernel(report: dict[str, Any]) -> bool:
 
 
 def in_notebook_words(text: str) -> str:
-    """``python -m pip install X`` as ``%pip install X``: the kernel's own interpreter."""
-    return _PIP.sub("%pip ", text)
+    """``python -m pip install X`` as ``%pip install X`` (the kernel's own interpreter), and the
+    check's flags as check()'s arguments (``--timeout 120`` as ``timeout=120``)."""
+    for pattern, form in _NOTEBOOK_FORMS:
+        text = pattern.sub(form, text)
+    return text
 
 
 def for_report(report: dict[str, Any], translate: Translate) -> Translate:
