@@ -207,12 +207,12 @@ PEAKS = """
     with Trial("runs") as trial:
         for _ in range(5):
             with trial.stage("big"):
-                touch(200)
+                touch(400)
             with trial.stage("small"):
                 touch(1)
         with trial.stage("outer"):
             with trial.stage("inner_big"):
-                touch(200)
+                touch(400)
             with trial.stage("inner_small"):
                 touch(1)
 """
@@ -224,8 +224,10 @@ def test_each_stage_has_its_own_cpu_peak(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     summary = {item["stage"]: item["rss_peak_bytes"]
                for item in attempt_of(only_attempt(tmp_path / "runs"))["stage_summary"]}
-    assert summary["big"] - summary["small"] > 150 * 2**20, summary
-    assert summary["inner_big"] - summary["inner_small"] > 150 * 2**20, summary
+    # 400 MiB touched: the small stage's peak is its own, not the big one's before it (a margin
+    # for the resident set the process keeps a while after a free, seen on a loaded machine).
+    assert summary["big"] - summary["small"] > 300 * 2**20, summary
+    assert summary["inner_big"] - summary["inner_small"] > 300 * 2**20, summary
     # The nested stages reset the peak; the enclosing one still has the largest of them.
     assert summary["outer"] >= summary["inner_big"], summary
 
