@@ -43,7 +43,7 @@ from ..worker.protocol import bounded, encode_number
 from . import contracts, folder, notebook, oom, stage_summary
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
-from .stages import Recorder, Stage, first_and_later
+from .stages import Recorder, Stage, first_and_later, memory_reading
 
 # How an attempt, and each of its stages, ended; an attempt left with a pass started and never
 # completed (a loop left by break, a zip with a shorter loader) is ``incomplete``, not completed.
@@ -292,15 +292,7 @@ class Trial:
 
     def _memory(self, devices: list[Accelerator]) -> dict[str, Any]:
         rss, peak = self._cpu.read()
-        memory: dict[str, Any] = {"rss_bytes": rss, "rss_peak_bytes": peak, "device": None,
-                                  "allocated_bytes": None, "reserved_bytes": None,
-                                  "peak_allocated_bytes": None}
-        if devices:
-            try:
-                memory.update(devices[0].read())
-            except Exception:  # a device in a failed state: its memory is unknown
-                memory["device"] = devices[0].name
-        return memory
+        return memory_reading(rss, peak, devices)
 
     def _pass_completed(self, index: int, duration_ms: float) -> None:
         memory = self._memory(self._devices.in_use(sys.modules.get("torch")))

@@ -516,13 +516,7 @@ class Stage:
             rss, peak_now = self.recorder.cpu.read()
             if peak_now is not None:
                 peak = max(peak or 0, peak_now)
-        memory = _cpu_memory(rss, peak)
-        if devices:
-            try:
-                memory.update(devices[0].read())
-            except Exception:  # a device in a failed state: its memory is unknown
-                memory["device"] = devices[0].name
-        return memory
+        return memory_reading(rss, peak, devices)
 
     def _slow(self, ms: float, record: dict[str, Any], *, write: bool = True) -> None:
         """Keep ``record`` among the slowest of its name; say so in the log when it is not one of
@@ -580,6 +574,19 @@ def last_started(events: list[dict[str, Any]],
     if not started:
         return None, None, None
     return started[-1].get("stage"), started[-1].get("pass_index"), None
+
+
+def memory_reading(rss: int | None, peak: int | None,
+                   devices: list[Accelerator]) -> dict[str, Any]:
+    """A stage's or a pass's memory: the process's resident size and peak, and the first device
+    in use's allocator figures (its name alone when the device cannot answer)."""
+    memory = _cpu_memory(rss, peak)
+    if devices:
+        try:
+            memory.update(devices[0].read())
+        except Exception:  # a device in a failed state: its memory is unknown
+            memory["device"] = devices[0].name
+    return memory
 
 
 def _cpu_memory(rss: int | None, peak: int | None) -> dict[str, Any]:
