@@ -13,7 +13,6 @@ existed is read from its ``stages`` records. ``rows`` is the one place that read
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -80,17 +79,6 @@ def _from_records(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
                       "max_ms": round(ordered[-1], 3) if ordered else None,
                       "peak_memory_bytes": max(peaks) if peaks else None})
     return found
-
-
-def read_attempt(data: bytes | None) -> dict[str, Any] | None:
-    """The attempt's document from the bytes of its ``attempt.json`` (None: none, or not one)."""
-    if data is None:
-        return None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except ValueError:
-        return None
-    return document if isinstance(document, dict) else None
 
 
 def table(found: list[dict[str, Any]]) -> str:

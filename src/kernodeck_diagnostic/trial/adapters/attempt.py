@@ -22,10 +22,8 @@ from ...i18n import language_from, translator
 from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary
-from ..folder import ATTEMPT_FILE
 from ..session import Trial
 
-MAX_ATTEMPT_BYTES = 64 * 2**20
 TRAIN_BATCH = "train_batch"
 
 
@@ -179,18 +177,14 @@ class TrainingAttempt:
         self._summarize()
 
     def _summarize(self) -> None:
-        """The per-stage table, from the attempt as written: kept in the folder, and printed on
-        stderr by the job's first process."""
+        """The per-stage table of the attempt just ended (``Trial.summary``, the one the folder's
+        attempt.json says): kept in the folder, and printed on stderr by the job's first process."""
         path = self.trial.folder
         if path is None:
             return
         try:
+            text = self.trial.summary()
             with Folder.open(path) as attempt_folder:
-                document = stage_summary.read_attempt(attempt_folder.read(ATTEMPT_FILE,
-                                                                          MAX_ATTEMPT_BYTES))
-                if document is None:
-                    return
-                text = stage_summary.table(stage_summary.rows(document))
                 attempt_folder.create_file(stage_summary.SUMMARY_FILE, text.encode("utf-8"))
         except Exception as error:  # a help: never a reason to lose the program's own outcome
             sys.stderr.write(f"{TOOL_NAME}: the stage summary could not be kept "
