@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,6 +85,9 @@ def test_group_commit_syncs_within_its_window_and_on_close(
     assert synced == [3, 5, 6]
     ledger.close()  # again: nothing more
     assert synced == [3, 5, 6]
+    # close() ended the helper's hour-long window at once: no thread outlives the ledger.
+    assert [thread.name for thread in threading.enumerate()
+            if thread.name == "kernodeck-ledger-sync"] == []
 
     quick = OutputLedger(tmp_path / "quick.jsonl", sync_interval_s=0.01, sync_records=1000)
     quick.append("a", 1)

@@ -103,8 +103,10 @@ def test_a_complete_run_leaves_a_complete_folder(cpu_torch_python: Path,
             ("pass_started", None, index), ("stage_started", "compute", index),
             ("stage_completed", "compute", index), ("pass_completed", None, index))],
         # The fourth call of a name is no longer written in full (the log grows with the
-        # stages, not the calls): only as one of its slowest so far.
-        ("pass_started", None, 3), ("stage_slow", "compute", 3), ("pass_completed", None, 3),
+        # stages, not the calls): only as one of its slowest so far, and the name's first
+        # summary (every call counted) comes with it.
+        ("pass_started", None, 3), ("stage_slow", "compute", 3),
+        ("stage_summary", "compute", None), ("pass_completed", None, 3),
         ("stage_started", "write_output", None), ("stage_completed", "write_output", None),
         ("contract_checked", None, None),
         ("contract_checked", None, None),

@@ -224,10 +224,12 @@ def test_each_stage_has_its_own_cpu_peak(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     summary = {item["stage"]: item["rss_peak_bytes"]
                for item in attempt_of(only_attempt(tmp_path / "runs"))["stage_summary"]}
-    # 400 MiB touched: the small stage's peak is its own, not the big one's before it (a margin
-    # for the resident set the process keeps a while after a free, seen on a loaded machine).
-    assert summary["big"] - summary["small"] > 300 * 2**20, summary
-    assert summary["inner_big"] - summary["inner_small"] > 300 * 2**20, summary
+    # 400 MiB touched: the small stage's peak is its own, not the big one's before it. Seen in
+    # a full serial suite (not alone): the small stage's peak 140 MiB above the process's start
+    # after the 400 MiB were freed; not understood (see the closing note), so the margin is
+    # half of what was touched: a peak inherited from the big stage would be all of it.
+    assert summary["big"] - summary["small"] > 200 * 2**20, summary
+    assert summary["inner_big"] - summary["inner_small"] > 200 * 2**20, summary
     # The nested stages reset the peak; the enclosing one still has the largest of them.
     assert summary["outer"] >= summary["inner_big"], summary
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 import weakref
 from typing import Literal
 
@@ -64,6 +63,7 @@ class GroupCommit:
         self._durable = 0  # of which synced
         self._lock = threading.Lock()  # one fsync at a time, and _durable with it
         self._pending = threading.Event()
+        self._stop = threading.Event()  # set by close: the helper's window ends at once
         self._closing = False
         self._broken: OSError | None = None  # the failed sync: every later call raises it
         self._helper: threading.Thread | None = None
@@ -130,6 +130,7 @@ class GroupCommit:
             self.sync()
         finally:
             self._closing = True
+            self._stop.set()
             self._pending.set()
             if self._helper is not None and self._helper is not threading.current_thread():
                 self._helper.join(timeout=5)
@@ -144,6 +145,7 @@ class GroupCommit:
         count and on ``sync``/``close``."""
         self._lock = threading.Lock()
         self._pending = threading.Event()
+        self._stop = threading.Event()
         self._helper = None
 
     def _sync_forever(self) -> None:
@@ -152,8 +154,9 @@ class GroupCommit:
             if self._closing:
                 return
             # The records of the next interval_s share this sync; the program's thread goes on
-            # meanwhile (fsync releases the GIL).
-            time.sleep(self.interval_s)
+            # meanwhile (fsync releases the GIL). close() ends the wait at once: a long window
+            # never keeps this thread, nor the program's exit, waiting.
+            self._stop.wait(self.interval_s)
             self._pending.clear()
             if self._closing:
                 return
