@@ -454,7 +454,8 @@ def test_a_data_limit_is_named_as_such(cpu_torch_python: Path, pyz: Path, tmp_pa
     out = tmp_path / "report.json"
     _check_under_limit(cpu_torch_python, pyz, out, 100, resource.RLIMIT_DATA)
     report = json.loads(out.read_text())
-    # MemoryError or a worker that dies of it, as with ulimit -v, depending on the machine.
+    # MemoryError, a SystemError that lost it, or a worker that dies of it, as with ulimit -v,
+    # depending on the machine and the run.
     assert report["code"] in ("TORCH_IMPORT_FAILED", "WORKER_FAILED")
     assert report["stage"] == "import"
     _names_the_limit(report, "ulimit -d", 100)
@@ -502,6 +503,29 @@ def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:
     assert "HOST_MEMORY_EXHAUSTED" not in aborted(overflow, None)  # a deep recursion, as likely
     for limit in (None, 100 * 2**20):
         assert "HOST_MEMORY_EXHAUSTED" in aborted(normalizing, limit)
+
+
+def test_a_system_error_without_an_exception_under_a_limit_is_host_memory() -> None:
+    # Under ulimit -d 100 MB, a third of real imports of torch here (2026-12-03) fail with a
+    # SystemError: an allocation failed while an exception was being raised, and the C function
+    # returned an error with no exception set. Without a limit, a faulty extension says the same.
+    def failed(message: str, limit: int | None) -> dict[str, Any]:
+        report = build(Request("cpu", 0, 30, False),
+                       WorkerRun(WorkerState(), "finished", 0, 0.5), None, Redactor()).report
+        report.update(code="TORCH_IMPORT_FAILED", node={"memory_limits": {
+            "address_space_bytes": None, "data_bytes": limit}}, error={
+            "stage": "import", "kind": "import_failed", "type": "SystemError",
+            "message": message})
+        return {f["id"]: f for f in derive(report)}
+
+    for message in ("error return without exception set",
+                    "<function _find_and_load at 0x7f367536fce0> returned NULL without setting "
+                    "an exception"):
+        found = failed(message, 100 * 2**20)["HOST_MEMORY_EXHAUSTED"]
+        assert found["evidence"] == [f"SystemError: {message}",
+                                     "ulimit -d: 100 MiB for this process and the worker"]
+        assert "HOST_MEMORY_EXHAUSTED" not in failed(message, None)
+    assert "HOST_MEMORY_EXHAUSTED" not in failed("a bad argument", 100 * 2**20)
 
 
 def test_a_memory_error_at_import_is_host_memory_too() -> None:

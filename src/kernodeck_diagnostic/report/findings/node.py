@@ -60,9 +60,14 @@ _OUT_OF_MEMORY = (r"std::bad_alloc|cannot allocate memory for thread-local data"
 # What counts only when a limit on memory is set: the loader could not map a library (ENOMEM
 # under a limit, but also a noexec mount or a damaged file), and CPython's fatal "Cannot recover
 # from stack overflow", which a MemoryError in the middle of an import gives with a stack of 30
-# frames (CPython 3.11 under ulimit -d, seen for real), and a deep recursion gives without one.
+# frames (CPython 3.11 under ulimit -d, seen for real), and a deep recursion gives without one;
+# and the SystemError of a C function that failed without setting an exception, which an
+# allocation that fails while an exception is being raised gives (a third of real imports of
+# torch under ulimit -d 100 MB here, 2026-12-03), and a faulty extension gives without one.
 _UNDER_A_LIMIT = (r"failed to map segment from shared object"
-                  r"|Fatal Python error: \S+: Cannot recover from stack overflow")
+                  r"|Fatal Python error: \S+: Cannot recover from stack overflow"
+                  r"|SystemError: (?:error return without exception set"
+                  r"|.* returned NULL without setting an exception)")
 # The limits that fail an allocation (node.memory_limits), with the shell's command for each.
 _MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
 # CUDA starting up says "out of memory" (cudaErrorMemoryAllocation, error 2) when it cannot
