@@ -461,21 +461,30 @@ def test_a_data_limit_is_named_as_such(cpu_torch_python: Path, pyz: Path, tmp_pa
     _names_the_limit(report, "ulimit -d", 100)
 
 
+def _import_failed(code: str, kind: str, type_: str | None, message: str,
+                   data_limit: int | None = None) -> dict[str, Any]:
+    """The findings of a check whose import stage failed so, under ``ulimit -d`` if given."""
+    report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
+                   None, Redactor()).report
+    report.update(code=code, node={"memory_limits": {
+        "address_space_bytes": None, "data_bytes": data_limit}}, error={
+        "stage": "import", "kind": kind, "type": type_, "message": message})
+    return {f["id"]: f for f in derive(report)}
+
+
 def test_a_memory_error_the_worker_could_not_report_is_host_memory_too() -> None:
     # Under ulimit -d 100 MB the MemoryError sometimes escapes before the worker can say it: it
     # exits 1 and its last line on stderr is the exception's name (seen for real, 2026-12-02).
-    report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                   None, Redactor()).report
-    report.update(code="WORKER_FAILED", error={
-        "stage": "import", "kind": "worker_failed", "type": None,
-        "message": "the worker exited with code 1 during import, without a final result; its "
-                   "last line on stderr: MemoryError"})
-    found = {f["id"]: f for f in derive(report)}
+    def exited(last_line: str) -> dict[str, Any]:
+        return _import_failed("WORKER_FAILED", "worker_failed", None,
+                              "the worker exited with code 1 during import, without a final "
+                              f"result; its last line on stderr: {last_line}")
+
+    found = exited("MemoryError")
     assert found["HOST_MEMORY_EXHAUSTED"]["evidence"][0].endswith("stderr: MemoryError")
-    for other in ("the worker exited with code 1 during import, without a final result; its "
-                  "last line on stderr: MemoryErrors", "an answer mentioning MemoryError"):
-        report["error"]["message"] = other
-        assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in derive(report)}, other
+    assert "HOST_MEMORY_EXHAUSTED" not in exited("MemoryErrors")
+    assert "HOST_MEMORY_EXHAUSTED" not in _import_failed(
+        "WORKER_FAILED", "worker_failed", None, "an answer mentioning MemoryError")
 
 
 def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:
@@ -483,14 +492,9 @@ def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:
     # "Cannot recover from stack overflow" while its stack holds 30 frames (a MemoryError in the
     # import machinery), or "Cannot recover from MemoryErrors while normalizing exceptions".
     def aborted(last_line: str, limit: int | None) -> dict[str, Any]:
-        report = build(Request("cpu", 0, 30, False),
-                       WorkerRun(WorkerState(), "finished", 0, 0.5), None, Redactor()).report
-        report.update(code="WORKER_FAILED", node={"memory_limits": {
-            "address_space_bytes": None, "data_bytes": limit}}, error={
-            "stage": "import", "kind": "worker_failed", "type": None,
-            "message": "the worker was killed by signal SIGABRT during import, without a final "
-                       f"result; its last line on stderr: {last_line}"})
-        return {f["id"]: f for f in derive(report)}
+        return _import_failed("WORKER_FAILED", "worker_failed", None,
+                              "the worker was killed by signal SIGABRT during import, without a "
+                              f"final result; its last line on stderr: {last_line}", limit)
 
     overflow = "Fatal Python error: _Py_CheckRecursiveCall: Cannot recover from stack overflow."
     normalizing = ("Fatal Python error: _PyErr_NormalizeException: Cannot recover from "
@@ -510,13 +514,8 @@ def test_a_system_error_without_an_exception_under_a_limit_is_host_memory() -> N
     # SystemError: an allocation failed while an exception was being raised, and the C function
     # returned an error with no exception set. Without a limit, a faulty extension says the same.
     def failed(message: str, limit: int | None) -> dict[str, Any]:
-        report = build(Request("cpu", 0, 30, False),
-                       WorkerRun(WorkerState(), "finished", 0, 0.5), None, Redactor()).report
-        report.update(code="TORCH_IMPORT_FAILED", node={"memory_limits": {
-            "address_space_bytes": None, "data_bytes": limit}}, error={
-            "stage": "import", "kind": "import_failed", "type": "SystemError",
-            "message": message})
-        return {f["id"]: f for f in derive(report)}
+        return _import_failed("TORCH_IMPORT_FAILED", "import_failed", "SystemError", message,
+                              limit)
 
     for message in ("error return without exception set",
                     "<function _find_and_load at 0x7f367536fce0> returned NULL without setting "
@@ -529,11 +528,8 @@ def test_a_system_error_without_an_exception_under_a_limit_is_host_memory() -> N
 
 
 def test_a_memory_error_at_import_is_host_memory_too() -> None:
-    report = build(Request("cpu", 0, 30, False), WorkerRun(WorkerState(), "finished", 0, 0.5),
-                   None, Redactor()).report
-    report.update(code="TORCH_IMPORT_FAILED", error={
-        "stage": "import", "kind": "import_failed", "type": "MemoryError", "message": ""})
-    assert "HOST_MEMORY_EXHAUSTED" in {f["id"] for f in derive(report)}
+    assert "HOST_MEMORY_EXHAUSTED" in _import_failed("TORCH_IMPORT_FAILED", "import_failed",
+                                                     "MemoryError", "")
 
 
 
