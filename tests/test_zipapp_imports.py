@@ -1,4 +1,5 @@
-"""The zipapp compiles each module of the front once per run, not twice (docs/performance.md)."""
+"""The front's critical path (docs/performance.md): the zipapp compiles each module once, not
+twice; what reads the worker's result is loaded, and the redaction's rules built, while it runs."""
 
 from __future__ import annotations
 
@@ -6,8 +7,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from conftest import clean_env
+from kernodeck_diagnostic import api
+from kernodeck_diagnostic.report.redact import Redactor
+from kernodeck_diagnostic.supervision import supervisor
 
 # Runs the archive as ``python ARCHIVE --version`` does, counting every compilation by file name,
 # and records where zipimport alone would have put the modules (``__file__`` must not change).
@@ -61,28 +68,35 @@ ORDER_PROBE = """
 import runpy, sys
 archive = sys.argv[1]
 order = []
+ended = []
 def hook(event, args):
     if event == "subprocess.Popen" and "--watch-front" in list(args[1] or ()):
         order.append("worker started")
+    elif event == "shutil.rmtree" and "/kernodeck-" in str(args[0]) and not ended:
+        ended.append("worker ended")  # read, its private folder removed
+    elif event == "import" and ended and args[0] not in sys.modules and args[0] not in ended:
+        ended.append(args[0])
     elif event == "import" and args[0].startswith(("kernodeck_diagnostic.report.",
             "kernodeck_diagnostic.supervision.", "kernodeck_diagnostic.report_schema",
             "kernodeck_diagnostic.facts.")) and args[0] not in order:
         order.append(args[0])
 sys.addaudithook(hook)
-sys.argv = [archive, "--device", "cpu", "--format", "json"]
+sys.argv = [archive, "--device", "cpu", *sys.argv[2:]]
 try:
     runpy.run_path(archive, run_name="__main__")
 except SystemExit:
     pass
 sys.stderr.write("KD-ORDER " + ",".join(order) + "\\n")
+sys.stderr.write("KD-ENDED " + ",".join(ended) + "\\n")
 """
 
 
 def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) -> None:
     """Loading (in the zipapp: compiling) the findings, the report's builder and its redaction
     before the worker starts would delay the whole check by as much: they load once it runs."""
-    completed = subprocess.run([sys.executable, "-c", ORDER_PROBE, str(pyz)], capture_output=True,
-                               text=True, timeout=60, env=clean_env(), check=False)
+    completed = subprocess.run([sys.executable, "-c", ORDER_PROBE, str(pyz), "--format", "json"],
+                               capture_output=True, text=True, timeout=60, env=clean_env(),
+                               check=False)
     line = next(line for line in completed.stderr.splitlines() if line.startswith("KD-ORDER "))
     order = line.split(" ", 1)[1].split(",")
     started = order.index("worker started")
@@ -95,3 +109,45 @@ def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) 
                    "supervision.events", "supervision.captures", "report_schema",
                    "facts.system"):
         assert f"kernodeck_diagnostic.{module}" in order[started:], ",".join(order)
+
+
+def test_nothing_is_loaded_between_the_worker_s_end_and_the_verdict(pyz: Path) -> None:
+    """Once the worker has ended, the verdict is on the critical path: a module first loaded then
+    (in the zipapp: compiled), or hashlib's OpenSSL for the next line's key, delays it."""
+    for output in ([], ["--format", "json"], ["--format", "markdown"]):  # the terminal's first
+        completed = subprocess.run([sys.executable, "-c", ORDER_PROBE, str(pyz), *output],
+                                   capture_output=True, text=True, timeout=60, env=clean_env(),
+                                   check=False)
+        line = next(line for line in completed.stderr.splitlines()
+                    if line.startswith("KD-ENDED "))
+        ended = line.split(" ", 1)[1].split(",")
+        assert ended[0] == "worker ended", (output, ended)
+        late = [name for name in ended[1:]
+                if name.startswith("kernodeck_diagnostic") or name.lstrip("_") == "hashlib"]
+        assert late == [], (output, ended)
+
+
+def test_the_redaction_rules_are_built_while_the_worker_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Compiling them (the machine's names, folders and environment values) takes milliseconds
+    # that the verdict would wait for once the worker has ended.
+    worker_running = []
+    built_while = []
+    run_worker, for_this_machine = supervisor.run_worker, Redactor.for_this_machine
+
+    def running_worker(*args: Any, **kwargs: Any) -> Any:
+        worker_running.append(True)
+        try:
+            return run_worker(*args, **kwargs)
+        finally:
+            worker_running.append(False)
+
+    def rules(*args: Any, **kwargs: Any) -> Redactor:
+        built_while.append(worker_running[-1] if worker_running else None)
+        return for_this_machine(*args, **kwargs)
+
+    monkeypatch.setattr(supervisor, "run_worker", running_worker)
+    monkeypatch.setattr(Redactor, "for_this_machine", rules)
+    report = api.check(device="cpu")  # this interpreter has no torch: the import fails at once
+    assert report.code == "TORCH_MISSING"
+    assert built_while == [True]

@@ -516,14 +516,20 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         network = network_facts(os.environ, serves_port=launch.master_port
                                 if launch.serves_store(os.environ) else None)
     system: list[Callable[[], dict[str, Any] | None]] = []
+    redactors: list[Redactor] = []
 
     def beside_the_worker() -> None:
         # Once the worker runs, not before (its start is the critical path): the machine's facts
-        # (system block), whose nvcc run overlaps the check, and what reads the result.
+        # (system block), whose nvcc run overlaps the check, what reads the result, and the
+        # redaction's rules (this process's environment, names and folders, which the worker's
+        # run does not change: compiling them once it has ended would delay the verdict).
         from .facts.system import start_probe
 
         system.append(start_probe())
         _load_what_reads_the_result()
+        from .report.redact import Redactor
+
+        redactors.append(Redactor.for_this_machine())
 
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
@@ -563,16 +569,18 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         from .report.distributed import Job
 
         job["job"] = Job(launch, network)
-    built = build(options, worker, host.result() if host else None, Redactor.for_this_machine(),
-                  front, **job)
+    redactor = redactors[0] if redactors else Redactor.for_this_machine()
+    built = build(options, worker, host.result() if host else None, redactor, front, **job)
     return Report(built.report, worker.state.local_paths, built.findings)
 
 
 # What the front needs once the worker has ended: loaded while the worker starts its interpreter
 # and imports torch (a second or more; on another processor where there is one), not before the
-# worker starts. It matters most in the zipapp, which compiles every module it loads.
-_READS_THE_RESULT = ("report.build", "report.redact", "report.render", "facts.environment",
-                     "facts.node")
+# worker starts. It matters most in the zipapp, which compiles every module it loads. The
+# distributed report's module chooses every report's next line (with hashlib's OpenSSL, which a
+# job's digest needs): loaded here too, even for a check that is not part of a job.
+_READS_THE_RESULT = ("report.build", "report.redact", "report.render", "report.distributed",
+                     "facts.environment", "facts.node")
 
 
 def _system_facts(started: list[Callable[[], dict[str, Any] | None]]) -> dict[str, Any] | None:
