@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import time
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import assert_valid_report, fake_gpu_env, run_tool
+from conftest import assert_valid_report, clean_env, fake_gpu_env, run_tool
 from findings_helpers import unavailable
 from kernodeck_diagnostic.report.findings import derive
 
@@ -357,3 +358,32 @@ def test_the_cpus_shown_are_those_this_process_may_use() -> None:
         "8 logical CPUs, 3 usable by this process"
     assert _cpus({"logical_cpus": 2, "usable_cpus": 2, "cpu_quota": None}, ENGLISH) == \
         "2 logical CPUs"
+
+
+# -- a limit on memory: raised where it is set, as the advice says ------------------------------
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux",
+                    reason="ulimit -d bounds every private mapping on Linux")
+def test_a_memory_limit_raised_as_advised_lets_the_check_pass(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    # The shell that starts the check has a soft data limit of 100 MiB (`ulimit -S -d`, what a
+    # login's soft limits give); the real import fails under it (MemoryError, a SystemError that
+    # lost it, or a worker that dies of it). A hard limit only an administrator raises is the
+    # advice's other half (the setting of the job, container or login node that imposes it).
+    limited = 'ulimit -S -d 102400 && exec "$0" "$@"'
+    failed = check("bash", ["-c", limited, str(cpu_torch_python), str(pyz)], tmp_path,
+                   clean_env(), "--device", "cpu")
+    assert failed["code"] in ("TORCH_IMPORT_FAILED", "WORKER_FAILED"), failed["code"]
+    finding = {f["id"]: f for f in failed["findings"]}["HOST_MEMORY_EXHAUSTED"]
+    assert "(ulimit -d: 100 MiB)" in finding["summary"]
+    # The advice as printed: "(ulimit -d unlimited in the shell that starts it)".
+    advised = re.search(r"\((ulimit -d unlimited) in the shell that starts it\)",
+                        finding["next_action"])
+    assert advised is not None, finding["next_action"]
+    raised = f'ulimit -S -d 102400 && {advised.group(1)} && exec "$0" "$@"'
+    passed = check("bash", ["-c", raised, str(cpu_torch_python), str(pyz)], tmp_path,
+                   clean_env(), "--device", "cpu")
+    assert passed["code"] == "CPU_CHECK_PASSED"
+    assert passed["node"]["memory_limits"] == {"address_space_bytes": None, "data_bytes": None}
+    assert "HOST_MEMORY_EXHAUSTED" not in {f["id"] for f in passed["findings"]}
