@@ -34,7 +34,7 @@ from kernodeck_diagnostic import api, package_data
 from kernodeck_diagnostic.commands.check import _LiveLine
 from kernodeck_diagnostic.facts.environment import tool_environment
 from kernodeck_diagnostic.report.compare import STAGE_ORDER
-from kernodeck_diagnostic.supervision import supervisor
+from kernodeck_diagnostic.supervision import start, supervisor
 from kernodeck_diagnostic.supervision.events import EventReader
 from kernodeck_diagnostic.worker.protocol import STAGES
 
@@ -239,9 +239,9 @@ def test_every_part_of_the_front_agrees_on_its_own_interpreter(
     """The worker's options, the interpreter probe and the tool's environment ask one question."""
     make, same = NAMES[name]
     python = make(tmp_path)
-    assert supervisor.is_front_interpreter(python) is same
-    monkeypatch.setattr(supervisor, "interpreter_options", lambda: ["-X", "marker"])
-    assert supervisor.worker_options(python) == (["-X", "marker"] if same else [])
+    assert start.is_front_interpreter(python) is same
+    monkeypatch.setattr(start, "interpreter_options", lambda: ["-X", "marker"])
+    assert start.worker_options(python) == (["-X", "marker"] if same else [])
     # Installed in this virtual environment as a console script: the tool's own install.
     package = os.path.join(sys.prefix, "lib", "site-packages", "kernodeck_diagnostic", "x.py")
     assert tool_environment(python, argv0="kernodeck-diagnostic", package_file=package) == (

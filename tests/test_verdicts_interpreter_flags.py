@@ -309,7 +309,7 @@ def test_the_worker_options_recreate_the_fronts_interpreter(tmp_path: Path, name
     options = OPTION_SETS[name]
     env = {"PYTHONWARNINGS": "ignore::FutureWarning"}
     ask = (f"import sys; sys.path.insert(0, {SRC!r})\n"
-           "from kernodeck_diagnostic.supervision.supervisor import (\n"
+           "from kernodeck_diagnostic.supervision.start import (\n"
            "    worker_options, interpreter_options)\n"
            "import json; print(json.dumps([interpreter_options(), worker_options(sys.executable),"
            " worker_options('/elsewhere/python3')]))\n")
@@ -418,22 +418,23 @@ def test_a_build_without_a_usable_gpu_still_lists_its_architectures() -> None:
     assert worker.build_arch_list(torch) == ["sm_120", "compute_120"]
 
 
-def test_the_fronts_own_options_pass_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fronts_own_options_pass_by_default(monkeypatch: pytest.MonkeyPatch,
+                                                notorch_python: Path) -> None:
     """The worker's argv: the front's options before the worker's path, only for its own
     interpreter; no first import path (--places) under -P/-I."""
-    from kernodeck_diagnostic.supervision import events, supervisor
+    from kernodeck_diagnostic.supervision import events, start, supervisor
 
     seen: list[list[str]] = []
 
-    def fake_supervise(argv: list[str], **_: Any) -> Any:
-        seen.append(argv)
+    def fake_supervise(started: Any, request: list[str], **_: Any) -> Any:
+        seen.append([*started.argv, *request])  # the worker's whole command line
         return supervisor.WorkerRun(events.WorkerState(), "finished", 0, 0.0)
 
     monkeypatch.setattr(supervisor, "_supervise", fake_supervise)
-    monkeypatch.setattr(supervisor, "interpreter_options", lambda: ["-P", "-W", "error"])
+    monkeypatch.setattr(start, "interpreter_options", lambda: ["-P", "-W", "error"])
     supervisor.run_worker(sys.executable, device="cpu", device_index=0, timeout_s=5,
                           path0=os.getcwd())
-    supervisor.run_worker("/elsewhere/python3", device="cpu", device_index=0, timeout_s=5,
+    supervisor.run_worker(str(notorch_python), device="cpu", device_index=0, timeout_s=5,
                           path0=os.getcwd())
     same, other = seen
     assert same[1:4] == ["-P", "-W", "error"]

@@ -384,12 +384,13 @@ def test_the_callers_import_path_never_reaches_a_command_line(
     modes: list[int] = []
     supervise = supervisor._supervise
 
-    def spying(argv: list[str], **given: Any) -> Any:
-        seen.append(list(argv))
+    def spying(started: Any, request: list[str], **given: Any) -> Any:
+        argv = [*started.argv, *request]  # the worker's whole command line
+        seen.append(argv)
         places = argv[argv.index("--places") + 1]
         modes.append(os.stat(places).st_mode & 0o777)
         assert str(planted) in Path(places).read_text(encoding="utf-8")
-        return supervise(argv, **given)
+        return supervise(started, request, **given)
 
     monkeypatch.setattr(supervisor, "_supervise", spying)
     report = api.check(device="cpu", timeout=30)

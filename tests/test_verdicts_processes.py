@@ -303,7 +303,7 @@ def test_the_thread_watch_ends_the_worker_alone(tmp_path: Path) -> None:
 
 def copy_worker(folder: Path) -> Path:
     """The worker and its companions in ``folder``, as the supervisor copies them."""
-    from kernodeck_diagnostic.supervision.supervisor import worker_files
+    from kernodeck_diagnostic.supervision.start import worker_files
 
     for name, source in worker_files().items():
         (folder / name).write_bytes(source)

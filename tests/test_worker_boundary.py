@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import SRC
-from kernodeck_diagnostic.supervision.supervisor import share_bytecode, worker_files
+from kernodeck_diagnostic.supervision.start import share_bytecode, worker_files
 from kernodeck_diagnostic.worker.origin import stdlib_names
 from kernodeck_diagnostic.worker.protocol import COMPANIONS
 

@@ -191,7 +191,7 @@ def test_renaming_a_stage_method_changes_no_stage_name(cpu_torch_python: Path,
                                                        tmp_path: Path) -> None:
     """A copy of the worker with its methods renamed, run with a real torch, names the stages as
     before."""
-    from kernodeck_diagnostic.supervision.supervisor import worker_files
+    from kernodeck_diagnostic.supervision.start import worker_files
 
     source = WORKER.read_text(encoding="utf-8")
     renamed = tmp_path / "stages.py"
@@ -397,7 +397,7 @@ def test_the_note_names_at_most_ten_fields() -> None:
 def test_the_worker_runs_its_own_file_alone(tmp_path: Path) -> None:
     """The protocol adds no import of the package: the worker runs by path with nothing but the
     files the supervisor copies beside it (its companions), under the names it gives them."""
-    from kernodeck_diagnostic.supervision.supervisor import worker_files
+    from kernodeck_diagnostic.supervision.start import worker_files
 
     folder = tmp_path / "alone"
     folder.mkdir()
@@ -426,8 +426,8 @@ def test_the_time_limit_reaches_every_worker_as_one_deadline(
     the collective end their margins before it."""
     seen: list[list[str]] = []
 
-    def fake_supervise(argv: list[str], **_: Any) -> WorkerRun:
-        seen.append(argv)
+    def fake_supervise(started: Any, request: list[str], **_: Any) -> WorkerRun:
+        seen.append([*started.argv, *request])  # the worker's whole command line
         return WorkerRun(events.WorkerState(), "finished", 0, 0.0)
 
     monkeypatch.setattr(supervisor, "_supervise", fake_supervise)

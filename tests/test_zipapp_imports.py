@@ -76,9 +76,11 @@ def hook(event, args):
         ended.append("worker ended")  # read, its private folder removed
     elif event == "import" and ended and args[0] not in sys.modules and args[0] not in ended:
         ended.append(args[0])
-    elif event == "import" and args[0].startswith(("kernodeck_diagnostic.report.",
+    elif event == "import" and (args[0].startswith(("kernodeck_diagnostic.report.",
             "kernodeck_diagnostic.supervision.", "kernodeck_diagnostic.report_schema",
-            "kernodeck_diagnostic.facts.")) and args[0] not in order:
+            "kernodeck_diagnostic.facts.", "kernodeck_diagnostic.commands.",
+            "kernodeck_diagnostic.api")) or args[0] in ("argparse", "dataclasses")) \
+            and args[0] not in order and args[0] not in sys.modules:
         order.append(args[0])
 sys.addaudithook(hook)
 sys.argv = [archive, "--device", "cpu", *sys.argv[2:]]
@@ -100,10 +102,14 @@ def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) 
     line = next(line for line in completed.stderr.splitlines() if line.startswith("KD-ORDER "))
     order = line.split(" ", 1)[1].split(",")
     started = order.index("worker started")
-    # Before the worker: the exit codes, the output's pre-flight, what starts the worker.
-    assert set(order[:started]) <= {
-        *(f"kernodeck_diagnostic.report.{name}" for name in ("codes", "writer", "validate")),
-        *(f"kernodeck_diagnostic.supervision.{name}" for name in ("process", "supervisor"))}, order
+    # The worker is started first of all (supervision/start.py): before the command line is
+    # read (argparse, the check's command, the API, dataclasses for the options), only what
+    # starts it is loaded.
+    assert order[:started] == ["kernodeck_diagnostic.supervision.start",
+                               "kernodeck_diagnostic.supervision.process"], order
+    for module in ("argparse", "dataclasses", "kernodeck_diagnostic.commands.runner",
+                   "kernodeck_diagnostic.api"):
+        assert module in order[started:], order
     for module in ("report.findings", "report.redact", "report.libraries", "report.devices",
                    # what reads the worker's events and output (issue 28), the machine's facts
                    "supervision.events", "supervision.captures", "report_schema",

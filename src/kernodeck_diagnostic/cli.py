@@ -18,15 +18,37 @@ from typing import NoReturn
 from .commands import SUBCOMMANDS
 
 CHECK = "commands.check"
-__all__ = ["CHECK", "SUBCOMMANDS", "entry", "main"]
+__all__ = ["CHECK", "SUBCOMMANDS", "entry", "main", "may_be_a_check"]
 
 
 def entry() -> NoReturn:
-    """The console script's and the zipapp's entry point: exit with the command's status."""
-    from .commands.runner import InterruptOnSignals
+    """The console script's and the zipapp's entry point: exit with the command's status.
 
-    InterruptOnSignals.process_ends_after = True
-    sys.exit(main())
+    First of all, the check's worker is started (``supervision/start.py``): its interpreter
+    starts while this one imports what reading the command line needs, and reads it.
+    """
+    from .supervision.start import discard_early, start_early
+
+    if may_be_a_check(sys.argv[1:]):
+        start_early()
+    try:
+        from .commands.runner import InterruptOnSignals
+
+        InterruptOnSignals.process_ends_after = True
+        status = main()
+    finally:
+        discard_early()
+    sys.exit(status)
+
+
+def may_be_a_check(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` may ask for a check in this interpreter, judged before it is parsed: not
+    another command, not the help, and no ``--python`` (nor an abbreviation of it, which argparse
+    accepts: the check's only option that begins with ``--p``). A wrong guess costs a worker
+    started for nothing, or a check that starts its own (``supervision.start.take``)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        return False
+    return not any(word in ("-h", "--help") or word.startswith("--p") for word in argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,8 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 MAX_TOOL_OUTPUT = 256 * 1024
 _REAP_TIMEOUT_S = 2.0
@@ -120,8 +119,10 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-@dataclass
-class BoundedResult:
+class BoundedResult(NamedTuple):
+    """What ``run_bounded`` saw. (A named tuple, not a dataclass: this module is on the path to
+    the worker's start, which ``dataclasses``, with ``inspect``, would lengthen.)"""
+
     returncode: int | None
     stdout: str
     timed_out: bool

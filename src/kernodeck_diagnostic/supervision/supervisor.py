@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from ..interpreter import is_front_interpreter
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import deadline_argument
-from .process import kill_tree, spawn
 
 # Where the user's code imports from, for the worker (run_worker): a file of its private folder.
 PLACES_FILE = "places.json"
 
 if TYPE_CHECKING:
     from .events import WorkerState
+    from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
 # imported once the worker is started, not before: its start is the check's critical path.
 
@@ -112,87 +108,6 @@ def user_path0() -> str:
     return os.path.dirname(first) if os.path.isfile(first) else first
 
 
-def interpreter_options() -> list[str]:
-    """The options this interpreter was started with that change what an import does.
-
-    -I, -E, -s, -P (PYTHONSAFEPATH), -S, -O, -b, every -W filter (PYTHONWARNINGS and -X dev
-    included: given twice, a filter keeps its place) and every -X option. Nothing else: -u, -q
-    and the like change no import.
-    """
-    flags = sys.flags
-    options: list[str] = []
-    if flags.isolated:
-        options.append("-I")  # implies -E, -s and, on 3.11+, -P
-    else:
-        options += [flag for flag, on in (
-            ("-E", flags.ignore_environment), ("-s", flags.no_user_site),
-            ("-P", getattr(flags, "safe_path", False))) if on]
-    if flags.no_site:
-        options.append("-S")
-    if flags.optimize:
-        options.append("-" + "O" * flags.optimize)
-    if flags.bytes_warning:
-        options.append("-" + "b" * flags.bytes_warning)
-    for option in sys.warnoptions:
-        options += ["-W", option]
-    for name, value in getattr(sys, "_xoptions", {}).items():
-        options += ["-X", name if value is True else f"{name}={value}"]
-    return options
-
-
-def worker_options(python: str) -> list[str]:
-    """The interpreter options for the worker: the front's own when it runs in the front's
-    interpreter (the user's program starts as the front did); none for another interpreter,
-    which the front's options say nothing about."""
-    return interpreter_options() if is_front_interpreter(python) else []
-
-
-def worker_files() -> dict[str, bytes]:
-    """The worker's files by the name each gets in its private folder (the worker module and its
-    companions), from the installed package or from inside the zipapp."""
-    from ..package_data import read
-    from ..worker.protocol import COMPANIONS
-
-    files = {"worker.py": read("worker", "stages.py")}
-    for name in COMPANIONS:
-        files[name + ".py"] = read("worker", name + ".py")
-    return files
-
-
-def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
-    """Give the worker the installed package's bytecode of its companions, beside their copies.
-
-    Loaded by path from a new folder, each would otherwise be compiled again on every check,
-    before ``import torch`` (10-20 ms). Only for the front's own interpreter (the bytecode is
-    this Python's) and an installed package (the zipapp has none). Each copy gets its original's
-    time stamp, so Python's own check of the bytecode against its source (time stamp and size,
-    or a hash) decides as it would in the package: bytecode that is stale, missing or unreadable
-    is ignored and the source compiled, as before. The worker module itself runs as
-    ``__main__``, whose bytecode Python never caches.
-    """
-    import importlib.util
-
-    if getattr(sys, "pycache_prefix", None):
-        return  # bytecode lives under the prefix, named by each source's path: none to share
-    package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker")
-    cache = os.path.join(folder, "__pycache__")
-    for name in sources:
-        if name == "worker.py":
-            continue
-        original = os.path.join(package, name)
-        try:
-            compiled = importlib.util.cache_from_source(original)
-            with open(compiled, "rb") as file:
-                bytecode = file.read()
-            stamp = os.stat(original)
-            os.makedirs(cache, mode=0o700, exist_ok=True)
-            with open(os.path.join(cache, os.path.basename(compiled)), "xb") as file:
-                file.write(bytecode)
-            os.utime(os.path.join(folder, name), ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-        except (OSError, NotImplementedError, ValueError):
-            continue  # no bytecode to share (the zipapp, a package installed without it)
-
-
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                on_progress: ProgressCallback | None = None,
                on_started: Callable[[], None] | None = None,
@@ -211,81 +126,54 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
     Whatever happens (timeout, crash, interrupt), the worker's whole process tree is killed and
     the private temporary folder removed before this returns or raises.
     """
-    try:
-        sources = worker_files()
-    except OSError as exc:  # an install stripped of its worker module: not the system's fault
-        return WorkerRun.not_started("error.not_started.worker_missing", _reason(exc))
-    try:
-        folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
-    except OSError as exc:
-        return WorkerRun.not_started("error.not_started.temp_folder", _reason(exc))
-    try:
+    from . import start as starting
+
+    started = starting.take(python)
+    if started is None:
         try:
-            for name, source in sources.items():
-                with open(os.path.join(folder, name), "wb") as file:
-                    file.write(source)
-            if is_front_interpreter(python):
-                share_bytecode(folder, sources)
-            worker_path = os.path.join(folder, "worker.py")
-            events_path = os.path.join(folder, "events.jsonl")
-            open(events_path, "wb").close()
-        except OSError as exc:
-            # EFBIG: the folder is fine, a file-size limit (ulimit -f) refused the files.
-            key = ("error.not_started.file_size_limit" if exc.errno == errno.EFBIG
-                   else "error.not_started.temp_not_writable")
-            return WorkerRun.not_started(key, _reason(exc))
-        options = worker_options(python)
-        # --watch-front: the worker ends itself, its children and this folder once stdin (a
-        # pipe only this process holds) reads end-of-file, whatever ended the front.
+            started = starting.start(python)
+        except starting.NotStarted as exc:
+            return WorkerRun.not_started(exc.key, exc.detail)
+    try:
         # --deadline: the time limit below, the one way it reaches the worker (its library
         # stages and its collective end before it; see protocol.deadline_argument).
-        argv = [python, *options, worker_path, "--events", events_path, "--device", device,
-                "--device-index", str(device_index), "--watch-front",
-                "--deadline", deadline_argument(timeout_s)]
+        request = ["--device", device, "--device-index", str(device_index),
+                   "--deadline", deadline_argument(timeout_s)]
         # Where the user's code imports from: its first import path (-I and -P keep a program's
         # own folder off its search path: nothing is to be put back), and the API caller's own
         # path, which wins over the flags (what its next import searches). In a file of the
-        # private folder, never on the command line, which any user of the machine can read
+        # private folder, never on a command line, which any user of the machine can read
         # (/proc/<pid>/cmdline): both name the user's folders.
         places: dict[str, Any] = {}
-        if path0 is not None and not {"-I", "-P"} & set(options):
+        if path0 is not None and not {"-I", "-P"} & set(started.options):
             places["path0"] = path0
         if caller is not None:
             places["caller"] = caller
         if places:
-            with Folder.made(folder) as private, \
+            with Folder.made(started.folder) as private, \
                     os.fdopen(private.open_new(PLACES_FILE, PRIVATE_MODE), "w",
                               encoding="utf-8") as file:
                 json.dump(places, file)
-            argv += ["--places", os.path.join(folder, PLACES_FILE)]
-        argv += extra
-        # The worker's output, readable by its owner only (it may hold anything).
-        with Folder.made(folder) as private, \
-                os.fdopen(private.open_new("stdout", PRIVATE_MODE, append=True), "ab") as out, \
-                os.fdopen(private.open_new("stderr", PRIVATE_MODE, append=True), "ab") as err, \
-                open(events_path, "rb") as events:
-            run = _supervise(argv, captures=(out, err), events=events,
-                             timeout_s=timeout_s, on_progress=on_progress, on_started=on_started)
+            request += ["--places", started.path(PLACES_FILE)]
+        run = _supervise(started, [*request, *extra], timeout_s=timeout_s,
+                         on_progress=on_progress, on_started=on_started)
         from .captures import last_stderr_line
 
-        run.stderr_line = last_stderr_line(os.path.join(folder, "stderr"))
+        run.stderr_line = last_stderr_line(started.path("stderr"))
         return run
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        started.close()
 
 
-def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], events: IO[bytes],
-               timeout_s: float, on_progress: ProgressCallback | None,
+def _supervise(started: Started, request: list[str], *, timeout_s: float,
+               on_progress: ProgressCallback | None,
                on_started: Callable[[], None] | None = None) -> WorkerRun:
+    """Send the worker its request and follow it until it ends or the time limit: the limit
+    counts from the request, which is when the worker is asked to run."""
     start = time.monotonic()
     deadline = start + timeout_s
-    try:
-        # The environment is inherited unchanged: the worker must see what the user's
-        # application sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
-        process = spawn(argv, stdout=captures[0], stderr=captures[1], stdin=subprocess.PIPE,
-                        hold_sigterm=True)
-    except OSError as exc:
-        return WorkerRun.not_started("error.not_started.interpreter", _reason(exc))
+    process = started.process
+    started.send(request)
     outcome: Outcome = "timeout"
     cpu_s: float | None = None
     exit_watch = _ExitWatch(process)
@@ -293,7 +181,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], events
         from .captures import bound_capture
         from .events import EventReader
 
-        reader = EventReader(events)
+        reader = EventReader(started.events)
         state = reader.state
         if on_started is not None:
             on_started()
@@ -309,7 +197,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], events
             if state.final and outcome != "finished":
                 outcome = "finished"  # the result is in; what runs now is the worker's exit
                 deadline = min(deadline, time.monotonic() + FINAL_GRACE_S)
-            for capture in captures:
+            for capture in started.captures:
                 bound_capture(capture)
             if on_progress is not None:
                 on_progress(_where(state), time.monotonic() - start)
@@ -318,11 +206,7 @@ def _supervise(argv: list[str], *, captures: tuple[IO[bytes], IO[bytes]], events
             cpu_s = process_cpu_seconds(process.pid)
     finally:
         exit_watch.close()
-        kill_tree(process)
-        # Only once the tree is dead: the worker's watch would otherwise read end-of-file first.
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
+        started.stop()
     reader.poll()
     reader.close()
     if outcome == "crashed" and state.final:
@@ -390,10 +274,5 @@ def _where(state: WorkerState) -> str:
     one of them may take a minute."""
     where = state.stage or "interpreter"
     return f"{where}:{state.step}" if where == "kernels" and state.step else where
-
-
-def _reason(exc: OSError) -> str:
-    """An OS error without the path it carries (the report must not hold one)."""
-    return (exc.strerror or type(exc).__name__).lower()
 
 

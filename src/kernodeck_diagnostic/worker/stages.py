@@ -592,6 +592,27 @@ def companions_used(args: Any) -> list[str]:
     return [name for name in protocol.COMPANIONS if used_only_with.get(name, True)]
 
 
+def read_request() -> list[str] | None:
+    """The rest of this worker's arguments: one line of stdin, a JSON list of words, which the
+    front writes once it has read its own command line (supervision/start.py); None when the
+    pipe ends first (the front did not need this worker, or is gone). Read from the descriptor,
+    never through a buffer: the front writes nothing after the line, and what follows on the
+    pipe, its end, is the front's watch's (``watch_front``)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        try:
+            chunk = os.read(0, 65536)
+        except OSError:  # no stdin to read: no request will come
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    words = json.loads(data)
+    if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+        raise ValueError("the request is not a list of words")
+    return words
+
+
 def _json_file(path: str) -> Any:
     with open(path, encoding="utf-8") as file:
         return json.load(file)
@@ -609,7 +630,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="worker")
     parser.add_argument("--events", required=True)
-    parser.add_argument("--device", choices=("gpu", "cpu"), required=True)
+    parser.add_argument("--request-on-stdin", action="store_true",
+                        help="the other arguments come later, one line of stdin (read_request)")
+    parser.add_argument("--device", choices=("gpu", "cpu"))
     parser.add_argument("--device-index", type=int, default=0)
     parser.add_argument("--places", type=_json_file, default={},
                         help="a JSON file: the first import path of the user's own code "
@@ -627,7 +650,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master-addr")
     for name in protocol.LIBRARY_STAGES:  # --extensions, --kernels (libraries.py)
         parser.add_argument(f"--{name}", action="store_true")
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(words)
+    if args.request_on_stdin:
+        # Started before the front knew what to check (supervision/start.py): what every check
+        # loads is loaded while the front reads its command line, then the request.
+        for name in companions_used(args):
+            companion(name)
+        request = read_request()
+        if request is None:  # the front did not need this worker, or is gone
+            _remove(_private_folder(args.events))
+            return 0
+        args = parser.parse_args([*words, *request])
+    if args.device is None:
+        parser.error("the following arguments are required: --device")
     # First of all: the front's limit read on this process's clock as early as it can be.
     deadline = None if args.deadline is None else protocol.monotonic_deadline(args.deadline)
     if args.launcher is not None and deadline is None:

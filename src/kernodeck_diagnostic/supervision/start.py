@@ -1,0 +1,284 @@
+"""The worker's start: its private folder, its files and its process, before the request.
+
+The check's critical path is the worker's: its interpreter's start, what it loads before
+``import torch``, the import itself. So the worker is started before it is told what to check:
+it loads what every check needs, then waits for the rest of its arguments, the *request*
+(device, time limit, import path...), one line on its stdin (``--request-on-stdin``,
+worker/stages.py). The supervisor sends it (``Started.send``) and supervises from then on.
+
+The console script starts one first thing (``start_early``, cli.py), before it has even imported
+what reading its command line needs: the front reads the command line while the worker's
+interpreter starts, on another processor where there is one. The check then takes that worker
+(``take``) when it runs in the same interpreter with the same options; otherwise (a usage error,
+the help, another command, ``--python``, an API call) the worker is discarded, or none was
+started and the check starts its own. A worker discarded before its request has imported nothing
+of the user's and touched no device: it is killed, or reads end-of-file, removes its folder and
+ends.
+
+Everything this module imports is on the path to the worker's start: no ``dataclasses``, no
+``argparse``, no ``json`` at its top (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import IO
+
+from ..interpreter import is_front_interpreter
+from ..safe_files import PRIVATE_MODE, Folder
+from .process import kill_tree, spawn
+
+# The worker's argument that makes it wait for its request on stdin (worker/stages.py).
+REQUEST_ON_STDIN = "--request-on-stdin"
+
+
+class NotStarted(Exception):
+    """The worker could not be started: why, as a message key (``error.not_started.*``), and the
+    system's reason, which names no path."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        super().__init__(key, detail)
+        self.key = key
+        self.detail = detail
+
+
+class Started:
+    """A worker started in its private folder and waiting for its request; the files it writes
+    (``stdout``, ``stderr``, its events) are read from here. ``close`` ends it all."""
+
+    def __init__(self, python: str, options: list[str], argv: list[str], folder: str, *,
+                 process: subprocess.Popen[bytes], captures: tuple[IO[bytes], IO[bytes]],
+                 events: IO[bytes]) -> None:
+        self.python = python
+        self.options = options  # the interpreter's options (worker_options)
+        self.argv = argv  # its command line: interpreter, options, script and first arguments
+        self.folder = folder
+        self.process = process
+        self.captures = captures
+        self.events = events
+        self._stopped = False
+
+    def path(self, name: str) -> str:
+        """A file of the worker's private folder."""
+        return os.path.join(self.folder, name)
+
+    def send(self, request: Sequence[str]) -> None:
+        """The rest of the worker's arguments, one JSON line on its stdin; the front writes
+        nothing else there (the worker's watch reads the pipe's end as the front's)."""
+        import json
+
+        stdin = self.process.stdin
+        if stdin is None:
+            return
+        try:
+            stdin.write((json.dumps(list(request)) + "\n").encode("utf-8"))
+            stdin.flush()
+        except OSError:  # the worker ended before reading it: its supervision says how
+            return
+
+    def stop(self) -> None:
+        """Kill the worker's process tree (once), then close its stdin: closed first, the
+        worker's watch would read end-of-file and end the worker itself."""
+        if self._stopped:
+            return
+        self._stopped = True
+        kill_tree(self.process)
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+
+    def close(self) -> None:
+        """Stop the worker if it still runs, close its files and remove its folder."""
+        try:
+            self.stop()
+        finally:
+            for file in (*self.captures, self.events):
+                with contextlib.suppress(OSError):
+                    file.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start(python: str) -> Started:
+    """Start the worker under ``python`` in a new private folder (mode 0700); it waits for its
+    request. ``NotStarted`` says why it could not be."""
+    try:
+        sources = worker_files()
+    except OSError as exc:  # an install stripped of its worker module: not the system's fault
+        raise NotStarted("error.not_started.worker_missing", reason(exc)) from None
+    try:
+        folder = tempfile.mkdtemp(prefix="kernodeck-")  # private: mode 0700
+    except OSError as exc:
+        raise NotStarted("error.not_started.temp_folder", reason(exc)) from None
+    opened: list[IO[bytes]] = []
+    try:
+        try:
+            for name, source in sources.items():
+                with open(os.path.join(folder, name), "wb") as file:
+                    file.write(source)
+            if is_front_interpreter(python):
+                share_bytecode(folder, sources)
+            events_path = os.path.join(folder, "events.jsonl")
+            open(events_path, "wb").close()
+        except OSError as exc:
+            # EFBIG: the folder is fine, a file-size limit (ulimit -f) refused the files.
+            key = ("error.not_started.file_size_limit" if exc.errno == errno.EFBIG
+                   else "error.not_started.temp_not_writable")
+            raise NotStarted(key, reason(exc)) from None
+        # --watch-front: the worker ends itself, its children and this folder once stdin (a
+        # pipe only this process holds) reads end-of-file, whatever ended the front. Its other
+        # arguments come with the request (``Started.send``).
+        options = worker_options(python)
+        argv = [python, *options, os.path.join(folder, "worker.py"),
+                "--events", events_path, "--watch-front", REQUEST_ON_STDIN]
+        # The worker's output, readable by its owner only (it may hold anything).
+        with Folder.made(folder) as private:
+            opened.append(os.fdopen(private.open_new("stdout", PRIVATE_MODE, append=True), "ab"))
+            opened.append(os.fdopen(private.open_new("stderr", PRIVATE_MODE, append=True), "ab"))
+        opened.append(open(events_path, "rb"))  # noqa: SIM115 - Started.close closes it
+        out, err, events = opened
+        try:
+            # The environment is inherited unchanged: the worker must see what the user's
+            # application sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
+            process = spawn(argv, stdout=out, stderr=err, stdin=subprocess.PIPE,
+                            hold_sigterm=True)
+        except OSError as exc:
+            raise NotStarted("error.not_started.interpreter", reason(exc)) from None
+    except BaseException:
+        for made in opened:
+            made.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return Started(python, options, argv, folder, process=process, captures=(out, err),
+                   events=events)
+
+
+# -- started before the command line is read ------------------------------------------------------
+
+_EARLY: list[Started] = []
+
+
+def start_early() -> None:
+    """The console script's first step, for what is most likely a check: this interpreter's
+    worker started while the front reads its command line (``take`` hands it to the check).
+
+    A guess, never a decision: a wrong one costs a worker started and discarded, or a check that
+    starts its own. Any failure here is left to that check, which says what it is.
+    """
+    try:
+        _EARLY.append(start(sys.executable))
+    except Exception:  # the check starts its worker itself, and says why it could not
+        return
+
+
+def take(python: str) -> Started | None:
+    """The worker ``start_early`` started, if it suits a check under ``python``: the very
+    interpreter it was started with, with the same options. Otherwise it is discarded and the
+    check starts its own."""
+    if not _EARLY:
+        return None
+    started = _EARLY.pop()
+    if started.python == python and started.options == worker_options(python):
+        return started
+    started.close()
+    return None
+
+
+def discard_early() -> None:
+    """End the early worker if no check took it (a usage error, the help, an interruption)."""
+    while _EARLY:
+        _EARLY.pop().close()
+
+
+# -- what the worker is started with --------------------------------------------------------------
+
+def interpreter_options() -> list[str]:
+    """The options this interpreter was started with that change what an import does.
+
+    -I, -E, -s, -P (PYTHONSAFEPATH), -S, -O, -b, every -W filter (PYTHONWARNINGS and -X dev
+    included: given twice, a filter keeps its place) and every -X option. Nothing else: -u, -q
+    and the like change no import.
+    """
+    flags = sys.flags
+    options: list[str] = []
+    if flags.isolated:
+        options.append("-I")  # implies -E, -s and, on 3.11+, -P
+    else:
+        options += [flag for flag, on in (
+            ("-E", flags.ignore_environment), ("-s", flags.no_user_site),
+            ("-P", getattr(flags, "safe_path", False))) if on]
+    if flags.no_site:
+        options.append("-S")
+    if flags.optimize:
+        options.append("-" + "O" * flags.optimize)
+    if flags.bytes_warning:
+        options.append("-" + "b" * flags.bytes_warning)
+    for option in sys.warnoptions:
+        options += ["-W", option]
+    for name, value in getattr(sys, "_xoptions", {}).items():
+        options += ["-X", name if value is True else f"{name}={value}"]
+    return options
+
+
+def worker_options(python: str) -> list[str]:
+    """The interpreter options for the worker: the front's own when it runs in the front's
+    interpreter (the user's program starts as the front did); none for another interpreter,
+    which the front's options say nothing about."""
+    return interpreter_options() if is_front_interpreter(python) else []
+
+
+def worker_files() -> dict[str, bytes]:
+    """The worker's files by the name each gets in its private folder (the worker module and its
+    companions), from the installed package or from inside the zipapp."""
+    from ..package_data import read
+    from ..worker.protocol import COMPANIONS
+
+    files = {"worker.py": read("worker", "stages.py")}
+    for name in COMPANIONS:
+        files[name + ".py"] = read("worker", name + ".py")
+    return files
+
+
+def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
+    """Give the worker the installed package's bytecode of its companions, beside their copies.
+
+    Loaded by path from a new folder, each would otherwise be compiled again on every check,
+    before ``import torch`` (10-20 ms). Only for the front's own interpreter (the bytecode is
+    this Python's) and an installed package (the zipapp has none). Each copy gets its original's
+    time stamp, so Python's own check of the bytecode against its source (time stamp and size,
+    or a hash) decides as it would in the package: bytecode that is stale, missing or unreadable
+    is ignored and the source compiled, as before. The worker module itself runs as
+    ``__main__``, whose bytecode Python never caches.
+    """
+    import importlib.util
+
+    if getattr(sys, "pycache_prefix", None):
+        return  # bytecode lives under the prefix, named by each source's path: none to share
+    package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker")
+    cache = os.path.join(folder, "__pycache__")
+    for name in sources:
+        if name == "worker.py":
+            continue
+        original = os.path.join(package, name)
+        try:
+            compiled = importlib.util.cache_from_source(original)
+            with open(compiled, "rb") as file:
+                bytecode = file.read()
+            stamp = os.stat(original)
+            os.makedirs(cache, mode=0o700, exist_ok=True)
+            with open(os.path.join(cache, os.path.basename(compiled)), "xb") as file:
+                file.write(bytecode)
+            os.utime(os.path.join(folder, name), ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        except (OSError, NotImplementedError, ValueError):
+            continue  # no bytecode to share (the zipapp, a package installed without it)
+
+
+def reason(exc: OSError) -> str:
+    """An OS error without the path it carries (the report must not hold one)."""
+    return (exc.strerror or type(exc).__name__).lower()

@@ -1,0 +1,160 @@
+"""The worker started before the command line is read (supervision/start.py): used by the check
+it was started for, discarded by anything else, and never left behind, whatever ends the front.
+Real processes throughout: the worker waits for its request on a real pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FAKES, SRC, clean_env, fake_gpu_env, pids_gone
+from kernodeck_diagnostic.cli import may_be_a_check
+from kernodeck_diagnostic.supervision import start
+
+# Records, in the front only, every worker it starts (the Popen audit event of a command line
+# that waits for its request): its pid, once the process exists.
+RECORDER = """
+import json, os, sys
+if "--events" not in sys.argv and os.environ.get("KD_TEST_STARTS"):
+    def _hook(event, args):
+        if event == "subprocess.Popen" and "--request-on-stdin" in list(args[1] or ()):
+            with open(os.environ["KD_TEST_STARTS"], "a") as file:
+                file.write(json.dumps(list(args[1])) + "\\n")
+    sys.addaudithook(_hook)
+"""
+
+
+def _front(tmp_path: Path, args: list[str], **env: str) -> tuple[subprocess.CompletedProcess[str],
+                                                                   list[list[str]], Path]:
+    """``python -m kernodeck_diagnostic ARGS`` with its own temporary folder; what it printed,
+    the workers it started, and that folder."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(RECORDER, encoding="utf-8")
+    temp = tmp_path / "tmp"
+    temp.mkdir(exist_ok=True)
+    starts = tmp_path / "starts.jsonl"
+    paths = [str(site), str(SRC), *env.pop("PYTHONPATH", "").split(os.pathsep)]
+    completed = subprocess.run(
+        [sys.executable, "-m", "kernodeck_diagnostic", *args], capture_output=True, text=True,
+        timeout=120, stdin=subprocess.DEVNULL, check=False,
+        env=clean_env({**env, "TMPDIR": str(temp), "KD_TEST_STARTS": str(starts),
+                       "PYTHONPATH": os.pathsep.join(path for path in paths if path)}))
+    started = ([json.loads(line) for line in starts.read_text(encoding="utf-8").splitlines()]
+               if starts.exists() else [])
+    return completed, started, temp
+
+
+def _worker_processes(folder: Path) -> list[int]:
+    """The processes whose command line names ``folder``: the workers started there."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(folder).encode() in command:
+                found.append(int(entry))
+    return found
+
+
+def test_the_check_uses_the_worker_started_before_its_command_line_was_read(
+        tmp_path: Path) -> None:
+    """One worker for one check: the one started first thing, which received its request."""
+    completed, started, temp = _front(tmp_path, ["--device", "cpu", "--format", "json"],
+                                      **fake_gpu_env("cuda_pass", PYTHONPATH=str(FAKES)))
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["code"] == "CPU_CHECK_PASSED"
+    assert len(started) == 1, started
+    assert list(temp.iterdir()) == []  # its private folder removed
+
+
+@pytest.mark.parametrize("args", [["--device", "cpux"], ["--timeout", "500"],
+                                  ["--device", "cpu", "--output", "-"]])
+def test_a_usage_error_leaves_no_worker_and_no_folder(tmp_path: Path, args: list[str]) -> None:
+    """The worker started for what looked like a check is discarded when the command line is
+    refused: the usage error as before, no process left, no private folder."""
+    completed, started, temp = _front(tmp_path, args)
+    assert completed.returncode == 2, completed.stderr
+    assert "error" in completed.stderr
+    assert len(started) == 1, "no worker was started early: this test proves nothing"
+    assert pids_gone(_worker_processes(temp)) == []
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["summarize", "--help"],
+                                  ["--python", sys.executable, "--help"]])
+def test_no_worker_is_started_for_what_is_no_check_of_this_interpreter(
+        tmp_path: Path, args: list[str]) -> None:
+    completed, started, temp = _front(tmp_path, args)
+    assert completed.returncode == 0, completed.stderr
+    assert started == []
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_another_interpreter_gets_a_worker_of_its_own(tmp_path: Path,
+                                                      notorch_python: Path) -> None:
+    """--python: the check runs in that interpreter, never in the one started early."""
+    completed, started, temp = _front(tmp_path, ["--python", str(notorch_python),
+                                                 "--format", "json"])
+    assert completed.returncode != 2, completed.stderr
+    report = json.loads(completed.stdout)
+    assert report["code"] == "TORCH_MISSING", report["code"]
+    assert [argv[0] for argv in started] == [str(notorch_python)]
+    assert list(temp.iterdir()) == []
+
+
+def test_a_waiting_worker_ends_with_the_front_and_removes_its_folder() -> None:
+    """The front gone before it sent the request (its pipe's end, whatever ended it): the
+    worker imports nothing, removes its private folder and exits."""
+    started = start.start(sys.executable)
+    try:
+        assert started.process.stdin is not None
+        started.process.stdin.close()  # as the front's death closes it
+        assert started.process.wait(30) == 0
+        assert not os.path.exists(started.folder)
+        assert started.events.read() == b""  # not one event: it never began the check
+    finally:
+        started.close()
+
+
+@pytest.mark.slow
+def test_the_early_worker_is_taken_only_by_its_own_interpreter(notorch_python: Path) -> None:
+    start.start_early()
+    early = start.take(str(notorch_python))
+    assert early is None
+    assert start._EARLY == []
+    start.start_early()
+    (waiting,) = start._EARLY
+    assert start.take(sys.executable) is waiting
+    waiting.close()
+    assert pids_gone([waiting.process.pid]) == []
+    assert not os.path.exists(waiting.folder)
+
+
+def test_an_early_worker_no_check_took_is_discarded() -> None:
+    start.start_early()
+    (waiting,) = start._EARLY
+    start.discard_early()
+    assert start._EARLY == []
+    assert pids_gone([waiting.process.pid]) == []
+    assert not os.path.exists(waiting.folder)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    ([], True), (["--device", "cpu"], True), (["--output", "r.json", "--host-check"], True),
+    (["--device", "cpux"], True),  # refused later: the worker started is discarded
+    (["summarize", "reports/"], False), (["compare", "a", "b"], False),
+    (["--help"], False), (["--device", "cpu", "-h"], False),
+    (["--python", "/usr/bin/python3"], False), (["--pyth", "/usr/bin/python3"], False),
+    (["--python=/usr/bin/python3"], False),
+])
+def test_what_looks_like_a_check_of_this_interpreter(argv: list[str], expected: bool) -> None:
+    assert may_be_a_check(argv) is expected
