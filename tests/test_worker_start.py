@@ -158,3 +158,25 @@ def test_an_early_worker_no_check_took_is_discarded() -> None:
 ])
 def test_what_looks_like_a_check_of_this_interpreter(argv: list[str], expected: bool) -> None:
     assert may_be_a_check(argv) is expected
+
+
+def test_the_front_still_ends_as_a_python_program_does(tmp_path: Path) -> None:
+    """The console script freezes its objects out of the collector before it exits (a shorter
+    teardown), never ``os._exit``: the atexit handlers of the user's start-up (a coverage tool,
+    a profiler) still run, and what was printed is flushed."""
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "atexit-ran"
+    (site / "sitecustomize.py").write_text(
+        "import atexit, gc, os\n"
+        "if '--events' not in __import__('sys').argv:\n"
+        "    atexit.register(lambda: open(os.environ['KD_TEST_MARKER'], 'w').write("
+        "str(gc.get_freeze_count() > 0)))\n", encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "kernodeck_diagnostic", "--device", "cpu", "--format", "json"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+        env=clean_env({**fake_gpu_env("cuda_pass"), "KD_TEST_MARKER": str(marker),
+                       "PYTHONPATH": os.pathsep.join([str(site), str(SRC), str(FAKES)])}))
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["code"] == "CPU_CHECK_PASSED"
+    assert marker.read_text(encoding="utf-8") == "True"  # ran, after the freeze

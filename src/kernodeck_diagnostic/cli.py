@@ -10,6 +10,7 @@ only when it runs: the check's start-up pays for nothing else (docs/performance.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -38,6 +39,11 @@ def entry() -> NoReturn:
         status = main()
     finally:
         discard_early()
+    # Nothing of the front runs after this. The interpreter's teardown collects its garbage
+    # again and again while it unloads the modules (about 13 ms of every check here); objects
+    # frozen out of the collector's reach are only released, never traversed (about 4 ms).
+    # Unlike an os._exit, every atexit handler still runs and every stream is flushed.
+    gc.freeze()
     sys.exit(status)
 
 
