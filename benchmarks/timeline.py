@@ -8,9 +8,11 @@ each with a ``sitecustomize`` of this script's own on ``PYTHONPATH`` (the worker
 stamps, in every process, the system-wide monotonic clock and the process's own CPU time at:
 
 - the interpreter ready (``sitecustomize`` runs last in its start-up);
-- the worker's start as the front asks for it (the ``subprocess.Popen`` audit event);
-- in the worker: its events file opened (the ``Events`` clock's zero, which dates every event
-  the worker writes) and ``import torch`` beginning (the ``import`` audit event);
+- the worker's start as the front asks for it (the ``subprocess.Popen`` audit event): in the
+  console script, first thing, before the command line is read (supervision/start.py);
+- in the worker: its events file opened, once it has read its request (the ``Events`` clock's
+  zero, which dates every event the worker writes), and ``import torch`` beginning (the
+  ``import`` audit event);
 - in the front: the worker's private folder removed (the worker has ended and been read; its
   events file is copied first, for their times), and ``main()`` returned (an ``atexit`` hook,
   before the interpreter's teardown).
