@@ -291,8 +291,11 @@ def test_a_real_import_that_dies_of_an_address_space_limit_names_the_limit(
     assert error["stage"] == "import"
     if error["message_key"] == "error.worker_ended.signal_stderr":
         assert error["message_values"]["signal"] == "SIGABRT"
-        last_words = ("terminate called after throwing an instance of 'std::bad_alloc' what(): "
-                      "std::bad_alloc")
+        # libstdc++ names the type demangled, or mangled (St9bad_alloc) when demangling, which
+        # allocates, fails too: both seen for real here (2026-12-03).
+        last_words = next(f"terminate called after throwing an instance of '{name}' what(): "
+                          "std::bad_alloc" for name in ("std::bad_alloc", "St9bad_alloc")
+                          if f"'{name}'" in error["message"])
         assert error["message"] == (
             "the worker was killed by signal SIGABRT during import, without a final result; its "
             f"last line on stderr: {last_words}")
@@ -485,6 +488,21 @@ def test_a_memory_error_the_worker_could_not_report_is_host_memory_too() -> None
     assert "HOST_MEMORY_EXHAUSTED" not in exited("MemoryErrors")
     assert "HOST_MEMORY_EXHAUSTED" not in _import_failed(
         "WORKER_FAILED", "worker_failed", None, "an answer mentioning MemoryError")
+
+
+def test_bad_alloc_is_host_memory_whether_its_name_is_demangled_or_not() -> None:
+    # libstdc++'s terminate handler demangles the exception's type, which allocates: out of
+    # memory it prints the mangled name, St9bad_alloc (seen for real under ulimit -v, 2026-12-03),
+    # and a worker killed before its what() line leaves that name alone.
+    for last_line in ("terminate called after throwing an instance of 'St9bad_alloc'",
+                      "terminate called after throwing an instance of 'std::bad_alloc'"):
+        found = _import_failed("WORKER_FAILED", "worker_failed", None,
+                               "the worker was killed by signal SIGABRT during import, without a "
+                               f"final result; its last line on stderr: {last_line}")
+        assert found["HOST_MEMORY_EXHAUSTED"]["evidence"][0].endswith(last_line)
+    from kernodeck_diagnostic.ramp.outcome import OOM_TEXT
+
+    assert OOM_TEXT.search("terminate called after throwing an instance of 'St9bad_alloc'")
 
 
 def test_cpythons_fatal_errors_short_of_memory_are_host_memory() -> None:

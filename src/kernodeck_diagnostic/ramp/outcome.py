@@ -52,9 +52,10 @@ OomSource = Literal["attempt", "events", "error_text", "kernel"]
 MAX_FILE_BYTES = 16 * 2**20  # an attempt's files are small; a larger one is read from its end
 
 # An allocator's refusal as PyTorch and Python word it: CUDA/HIP/MPS "out of memory",
-# torch.OutOfMemoryError, the CPU allocator's "can't allocate memory", MemoryError, bad_alloc.
+# torch.OutOfMemoryError, the CPU allocator's "can't allocate memory", MemoryError, bad_alloc
+# (St9bad_alloc: its mangled name, when there was no memory left to demangle it).
 OOM_TEXT = re.compile(r"out of memory|OutOfMemoryError|\bMemoryError\b|can't allocate memory|"
-                      r"std::bad_alloc|Cannot allocate memory", re.IGNORECASE)
+                      r"std::bad_alloc|St9bad_alloc|Cannot allocate memory", re.IGNORECASE)
 _REQUESTED_BYTES = re.compile(r"you tried to allocate (\d+) bytes", re.IGNORECASE)
 _REQUESTED_SIZE = re.compile(r"Tried to allocate ([0-9.]+) ?(B|KiB|MiB|GiB|TiB)\b")
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}

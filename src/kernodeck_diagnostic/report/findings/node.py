@@ -49,12 +49,13 @@ def shm_too_small(report: Report) -> Finding | None:
                    variant="small" if small else "read_only")
 
 
-# How running out of host memory reads: C++'s std::bad_alloc (the worker then aborts), the dynamic
-# loader's fatal error for a thread's TLS (exit 127), ENOMEM in an OSError, a MemoryError the worker
-# could not even report (the report's sentence quotes its last line on stderr; one it reported is
-# the error's type). Not glibc's "cannot allocate memory in static TLS block", a fixed-size area
-# that no amount of memory enlarges.
-_OUT_OF_MEMORY = (r"std::bad_alloc|cannot allocate memory for thread-local data"
+# How running out of host memory reads: C++'s std::bad_alloc (the worker then aborts; its name
+# mangled, St9bad_alloc, when libstdc++'s terminate handler cannot allocate to demangle it), the
+# dynamic loader's fatal error for a thread's TLS (exit 127), ENOMEM in an OSError, a MemoryError
+# the worker could not even report (the report's sentence quotes its last line on stderr; one it
+# reported is the error's type). Not glibc's "cannot allocate memory in static TLS block", a
+# fixed-size area that no amount of memory enlarges.
+_OUT_OF_MEMORY = (r"std::bad_alloc|St9bad_alloc|cannot allocate memory for thread-local data"
                   r"|\[Errno 12\] Cannot allocate memory|on stderr: MemoryError\b"
                   r"|Cannot recover from MemoryErrors")
 # What counts only when a limit on memory is set: the loader could not map a library (ENOMEM
