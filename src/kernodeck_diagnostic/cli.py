@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from .commands import SUBCOMMANDS
@@ -28,17 +28,20 @@ def entry() -> NoReturn:
     First of all, the check's worker is started (``supervision/start.py``): its interpreter
     starts while this one imports what reading the command line needs, and reads it.
     """
-    from .supervision.start import discard_early, start_early
+    discard: Callable[[], None] | None = None
+    if may_be_a_check(sys.argv[1:]):  # the other commands never load what starts a worker
+        from .supervision.start import discard_early, start_early
 
-    if may_be_a_check(sys.argv[1:]):
         start_early()
+        discard = discard_early
     try:
         from .commands.runner import InterruptOnSignals
 
         InterruptOnSignals.process_ends_after = True
         status = main()
     finally:
-        discard_early()
+        if discard is not None:
+            discard()
     # Nothing of the front runs after this. The interpreter's teardown collects its garbage
     # again and again while it unloads the modules; objects frozen out of the collector's reach
     # are only released, never traversed (19 ms → 7 ms here: docs/performance.md). Unlike an

@@ -113,7 +113,9 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                on_started: Callable[[], None] | None = None,
                path0: str | None = None, caller: dict[str, Any] | None = None,
                extra: Sequence[str] = ()) -> WorkerRun:
-    """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds.
+    """Run the worker under ``python`` and return what happened, within ``timeout_s`` seconds:
+    the one the console script started before reading its command line when it suits
+    (``start.take``), else one started now; then its request is sent (``_supervise``).
 
     ``path0`` is the first import path the user's own code would have (see ``user_path0``);
     ``extra``, more of the worker's arguments (``--distributed``: the rank's place in the job);
