@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from conftest import SRC
+from kernodeck_diagnostic import worker
 from kernodeck_diagnostic.supervision.start import share_bytecode, worker_files
 from kernodeck_diagnostic.worker.origin import stdlib_names
 from kernodeck_diagnostic.worker.protocol import COMPANIONS
 
 PACKAGE = SRC / "kernodeck_diagnostic"
 WORKER = PACKAGE / "worker"
-# The one worker name the front may import besides the protocol: a Trial reads the facts of the
-# program it runs in with the worker's own stages (trial/facts.py).
-ALLOWED = {("trial/facts.py", "kernodeck_diagnostic.worker.readings", "environment")}
+# The worker names the front may import besides the protocol: a Trial reads the facts of the
+# program it runs in with the worker's own stages (trial/facts.py); the worker's start copies the
+# companions the package names (worker/__init__.py: no worker module at all).
+ALLOWED = {("trial/facts.py", "kernodeck_diagnostic.worker.readings", "environment"),
+           ("supervision/start.py", "kernodeck_diagnostic.worker.COMPANIONS", "COMPANIONS")}
 
 
 def imports(path: Path) -> Iterator[tuple[str, str | None]]:
@@ -76,15 +79,20 @@ def test_the_protocol_imports_the_standard_library_alone() -> None:
 
 def test_every_worker_module_is_copied_beside_the_worker() -> None:
     """A companion left out of COMPANIONS would be missing from the worker's private folder."""
-    modules = {path.stem for path in WORKER.glob("*.py")} - {"__init__", "stages"}
+    modules = {path.stem for path in WORKER.glob("*.py")} - {"__init__", "stages", "launcher"}
     assert set(COMPANIONS) == modules
-    assert set(worker_files()) == {"worker.py", *(f"{name}.py" for name in COMPANIONS)}
+    # The list the front copies from, named before typing is loaded, is the protocol's.
+    assert worker.COMPANIONS == COMPANIONS
+    assert set(worker_files()) == {"worker.py", "stages.py",
+                                   *(f"{name}.py" for name in COMPANIONS)}
+    assert worker_files()["worker.py"] == (WORKER / "launcher.py").read_bytes()
 
 
 def test_the_companions_load_the_packages_bytecode_beside_their_copies(tmp_path: Path) -> None:
     """Copied into the worker's private folder with the installed bytecode beside them, the
-    companions are not compiled again (issue 28): Python accepts that bytecode for the copies.
-    A stale one (the source changed since) is refused and the copy compiled, as in the package."""
+    worker module and its companions are not compiled again (issue 28): Python accepts that
+    bytecode for the copies. A stale one (the source changed since) is refused and the copy
+    compiled, as in the package."""
     sources = worker_files()
     for name in sources:
         if name != "worker.py":  # the bytecode an install has (pip compiles every module)
@@ -100,7 +108,7 @@ def test_the_companions_load_the_packages_bytecode_beside_their_copies(tmp_path:
             compiled.append(Path(path).name)
             return super().source_to_code(data, path)
 
-    for name in COMPANIONS:
+    for name in ("stages", *COMPANIONS):
         path = str(tmp_path / f"{name}.py")
         assert Loader(f"_kd_test_{name}", path).get_code(f"_kd_test_{name}") is not None
     assert compiled == []

@@ -4,8 +4,10 @@ Real processes throughout: the worker waits for its request on a real pipe."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import py_compile
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +182,77 @@ def test_the_front_still_ends_as_a_python_program_does(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["code"] == "CPU_CHECK_PASSED"
     assert marker.read_text(encoding="utf-8") == "True"  # ran, after the freeze
+
+
+# In the worker only: each file it compiles (the "compile" audit event), by name and size on
+# disk; a module loaded from its bytecode is not compiled.
+COMPILES = """
+import os, sys
+if "--events" in sys.argv and os.environ.get("KD_TEST_COMPILED"):
+    def _hook(event, args):
+        if event == "compile" and "kernodeck-" in str(args[1]):
+            with open(os.environ["KD_TEST_COMPILED"], "a") as file:
+                file.write(f"{os.path.basename(args[1])} {os.path.getsize(args[1])}\\n")
+    sys.addaudithook(_hook)
+"""
+
+
+def test_the_installed_worker_compiles_nothing_but_its_short_script(tmp_path: Path) -> None:
+    """With the package's bytecode (an install has it: pip compiles every module), the worker
+    runs its module and its companions from that bytecode: only its script, the launcher of a
+    few lines, is compiled on every check (issue 28). Everything is loaded before ``import
+    torch``, which fails here (no torch in this interpreter): a real run."""
+    worker = SRC / "kernodeck_diagnostic" / "worker"
+    for path in worker.glob("*.py"):
+        py_compile.compile(str(path), cfile=importlib.util.cache_from_source(str(path)),
+                           doraise=True)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(COMPILES, encoding="utf-8")
+    compiled = tmp_path / "compiled.txt"
+    completed = subprocess.run(
+        [sys.executable, "-m", "kernodeck_diagnostic", "--device", "cpu", "--format", "json"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+        env=clean_env({"KD_TEST_COMPILED": str(compiled),
+                       "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}))
+    report = json.loads(completed.stdout)
+    assert report["stage"] == "import", report["code"]  # every companion was loaded before it
+    launcher = (worker / "launcher.py").stat().st_size
+    assert compiled.read_text(encoding="utf-8").split() == ["worker.py", str(launcher)]
+
+
+STUB_STAGES = """
+import json, sys
+def main():
+    module = sys.modules["_kernodeck_worker_stages"]
+    json.dump({"name": __name__, "startup": sorted(STARTUP_MODULES),
+               "same": module is sys.modules[__name__]}, sys.stdout)
+    return 7
+"""
+PLAIN_SCRIPT = """from __future__ import annotations
+import sys
+loaded = sorted(sys.modules)
+import json
+json.dump(loaded, sys.stdout)
+"""
+
+
+def test_the_worker_script_hands_the_worker_module_what_was_loaded_before_it(
+        tmp_path: Path) -> None:
+    """The worker module, run by the launcher, reads as loaded before the user's script exactly
+    what a script's first line sees (``STARTUP_MODULES``, which the shadowing checks read): not
+    the launcher's own imports, nor json's. Its status is the process's."""
+    (tmp_path / "worker.py").write_bytes(start.worker_files()["worker.py"])
+    (tmp_path / "stages.py").write_text(STUB_STAGES, encoding="utf-8")
+    (tmp_path / "plain.py").write_text(PLAIN_SCRIPT, encoding="utf-8")
+    env = clean_env()
+    ran = subprocess.run([sys.executable, str(tmp_path / "worker.py")], capture_output=True,
+                         text=True, timeout=60, env=env, check=False)
+    plain = subprocess.run([sys.executable, str(tmp_path / "plain.py")], capture_output=True,
+                           text=True, timeout=60, env=env, check=True)
+    assert ran.returncode == 7, ran.stderr
+    seen = json.loads(ran.stdout)
+    assert seen["name"] == "_kernodeck_worker_stages"
+    assert seen["same"]
+    assert seen["startup"] == json.loads(plain.stdout)
+    assert "json" not in seen["startup"]

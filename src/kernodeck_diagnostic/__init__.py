@@ -50,7 +50,8 @@ def _leave_the_working_folder() -> str | None:
 # First of all, before any import of the package: see _leave_the_working_folder.
 PYTHON_M_PATH0 = _leave_the_working_folder()
 
-from typing import TYPE_CHECKING, Any  # noqa: E402 - after the working folder is left
+# No typing at run time: this module is on the path to the worker's start (docs/performance.md).
+TYPE_CHECKING = False
 
 __version__ = "1.0.0"
 TOOL_NAME = "kernodeck-diagnostic"
@@ -59,6 +60,7 @@ __all__ = ["OutputLedger", "Report", "Trial", "__version__", "check"]
 
 if TYPE_CHECKING:
     from types import FrameType
+    from typing import Any
 
     from .api import Report, check
     from .ledger import OutputLedger

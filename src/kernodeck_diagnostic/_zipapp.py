@@ -20,8 +20,12 @@ import contextlib
 import os
 import sys
 import zipimport
-from types import ModuleType
-from typing import Any, NoReturn
+
+# Not typing's: it would lengthen the path to the worker's start (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any, NoReturn
 
 try:
     class _NamingImporter(zipimport.zipimporter):

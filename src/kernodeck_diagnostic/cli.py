@@ -14,9 +14,13 @@ import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
 
 from .commands import SUBCOMMANDS
+
+# Not typing's: it would lengthen the path to the worker's start (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 CHECK = "commands.check"
 __all__ = ["CHECK", "SUBCOMMANDS", "entry", "main", "may_be_a_check"]

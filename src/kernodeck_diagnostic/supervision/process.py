@@ -9,7 +9,11 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from typing import IO, Any, NamedTuple
+
+# Not typing's: it would lengthen the path to the worker's start (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 MAX_TOOL_OUTPUT = 256 * 1024
 _REAP_TIMEOUT_S = 2.0
@@ -119,13 +123,17 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-class BoundedResult(NamedTuple):
-    """What ``run_bounded`` saw. (A named tuple, not a dataclass: this module is on the path to
-    the worker's start, which ``dataclasses``, with ``inspect``, would lengthen.)"""
+class BoundedResult:
+    """What ``run_bounded`` saw. (A plain class, neither a dataclass nor a ``NamedTuple``: this
+    module is on the path to the worker's start, which ``dataclasses`` and ``typing`` would
+    lengthen.)"""
 
-    returncode: int | None
-    stdout: str
-    timed_out: bool
+    __slots__ = ("returncode", "stdout", "timed_out")
+
+    def __init__(self, returncode: int | None, stdout: str, timed_out: bool) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.timed_out = timed_out
 
 
 def run_bounded(argv: Sequence[str], timeout: float) -> BoundedResult:

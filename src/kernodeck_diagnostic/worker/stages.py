@@ -38,7 +38,9 @@ import sys
 
 # What the interpreter loads before a script's first line, as it does before the user's own
 # script: a module of the user's named like one of these hides nothing (see origin.preloaded).
-STARTUP_MODULES = frozenset(sys.modules)
+# The worker's script (worker/launcher.py) reads them before its own first import and sets them
+# here before this module runs; run as a script itself, this module reads them now.
+STARTUP_MODULES: frozenset[str] = globals().get("STARTUP_MODULES") or frozenset(sys.modules)
 
 import contextlib
 import json
