@@ -41,7 +41,8 @@ What is measured (issue 4), with its target:
 
 1f. ``kernodeck-diagnostic --device cpu`` vs the floor: the same one-liner ending with
    ``os._exit(0)``, without the interpreter's teardown that the check never waits for either
-   (issue 28; target <= 1.03), and 3f. the zipapp vs that floor (target <= 1.05);
+   (issue 28; target <= 1.03), and 3f. the zipapp vs that floor (target <= 1.05), both judged
+   on the paired ratio: the median of the per-round ratios (see ``paired_ratio``);
 1. ``kernodeck-diagnostic --device cpu`` vs ``python -c "import torch; <the same computation>"``;
 2. the same vs ``python -m torch.utils.collect_env``;
 3. the zipapp vs the installed package;
@@ -401,8 +402,13 @@ def baseline_table(by_key: Mapping[str, Command]) -> str:
     lines.append(f"| zipapp / installed (<= {TARGETS['zipapp_vs_installed']:.2f}) | "
                  f"{by_key['zipapp'].median / tool:.3f} | "
                  f"{by_key['baseline_zipapp'].median / base:.3f} | - | - |")
-    for key, label, target in (("floor", "/ floor (os._exit)", TARGETS["tool_vs_floor"]),
-                               ("bare", "/ bare import+compute", TARGETS["tool_vs_bare"]),
+    if "floor" in by_key:  # judged paired, as row 1f
+        floor = by_key["floor"]
+        lines.append(f"| check / floor (os._exit), paired ratio "
+                     f"(<= {TARGETS['tool_vs_floor']:.2f}) | "
+                     f"{paired_ratio(by_key['tool'], floor):.3f} | "
+                     f"{paired_ratio(by_key['baseline'], floor):.3f} | - | - |")
+    for key, label, target in (("bare", "/ bare import+compute", TARGETS["tool_vs_bare"]),
                                ("collect_env", "/ collect_env", TARGETS["tool_vs_collect_env"])):
         if key in by_key:
             other = by_key[key].median
@@ -763,19 +769,28 @@ def rows(by_key: Mapping[str, Command], hang: Command, memory: Mapping[str, floa
     return found
 
 
+def paired_ratio(command: Command, other: Command) -> float:
+    """The median of the per-round ratios: both ran in the same round, one after the other, so
+    the load of the moment, which moves a 1.5 s command by ±100 ms on a shared machine, weighs
+    on both (the ratio of the medians compares two distributions that it shifts apart)."""
+    return statistics.median(a / b for a, b in zip(command.times, other.times))
+
+
 def floor_rows(by_key: Mapping[str, Command]) -> list[Row]:
-    """The check and the zipapp against the floor (issue 28): ratio of the medians, and the
-    median of the per-round differences (paired: the load of the moment cancels out)."""
+    """The check and the zipapp against the floor (issue 28), judged on the paired ratio (the
+    median of the per-round ratios), shown with the median of the per-round differences and the
+    ratio of the medians."""
     floor = by_key["floor"]
     found = []
     for number, key, target in (("1f", "tool", "tool_vs_floor"),
                                 ("3f", "zipapp", "zipapp_vs_floor")):
         command = by_key[key]
-        ratio = command.median / floor.median
+        ratio = paired_ratio(command, floor)
         paired = statistics.median(a - b for a, b in zip(command.times, floor.times))
         found.append(Row(number, f"`{command.label}` / floor", _s(command.median),
                          f"`{floor.label}` {_s(floor.median)}",
-                         f"ratio {ratio:.3f} ({paired * 1000:+.0f} ms paired)",
+                         f"paired ratio {ratio:.3f} ({paired * 1000:+.0f} ms paired; ratio of "
+                         f"the medians {command.median / floor.median:.3f})",
                          f"<= {TARGETS[target]:.2f}", ratio <= TARGETS[target]))
     return found
 

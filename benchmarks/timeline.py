@@ -8,8 +8,9 @@ each with a ``sitecustomize`` of this script's own on ``PYTHONPATH`` (the worker
 stamps, in every process, the system-wide monotonic clock and the process's own CPU time at:
 
 - the interpreter ready (``sitecustomize`` runs last in its start-up);
-- the worker's start as the front asks for it (the ``subprocess.Popen`` audit event): in the
-  console script, first thing, before the command line is read (supervision/start.py);
+- the worker's start as the front asks for it (the ``os.posix_spawn`` or ``subprocess.Popen``
+  audit event): in the console script, first thing, before the command line is read
+  (supervision/start.py);
 - in the worker: its events file opened, once it has read its request (the ``Events`` clock's
   zero, which dates every event the worker writes), and ``import torch`` beginning (the
   ``import`` audit event);
@@ -19,9 +20,11 @@ stamps, in every process, the system-wide monotonic clock and the process's own 
 
 The launch and the exit are stamped here. Medians of each mark, in milliseconds after the launch
 (wall) and of each process's CPU time (which the machine's other load inflates far less: read
-those on a shared machine), then the ratios of the medians and the paired differences. Nothing of
-this is in the tool: the stamps come from outside it. Linux only (the monotonic clock is shared
-by every process there; tests/envs.py locks with fcntl).
+those on a shared machine), then, against the floor, the paired ratios (the median of the
+per-round ratios, which rows 1f and 3f of benchmarks/run.py judge), the paired differences and
+the ratios of the medians. Nothing of this is in the tool: the stamps come from outside it.
+Linux only (the monotonic clock is shared by every process there; tests/envs.py locks with
+fcntl).
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ if _folder:
     def _hook(event, args):
         if event == "import" and args[0] == "torch":
             _stamp(("worker" if _worker else "floor") + " import torch")
-        elif event == "subprocess.Popen" and "--watch-front" in list(args[1] or ()):
+        elif (event in ("subprocess.Popen", "os.posix_spawn")
+              and "--watch-front" in list(args[1] or ())):
             _stamp("front starts the worker")
         elif event == "open" and _worker and str(args[0]).endswith("events.jsonl"):
             _stamp("worker events")
@@ -154,12 +158,14 @@ def render(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> str
             cpu = f"{statistics.median(cpus):.1f}" if cpus else "-"
             lines.append(f"| {mark} | {wall:.1f} | {cpu} |")
     floor = [r["exit seen"][0] for r in found["floor"]]
-    lines += ["", "| command | / floor (medians) | paired difference |", "|---|---|---|"]
+    lines += ["", "| command | / floor, paired ratio | paired difference | / floor (medians) |",
+              "|---|---|---|---|"]
     for name in ("installed", "zipapp"):
         times = [r["exit seen"][0] for r in found[name]]
+        ratio = statistics.median(a / b for a, b in zip(times, floor))
         paired = statistics.median(a - b for a, b in zip(times, floor))
-        lines.append(f"| {name} | {statistics.median(times) / statistics.median(floor):.3f} | "
-                     f"{paired:+.0f} ms |")
+        lines.append(f"| {name} | {ratio:.3f} | {paired:+.0f} ms | "
+                     f"{statistics.median(times) / statistics.median(floor):.3f} |")
     return "\n".join(lines)
 
 

@@ -284,7 +284,8 @@ def test_the_thread_watch_ends_the_worker_alone(tmp_path: Path) -> None:
     process, here while the main thread is busy, and removes the private folder."""
     folder = tmp_path / "kernodeck-thread"
     folder.mkdir()
-    worker = copy_worker(folder)
+    copy_worker(folder)
+    worker = folder / "stages.py"  # the worker module, whose functions this runs
     (folder / "events.jsonl").touch()
     code = ("import os, runpy, sys, threading, time\n"
             "w = runpy.run_path(sys.argv[1])\n"

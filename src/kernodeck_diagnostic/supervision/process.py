@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 MAX_TOOL_OUTPUT = 256 * 1024
 _REAP_TIMEOUT_S = 2.0
-# Every child started here and not yet killed and reaped: on an interrupt, kill_all() ends them
-# (the host probe's tool runs in a thread the interrupt does not reach).
-_LIVE: set[subprocess.Popen[bytes]] = set()
+# Every child started here (or adopted) and not yet killed and reaped: on an interrupt, kill_all()
+# ends them (the host probe's tool runs in a thread the interrupt does not reach).
+_LIVE: set[subprocess.Popen[bytes] | Spawned] = set()
 _LIVE_LOCK = threading.Condition()
 # Set by kill_all(for_good=True) when this process is about to end: a thread that starts a
 # child after that (the host probe's second tool) would leave it running behind us.
@@ -78,6 +78,18 @@ def spawn(argv: Sequence[str], *, stdout: IO[Any] | int, stderr: IO[Any] | int,
     return process
 
 
+def adopt(process: Spawned) -> None:
+    """Count a child started elsewhere (``Spawned``) among those ``kill_all`` ends; when this
+    process is already ending, kill it instead and raise ``OSError``, as ``spawn`` would."""
+    with _LIVE_LOCK:
+        closed = _CLOSED.is_set()
+        if not closed:
+            _LIVE.add(process)
+    if closed:
+        kill_tree(process)
+        raise OSError("not started: the process is ending")
+
+
 def kill_all(*, for_good: bool = False) -> None:
     """Kill the tree of every child still running that ``spawn`` started; ``for_good`` when
     this process ends next: no child starts any more, and those being started are waited for
@@ -91,7 +103,7 @@ def kill_all(*, for_good: bool = False) -> None:
         kill_tree(process)
 
 
-def kill_tree(process: subprocess.Popen[bytes]) -> None:
+def kill_tree(process: subprocess.Popen[bytes] | Spawned) -> None:
     """Kill ``process`` and every process of its group (POSIX) or tree (Windows), then reap it."""
     if sys.platform == "win32":
         if process.poll() is None:
@@ -112,6 +124,57 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
         process.wait(_REAP_TIMEOUT_S)
     with _LIVE_LOCK:
         _LIVE.discard(process)
+
+
+class Spawned:
+    """A child started with ``os.posix_spawn`` (the worker started first thing, before this
+    module and ``subprocess`` are loaded: supervision/start.py), with the part of ``Popen``'s
+    interface the supervision uses: ``pid``, ``args``, ``stdin``, ``returncode``, ``poll()``
+    and ``wait(timeout)``, which raises ``subprocess.TimeoutExpired`` as Popen's does."""
+
+    def __init__(self, pid: int, args: list[str], stdin: IO[bytes] | None) -> None:
+        self.pid = pid
+        self.args = args
+        self.stdin = stdin
+        self.returncode: int | None = None
+        self._waiting = threading.Lock()  # one waitpid at a time, as Popen has
+
+    def poll(self) -> int | None:
+        """The exit status (negative: the signal that ended it) once it has ended, else None."""
+        if sys.platform == "win32":  # never: posix_spawn is POSIX's
+            raise OSError("no posix_spawn here")
+        if self.returncode is None and self._waiting.acquire(blocking=False):
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                # Reaped by someone else (SIGCHLD ignored): its status is lost. Popen says 0.
+                self.returncode = 0
+            else:
+                if pid == self.pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+            finally:
+                self._waiting.release()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit status, waited for at most ``timeout`` seconds (polled as Popen polls)."""
+        import time
+
+        end = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0005
+        while self.poll() is None:
+            remaining = None if end is None else end - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            delay = min(delay * 2, 0.05)
+            time.sleep(delay if remaining is None else min(delay, remaining))
+        return self.returncode or 0  # not None: poll has set it
+
+    def kill(self) -> None:
+        """SIGKILL to the process itself (``kill_tree`` kills its whole group)."""
+        if sys.platform != "win32":  # always: posix_spawn is POSIX's
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
 
 
 class Interrupted(Exception):

@@ -24,18 +24,20 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 
 from ..interpreter import is_front_interpreter
 from ..safe_files import PRIVATE_MODE, Folder
-from .process import kill_tree, spawn
 
-# Not typing's: it would lengthen the path to the worker's start.
+# Neither typing's nor subprocess's (with threading, selectors, locale): they would lengthen the
+# path to the worker's start. .process, which needs both, is loaded once the worker runs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from typing import IO
+
+    from .process import Spawned
 
 # The worker's argument that makes it wait for its request on stdin (worker/stages.py).
 REQUEST_ON_STDIN = "--request-on-stdin"
@@ -56,8 +58,8 @@ class Started:
     (``stdout``, ``stderr``, its events) are read from here. ``close`` ends it all."""
 
     def __init__(self, python: str, options: list[str], argv: list[str], folder: str, *,
-                 process: subprocess.Popen[bytes], captures: tuple[IO[bytes], IO[bytes]],
-                 events: IO[bytes]) -> None:
+                 process: subprocess.Popen[bytes] | Spawned,
+                 captures: tuple[IO[bytes], IO[bytes]], events: IO[bytes]) -> None:
         self.python = python
         self.options = options  # the interpreter's options (worker_options)
         self.argv = argv  # its command line: interpreter, options, script and first arguments
@@ -91,6 +93,8 @@ class Started:
         if self._stopped:
             return
         self._stopped = True
+        from .process import kill_tree
+
         kill_tree(self.process)
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
@@ -109,9 +113,10 @@ class Started:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start(python: str) -> Started:
+def start(python: str, *, early: bool = False) -> Started:
     """Start the worker under ``python`` in a new private folder (mode 0700); it waits for its
-    request. ``NotStarted`` says why it could not be."""
+    request. ``NotStarted`` says why it could not be. ``early``: first thing in the console
+    script, before ``subprocess`` is loaded (``spawn_early``, where the system allows it)."""
     try:
         sources = worker_files()
     except OSError as exc:  # an install stripped of its worker module: not the system's fault
@@ -150,8 +155,15 @@ def start(python: str) -> Started:
         try:
             # The environment is inherited unchanged: the worker must see what the user's
             # application sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
-            process = spawn(argv, stdout=out, stderr=err, stdin=subprocess.PIPE,
-                            hold_sigterm=True)
+            if early and SPAWNS_EARLY:
+                process: subprocess.Popen[bytes] | Spawned = spawn_early(argv, out, err)
+            else:
+                import subprocess
+
+                from .process import spawn
+
+                process = spawn(argv, stdout=out, stderr=err, stdin=subprocess.PIPE,
+                                hold_sigterm=True)
         except OSError as exc:
             raise NotStarted("error.not_started.interpreter", reason(exc)) from None
     except BaseException:
@@ -167,6 +179,71 @@ def start(python: str) -> Started:
 
 # -- started before the command line is read ------------------------------------------------------
 
+# Where the worker can be started without ``subprocess``: Linux, where this process's open
+# descriptors are listed in /proc (to close those Popen's close_fds would), with posix_spawn.
+SPAWNS_EARLY = sys.platform.startswith("linux") and hasattr(os, "posix_spawn")
+
+
+def spawn_early(argv: list[str], stdout: IO[bytes], stderr: IO[bytes]) -> Spawned:
+    """Start the worker as ``process.spawn`` does, with ``os.posix_spawn``: ``subprocess`` (with
+    threading, selectors, locale: about 10 ms here) is not loaded yet.
+
+    As with ``spawn(..., stdin=PIPE, hold_sigterm=True)`` and Popen's defaults: a new session
+    (``setsid``), SIGTERM blocked until the worker unblocks it, SIGPIPE and SIGXFSZ at their
+    default actions again, the standard descriptors only (every other one this process could
+    pass on is closed), and stdin a pipe whose write end stays here. Once it runs, the worker
+    is counted among the children ``process.kill_all`` ends. ``OSError`` (and
+    ``NotImplementedError`` where posix_spawn has no ``setsid``) when it cannot start.
+    """
+    import signal
+
+    if sys.platform == "win32":  # never: SPAWNS_EARLY is Linux's
+        raise OSError(errno.ENOSYS, "no posix_spawn here")
+    read, write = os.pipe()  # neither end inheritable
+    try:
+        out, err = stdout.fileno(), stderr.fileno()
+        if min(read, out, err) <= 2:
+            # A standard descriptor of this process is closed: one of these took its number,
+            # and posix_spawn's dup2 onto itself would leave it to be closed at exec. Popen
+            # handles that case (the check starts its own worker).
+            raise OSError(errno.EBADF, "a standard descriptor is closed")
+        actions: list[tuple[int, ...]] = [
+            (os.POSIX_SPAWN_DUP2, read, 0), (os.POSIX_SPAWN_DUP2, out, 1),
+            (os.POSIX_SPAWN_DUP2, err, 2)]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_descriptors()]
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # this thread's mask, unchanged
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True,
+                             setsigmask={*held, signal.SIGTERM},
+                             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+    except BaseException:
+        os.close(write)
+        raise
+    finally:
+        os.close(read)
+    from .process import Spawned, adopt  # the worker runs: from here on, off its path
+
+    stdin = os.fdopen(write, "wb")
+    process = Spawned(pid, argv, stdin)
+    try:
+        adopt(process)
+    except OSError:
+        stdin.close()
+        raise
+    return process
+
+
+def _inheritable_descriptors() -> list[int]:
+    """This process's open descriptors above the standard three that a child would inherit."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2:
+            with contextlib.suppress(OSError):  # the listing's own, closed by now
+                if os.get_inheritable(fd):
+                    found.append(fd)
+    return found
+
+
 _EARLY: list[Started] = []
 
 
@@ -178,7 +255,7 @@ def start_early() -> None:
     starts its own. Any failure here is left to that check, which says what it is.
     """
     try:
-        _EARLY.append(start(sys.executable))
+        _EARLY.append(start(sys.executable, early=True))
     except Exception:  # the check starts its worker itself, and says why it could not
         return
 

@@ -22,6 +22,7 @@ PLACES_FILE = "places.json"
 
 if TYPE_CHECKING:
     from .events import WorkerState
+    from .process import Spawned
     from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
 # imported once the worker is started, not before: its start is the check's critical path.
@@ -223,7 +224,7 @@ class _ExitWatch:
     notices an exit only up to tens of milliseconds later, which every check would wait for
     after its final event."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes] | Spawned) -> None:
         self._process = process
         self._pidfd: int | None = None
         pidfd_open = getattr(os, "pidfd_open", None)

@@ -15,10 +15,11 @@ import math
 import time
 from typing import Any, Literal, get_args
 
-# The worker's files besides its own module (stages.py, copied as worker.py), by file name
-# without ".py": the supervisor copies each one beside the worker, which loads each by path, in
-# this order, before the user's folder is on its import path (see stages.companion). Each comes
-# after the ones it uses; this module first, as the worker loads it before anything else.
+# The worker's files besides its own module (stages.py) and its script (launcher.py, copied as
+# worker.py), by file name without ".py": the supervisor copies each one beside the worker, which
+# loads each by path, in this order, before the user's folder is on its import path (see
+# stages.companion). Each comes after the ones it uses; this module first, as the worker loads it
+# before anything else. The package names them too (worker/__init__.py), for the front.
 COMPANIONS: tuple[str, ...] = ("protocol", "origin", "runtime", "readings", "accelerators",
                                "all_devices", "inventory", "collective", "libraries")
 

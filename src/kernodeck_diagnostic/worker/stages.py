@@ -1,6 +1,8 @@
 """The worker: imports torch, reads its facts and runs the fixed computation, one stage at a time.
 
-It is run by path, in the interpreter under diagnosis, from a private temporary folder:
+It is run by path, in the interpreter under diagnosis, from a private temporary folder, by its
+script (``launcher.py``, copied there as ``worker.py``, which runs this module from its bytecode)
+or as a script itself:
 
     python worker.py --events EVENTS.jsonl --device gpu --device-index 0
 
