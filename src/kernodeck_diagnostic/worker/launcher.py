@@ -41,12 +41,14 @@ def load() -> object:
     module.STARTUP_MODULES = STARTUP_MODULES  # type: ignore[attr-defined]
     sys.modules[NAME] = module
     # Its bytecode is not written: it would go into this run's folder, removed at the end, or
-    # under a PYTHONPYCACHEPREFIX, where one tree per run would pile up (as for the companions).
-    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes
+    # under a PYTHONPYCACHEPREFIX, where one tree per run would pile up (as for the companions,
+    # which stages.companion loads the same way: this file cannot import it, nor can it import
+    # this one when it runs alone). Put back for the user's own modules, as they would be
+    # imported; a module that fails to load ends the worker here.
+    writes = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    spec.loader.exec_module(module)
+    sys.dont_write_bytecode = writes
     return module
 
 
