@@ -8,12 +8,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
-
-# Not typing's: it would lengthen the path to the worker's start (docs/performance.md).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 MAX_TOOL_OUTPUT = 256 * 1024
 _REAP_TIMEOUT_S = 2.0
@@ -158,8 +155,6 @@ class Spawned:
 
     def wait(self, timeout: float | None = None) -> int:
         """Its exit status, waited for at most ``timeout`` seconds (polled as Popen polls)."""
-        import time
-
         end = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
         while self.poll() is None:
@@ -186,17 +181,13 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-class BoundedResult:
-    """What ``run_bounded`` saw. (A plain class, neither a dataclass nor a ``NamedTuple``: this
-    module is on the path to the worker's start, which ``dataclasses`` and ``typing`` would
-    lengthen.)"""
+class BoundedResult(NamedTuple):
+    """What ``run_bounded`` saw. (A named tuple, not a dataclass: this module is loaded while
+    the worker starts, which ``dataclasses``, with ``inspect``, would slow down.)"""
 
-    __slots__ = ("returncode", "stdout", "timed_out")
-
-    def __init__(self, returncode: int | None, stdout: str, timed_out: bool) -> None:
-        self.returncode = returncode
-        self.stdout = stdout
-        self.timed_out = timed_out
+    returncode: int | None
+    stdout: str
+    timed_out: bool
 
 
 def run_bounded(argv: Sequence[str], timeout: float) -> BoundedResult:
