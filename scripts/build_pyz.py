@@ -4,9 +4,21 @@
     dist/kernodeck-diagnostic-v1.pyz (41 KiB, sha256 3f1c...)
     $ python dist/kernodeck-diagnostic-v1.pyz --device cpu --output diagnostic-cpu.json
 
-The archive holds the package's sources and schema only (no bytecode), so it runs on any Python
-3.9+; an older one gets one line saying so (exit 2). Builds are reproducible: entries are sorted,
-with fixed dates and modes, so two builds of the same sources are byte-identical.
+The archive holds the package's sources and schema, so it runs on any Python 3.9+; an older one
+gets one line saying so (exit 2). Its one bytecode is the worker's (its module and companions),
+which the worker would otherwise compile on every check before ``import torch``: for each
+interpreter named by ``--bytecode-for`` (default: the one running this script), checked against
+the sources' hash (PEP 552), under ``kernodeck_diagnostic/worker/__pycache__/``, where zipimport
+never looks; the front copies the bytecode of the user's Python beside the worker's files
+(``supervision.start.share_bytecode``), and any other Python compiles them as before. For a
+release, every supported one:
+
+    $ python scripts/build_pyz.py \\
+        --bytecode-for python3.9 python3.10 python3.11 python3.12 python3.13
+
+Builds are reproducible: entries are sorted, with fixed dates and modes, and the bytecode is
+compiled with a fixed hash seed, so two builds of the same sources with the same interpreters
+are byte-identical.
 """
 
 from __future__ import annotations
@@ -14,7 +26,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import subprocess
 import sys
+import tempfile
 import zipapp
 import zipfile
 from pathlib import Path
@@ -41,14 +55,48 @@ kernodeck_diagnostic._zipapp.main()
 """
 INCLUDED_SUFFIXES = {".py", ".json", ".typed"}
 FIXED_DATE = (1980, 1, 2, 0, 0, 0)  # the earliest ZIP date, plus a day for any time zone
+WORKER = f"{PACKAGE.name}/worker"
+# Run by each interpreter of --bytecode-for: the worker's module and companions (argv[2:]) of the
+# folder argv[1], compiled into checked-hash bytecode named as that interpreter names its own, in
+# the folder argv[2]. Each code object names its file relative to the archive (the loader gives
+# it the copy's path): no path of the building machine in the archive.
+COMPILE = """
+import os, py_compile, sys
+from importlib.util import cache_from_source
+source, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+for name in names:
+    py_compile.compile(os.path.join(source, name + ".py"), doraise=True,
+                       cfile=os.path.join(out, os.path.basename(cache_from_source(name + ".py"))),
+                       dfile="kernodeck_diagnostic/worker/" + name + ".py",
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+"""
+COMPILE_TIMEOUT_S = 120
 
 
-def build(target: Path = TARGET) -> Path:
+def build(target: Path = TARGET, bytecode_for: list[str] | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     zipapp.create_archive(PACKAGE.parent, target, interpreter="/usr/bin/env python3", main=MAIN,
                           filter=_included)
-    _normalise(target)
+    _normalise(target, worker_bytecode([sys.executable] if bytecode_for is None
+                                       else bytecode_for))
     return target
+
+
+def worker_bytecode(pythons: list[str]) -> dict[str, bytes]:
+    """The worker's bytecode compiled by each of ``pythons``, by its name in the archive."""
+    sys.path.insert(0, str(PACKAGE.parent))
+    from kernodeck_diagnostic.worker import COMPANIONS
+
+    found: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for python in pythons:
+            # A fixed hash seed: the order of a frozenset constant depends on it.
+            subprocess.run([python, "-c", COMPILE, str(PACKAGE / "worker"), scratch, "stages",
+                            *COMPANIONS], check=True, timeout=COMPILE_TIMEOUT_S,
+                           stdin=subprocess.DEVNULL, env={"PYTHONHASHSEED": "0"})
+        for path in sorted(Path(scratch).iterdir()):
+            found[f"{WORKER}/__pycache__/{path.name}"] = path.read_bytes()
+    return found
 
 
 def _included(path: Path) -> bool:
@@ -58,21 +106,27 @@ def _included(path: Path) -> bool:
     return not path.suffix or path.suffix in INCLUDED_SUFFIXES
 
 
-def _normalise(archive: Path) -> None:
-    """Rewrite the archive with sorted entries, fixed dates and modes: byte-identical rebuilds."""
+def _normalise(archive: Path, extra: dict[str, bytes]) -> None:
+    """Rewrite the archive with sorted entries, fixed dates and modes, and the ``extra`` files:
+    byte-identical rebuilds."""
     data = archive.read_bytes()
     shebang_end = data.index(b"\n") + 1 if data.startswith(b"#!") else 0
     rebuilt = archive.with_name(archive.name + ".tmp")
     with zipfile.ZipFile(archive) as source, rebuilt.open("wb") as file:
         file.write(data[:shebang_end])
+        entries = {info.filename: (info.is_dir(), info) for info in source.infolist()}
+        entries.update({name: (False, None) for name in extra})
         with zipfile.ZipFile(file, "w") as out:
-            for info in sorted(source.infolist(), key=lambda item: item.filename):
-                fixed = zipfile.ZipInfo(info.filename, date_time=FIXED_DATE)
-                fixed.external_attr = (0o40755 << 16 | 0x10) if info.is_dir() else 0o100644 << 16
+            for name in sorted(entries):
+                is_dir, info = entries[name]
+                fixed = zipfile.ZipInfo(name, date_time=FIXED_DATE)
+                fixed.external_attr = (0o40755 << 16 | 0x10) if is_dir else 0o100644 << 16
                 fixed.compress_type = zipfile.ZIP_DEFLATED
                 fixed.create_system = 3  # Unix, whatever machine builds it
-                data = MAIN_SOURCE.encode("utf-8") if info.filename == "__main__.py" \
-                    else source.read(info.filename)
+                if name == "__main__.py":
+                    data = MAIN_SOURCE.encode("utf-8")
+                else:
+                    data = extra[name] if info is None else source.read(info)
                 out.writestr(fixed, data)
     os.chmod(rebuilt, 0o755)  # noqa: S103 - an executable archive, readable by all like any download
     os.replace(rebuilt, archive)
@@ -82,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=TARGET,
                         help=f"default {TARGET.relative_to(ROOT)}")
+    parser.add_argument("--bytecode-for", nargs="*", metavar="PYTHON",
+                        help="the interpreters the worker's bytecode is compiled for (default: "
+                        "this one; none: sources only)")
     args = parser.parse_args(argv)
-    target = build(args.output)
+    target = build(args.output, args.bytecode_for)
     digest = hashlib.sha256(target.read_bytes()).hexdigest()
     size = target.stat().st_size
     print(f"{os.path.relpath(target)} ({size // 1024} KiB, sha256 {digest})")

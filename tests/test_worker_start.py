@@ -198,11 +198,14 @@ if "--events" in sys.argv and os.environ.get("KD_TEST_COMPILED"):
 """
 
 
-def test_the_installed_worker_compiles_nothing_but_its_short_script(tmp_path: Path) -> None:
-    """With the package's bytecode (an install has it: pip compiles every module), the worker
-    runs its module and its companions from that bytecode: only its script, the launcher of a
-    few lines, is compiled on every check (issue 28). Everything is loaded before ``import
-    torch``, which fails here (no torch in this interpreter): a real run."""
+@pytest.mark.parametrize("how", ["installed", "zipapp"])
+def test_the_worker_compiles_nothing_but_its_short_script(tmp_path: Path, pyz: Path,
+                                                          how: str) -> None:
+    """With the package's bytecode (an install has it: pip compiles every module; the zipapp
+    holds it for the Python that built it, scripts/build_pyz.py), the worker runs its module and
+    its companions from that bytecode: only its script, the launcher of a few lines, is compiled
+    on every check (issue 28). Everything is loaded before ``import torch``, which fails here
+    (no torch in this interpreter): a real run."""
     worker = SRC / "kernodeck_diagnostic" / "worker"
     for path in worker.glob("*.py"):
         py_compile.compile(str(path), cfile=importlib.util.cache_from_source(str(path)),
@@ -211,8 +214,9 @@ def test_the_installed_worker_compiles_nothing_but_its_short_script(tmp_path: Pa
     site.mkdir()
     (site / "sitecustomize.py").write_text(COMPILES, encoding="utf-8")
     compiled = tmp_path / "compiled.txt"
+    command = ["-m", "kernodeck_diagnostic"] if how == "installed" else [str(pyz)]
     completed = subprocess.run(
-        [sys.executable, "-m", "kernodeck_diagnostic", "--device", "cpu", "--format", "json"],
+        [sys.executable, *command, "--device", "cpu", "--format", "json"],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
         env=clean_env({"KD_TEST_COMPILED": str(compiled),
                        "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}))

@@ -24,6 +24,7 @@ from conftest import (
     required_pyenv_python,
     run_tool,
 )
+from kernodeck_diagnostic.worker.protocol import COMPANIONS
 
 
 def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
@@ -38,13 +39,22 @@ def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
     assert digests[0] == digests[1]
 
 
-def test_archive_holds_sources_only(pyz: Path) -> None:
+def test_archive_holds_sources_and_the_workers_bytecode_alone(pyz: Path) -> None:
     with zipfile.ZipFile(pyz) as archive:
         names = archive.namelist()
     assert "__main__.py" in names
     assert "kernodeck_diagnostic/worker/stages.py" in names
     assert "kernodeck_diagnostic/report/schema/report-v1.json" in names
-    assert not [name for name in names if name.endswith((".pyc", ".so")) or "__pycache__" in name]
+    # Bytecode: the worker's, for the Python that built it (checked against the sources' hash;
+    # zipimport never reads __pycache__), and nothing else.
+    tag = sys.implementation.cache_tag
+    bytecode = sorted(name for name in names
+                      if name.endswith((".pyc", ".so")) or "__pycache__" in name)
+    assert bytecode == sorted(f"kernodeck_diagnostic/worker/__pycache__/{name}.{tag}.pyc"
+                              for name in ("stages", *COMPANIONS))
+    with zipfile.ZipFile(pyz) as archive:
+        flags = archive.read(bytecode[0])[4:8]
+    assert flags == b"\x03\0\0\0"  # PEP 552: hash-based, checked
     assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
 
 

@@ -1,7 +1,8 @@
 """The single-file download's entry point: the command line, each module compiled once, not twice.
 
-The archive holds sources only (any Python 3.9+ runs it), so every module the front imports is
-compiled on every run. CPython's zipimport compiles each one twice: once to answer
+The archive holds sources (any Python 3.9+ runs it), so every module the front imports is
+compiled on every run (its one bytecode, the worker's, lies under ``__pycache__``, where zipimport
+never looks: the worker reads it, scripts/build_pyz.py). CPython's zipimport compiles each one twice: once to answer
 ``get_filename``, which the import system asks while it builds the module's spec, and once more to
 load it (CPython issue gh-141276, "Syntax warnings are duplicated in zipimport", open for 3.13,
 3.14 and 3.15 when this was written). That doubled about 30 ms of the zipapp's start
@@ -44,7 +45,7 @@ else:
 
 
 def _file_name(importer: zipimport.zipimporter, fullname: str) -> str:
-    # The archive has no bytecode: a module's file is its package's __init__.py or name.py, in
+    # No bytecode beside the sources: a module's file is its package's __init__.py or name.py, in
     # the form zipimport itself gives (archive, separator, prefix, file).
     name = fullname.rpartition(".")[2]
     tail = name + os.sep + "__init__.py" if importer.is_package(fullname) else name + ".py"

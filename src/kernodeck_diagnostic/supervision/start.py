@@ -330,19 +330,21 @@ def worker_files() -> dict[str, bytes]:
 
 
 def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
-    """Give the worker the installed package's bytecode of its module and companions, beside
-    their copies.
+    """Give the worker the package's bytecode of its module and companions, beside their copies.
 
     Loaded by path from a new folder, each would otherwise be compiled again on every check,
-    before ``import torch`` (15-25 ms). Only for the front's own interpreter (the bytecode is
-    this Python's) and an installed package (the zipapp has none). Each copy gets its original's
-    time stamp, so Python's own check of the bytecode against its source (time stamp and size,
-    or a hash) decides as it would in the package: bytecode that is stale, missing or unreadable
-    is ignored and the source compiled, as before. The worker's script (``worker.py``, the
-    launcher) is run as ``__main__``, whose bytecode Python never caches: it is a few lines,
-    and its name is not its original's.
+    before ``import torch`` (15-25 ms). Only for the front's own interpreter: the bytecode is
+    this Python's, named by its cache tag. An installed package has the bytecode pip compiled,
+    checked against its source's time stamp: each copy gets its original's. The zipapp holds the
+    bytecode of the interpreters it was built for (scripts/build_pyz.py), checked against the
+    source's hash. Either way Python's own check of the bytecode against the copy of its source
+    decides: bytecode that is stale, missing, of another Python or unreadable is ignored and the
+    source compiled, as before. The worker's script (``worker.py``, the launcher) is run as
+    ``__main__``, whose bytecode Python never caches: it is a few lines.
     """
     import importlib.util
+
+    from ..package_data import read
 
     if getattr(sys, "pycache_prefix", None):
         return  # bytecode lives under the prefix, named by each source's path: none to share
@@ -351,18 +353,17 @@ def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
     for name in sources:
         if name == "worker.py":
             continue
-        original = os.path.join(package, name)
         try:
-            compiled = importlib.util.cache_from_source(original)
-            with open(compiled, "rb") as file:
-                bytecode = file.read()
-            stamp = os.stat(original)
+            compiled = os.path.basename(importlib.util.cache_from_source(name))
+            bytecode = read("worker", "__pycache__", compiled)
+            if bytecode[4:8] == b"\0\0\0\0":  # PEP 552: checked by the source's time stamp
+                stamp = os.stat(os.path.join(package, name))
+                os.utime(os.path.join(folder, name), ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
             os.makedirs(cache, mode=0o700, exist_ok=True)
-            with open(os.path.join(cache, os.path.basename(compiled)), "xb") as file:
+            with open(os.path.join(cache, compiled), "xb") as file:
                 file.write(bytecode)
-            os.utime(os.path.join(folder, name), ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
         except (OSError, NotImplementedError, ValueError):
-            continue  # no bytecode to share (the zipapp, a package installed without it)
+            continue  # no bytecode to share (a package installed without it, another Python)
 
 
 # Where tempfile looks first for its folder, in its order (POSIX).
