@@ -2,12 +2,12 @@
 
 The archive holds sources (any Python 3.9+ runs it), so every module the front imports is
 compiled on every run (its one bytecode, the worker's, lies under ``__pycache__``, where zipimport
-never looks: the worker reads it, scripts/build_pyz.py). CPython's zipimport compiles each one twice: once to answer
-``get_filename``, which the import system asks while it builds the module's spec, and once more to
-load it (CPython issue gh-141276, "Syntax warnings are duplicated in zipimport", open for 3.13,
-3.14 and 3.15 when this was written). That doubled about 30 ms of the zipapp's start
-(docs/performance.md). The importer below names the file without compiling it; everything else is
-zipimport's own.
+never looks: the worker reads it, scripts/build_pyz.py). CPython's zipimport compiles each one
+twice: once to answer ``get_filename``, which the import system asks while it builds the
+module's spec, and once more to load it (CPython issue gh-141276, "Syntax warnings are
+duplicated in zipimport", open for 3.13, 3.14 and 3.15 when this was written). That doubled
+about 30 ms of the zipapp's start (docs/performance.md). The importer below names the file
+without compiling it; everything else is zipimport's own.
 
 It leans on zipimport's internals (a subclass, its ``archive`` and ``prefix`` attributes), which a
 future Python may change. So nothing here may fail a run: if the subclass cannot be made, if its
