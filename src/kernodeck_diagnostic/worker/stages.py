@@ -40,8 +40,7 @@ import sys
 
 # What the interpreter loads before a script's first line, as it does before the user's own
 # script: a module of the user's named like one of these hides nothing (see origin.preloaded).
-# The worker's script (worker/launcher.py) reads them before its own first import and sets them
-# here before this module runs; run as a script itself, this module reads them now.
+# Set by the worker's script (launcher.py) before this module runs; read now when it is the script.
 STARTUP_MODULES: frozenset[str] = globals().get("STARTUP_MODULES") or frozenset(sys.modules)
 
 import contextlib
