@@ -87,13 +87,22 @@ def worker_bytecode(pythons: list[str]) -> dict[str, bytes]:
     sys.path.insert(0, str(PACKAGE.parent))
     from kernodeck_diagnostic.worker import COMPANIONS
 
+    # This environment (to find each interpreter as the shell does), without what would change
+    # the bytecode or its name (PYTHONOPTIMIZE...), with a fixed hash seed: the order of a
+    # frozenset constant depends on it.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+    env["PYTHONHASHSEED"] = "0"
     found: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for python in pythons:
-            # A fixed hash seed: the order of a frozenset constant depends on it.
-            subprocess.run([python, "-c", COMPILE, str(PACKAGE / "worker"), scratch, "stages",
-                            *COMPANIONS], check=True, timeout=COMPILE_TIMEOUT_S,
-                           stdin=subprocess.DEVNULL, env={"PYTHONHASHSEED": "0"})
+            try:
+                subprocess.run([python, "-c", COMPILE, str(PACKAGE / "worker"), scratch,
+                                "stages", *COMPANIONS], check=True, timeout=COMPILE_TIMEOUT_S,
+                               stdin=subprocess.DEVNULL, env=env)
+            except (OSError, subprocess.SubprocessError) as exc:
+                why = (f"exit status {exc.returncode}"
+                       if isinstance(exc, subprocess.CalledProcessError) else str(exc))
+                raise SystemExit(f"build_pyz: the worker's bytecode for {python}: {why}") from None
         for path in sorted(Path(scratch).iterdir()):
             found[f"{WORKER}/__pycache__/{path.name}"] = path.read_bytes()
     return found
