@@ -10,6 +10,6 @@ kinds, bounds, expected values): the front imports it, and nothing else of the w
 # The worker's companions (``protocol.COMPANIONS``, which the worker loads in this order), named
 # here too for the front, which copies them beside the worker before it has loaded ``typing``:
 # the protocol's Literal names need it, and the worker's start is the check's critical path
-# (supervision/start.py). tests/test_worker_start.py holds the two lists equal.
+# (supervision/start.py). tests/test_worker_boundary.py holds the two lists equal.
 COMPANIONS = ("protocol", "origin", "runtime", "readings", "accelerators", "all_devices",
               "inventory", "collective", "libraries")
