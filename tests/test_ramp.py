@@ -10,11 +10,13 @@ it was started with to a log: what ran, and how often, is read from there, not f
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -270,7 +272,22 @@ def memory_limited(mib: int) -> Iterator[Path]:
                 (group / name).write_text(str(mib * 2**20) if "swap" not in name else "0")
         yield group
     finally:
-        group.rmdir()  # its processes have all ended with the ramp
+        _remove_cgroup(group)
+
+
+def _remove_cgroup(group: Path, wait_s: float = 10.0) -> None:
+    """Remove the cgroup once its processes have all ended with the ramp. A process the OOM
+    killer ended may still be exiting (its memory being freed) when the ramp returns: the
+    kernel refuses the removal (EBUSY) until it is gone, a moment later."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            group.rmdir()
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)
 
 
 def ramp_in(group: Path, pyz: Path, out: Path, command: list[str], *options: str,
