@@ -5,13 +5,14 @@
     $ python dist/kernodeck-diagnostic-v1.pyz --device cpu --output diagnostic-cpu.json
 
 The archive holds the package's sources and schema, so it runs on any Python 3.9+; an older one
-gets one line saying so (exit 2). Its one bytecode is the worker's (its module and companions),
-which the worker would otherwise compile on every check before ``import torch``: for each
-interpreter named by ``--bytecode-for`` (default: the one running this script), checked against
-the sources' hash (PEP 552), under ``kernodeck_diagnostic/worker/__pycache__/``, where zipimport
-never looks; the front copies the bytecode of the user's Python beside the worker's files
-(``supervision.start.share_bytecode``), and any other Python compiles them as before. For a
-release, every supported one:
+gets one line saying so (exit 2). Beside each source, under its folder's ``__pycache__``, is its
+bytecode for each interpreter named by ``--bytecode-for`` (default: the one running this
+script), as an installed package has it, but checked against the source's hash (PEP 552): the
+archive's entry point loads the front's modules from it (``_zipapp.py``; zipimport would compile
+each one on every run), and the front copies the worker's beside the worker's files
+(``supervision.start.share_bytecode``). Any other Python compiles the sources, as before. Python
+3.9's zipimport loads modules without asking for their code: for it, only the worker's bytecode
+is included. For a release, every supported one:
 
     $ python scripts/build_pyz.py \\
         --bytecode-for python3.9 python3.10 python3.11 python3.12 python3.13
@@ -56,18 +57,18 @@ kernodeck_diagnostic._zipapp.main()
 INCLUDED_SUFFIXES = {".py", ".json", ".typed"}
 FIXED_DATE = (1980, 1, 2, 0, 0, 0)  # the earliest ZIP date, plus a day for any time zone
 WORKER = f"{PACKAGE.name}/worker"
-# Run by each interpreter of --bytecode-for: the worker's module and companions (argv[2:]) of the
-# folder argv[1], compiled into checked-hash bytecode named as that interpreter names its own, in
-# the folder argv[2]. Each code object names its file relative to the archive (the loader gives
-# it the copy's path): no path of the building machine in the archive.
+# Run by each interpreter of --bytecode-for, in the folder that holds the package: each module
+# named after the folder argv[1] (the worker's, then "--" and the others, which only Python 3.10+
+# loads from bytecode: see _zipapp.py), compiled into checked-hash bytecode under that folder,
+# named as the interpreter names its own. Each code object names its file relative to the
+# archive (the loader gives it its path): no path of the building machine in the archive.
 COMPILE = """
-import os, py_compile, sys
+import py_compile, sys
 from importlib.util import cache_from_source
-source, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-for name in names:
-    py_compile.compile(os.path.join(source, name + ".py"), doraise=True,
-                       cfile=os.path.join(out, os.path.basename(cache_from_source(name + ".py"))),
-                       dfile="kernodeck_diagnostic/worker/" + name + ".py",
+out, names = sys.argv[1], sys.argv[2:]
+worker, others = names[:names.index("--")], names[names.index("--") + 1:]
+for name in worker + (others if sys.version_info >= (3, 10) else []):
+    py_compile.compile(name, cfile=out + "/" + cache_from_source(name), dfile=name, doraise=True,
                        invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
 """
 COMPILE_TIMEOUT_S = 120
@@ -77,34 +78,36 @@ def build(target: Path = TARGET, bytecode_for: list[str] | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     zipapp.create_archive(PACKAGE.parent, target, interpreter="/usr/bin/env python3", main=MAIN,
                           filter=_included)
-    _normalise(target, worker_bytecode([sys.executable] if bytecode_for is None
-                                       else bytecode_for))
+    _normalise(target, bytecode([sys.executable] if bytecode_for is None else bytecode_for))
     return target
 
 
-def worker_bytecode(pythons: list[str]) -> dict[str, bytes]:
-    """The worker's bytecode compiled by each of ``pythons``, by its name in the archive."""
+def bytecode(pythons: list[str]) -> dict[str, bytes]:
+    """Each module's bytecode compiled by each of ``pythons``, by its name in the archive."""
     sys.path.insert(0, str(PACKAGE.parent))
     from kernodeck_diagnostic.worker import COMPANIONS
 
+    worker = [f"{WORKER}/{name}.py" for name in ("stages", *COMPANIONS)]
+    sources = sorted(path.relative_to(PACKAGE.parent).as_posix() for path in PACKAGE.rglob("*.py"))
+    others = [name for name in sources if _included(Path(name)) and name not in worker]
     # This environment (to find each interpreter as the shell does), without what would change
-    # the bytecode or its name (PYTHONOPTIMIZE...), with a fixed hash seed: the order of a
-    # frozenset constant depends on it.
+    # the bytecode or its name (PYTHONOPTIMIZE, PYTHONPYCACHEPREFIX...), with a fixed hash seed:
+    # the order of a frozenset constant depends on it.
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
     env["PYTHONHASHSEED"] = "0"
     found: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for python in pythons:
             try:
-                subprocess.run([python, "-c", COMPILE, str(PACKAGE / "worker"), scratch,
-                                "stages", *COMPANIONS], check=True, timeout=COMPILE_TIMEOUT_S,
-                               stdin=subprocess.DEVNULL, env=env)
+                subprocess.run([python, "-c", COMPILE, scratch, *worker, "--", *others],
+                               check=True, timeout=COMPILE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                               env=env, cwd=PACKAGE.parent)
             except (OSError, subprocess.SubprocessError) as exc:
                 why = (f"exit status {exc.returncode}"
                        if isinstance(exc, subprocess.CalledProcessError) else str(exc))
-                raise SystemExit(f"build_pyz: the worker's bytecode for {python}: {why}") from None
-        for path in sorted(Path(scratch).iterdir()):
-            found[f"{WORKER}/__pycache__/{path.name}"] = path.read_bytes()
+                raise SystemExit(f"build_pyz: the bytecode for {python}: {why}") from None
+        for path in sorted(Path(scratch).rglob("*.pyc")):
+            found[path.relative_to(scratch).as_posix()] = path.read_bytes()
     return found
 
 
@@ -146,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=TARGET,
                         help=f"default {TARGET.relative_to(ROOT)}")
     parser.add_argument("--bytecode-for", nargs="*", metavar="PYTHON",
-                        help="the interpreters the worker's bytecode is compiled for (default: "
+                        help="the interpreters the bytecode is compiled for (default: "
                         "this one; none: sources only)")
     args = parser.parse_args(argv)
     target = build(args.output, args.bytecode_for)

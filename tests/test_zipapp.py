@@ -39,24 +39,48 @@ def test_two_builds_are_byte_identical(tmp_path: Path) -> None:
     assert digests[0] == digests[1]
 
 
-def test_archive_holds_sources_and_the_workers_bytecode_alone(pyz: Path) -> None:
+def test_archive_holds_sources_and_their_bytecode(pyz: Path) -> None:
     with zipfile.ZipFile(pyz) as archive:
         names = archive.namelist()
-    assert "__main__.py" in names
-    assert "kernodeck_diagnostic/worker/stages.py" in names
-    assert "kernodeck_diagnostic/report/schema/report-v1.json" in names
-    # Bytecode: the worker's, for the Python that built it (checked against the sources' hash;
-    # zipimport never reads __pycache__), and nothing else.
-    tag = sys.implementation.cache_tag
-    bytecode = sorted(name for name in names
-                      if name.endswith((".pyc", ".so")) or "__pycache__" in name)
-    assert bytecode == sorted(f"kernodeck_diagnostic/worker/__pycache__/{name}.{tag}.pyc"
-                              for name in ("stages", *COMPANIONS))
-    with zipfile.ZipFile(pyz) as archive:
-        flags = archive.read(bytecode[0])[4:8]
-    assert flags == b"\x03\0\0\0"  # PEP 552: hash-based, checked
+        assert "__main__.py" in names
+        assert "kernodeck_diagnostic/worker/stages.py" in names
+        assert "kernodeck_diagnostic/report/schema/report-v1.json" in names
+        # Each module's bytecode for the Python that built it, where an installed package has
+        # it (zipimport never reads __pycache__: _zipapp.py does), checked against the source's
+        # hash; no other bytecode, no compiled extension.
+        tag = sys.implementation.cache_tag
+        sources = [name for name in names if name.endswith(".py") and name != "__main__.py"]
+        bytecode = sorted(name for name in names
+                          if name.endswith((".pyc", ".so")) or "__pycache__" in name)
+        assert bytecode == sorted(_cached(name, tag) for name in sources)
+        assert {archive.read(name)[4:8] for name in bytecode} == {b"\x03\0\0\0"}  # PEP 552
     assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
 
+
+def _cached(source: str, tag: str) -> str:
+    folder, _, file = source.rpartition("/")
+    return f"{folder}/__pycache__/{file[:-3]}.{tag}.pyc"
+
+
+def test_a_release_holds_the_bytecode_each_python_loads(tmp_path: Path) -> None:
+    """Built for several Pythons: each module's bytecode for each; for Python 3.9, whose
+    zipimport never asks the entry point's importer for a module's code, the worker's alone."""
+    old, new = required_pyenv_python("3.9"), required_pyenv_python("3.12")
+    target = tmp_path / "release.pyz"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyz.py"), "--output",
+                    str(target), "--bytecode-for", str(old), str(new)],
+                   check=True, timeout=120, capture_output=True)
+    with zipfile.ZipFile(target) as archive:
+        names = archive.namelist()
+    sources = [name for name in names if name.endswith(".py") and name != "__main__.py"]
+    worker = [f"kernodeck_diagnostic/worker/{name}.py" for name in ("stages", *COMPANIONS)]
+    bytecode = sorted(name for name in names if name.endswith(".pyc"))
+    assert bytecode == sorted([_cached(name, "cpython-312") for name in sources]
+                              + [_cached(name, "cpython-39") for name in worker])
+    for python in (old, new):
+        completed = subprocess.run([str(python), str(target), "--version"], capture_output=True,
+                                   text=True, timeout=60, env=clean_env(), check=False)
+        assert completed.returncode == 0, completed.stderr
 
 
 @pytest.mark.slow

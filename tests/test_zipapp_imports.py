@@ -1,23 +1,26 @@
-"""The front's critical path (docs/performance.md): the zipapp compiles each module once, not
-twice; what reads the worker's result is loaded, and the redaction's rules built, while it runs."""
+"""The front's critical path (docs/performance.md): the zipapp loads its modules from the
+archive's bytecode, or compiles each module once, not twice; what reads the worker's result is
+loaded, and the redaction's rules built, while it runs."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import clean_env
+from conftest import clean_env, required_pyenv_python
 from kernodeck_diagnostic import api
 from kernodeck_diagnostic.report.redact import Redactor
 from kernodeck_diagnostic.supervision import supervisor
 
-# Runs the archive as ``python ARCHIVE --version`` does, counting every compilation by file name,
-# and records where zipimport alone would have put the modules (``__file__`` must not change).
+# Runs the archive as ``python ARCHIVE ARGS...`` does, counting every compilation by file name,
+# and records where zipimport alone would have put the modules (``__file__`` must not change) and
+# the file the code of one of them names (tracebacks show it).
 PROBE = """
 import builtins, collections, json, runpy, sys, zipimport
 archive = sys.argv[1]
@@ -27,7 +30,7 @@ def counting(source, filename, *args, **kwargs):
     counts[str(filename)] += 1
     return compile_(source, filename, *args, **kwargs)
 builtins.compile = counting
-sys.argv = [archive, "--version"]
+sys.argv = [archive, *sys.argv[2:]]
 try:
     runpy.run_path(archive, run_name="__main__")
 except SystemExit:
@@ -35,31 +38,61 @@ except SystemExit:
 builtins.compile = compile_  # what follows asks plain zipimport, which compiles: not counted
 from kernodeck_diagnostic import cli
 from kernodeck_diagnostic.i18n import en
+from kernodeck_diagnostic.commands import runner
 plain = zipimport.zipimporter(archive + "/kernodeck_diagnostic")
 files = {"cli": [cli.__file__, plain.get_filename("kernodeck_diagnostic.cli")],
          "en": [en.__file__, zipimport.zipimporter(archive + "/kernodeck_diagnostic/i18n")
                 .get_filename("kernodeck_diagnostic.i18n.en")],
          "package": [sys.modules["kernodeck_diagnostic"].__file__,
-                     zipimport.zipimporter(archive).get_filename("kernodeck_diagnostic")]}
-sys.stderr.write("KD-PROBE " + json.dumps({"counts": counts, "files": files}) + "\\n")
+                     zipimport.zipimporter(archive).get_filename("kernodeck_diagnostic")],
+         "code": [cli.main.__code__.co_filename, cli.__file__]}
+sys.stderr.write("KD-PROBE " + json.dumps({"counts": counts, "files": files,
+                                           "stale": hasattr(runner, "KD_EDITED")}) + "\\n")
 """
 # Compiled before the entry point can change anything: the bootstrap itself.
 BOOTSTRAP = ("__main__.py", "kernodeck_diagnostic/__init__.py", "kernodeck_diagnostic/_zipapp.py")
 
 
-def test_each_module_is_compiled_once(pyz: Path) -> None:
-    completed = subprocess.run([sys.executable, "-c", PROBE, str(pyz)], capture_output=True,
+def compiled(python: Path | str, pyz: Path, *args: str) -> tuple[dict[str, int], bool]:
+    """What running the archive compiled, by file name in the archive (the bootstrap aside),
+    and whether the edited source was the one loaded."""
+    completed = subprocess.run([str(python), "-c", PROBE, str(pyz), *args], capture_output=True,
                                text=True, timeout=60, env=clean_env(), check=False)
     line = next(line for line in completed.stderr.splitlines() if line.startswith("KD-PROBE "))
     probe = json.loads(line.split(" ", 1)[1])
-    counts = {name[len(str(pyz)) + 1:]: count for name, count in probe["counts"].items()
-              if name.startswith(str(pyz))}
-    assert "kernodeck_diagnostic/cli.py" in counts, counts
-    twice = {name: count for name, count in counts.items()
-             if count > 1 and name not in BOOTSTRAP}
-    assert twice == {}
     for ours, zipimport_own in probe["files"].values():
         assert ours == zipimport_own
+    counts = {name[len(str(pyz)) + 1:]: count for name, count in probe["counts"].items()
+              if name.startswith(str(pyz))}
+    assert all(counts.pop(name, 1) == 2 for name in BOOTSTRAP)  # zipimport's own: twice
+    return counts, probe["stale"]
+
+
+def test_the_front_loads_its_modules_from_the_archives_bytecode(pyz: Path) -> None:
+    """Built with this Python's bytecode, the archive's front compiles nothing but its
+    bootstrap, through a whole check (this interpreter has no torch: the import fails)."""
+    assert compiled(sys.executable, pyz, "--version") == ({}, False)
+    assert compiled(sys.executable, pyz, "--device", "cpu", "--format", "json") == ({}, False)
+
+
+def test_without_bytecode_for_its_python_each_module_is_compiled_once(pyz: Path) -> None:
+    other = required_pyenv_python("3.12" if sys.version_info[:2] != (3, 12) else "3.11")
+    counts, _ = compiled(other, pyz, "--version")
+    assert "kernodeck_diagnostic/cli.py" in counts, counts
+    assert set(counts.values()) == {1}, counts
+
+
+def test_bytecode_that_is_not_its_sources_is_not_loaded(pyz: Path, tmp_path: Path) -> None:
+    """An archive whose source was changed after its bytecode was made (by hand, by a tool that
+    rewrites it): the source is what runs, compiled once, as Python does for stale bytecode."""
+    edited = tmp_path / "edited.pyz"
+    module = "kernodeck_diagnostic/commands/runner.py"
+    with zipfile.ZipFile(pyz) as source, zipfile.ZipFile(edited, "w") as out:
+        for info in source.infolist():
+            data = source.read(info)
+            out.writestr(info, data + b"\nKD_EDITED = True\n" if info.filename == module else data)
+    counts, stale = compiled(sys.executable, edited, "--version")
+    assert (counts, stale) == ({module: 1}, True)
 
 
 # Runs the archive's check, recording in order the worker's start (its argv carries --watch-front)
@@ -95,8 +128,9 @@ sys.stderr.write("KD-ENDED " + ",".join(ended) + "\\n")
 
 
 def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) -> None:
-    """Loading (in the zipapp: compiling) the findings, the report's builder and its redaction
-    before the worker starts would delay the whole check by as much: they load once it runs."""
+    """Loading (compiling, where there is no bytecode) the findings, the report's builder and
+    its redaction before the worker starts would delay the whole check by as much: they load
+    once it runs."""
     completed = subprocess.run([sys.executable, "-c", ORDER_PROBE, str(pyz), "--format", "json"],
                                capture_output=True, text=True, timeout=60, env=clean_env(),
                                check=False)
@@ -121,7 +155,8 @@ def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) 
 
 def test_nothing_is_loaded_between_the_worker_s_end_and_the_verdict(pyz: Path) -> None:
     """Once the worker has ended, the verdict is on the critical path: a module first loaded then
-    (in the zipapp: compiled), or hashlib's OpenSSL for the next line's key, delays it."""
+    (compiled, where there is no bytecode), or hashlib's OpenSSL for the next line's key, delays
+    it."""
     for output in ([], ["--format", "json"], ["--format", "markdown"]):  # the terminal's first
         completed = subprocess.run([sys.executable, "-c", ORDER_PROBE, str(pyz), *output],
                                    capture_output=True, text=True, timeout=60, env=clean_env(),

@@ -1,26 +1,39 @@
-"""The single-file download's entry point: the command line, each module compiled once, not twice.
+"""The single-file download's entry point: the command line, each module loaded from bytecode.
 
-The archive holds sources (any Python 3.9+ runs it), so every module the front imports is
-compiled on every run (its one bytecode, the worker's, lies under ``__pycache__``, where zipimport
-never looks: the worker reads it, scripts/build_pyz.py). CPython's zipimport compiles each one
-twice: once to answer ``get_filename``, which the import system asks while it builds the
-module's spec, and once more to load it (CPython issue gh-141276, "Syntax warnings are
-duplicated in zipimport", open for 3.13, 3.14 and 3.15 when this was written). That doubled
-about 30 ms of the zipapp's start (docs/performance.md). The importer below names the file
-without compiling it; everything else is zipimport's own.
+The archive holds every module's source (any Python 3.9+ runs it) and, under each folder's
+``__pycache__``, the bytecode of the Pythons it was built for (scripts/build_pyz.py), checked
+against the source's hash (PEP 552). zipimport never reads a ``__pycache__``: it compiles every
+module the front imports on every run, and compiles each one twice, once to answer
+``get_filename``, which the import system asks while it builds the module's spec, and once more
+to load it (CPython issue gh-141276, "Syntax warnings are duplicated in zipimport", open for
+3.13, 3.14 and 3.15 when this was written). That was about 30 ms of the zipapp's start, and once
+the worker runs, the front's reading of its command line is what the worker waits for
+(docs/performance.md). The importer below names a module's file without compiling it, and loads
+the module from this Python's bytecode in the archive when it matches its source; everything
+else is zipimport's own. On Python 3.9, whose zipimport loads a module without asking for its
+code, every module is compiled once (the archive holds only the worker's bytecode for it).
 
 It leans on zipimport's internals (a subclass, its ``archive`` and ``prefix`` attributes), which a
 future Python may change. So nothing here may fail a run: if the subclass cannot be made, if its
-names disagree with zipimport's own for the modules already imported, or if naming a module fails
-later, zipimport's own importer does the work, one compile slower.
+names disagree with zipimport's own for the modules already imported, or if naming or loading a
+module fails later, zipimport's own importer does the work, compiling the source.
 """
 
 from __future__ import annotations
 
+import _imp
 import contextlib
+import marshal
 import os
 import sys
 import zipimport
+
+# What importlib.util would give (loading it takes 2 ms), from the import system itself: the
+# bytecode's magic number, and how a loader gives compiled code its file's path. Missing (another
+# interpreter, a later Python): every module is compiled.
+_MAGIC: bytes | None = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER",
+                               None)
+_FIX_FILENAME = getattr(_imp, "_fix_co_filename", None)
 
 # Not typing's: it would lengthen the path to the worker's start (docs/performance.md).
 TYPE_CHECKING = False
@@ -30,7 +43,8 @@ if TYPE_CHECKING:
 
 try:
     class _NamingImporter(zipimport.zipimporter):
-        """zipimport's importer, except that it names a module's file without compiling it."""
+        """zipimport's importer, except that it names a module's file without compiling it and
+        loads a module from the archive's bytecode when there is bytecode for this Python."""
 
         def get_filename(self, fullname: str, *args: Any, **kwargs: Any) -> str:
             if not args and not kwargs:  # extra arguments: a signature of a later Python
@@ -38,6 +52,14 @@ try:
                 with contextlib.suppress(Exception):
                     return _file_name(self, fullname)
             return super().get_filename(fullname, *args, **kwargs)
+
+        def get_code(self, fullname: str) -> Any:
+            # Bytecode missing, stale, of another Python, or a zipimport that changed: compiled.
+            with contextlib.suppress(Exception):
+                code = _bytecode(self, fullname)
+                if code is not None:
+                    return code
+            return super().get_code(fullname)
 except Exception:  # a zipimporter that cannot be subclassed (a C type again, say)
     _IMPORTER: type[zipimport.zipimporter] | None = None
 else:
@@ -50,6 +72,42 @@ def _file_name(importer: zipimport.zipimporter, fullname: str) -> str:
     name = fullname.rpartition(".")[2]
     tail = name + os.sep + "__init__.py" if importer.is_package(fullname) else name + ".py"
     return importer.archive + os.sep + importer.prefix + tail
+
+
+# A hash-based .pyc's flags (PEP 552): hash-based, and to be checked against its source.
+_HASH_BASED, _CHECK_SOURCE = 0b01, 0b10
+
+
+def _bytecode(importer: zipimport.zipimporter, fullname: str) -> Any:
+    """The module's code from this Python's bytecode in the archive (``name.<tag>.pyc`` under
+    ``__pycache__``, as an installed package has it), or None: none for this Python or this
+    optimisation level, or bytecode whose source hash is not its source's. Python's own rule
+    decides whether the hash is compared (``--check-hash-based-pycs``; compared by default)."""
+    tag = sys.implementation.cache_tag
+    if tag is None or _MAGIC is None or _FIX_FILENAME is None:
+        return None
+    source = _file_name(importer, fullname)
+    folder, file = os.path.split(source)
+    optimised = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    compiled = os.path.join(folder, "__pycache__", f"{file[:-3]}.{tag}{optimised}.pyc")
+    try:
+        data = importer.get_data(compiled)
+    except OSError:
+        return None
+    flags = int.from_bytes(data[4:8], "little")
+    if data[:4] != _MAGIC or not flags & _HASH_BASED:
+        return None
+    check = _imp.check_hash_based_pycs
+    if check == "always" or (check != "never" and flags & _CHECK_SOURCE):
+        key = int.from_bytes(_MAGIC, "little")
+        if _imp.source_hash(key, importer.get_data(source)) != data[8:16]:
+            return None
+    # The archive's own bytecode, as trusted as its sources (and, by default, their hash's).
+    code = marshal.loads(data[16:])  # noqa: S302
+    # The build compiled it with the file's name in the archive; its path here, as a compiled
+    # source would have (tracebacks, warnings).
+    _FIX_FILENAME(code, source)
+    return code
 
 
 def _hook(path: str) -> zipimport.zipimporter:

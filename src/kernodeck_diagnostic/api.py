@@ -576,9 +576,10 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
 
 # What the front needs once the worker has ended: loaded while the worker starts its interpreter
 # and imports torch (a second or more; on another processor where there is one), not before the
-# worker starts. It matters most in the zipapp, which compiles every module it loads. The
-# distributed report's module chooses every report's next line (with hashlib's OpenSSL, which a
-# job's digest needs): loaded here too, even for a check that is not part of a job.
+# worker starts. It matters most where each module is compiled on every run (the zipapp under a
+# Python it holds no bytecode for). The distributed report's module chooses every report's next
+# line (with hashlib's OpenSSL, which a job's digest needs): loaded here too, even for a check
+# that is not part of a job.
 _READS_THE_RESULT = ("report.build", "report.redact", "report.render", "report.distributed",
                      "facts.environment", "facts.node")
 
