@@ -285,7 +285,19 @@ NOT_BEFORE_THE_WORKER = {"typing", "subprocess", "threading", "selectors", "temp
                          "kernodeck_diagnostic.supervision.process"}
 
 
-@pytest.mark.parametrize("how", ["python -m", "zipapp"])
+# What pip writes as the console script (pip's own template: it imports re first).
+CONSOLE_SCRIPT = """import re
+import sys
+from kernodeck_diagnostic.cli import entry
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(entry())
+"""
+# What runpy (python -m) and zipimport load themselves; the console script does not.
+NOT_BEFORE_THE_WORKER_OF_THE_SCRIPT = {"importlib.util", "warnings"}
+
+
+@pytest.mark.parametrize("how", ["console script", "python -m", "zipapp"])
 def test_the_front_loads_nothing_before_the_worker_that_can_wait(
         tmp_path: Path, pyz: Path, how: str) -> None:
     """The worker's start is the check's critical path: before it, the front loads the
@@ -294,7 +306,10 @@ def test_the_front_loads_nothing_before_the_worker_that_can_wait(
     site.mkdir()
     (site / "sitecustomize.py").write_text(BEFORE_THE_WORKER, encoding="utf-8")
     before = tmp_path / "before.json"
-    command = (["-m", "kernodeck_diagnostic"] if how == "python -m" else [str(pyz)])
+    script = tmp_path / "kernodeck-diagnostic"
+    script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
+    command = {"console script": [str(script)], "python -m": ["-m", "kernodeck_diagnostic"],
+               "zipapp": [str(pyz)]}[how]
     completed = subprocess.run(
         [sys.executable, *command, "--device", "cpu", "--format", "json"], capture_output=True,
         text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
@@ -304,6 +319,8 @@ def test_the_front_loads_nothing_before_the_worker_that_can_wait(
     loaded = json.loads(before.read_text(encoding="utf-8"))
     assert "kernodeck_diagnostic.supervision.start" in loaded
     assert NOT_BEFORE_THE_WORKER.isdisjoint(loaded), loaded
+    if how == "console script":
+        assert NOT_BEFORE_THE_WORKER_OF_THE_SCRIPT.isdisjoint(loaded), loaded
 
 
 def _shell_front(tmp_path: Path, redirections: str) -> tuple[subprocess.CompletedProcess[str],

@@ -11,7 +11,6 @@ only when it runs: the check's start-up pays for nothing else (docs/performance.
 from __future__ import annotations
 
 import gc
-import importlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -70,5 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = CHECK
     if arguments and arguments[0] in SUBCOMMANDS:
         module, arguments = SUBCOMMANDS[arguments[0]], arguments[1:]
+    import importlib  # here: with warnings, off the path to the worker's start
+
     command = importlib.import_module(f"{__package__}.{module}")
     return int(command.main(arguments))

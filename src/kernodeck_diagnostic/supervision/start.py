@@ -342,19 +342,22 @@ def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
     source compiled, as before. The worker's script (``worker.py``, the launcher) is run as
     ``__main__``, whose bytecode Python never caches: it is a few lines.
     """
-    import importlib.util
-
     from ..package_data import read
 
-    if getattr(sys, "pycache_prefix", None):
-        return  # bytecode lives under the prefix, named by each source's path: none to share
+    tag = sys.implementation.cache_tag
+    if tag is None or getattr(sys, "pycache_prefix", None):
+        # No bytecode at all, or it lives under the prefix, named by each source's path.
+        return
+    # Named as importlib.util.cache_from_source names it (not loaded here: 1-2 ms before the
+    # worker's start), this interpreter's optimisation level included.
+    level = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
     package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker")
     cache = os.path.join(folder, "__pycache__")
     for name in sources:
         if name == "worker.py":
             continue
+        compiled = f"{name[:-3]}.{tag}{level}.pyc"
         try:
-            compiled = os.path.basename(importlib.util.cache_from_source(name))
             bytecode = read("worker", "__pycache__", compiled)
             if bytecode[4:8] == b"\0\0\0\0":  # PEP 552: checked by the source's time stamp
                 stamp = os.stat(os.path.join(package, name))
@@ -362,7 +365,7 @@ def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
             os.makedirs(cache, mode=0o700, exist_ok=True)
             with open(os.path.join(cache, compiled), "xb") as file:
                 file.write(bytecode)
-        except (OSError, NotImplementedError, ValueError):
+        except (OSError, ValueError):
             continue  # no bytecode to share (a package installed without it, another Python)
 
 
