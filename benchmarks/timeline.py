@@ -21,8 +21,9 @@ stamps, in every process, the system-wide monotonic clock and the process's own 
 The launch and the exit are stamped here. Medians of each mark, in milliseconds after the launch
 (wall) and of each process's CPU time (which the machine's other load inflates far less: read
 those on a shared machine), then, against the floor, the paired ratios (the median of the
-per-round ratios, which rows 1f and 3f of benchmarks/run.py judge), the paired differences and
-the ratios of the medians. Nothing of this is in the tool: the stamps come from outside it.
+per-round ratios, which rows 1f and 3f of benchmarks/run.py judge) with their 95 % intervals
+(``run.median_interval``), the paired differences and the ratios of the medians. Nothing of this
+is in the tool: the stamps come from outside it.
 Linux only (the monotonic clock is shared by every process there; tests/envs.py locks with
 fcntl).
 """
@@ -40,7 +41,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import FLOOR_CHECK, RUN_LIMIT_S, base_env, load_envs, prepare
+from run import FLOOR_CHECK, RUN_LIMIT_S, base_env, load_envs, median_interval, prepare
 
 # Written into a temporary folder put on PYTHONPATH; KD_TIMELINE_STAMPS names the folder where
 # each process writes its stamps.
@@ -158,13 +159,16 @@ def render(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> str
             cpu = f"{statistics.median(cpus):.1f}" if cpus else "-"
             lines.append(f"| {mark} | {wall:.1f} | {cpu} |")
     floor = [r["exit seen"][0] for r in found["floor"]]
-    lines += ["", "| command | / floor, paired ratio | paired difference | / floor (medians) |",
-              "|---|---|---|---|"]
+    lines += ["", "| command | / floor, paired ratio | its 95 % interval | paired difference | "
+                  "/ floor (medians) |", "|---|---|---|---|---|"]
     for name in ("installed", "zipapp"):
         times = [r["exit seen"][0] for r in found[name]]
-        ratio = statistics.median(a / b for a, b in zip(times, floor))
+        ratios = [a / b for a, b in zip(times, floor)]
+        interval = median_interval(ratios)
         paired = statistics.median(a - b for a, b in zip(times, floor))
-        lines.append(f"| {name} | {ratio:.3f} | {paired:+.0f} ms | "
+        lines.append(f"| {name} | {statistics.median(ratios):.3f} | "
+                     f"{f'{interval[0]:.3f}-{interval[1]:.3f}' if interval else '-'} | "
+                     f"{paired:+.0f} ms | "
                      f"{statistics.median(times) / statistics.median(floor):.3f} |")
     return "\n".join(lines)
 
