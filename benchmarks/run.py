@@ -897,7 +897,8 @@ def render(facts: list[tuple[str, str]], settings: Settings, table: list[Row], *
               "Targets missed: " + (", ".join(f"#{r.number} {r.measurement}" for r in missed)
                                     or "none")]
     if undecided:
-        lines.append("Not decided by this run (the target lies within the interval): "
+        lines.append("Not decided by this run (the target lies within the interval, or too few "
+                     "rounds for one): "
                      + ", ".join(f"#{r.number} {r.measurement}" for r in undecided))
     return "\n".join(lines) + "\n"
 

@@ -81,3 +81,16 @@ def test_a_single_round_decides_nothing() -> None:
     rows = {row.number: row for row in run.floor_rows(_commands([1.00], [1.00]))}
     assert all(row.verdict == "**undecided**" for row in rows.values())
     assert "too few rounds for an interval" in rows["1f"].result
+
+
+def test_the_target_itself_is_within_it() -> None:
+    # Every round at the target: the interval is the target alone, which is met (<=).
+    rows = {row.number: row for row in run.floor_rows(_commands([1.03] * 20, [1.05] * 20))}
+    assert (rows["1f"].verdict, rows["3f"].verdict) == ("met", "met")
+
+
+def test_an_interval_that_begins_at_the_target_is_undecided() -> None:
+    tool = [1.03] * 10 + [1.05] * 10  # the 6th smallest 1.03, the 6th largest 1.05
+    rows = {row.number: row for row in run.floor_rows(_commands(tool, [1.00] * 20))}
+    assert "95 % interval 1.030-1.050" in rows["1f"].result
+    assert rows["1f"].verdict == "**undecided**"

@@ -293,7 +293,7 @@ if __name__ == "__main__":
     sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
     sys.exit(entry())
 """
-# What runpy (python -m) and zipimport load themselves; the console script does not.
+# What runpy loads itself (for python -m and for an archive); the console script does not.
 NOT_BEFORE_THE_WORKER_OF_THE_SCRIPT = {"importlib.util", "warnings"}
 
 

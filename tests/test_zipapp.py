@@ -50,6 +50,8 @@ def test_archive_holds_sources_and_their_bytecode(pyz: Path) -> None:
         # hash; no other bytecode, no compiled extension.
         tag = sys.implementation.cache_tag
         sources = [name for name in names if name.endswith(".py") and name != "__main__.py"]
+        if sys.version_info < (3, 10):  # its zipimport compiles the front: the worker's alone
+            sources = _worker_sources()
         bytecode = sorted(name for name in names
                           if name.endswith((".pyc", ".so")) or "__pycache__" in name)
         assert bytecode == sorted(_cached(name, tag) for name in sources)
@@ -64,7 +66,8 @@ def _cached(source: str, tag: str) -> str:
 
 def test_a_release_holds_the_bytecode_each_python_loads(tmp_path: Path) -> None:
     """Built for several Pythons: each module's bytecode for each; for Python 3.9, whose
-    zipimport never asks the entry point's importer for a module's code, the worker's alone."""
+    zipimport never asks the entry point's importer for a module's code, the worker's alone
+    (test_zipapp_imports.py runs both and counts what each compiles)."""
     old, new = required_pyenv_python("3.9"), required_pyenv_python("3.12")
     target = tmp_path / "release.pyz"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyz.py"), "--output",
@@ -73,14 +76,13 @@ def test_a_release_holds_the_bytecode_each_python_loads(tmp_path: Path) -> None:
     with zipfile.ZipFile(target) as archive:
         names = archive.namelist()
     sources = [name for name in names if name.endswith(".py") and name != "__main__.py"]
-    worker = [f"kernodeck_diagnostic/worker/{name}.py" for name in ("stages", *COMPANIONS)]
     bytecode = sorted(name for name in names if name.endswith(".pyc"))
     assert bytecode == sorted([_cached(name, "cpython-312") for name in sources]
-                              + [_cached(name, "cpython-39") for name in worker])
-    for python in (old, new):
-        completed = subprocess.run([str(python), str(target), "--version"], capture_output=True,
-                                   text=True, timeout=60, env=clean_env(), check=False)
-        assert completed.returncode == 0, completed.stderr
+                              + [_cached(name, "cpython-39") for name in _worker_sources()])
+
+
+def _worker_sources() -> list[str]:
+    return [f"kernodeck_diagnostic/worker/{name}.py" for name in ("stages", *COMPANIONS)]
 
 
 @pytest.mark.slow

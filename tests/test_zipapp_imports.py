@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import clean_env, required_pyenv_python
+from conftest import ROOT, SRC, clean_env, required_pyenv_python
 from kernodeck_diagnostic import api
 from kernodeck_diagnostic.report.redact import Redactor
 from kernodeck_diagnostic.supervision import supervisor
@@ -50,7 +50,10 @@ sys.stderr.write("KD-PROBE " + json.dumps({"counts": counts, "files": files,
                                            "stale": hasattr(runner, "KD_EDITED")}) + "\\n")
 """
 # Compiled before the entry point can change anything: the bootstrap itself.
-BOOTSTRAP = ("__main__.py", "kernodeck_diagnostic/__init__.py", "kernodeck_diagnostic/_zipapp.py")
+BOOTSTRAP = ("__main__.py", "kernodeck_diagnostic/__init__.py", "kernodeck_diagnostic/_zipapp.py",
+             "kernodeck_diagnostic/package_data.py")
+# Python 3.9's zipimport loads a module without asking the importer for its code: it compiles.
+LOADS_BYTECODE = sys.version_info >= (3, 10)
 
 
 def compiled(python: Path | str, pyz: Path, *args: str) -> tuple[dict[str, int], bool]:
@@ -68,9 +71,11 @@ def compiled(python: Path | str, pyz: Path, *args: str) -> tuple[dict[str, int],
     return counts, probe["stale"]
 
 
+@pytest.mark.skipif(not LOADS_BYTECODE, reason="Python 3.9 compiles the archive's modules")
 def test_the_front_loads_its_modules_from_the_archives_bytecode(pyz: Path) -> None:
     """Built with this Python's bytecode, the archive's front compiles nothing but its
-    bootstrap, through a whole check (this interpreter has no torch: the import fails)."""
+    bootstrap (the four files loaded before its importer), through a whole check (this
+    interpreter has no torch: the import fails)."""
     assert compiled(sys.executable, pyz, "--version") == ({}, False)
     assert compiled(sys.executable, pyz, "--device", "cpu", "--format", "json") == ({}, False)
 
@@ -82,6 +87,7 @@ def test_without_bytecode_for_its_python_each_module_is_compiled_once(pyz: Path)
     assert set(counts.values()) == {1}, counts
 
 
+@pytest.mark.skipif(not LOADS_BYTECODE, reason="Python 3.9 compiles the archive's modules")
 def test_bytecode_that_is_not_its_sources_is_not_loaded(pyz: Path, tmp_path: Path) -> None:
     """An archive whose source was changed after its bytecode was made (by hand, by a tool that
     rewrites it): the source is what runs, compiled once, as Python does for stale bytecode."""
@@ -93,6 +99,39 @@ def test_bytecode_that_is_not_its_sources_is_not_loaded(pyz: Path, tmp_path: Pat
             out.writestr(info, data + b"\nKD_EDITED = True\n" if info.filename == module else data)
     counts, stale = compiled(sys.executable, edited, "--version")
     assert (counts, stale) == ({module: 1}, True)
+
+
+def test_a_release_loads_each_pythons_own_bytecode(tmp_path: Path) -> None:
+    """Built for 3.9 and 3.12: 3.12 compiles nothing but the bootstrap; 3.9, whose zipimport
+    never asks for a module's code (only the worker's bytecode is there for it), compiles each
+    module once."""
+    old, new = required_pyenv_python("3.9"), required_pyenv_python("3.12")
+    release = tmp_path / "release.pyz"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyz.py"), "--output",
+                    str(release), "--bytecode-for", str(old), str(new)],
+                   check=True, timeout=120, capture_output=True)
+    assert compiled(new, release, "--version") == ({}, False)
+    counts, _ = compiled(old, release, "--version")
+    assert "kernodeck_diagnostic/cli.py" in counts, counts
+    assert set(counts.values()) == {1}, counts
+
+
+@pytest.mark.parametrize("options", [[], ["-O"], ["-OO"]])
+def test_the_bytecode_is_named_as_the_import_system_names_it(options: list[str]) -> None:
+    # The front names it without loading importlib.util (package_data.bytecode_name): the same
+    # name as cache_from_source, optimisation level included, or the bytecode is never found.
+    probe = ("import importlib.util, os\n"
+             "from kernodeck_diagnostic.package_data import bytecode_name\n"
+             "for name in ('stages.py', '__init__.py'):\n"
+             "    assert bytecode_name(name) == os.path.basename(\n"
+             "        importlib.util.cache_from_source(name)), bytecode_name(name)\n"
+             "print(bytecode_name('stages.py'))\n")
+    completed = subprocess.run([sys.executable, *options, "-c", probe], capture_output=True,
+                               text=True, timeout=60, env=clean_env({"PYTHONPATH": str(SRC)}),
+                               check=False)
+    assert completed.returncode == 0, completed.stderr
+    level = {"-O": ".opt-1", "-OO": ".opt-2"}.get(options[0], "") if options else ""
+    assert completed.stdout.strip() == f"stages.{sys.implementation.cache_tag}{level}.pyc"
 
 
 # Runs the archive's check, recording in order the worker's start (its argv carries --watch-front)

@@ -13,6 +13,9 @@ the module from this Python's bytecode in the archive when it matches its source
 else is zipimport's own. On Python 3.9, whose zipimport loads a module without asking for its
 code, every module is compiled once (the archive holds only the worker's bytecode for it).
 
+The package, this module and ``package_data`` (which names the bytecode) are imported before the
+importer is installed: zipimport compiles those three, as before.
+
 It leans on zipimport's internals (a subclass, its ``archive`` and ``prefix`` attributes), which a
 future Python may change. So nothing here may fail a run: if the subclass cannot be made, if its
 names disagree with zipimport's own for the modules already imported, or if naming or loading a
@@ -27,6 +30,8 @@ import marshal
 import os
 import sys
 import zipimport
+
+from .package_data import bytecode_name
 
 # What importlib.util would give (loading it takes 2 ms), from the import system itself: the
 # bytecode's magic number, and how a loader gives compiled code its file's path. Missing (another
@@ -83,19 +88,19 @@ def _bytecode(importer: zipimport.zipimporter, fullname: str) -> Any:
     ``__pycache__``, as an installed package has it), or None: none for this Python or this
     optimisation level, or bytecode whose source hash is not its source's. Python's own rule
     decides whether the hash is compared (``--check-hash-based-pycs``; compared by default)."""
-    tag = sys.implementation.cache_tag
-    if tag is None or _MAGIC is None or _FIX_FILENAME is None:
-        return None
     source = _file_name(importer, fullname)
     folder, file = os.path.split(source)
-    optimised = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
-    compiled = os.path.join(folder, "__pycache__", f"{file[:-3]}.{tag}{optimised}.pyc")
+    if sys.implementation.cache_tag is None or _MAGIC is None or _FIX_FILENAME is None:
+        return None
+    name = bytecode_name(file)
     try:
-        data = importer.get_data(compiled)
+        data = importer.get_data(os.path.join(folder, "__pycache__", name))
     except OSError:
         return None
     flags = int.from_bytes(data[4:8], "little")
-    if data[:4] != _MAGIC or not flags & _HASH_BASED:
+    # As the import system's own check: only the flags PEP 552 defines, hash-based here.
+    if data[:4] != _MAGIC or len(data) < 16 or flags & ~(_HASH_BASED | _CHECK_SOURCE) \
+            or not flags & _HASH_BASED:
         return None
     check = _imp.check_hash_based_pycs
     if check == "always" or (check != "never" and flags & _CHECK_SOURCE):

@@ -1,9 +1,10 @@
 """Files shipped inside the package (the worker's source, the report's schema), read from an
-installed package or from inside the single-file zipapp alike."""
+installed package or from inside the single-file zipapp alike, and how their bytecode is named."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 
 def read(*parts: str) -> bytes:
@@ -15,3 +16,12 @@ def read(*parts: str) -> bytes:
         return bytes(get_data(path))
     with open(path, "rb") as file:
         return file.read()
+
+
+def bytecode_name(source: str) -> str:
+    """The name this interpreter gives the bytecode of ``source`` ("stages.py") in a
+    ``__pycache__`` folder, as ``importlib.util.cache_from_source`` names it (not loaded here: 1-2
+    ms on the path to the worker's start): its cache tag and optimisation level. For an
+    interpreter that keeps bytecode (``sys.implementation.cache_tag`` not None)."""
+    level = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    return f"{source.rpartition('.')[0]}.{sys.implementation.cache_tag}{level}.pyc"

@@ -342,21 +342,17 @@ def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
     source compiled, as before. The worker's script (``worker.py``, the launcher) is run as
     ``__main__``, whose bytecode Python never caches: it is a few lines.
     """
-    from ..package_data import read
+    from ..package_data import bytecode_name, read
 
-    tag = sys.implementation.cache_tag
-    if tag is None or getattr(sys, "pycache_prefix", None):
+    if sys.implementation.cache_tag is None or getattr(sys, "pycache_prefix", None):
         # No bytecode at all, or it lives under the prefix, named by each source's path.
         return
-    # Named as importlib.util.cache_from_source names it (not loaded here: 1-2 ms before the
-    # worker's start), this interpreter's optimisation level included.
-    level = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
     package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker")
     cache = os.path.join(folder, "__pycache__")
     for name in sources:
         if name == "worker.py":
             continue
-        compiled = f"{name[:-3]}.{tag}{level}.pyc"
+        compiled = bytecode_name(name)
         try:
             bytecode = read("worker", "__pycache__", compiled)
             if bytecode[4:8] == b"\0\0\0\0":  # PEP 552: checked by the source's time stamp
