@@ -172,9 +172,14 @@ class Spawned:
                 os.kill(self.pid, signal.SIGKILL)
 
 
-class Interrupted(Exception):
+class Interrupted(BaseException):
     """The user stopped the check (SIGINT, SIGTERM, or SIGHUP from a closed terminal): whatever
-    runs is killed, nothing saved."""
+    runs is killed, nothing saved.
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: the signal's handler raises it wherever the
+    front happens to be, and an ``except Exception`` there (a probe that must never fail the
+    check, the zipapp's importer falling back to compiling) would otherwise swallow it, and the
+    check would run on to its end with the signal spent."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"interrupted by signal {signum}")
