@@ -801,6 +801,17 @@ def median_interval(values: Sequence[float],
     return (ordered[k - 1], ordered[n - k]) if k else None
 
 
+def judged(interval: tuple[float, float] | None, limit: float) -> bool | None:
+    """Met (True) when all of ``interval`` is within ``limit``, missed (False) when all of it is
+    above, None when this run cannot tell (``limit`` inside it, or no interval at all)."""
+    if interval is None:
+        return None
+    low, high = interval
+    if high <= limit:
+        return True
+    return False if low > limit else None
+
+
 def floor_rows(by_key: Mapping[str, Command]) -> list[Row]:
     """The check and the zipapp against the floor (issue 28), judged on the paired ratio (the
     median of the per-round ratios) and its 95 % interval (``median_interval``): met when the
@@ -818,8 +829,7 @@ def floor_rows(by_key: Mapping[str, Command]) -> list[Row]:
         limit = TARGETS[target]
         shown = (f"95 % interval {interval[0]:.3f}-{interval[1]:.3f}" if interval is not None
                  else "too few rounds for an interval")
-        met = None if interval is None or interval[0] <= limit < interval[1] \
-            else interval[1] <= limit
+        met = judged(interval, limit)
         found.append(Row(number, f"`{command.label}` / floor", _s(command.median),
                          f"`{floor.label}` {_s(floor.median)}",
                          f"paired ratio {ratio:.3f} ({shown}; {paired * 1000:+.0f} ms paired; "

@@ -88,13 +88,12 @@ def _bytecode(importer: zipimport.zipimporter, fullname: str) -> Any:
     ``__pycache__``, as an installed package has it), or None: none for this Python or this
     optimisation level, or bytecode whose source hash is not its source's. Python's own rule
     decides whether the hash is compared (``--check-hash-based-pycs``; compared by default)."""
-    source = _file_name(importer, fullname)
-    folder, file = os.path.split(source)
     if sys.implementation.cache_tag is None or _MAGIC is None or _FIX_FILENAME is None:
         return None
-    name = bytecode_name(file)
+    source = _file_name(importer, fullname)
+    folder, file = os.path.split(source)
     try:
-        data = importer.get_data(os.path.join(folder, "__pycache__", name))
+        data = importer.get_data(os.path.join(folder, "__pycache__", bytecode_name(file)))
     except OSError:
         return None
     flags = int.from_bytes(data[4:8], "little")
