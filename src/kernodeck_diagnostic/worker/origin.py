@@ -65,9 +65,31 @@ def torch_installs(path: list[str]) -> list[TorchInstall] | None:
 def torch_install(dist: Any) -> TorchInstall | None:
     try:
         init_file = str(dist.locate_file(os.path.join("torch", "__init__.py")))
-        return TorchInstall(dist.version, init_file, editable_folder(dist))
+        return TorchInstall(distribution_version(dist), init_file, editable_folder(dist))
     except Exception:  # a distribution whose metadata cannot be read is none to compare with
         return None
+
+
+def distribution_version(dist: Any) -> str | None:
+    """``dist.version`` as importlib.metadata reads it (the first ``Version`` header of the
+    metadata file, as the email package parses it) without parsing the whole file: torch's holds
+    its long description, about 1.5 ms here before ``import torch``. Anything but plain headers
+    before it (a line email would not read as one, a folded version, no such header) is left to
+    importlib.metadata itself."""
+    text: str = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    lines = text.split("\n")
+    for index, raw in enumerate(lines):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if line[:1] in (" ", "\t"):
+            continue  # the folded part of the header above, which was not Version
+        name, colon, value = line.partition(":")
+        if not (colon and name and all("!" <= char <= "~" for char in name)):
+            break  # the headers' end (an empty line), or what email would end them with
+        if name.lower() == "version":
+            if lines[index + 1:index + 2] and lines[index + 1][:1] in (" ", "\t"):
+                break  # folded
+            return value.lstrip(" \t")
+    return dist.version  # type: ignore[no-any-return]
 
 
 def editable_folder(dist: Any) -> str | None:
@@ -403,9 +425,7 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
 def _searched_before_stdlib(folder: str, import_path: list[str]) -> bool:
     """Whether ``import_path`` searches ``folder`` ('' is the working folder) before the
     standard library's own folder."""
-    import sysconfig
-
-    stdlib = sysconfig.get_paths().get("stdlib") or ""
+    stdlib = stdlib_folder()
     for entry in import_path:
         place = entry or os.getcwd()
         if stdlib and same_path(place, stdlib):
@@ -413,6 +433,13 @@ def _searched_before_stdlib(folder: str, import_path: list[str]) -> bool:
         if same_path(place, folder):
             return True
     return False
+
+
+def stdlib_folder() -> str:
+    """The standard library's folder: the one its ``os`` was loaded from, at the interpreter's
+    start, before any folder of the user's was searched (``sysconfig`` would name the same folder
+    for 1-2 ms more, and would have to be loaded before the user's import path is in place)."""
+    return os.path.dirname(getattr(os, "__file__", None) or "")
 
 
 def modules_in(folder: str) -> list[tuple[str, str, str]]:

@@ -260,7 +260,6 @@ class Worker:
         import importlib.machinery
         import importlib.util
         import site  # noqa: F401 - loaded now, read by origin.place_of
-        import sysconfig  # noqa: F401 - loaded now, read by origin.local_modules
         from urllib.parse import unquote  # noqa: F401 - loaded now, for editable installs
 
         # Import torch from where the user's own code would: the worker runs from a private
