@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -41,7 +42,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import FLOOR_CHECK, RUN_LIMIT_S, base_env, load_envs, median_interval, prepare
+from run import (
+    DOUBLE_IMPORT_S,
+    FLOOR_CHECK,
+    RUN_LIMIT_S,
+    base_env,
+    double_env,
+    load_envs,
+    median_interval,
+    prepare,
+)
 
 # Written into a temporary folder put on PYTHONPATH; KD_TIMELINE_STAMPS names the folder where
 # each process writes its stamps.
@@ -78,6 +88,16 @@ if _folder:
                 pass
 
     sys.addaudithook(_hook)
+    # The worker and the floor end with os._exit (no audit event): stamped by this process only,
+    # not by a child it forked (the worker's watch), which inherited the wrapper.
+    _exit, _pid = os._exit, os.getpid()
+
+    def _exiting(status):
+        if os.getpid() == _pid:
+            _stamp(("worker" if _worker else "floor") + ": os._exit")
+        _exit(status)
+
+    os._exit = _exiting
     import atexit
     atexit.register(_stamp, "front: main() returned")
 '''
@@ -120,6 +140,11 @@ def run_once(argv: list[str], env: dict[str, str]) -> dict[str, tuple[float, flo
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="measured rounds (default 10)")
+    parser.add_argument("--torch-double", action="store_true",
+                        help="torch's double in place of the real import (benchmarks/run.py's "
+                             f"rows 1d and 3d: the standard modules torch loads, then a "
+                             f"{DOUBLE_IMPORT_S} s wait): the tool's own time, without the "
+                             "noise of the real import")
     args = parser.parse_args(argv)
     envs = load_envs()
     work = Path(tempfile.mkdtemp(prefix="bench-timeline-", dir=envs.cache_root()))
@@ -128,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         site = work / "site"
         site.mkdir()
         (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-        env = base_env(PYTHONPATH=str(site))
+        env = double_env(setup) if args.torch_double else base_env()
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
         commands = {"installed": [str(setup.installed), "--device", "cpu"],
                     "zipapp": [str(setup.python), str(setup.pyz), "--device", "cpu"],
                     "floor": [str(setup.python), "-c", FLOOR_CHECK]}
@@ -158,6 +184,7 @@ def render(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> str
             cpus = [r[mark][1] for r in runs if mark in r and r[mark][1] is not None]
             cpu = f"{statistics.median(cpus):.1f}" if cpus else "-"
             lines.append(f"| {mark} | {wall:.1f} | {cpu} |")
+    lines += stretches(found)
     floor = [r["exit seen"][0] for r in found["floor"]]
     lines += ["", "| command | / floor, paired ratio | its 95 % interval | paired difference | "
                   "/ floor (medians) |", "|---|---|---|---|---|"]
@@ -171,6 +198,47 @@ def render(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> str
                      f"{paired:+.0f} ms | "
                      f"{statistics.median(times) / statistics.median(floor):.3f} |")
     return "\n".join(lines)
+
+
+# Each command's run cut in three at marks that both the check and the floor have: before
+# ``import torch`` begins, from there to the process's os._exit (torch's import and the
+# computation: the same work in both, less the standard modules the worker had loaded already),
+# and from the os._exit to the exit seen here (the check's front reads the worker's end, reports
+# and ends; the floor only ends).
+STRETCHES = (("launch → `import torch` begins", None, "import torch"),
+             ("`import torch` → os._exit", "import torch", "os._exit"),
+             ("os._exit → exit seen", "os._exit", "exit seen"))
+
+
+def stretches(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> list[str]:
+    """The table of STRETCHES: each one's median length per command, and the check's paired
+    difference with the floor's (rounds paired in order; each round ran all three)."""
+
+    def lengths(name: str, start: str | None, end: str) -> list[float | None]:
+        role = "floor" if name == "floor" else "worker"
+        named = {"import torch": f"{role} import torch", "os._exit": f"{role}: os._exit"}
+        first, last = named.get(start or "", start), named.get(end, end)
+        return [marks[last][0] - (marks[first][0] if first else 0.0)
+                if last in marks and (first is None or first in marks) else None
+                for marks in found[name]]
+
+    lines = ["", "| stretch (medians, ms) | installed | zipapp | floor | installed - floor, "
+                 "paired | zipapp - floor, paired |", "|---|---|---|---|---|---|"]
+    for label, start, end in STRETCHES:
+        each = {name: lengths(name, start, end) for name in ("installed", "zipapp", "floor")}
+        cells = [_median(each[name]) for name in ("installed", "zipapp", "floor")]
+        for name in ("installed", "zipapp"):
+            cells.append(_median([a - b if a is not None and b is not None else None
+                                  for a, b in zip(each[name], each["floor"])], signed=True))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _median(values: list[float | None], signed: bool = False) -> str:
+    known = [value for value in values if value is not None]
+    if not known:
+        return "-"
+    return f"{statistics.median(known):{'+' if signed else ''}.1f}"
 
 
 if __name__ == "__main__":

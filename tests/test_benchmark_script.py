@@ -28,12 +28,13 @@ def test_smoke_run_prints_every_measurement() -> None:
     assert "| # | measurement | median | compared with | ratio / growth | target | |" in table
     numbers = {line.split("|")[1].strip() for line in table.splitlines()
                if line.startswith("| ") and line.split("|")[1].strip()}
-    assert {"1f", "3f", "1", "2", "3", "4", "5", "6", "7", "8", "9"} <= numbers, table
+    assert {"1f", "3f", "1d", "3d", "1", "2", "3", "4", "5", "6", "7", "8", "9"} <= numbers, table
     for words in ("kernodeck-diagnostic --device cpu", "import torch",
                   "kernodeck-diagnostic-v1.pyz", "front peak RSS", "--host-check",
                   "hangs in synchronize", "-X importtime", "`kernodeck_diagnostic.cli`",
                   "`with trial.stage(...)` in a program", "events.jsonl",
-                  "- torch: 2.13.0", "<the computation>; os._exit(0)\" (the floor)"):
+                  "- torch: 2.13.0", "<the computation>; os._exit(0)\" (the floor)",
+                  "(torch's double)", "against the real floor"):
         assert words in table, words
     # --smoke skips collect_env, and says so instead of inventing a ratio.
     assert "collect_env not run (--smoke)" in table

@@ -1,4 +1,4 @@
-"""How benchmarks/run.py judges rows 1f and 3f (issue 28): on the paired ratio's 95 % interval,
+"""How benchmarks/run.py judges rows 1f and 3f (issue 28), and 1d and 3d: on a 95 % interval,
 so that a run on a noisy machine says *undecided* instead of a pass or a miss it cannot show."""
 
 from __future__ import annotations
@@ -94,3 +94,45 @@ def test_an_interval_that_begins_at_the_target_is_undecided() -> None:
     rows = {row.number: row for row in run.floor_rows(_commands(tool, [1.00] * 20))}
     assert "95 % interval 1.030-1.050" in rows["1f"].result
     assert rows["1f"].verdict == "**undecided**"
+
+
+# -- rows 1d and 3d: the tool's own time with torch's double, against the real floor -------------
+
+def _double_commands(tool_added_ms: list[float], zipapp_added_ms: list[float],
+                     real_floor_s: float = 1.4) -> dict[str, object]:
+    def command(key: str, times: list[float]) -> object:
+        return run.Command(key, key, [], {}, times=times)
+
+    rounds = len(tool_added_ms)
+    floor = [0.6 + 0.01 * (i % 5) for i in range(rounds)]  # the double's floor moves; pairs hold
+    return {"floor": command("floor", [real_floor_s] * rounds),
+            "floor_double": command("floor_double", floor),
+            "tool_double": command("tool_double",
+                                   [f + ms / 1000 for f, ms in zip(floor, tool_added_ms)]),
+            "zipapp_double": command("zipapp_double",
+                                     [f + ms / 1000 for f, ms in zip(floor, zipapp_added_ms)])}
+
+
+def test_the_tools_own_time_is_judged_against_the_real_floor() -> None:
+    # 1.4 s floor: +40 ms is 1.029 (within 1.03), +80 ms is 1.057 (above 1.05).
+    rows = {row.number: row for row in run.double_rows(_double_commands([40.0] * 20,
+                                                                        [80.0] * 20))}
+    assert (rows["1d"].verdict, rows["3d"].verdict) == ("met", "**missed**")
+    assert "+40 ms paired" in rows["1d"].result
+    assert "ratio 1.029 against the real floor" in rows["1d"].result
+    assert "ratio 1.057-1.057" in rows["3d"].result
+
+
+def test_the_tools_own_time_straddling_the_target_is_undecided() -> None:
+    # Median +35 ms (1.025), but the interval reaches +45 ms (1.032): not shown met.
+    added = [20.0, 25, 28, 30, 31, 32, 33, 34, 35, 35, 35, 35, 36, 40, 45, 49, 55, 60, 70, 80]
+    rows = {row.number: row for row in run.double_rows(_double_commands(added, added))}
+    assert rows["1d"].verdict == "**undecided**"
+    assert "95 % interval +32 to +45 ms, ratio 1.023-1.032" in rows["1d"].result
+    assert rows["3d"].verdict == "met"  # 1.032 is within 1.05
+
+
+def test_a_single_round_of_the_double_decides_nothing() -> None:
+    rows = run.double_rows(_double_commands([10.0], [10.0]))
+    assert [row.verdict for row in rows] == ["**undecided**", "**undecided**"]
+    assert all("too few rounds for an interval" in row.result for row in rows)

@@ -58,7 +58,9 @@ huge or non-UTF-8 messages, private data) are listed in ``_hostile.py``, next to
 ``KD_FAKE_DEVICES`` sets the number of visible devices (default 1). ``KD_FAKE_TORCH_MARKER``
 names a file written at import (proof the worker ran); ``KD_FAKE_TORCH_PIDS`` a file where the
 hang scenario records the pids it leaves behind; ``KD_FAKE_TORCH_IMPORT_CPU`` the seconds of CPU
-time the import burns (a slow import that works all along). The arithmetic is real: a tiny
+time the import burns (a slow import that works all along); ``KD_FAKE_TORCH_IMPORTS`` a file naming
+modules, one per line, that the import loads first (the standard modules a real build loads:
+benchmarks/run.py measures the tool's own overhead with them). The arithmetic is real: a tiny
 autograd over 2x2 lists, so the worker's verification is exercised, not bypassed.
 """
 
@@ -76,6 +78,15 @@ SCENARIO = os.environ.get("KD_FAKE_TORCH", "cuda_pass")
 _ROCM = SCENARIO in ("rocm_pass", "rocm_without_amd_gpu")
 _NO_DEVICE = SCENARIO == "rocm_without_amd_gpu"
 
+if os.environ.get("KD_FAKE_TORCH_IMPORTS"):
+    import importlib
+
+    with open(os.environ["KD_FAKE_TORCH_IMPORTS"], encoding="utf-8") as _listed:
+        for _name in _listed.read().split():
+            try:
+                importlib.import_module(_name)
+            except Exception:  # noqa: S112 - one a build loads on another platform only
+                continue
 if os.environ.get("KD_FAKE_TORCH_MARKER"):
     with open(os.environ["KD_FAKE_TORCH_MARKER"], "a") as _marker:
         _marker.write("imported\n")
