@@ -136,3 +136,50 @@ def test_a_single_round_of_the_double_decides_nothing() -> None:
     rows = run.double_rows(_double_commands([10.0], [10.0]))
     assert [row.verdict for row in rows] == ["**undecided**", "**undecided**"]
     assert all("too few rounds for an interval" in row.result for row in rows)
+
+
+# -- benchmarks/timeline.py: each run cut in three stretches, paired with the floor's ------------
+
+def _timeline_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kd_bench_timeline",
+                                                  ROOT / "benchmarks" / "timeline.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_timelines_stretches_are_paired_with_the_floors() -> None:
+    timeline = _timeline_module()
+
+    def check(begins: float, exits: float, seen: float) -> dict[str, tuple[float, None]]:
+        return {"worker import torch": (begins, None), "worker: os._exit": (exits, None),
+                "exit seen": (seen, None)}
+
+    def floor(begins: float, exits: float, seen: float) -> dict[str, tuple[float, None]]:
+        return {"floor import torch": (begins, None), "floor: os._exit": (exits, None),
+                "exit seen": (seen, None)}
+
+    found = {"installed": [check(120, 700, 715), check(130, 760, 770)],
+             "zipapp": [check(135, 705, 720), check(140, 800, 812)],
+             "floor": [floor(12, 640, 643), floor(14, 700, 704)]}
+    lines = timeline.stretches(found)
+    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+            for line in lines if line.startswith("| ") and "stretch" not in line}
+    # launch → import: 120 and 130 (median 125) against 12 and 14: paired +108 and +116.
+    assert rows["launch → `import torch` begins"] == ["125.0", "137.5", "13.0", "+112.0",
+                                                      "+124.5"]
+    # import → os._exit: 580, 630 against 628, 686: paired -48 and -56.
+    assert rows["`import torch` → os._exit"][3] == "-52.0"
+    # os._exit → exit seen: 15, 10 against 3, 4: paired +12 and +6.
+    assert rows["os._exit → exit seen"][3] == "+9.0"
+
+
+def test_a_stretch_whose_mark_is_missing_is_left_out_of_its_median() -> None:
+    timeline = _timeline_module()
+    found = {"installed": [{"exit seen": (700.0, None)}],
+             "zipapp": [{"exit seen": (710.0, None)}],
+             "floor": [{"exit seen": (640.0, None)}]}
+    lines = timeline.stretches(found)
+    assert all(cell.strip() == "-" for line in lines[3:] for cell in line.split("|")[2:-1])
