@@ -73,13 +73,22 @@ def torch_install(dist: Any) -> TorchInstall | None:
 def distribution_version(dist: Any) -> str | None:
     """``dist.version`` as importlib.metadata reads it (the first ``Version`` header of the
     metadata file, as the email package parses it) without parsing the whole file: torch's holds
-    its long description, about 1.5 ms here before ``import torch``. Anything but plain headers
-    before it (a line email would not read as one, a folded version, no such header) is left to
-    importlib.metadata itself."""
+    its long description, about 1.5 ms here before ``import torch``. Only for a distribution that
+    reads its metadata as importlib.metadata's own classes do (one whose ``version`` or
+    ``metadata`` is its own is asked), and only for plain headers before it: a carriage return
+    (which email reads as a line's end, and a file read as text never holds), a line email would
+    not read as a header, a folded version or no such header is left to importlib.metadata."""
+    from importlib import metadata
+
+    kind = type(dist)
+    if (getattr(kind, "version", None) is not metadata.Distribution.version
+            or getattr(kind, "metadata", None) is not metadata.Distribution.metadata):
+        return dist.version  # type: ignore[no-any-return]
     text: str = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    if "\r" in text:
+        return dist.version  # type: ignore[no-any-return]
     lines = text.split("\n")
-    for index, raw in enumerate(lines):
-        line = raw[:-1] if raw.endswith("\r") else raw
+    for index, line in enumerate(lines):
         if line[:1] in (" ", "\t"):
             continue  # the folded part of the header above, which was not Version
         name, colon, value = line.partition(":")
@@ -436,9 +445,11 @@ def _searched_before_stdlib(folder: str, import_path: list[str]) -> bool:
 
 
 def stdlib_folder() -> str:
-    """The standard library's folder: the one its ``os`` was loaded from, at the interpreter's
-    start, before any folder of the user's was searched (``sysconfig`` would name the same folder
-    for 1-2 ms more, and would have to be loaded before the user's import path is in place)."""
+    """The standard library's place on the import path: where the interpreter found its own
+    ``os`` when it started. Where sysconfig names the same folder (an install, a venv, a distro's
+    Python) this avoids loading it (1-2 ms, and before the user's import path is in place); where
+    the library is zipped (Windows' embeddable Python 3.9 and 3.10), it is the zip, which is
+    what the import path searches, not the folder sysconfig names."""
     return os.path.dirname(getattr(os, "__file__", None) or "")
 
 
