@@ -105,7 +105,11 @@ def _double_commands(tool_added_ms: list[float], zipapp_added_ms: list[float],
 
     rounds = len(tool_added_ms)
     floor = [0.6 + 0.01 * (i % 5) for i in range(rounds)]  # the double's floor moves; pairs hold
-    return {"floor": command("floor", [real_floor_s] * rounds),
+    # The real floor moves too, lopsidedly: the ratio divides by its median (1.4 s here), not by
+    # its mean (1.28 s) nor by any one round.
+    real = ([real_floor_s + (-0.4, 0.0, 0.05)[i % 3] for i in range(rounds)] if rounds >= 3
+            else [real_floor_s] * rounds)
+    return {"floor": command("floor", real),
             "floor_double": command("floor_double", floor),
             "tool_double": command("tool_double",
                                    [f + ms / 1000 for f, ms in zip(floor, tool_added_ms)]),
@@ -150,36 +154,55 @@ def _timeline_module() -> ModuleType:
     return module
 
 
-def test_the_timelines_stretches_are_paired_with_the_floors() -> None:
-    timeline = _timeline_module()
+def _check(begins: float | None, exits: float, seen: float) -> dict[str, tuple[float, None]]:
+    marks = {"worker: os._exit": (exits, None), "exit seen": (seen, None)}
+    if begins is not None:
+        marks["worker import torch"] = (begins, None)
+    return marks
 
-    def check(begins: float, exits: float, seen: float) -> dict[str, tuple[float, None]]:
-        return {"worker import torch": (begins, None), "worker: os._exit": (exits, None),
-                "exit seen": (seen, None)}
 
-    def floor(begins: float, exits: float, seen: float) -> dict[str, tuple[float, None]]:
-        return {"floor import torch": (begins, None), "floor: os._exit": (exits, None),
-                "exit seen": (seen, None)}
+def _floor(begins: float, exits: float, seen: float) -> dict[str, tuple[float, None]]:
+    return {"floor import torch": (begins, None), "floor: os._exit": (exits, None),
+            "exit seen": (seen, None)}
 
-    found = {"installed": [check(120, 700, 715), check(130, 760, 770)],
-             "zipapp": [check(135, 705, 720), check(140, 800, 812)],
-             "floor": [floor(12, 640, 643), floor(14, 700, 704)]}
-    lines = timeline.stretches(found)
-    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+
+def _stretch_rows(found: dict[str, list[dict[str, tuple[float, None]]]]) -> dict[str, list[str]]:
+    lines = _timeline_module().stretches(found)
+    return {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
             for line in lines if line.startswith("| ") and "stretch" not in line}
-    # launch → import: 120 and 130 (median 125) against 12 and 14: paired +108 and +116.
-    assert rows["launch → `import torch` begins"] == ["125.0", "137.5", "13.0", "+112.0",
-                                                      "+124.5"]
-    # import → os._exit: 580, 630 against 628, 686: paired -48 and -56.
-    assert rows["`import torch` → os._exit"][3] == "-52.0"
-    # os._exit → exit seen: 15, 10 against 3, 4: paired +12 and +6.
-    assert rows["os._exit → exit seen"][3] == "+9.0"
 
 
-def test_a_stretch_whose_mark_is_missing_is_left_out_of_its_median() -> None:
-    timeline = _timeline_module()
+def test_the_timelines_stretches_are_paired_with_the_floors() -> None:
+    # Three rounds where the median of the differences is not the difference of the medians.
+    found = {"installed": [_check(120, 700, 715), _check(200, 760, 770), _check(125, 705, 716)],
+             "zipapp": [_check(135, 705, 720), _check(140, 800, 812), _check(150, 710, 721)],
+             "floor": [_floor(12, 640, 643), _floor(100, 700, 704), _floor(14, 645, 648)]}
+    rows = _stretch_rows(found)
+    # launch → import: 120, 200, 125 (median 125) against 12, 100, 14 (median 14); the paired
+    # differences 108, 100, 111: median 108, not 125 - 14 = 111.
+    assert rows["launch → `import torch` begins"] == ["125.0", "140.0", "14.0", "+108.0",
+                                                      "+123.0"]
+    # import → os._exit: 580, 560, 580 against 628, 600, 631: -48, -40, -51, median -48.
+    assert rows["`import torch` → os._exit"][3] == "-48.0"
+    # os._exit → exit seen: 15, 10, 11 against 3, 4, 3: +12, +6, +8, median +8.
+    assert rows["os._exit → exit seen"][3] == "+8.0"
+
+
+def test_a_stretch_whose_mark_is_missing_in_a_round_is_left_out_of_its_median() -> None:
+    # The second round lacks the worker's import mark (a worker that stopped before it): its
+    # first stretch counts the other two rounds only; its other stretches count all three.
+    found = {"installed": [_check(120, 700, 715), _check(None, 760, 770), _check(124, 705, 716)],
+             "zipapp": [_check(135, 705, 720), _check(140, 800, 812), _check(150, 710, 721)],
+             "floor": [_floor(12, 640, 643), _floor(100, 700, 704), _floor(14, 645, 648)]}
+    rows = _stretch_rows(found)
+    assert rows["launch → `import torch` begins"][0] == "122.0"  # 120 and 124
+    assert rows["launch → `import torch` begins"][3] == "+109.0"  # 108 and 110
+    assert rows["os._exit → exit seen"][3] == "+8.0"
+
+
+def test_a_stretch_without_its_marks_shows_no_number() -> None:
     found = {"installed": [{"exit seen": (700.0, None)}],
              "zipapp": [{"exit seen": (710.0, None)}],
              "floor": [{"exit seen": (640.0, None)}]}
-    lines = timeline.stretches(found)
+    lines = _timeline_module().stretches(found)
     assert all(cell.strip() == "-" for line in lines[3:] for cell in line.split("|")[2:-1])
