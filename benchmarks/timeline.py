@@ -1,6 +1,6 @@
 """Where the check's time goes: a timeline of the front and the worker against the floor.
 
-    python benchmarks/timeline.py [--runs 10]
+    python benchmarks/timeline.py [--runs 10] [--torch-double]
 
 Runs ``kernodeck-diagnostic --device cpu`` (installed), the zipapp and the floor (the bare
 computation ending with ``os._exit(0)``, benchmarks/run.py's FLOOR_CHECK) in alternated rounds,
@@ -14,6 +14,8 @@ stamps, in every process, the system-wide monotonic clock and the process's own 
 - in the worker: its events file opened, once it has read its request (the ``Events`` clock's
   zero, which dates every event the worker writes), and ``import torch`` beginning (the
   ``import`` audit event);
+- in the worker and the floor: their ``os._exit`` (which raises no audit event: the function is
+  wrapped, for that process alone, not for a child it forks);
 - in the front: the worker's private folder removed (the worker has ended and been read; its
   events file is copied first, for their times), and ``main()`` returned (an ``atexit`` hook,
   before the interpreter's teardown).
@@ -22,8 +24,12 @@ The launch and the exit are stamped here. Medians of each mark, in milliseconds 
 (wall) and of each process's CPU time (which the machine's other load inflates far less: read
 those on a shared machine), then, against the floor, the paired ratios (the median of the
 per-round ratios, which rows 1f and 3f of benchmarks/run.py judge) with their 95 % intervals
-(``run.median_interval``), the paired differences and the ratios of the medians. Nothing of this
-is in the tool: the stamps come from outside it.
+(``run.median_interval``), the paired differences and the ratios of the medians, and each run cut
+in three stretches at marks the check and the floor share (launch to ``import torch``, to the
+``os._exit``, to the exit seen), each stretch paired with the floor's. ``--torch-double`` runs all
+three with torch's double (benchmarks/run.py's ``double_env``, rows 1d and 3d) in place of the
+real import: what is left is the tool's own time, without the real import's noise. Nothing of
+this is in the tool: the stamps come from outside it.
 Linux only (the monotonic clock is shared by every process there; tests/envs.py locks with
 fcntl).
 """
