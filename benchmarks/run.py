@@ -895,12 +895,13 @@ def double_rows(by_key: Mapping[str, Command]) -> list[Row]:
         differences = [a - b for a, b in zip(command.times, floor.times)]
         added = statistics.median(differences)
         interval = median_interval(differences)
-        ratios = (None if interval is None else
-                  (1 + interval[0] / real_floor.median, 1 + interval[1] / real_floor.median))
         limit = TARGETS[target]
-        shown = (f"95 % interval {interval[0] * 1000:+.0f} to {interval[1] * 1000:+.0f} ms, "
-                 f"ratio {ratios[0]:.3f}-{ratios[1]:.3f}" if interval and ratios
-                 else "too few rounds for an interval")
+        ratios: tuple[float, float] | None = None
+        shown = "too few rounds for an interval"
+        if interval is not None:
+            ratios = (1 + interval[0] / real_floor.median, 1 + interval[1] / real_floor.median)
+            shown = (f"95 % interval {interval[0] * 1000:+.0f} to {interval[1] * 1000:+.0f} ms, "
+                     f"ratio {ratios[0]:.3f}-{ratios[1]:.3f}")
         met = judged(ratios, limit)
         found.append(Row(number, f"`{command.label}`, its own time / the floor",
                          f"{_s(command.median)} in all",

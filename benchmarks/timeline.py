@@ -223,7 +223,7 @@ def stretches(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> 
     def lengths(name: str, start: str | None, end: str) -> list[float | None]:
         role = "floor" if name == "floor" else "worker"
         named = {"import torch": f"{role} import torch", "os._exit": f"{role}: os._exit"}
-        first, last = named.get(start or "", start), named.get(end, end)
+        first, last = named[start] if start else None, named.get(end, end)
         return [marks[last][0] - (marks[first][0] if first else 0.0)
                 if last in marks and (first is None or first in marks) else None
                 for marks in found[name]]
