@@ -76,11 +76,24 @@ if _folder:
 
     _stamp("worker ready" if _worker else "front ready")
 
+    def _forked():
+        # A child of the front is its worker (forked first thing): its stamps in a file of its
+        # own. A child of the worker (its watch) stamps nothing the worker would.
+        global _fd, _pid, _seen, _worker
+        if _worker:
+            _pid = -1  # the watch: no os._exit of its stamped
+            return
+        _worker, _pid, _seen = True, os.getpid(), set()
+        _fd = os.open(os.path.join(_folder, f"{_pid}.stamps"), os.O_WRONLY | os.O_CREAT)
+        _stamp("worker forked")
+
+    os.register_at_fork(after_in_child=_forked)
+
     def _hook(event, args):
         if event == "import" and args[0] == "torch":
             _stamp(("worker" if _worker else "floor") + " import torch")
         elif (event in ("subprocess.Popen", "os.posix_spawn")
-              and "--watch-front" in list(args[1] or ())):
+              and "--watch-front" in list(args[1] or ())) or (event == "os.fork" and not _worker):
             _stamp("front starts the worker")
         elif event == "open" and _worker and str(args[0]).endswith("events.jsonl"):
             _stamp("worker events")

@@ -59,19 +59,29 @@ def group_of(leader: int) -> list[int]:
 
 
 def worker_leader(tmp: Path) -> int | None:
-    """The worker of the run whose TMPDIR is ``tmp``: the group leader running its worker.py."""
+    """The worker of the run whose TMPDIR is ``tmp``: the group leader that is one of its
+    workers (``in_private_folder``)."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            ours = [arg for arg in argv if arg.startswith(str(tmp).encode() + b"/kernodeck-")
-                    and arg.endswith(b"/worker.py")]
-            if ours and os.getpgid(int(name)) == int(name):
+        with contextlib.suppress(OSError):
+            if in_private_folder(int(name), tmp) and os.getpgid(int(name)) == int(name):
                 return int(name)
-        except OSError:
-            continue
     return None
+
+
+def in_private_folder(pid: int, tmp: Path) -> bool:
+    """Whether ``pid`` is a worker of a run whose TMPDIR is ``tmp``, or a child of one: it runs
+    the worker.py of a private folder there (a worker started as a new interpreter) or writes
+    its output there (one forked from the front, and what either one forks)."""
+    private = str(tmp) + os.sep + "kernodeck-"
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        held = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:
+        return False
+    return (any(arg.startswith(private.encode()) and arg.endswith(b"/worker.py") for arg in argv)
+            or any(path.startswith(private) for path in held))
 
 
 def importing(tmp: Path) -> bool:
@@ -254,7 +264,7 @@ def test_a_host_tool_does_not_hold_the_workers_lifeline(pyz: Path, tmp_path: Pat
                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                stderr=subprocess.DEVNULL) as process:
         def workers(pids: list[int]) -> list[int]:
-            return [pid for pid in pids if b"worker.py" in _cmdline(pid)]
+            return [pid for pid in pids if in_private_folder(pid, tmp)]
 
         # The worker and its child, and the probe's three nvidia-smi runs (query, listing,
         # processes), all hanging: counting 4 pids alone could miss the worker's child.
@@ -262,21 +272,16 @@ def test_a_host_tool_does_not_hold_the_workers_lifeline(pyz: Path, tmp_path: Pat
                           and len(recorded_pids(pids_file)) >= 5), 30,
                  "the GPU and the tool to hang")
         pids = recorded_pids(pids_file)
+        hung = workers(pids)
         try:
             assert len(pids) == 5, pids
+            assert len(hung) == 2, pids
             os.kill(process.pid, signal.SIGKILL)
             process.wait(10)
-            assert pids_gone(workers(pids), GONE_WITHIN_S) == []
+            assert pids_gone(hung, GONE_WITHIN_S) == []
             assert leftovers(tmp) == []
         finally:
             kill_what_is_left(pids)
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:  # gone already
-        return b""
 
 
 def test_the_thread_watch_ends_the_worker_alone(tmp_path: Path) -> None:

@@ -441,3 +441,61 @@ def startup_modules(python: Path, tmp_path: Path) -> set[str]:
     done = subprocess.run([str(python), str(probe)], capture_output=True, text=True, timeout=60,
                           check=True, env=clean_env())
     return set(done.stdout.split())
+
+
+# What pip writes as the console script (its own template): it imports re before the package.
+CONSOLE_SCRIPT = """import re
+import sys
+from kernodeck_diagnostic.cli import entry
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(entry())
+"""
+# A start-up hook that notes the front's fork (the early worker), and, with KD_TEST_THREAD, runs a
+# thread (a profiler's, say): the front cannot be forked then, the worker is a new interpreter.
+STARTUP_HOOK = """
+import os, sys, threading, time
+_front = os.getpid()
+def _forks(event, args):
+    if event == "os.fork" and os.getpid() == _front and "--events" not in sys.argv:
+        open(os.environ["KD_TEST_FORKED"], "a").write("fork\\n")
+sys.addaudithook(_forks)
+if os.environ.get("KD_TEST_THREAD"):
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+"""
+
+
+@pytest.mark.parametrize("python", pyenv_pythons())
+def test_what_the_console_script_loaded_first_is_still_said_to_be_hidden(
+        python: Path | None, tmp_path: Path) -> None:
+    """The console script imports re, and with it enum, before the package: the worker, the
+    front forked, has both loaded, which python app.py would not have. A re.py and an enum.py in
+    the working folder are still said to hide them (the worker asks a fresh interpreter what it
+    loads before a script's first line), and encodings.py, which that start-up loads, hides
+    nothing: the very modules a worker started as a new interpreter names."""
+    if python is None:
+        pytest.skip("no such pyenv Python here")
+    script = tmp_path / "bin" / "kernodeck-diagnostic"
+    script.parent.mkdir()
+    script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(STARTUP_HOOK, encoding="utf-8")
+    work = project(tmp_path, **{f"{name}.py": f"raise RuntimeError('my own {name}.py')\n"
+                                for name in ("re", "enum", "encodings")})
+    expected = {"re", "enum"} - startup_modules(python, tmp_path)
+    for started, thread in (("forked", ""), ("new interpreter", "1")):
+        forked = tmp_path / f"{started}.forks"
+        result = run_tool(python, [str(script)], ["--device", "cpu", "--output",
+                                                  str(tmp_path / f"{started}.json")],
+                          env=clean_env({"PYTHONPATH": os.pathsep.join([str(hook), str(SRC)]),
+                                         "KD_TEST_FORKED": str(forked),
+                                         "KD_TEST_THREAD": thread}),
+                          cwd=work)
+        assert "my own" not in result.stderr, result.stderr
+        assert forked.exists() == (started == "forked")
+        report = checked(result, tmp_path)
+        assert report["code"] == "TORCH_MISSING"  # pyenv's Pythons have no torch
+        assert {entry["name"] for entry in report["runtime"]["local_modules"]} == expected
+        if expected:
+            assert_local_shadows(report, expected)

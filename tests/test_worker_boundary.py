@@ -24,9 +24,13 @@ PACKAGE = SRC / "kernodeck_diagnostic"
 WORKER = PACKAGE / "worker"
 # The worker names the front may import besides the protocol: a Trial reads the facts of the
 # program it runs in with the worker's own stages (trial/facts.py); the worker's start copies the
-# companions the package names (worker/__init__.py: no worker module at all).
+# companions the package names (worker/__init__.py: no worker module at all), and the front forked
+# as the early worker runs the worker module, and tells its companion ``origin`` how to ask a fresh
+# interpreter what it loads (supervision/start.py's ``_become_worker``: the front never runs them).
 ALLOWED = {("trial/facts.py", "kernodeck_diagnostic.worker.readings", "environment"),
-           ("supervision/start.py", "kernodeck_diagnostic.worker.COMPANIONS", "COMPANIONS")}
+           ("supervision/start.py", "kernodeck_diagnostic.worker.COMPANIONS", "COMPANIONS"),
+           ("supervision/start.py", "kernodeck_diagnostic.worker.stages", "stages"),
+           ("supervision/start.py", "kernodeck_diagnostic.worker.origin", "origin")}
 
 
 def imports(path: Path) -> Iterator[tuple[str, str | None]]:

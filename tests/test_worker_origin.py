@@ -1,11 +1,15 @@
 """What the worker reads about torch's installation before it imports it, read faster than the
 standard library reads it, must read the same: the distribution's version (``origin``'s header
 scan against importlib.metadata's email parse) and the standard library's folder (``os``'s
-folder against sysconfig's)."""
+folder against sysconfig's); and what a worker forked from the front, which has more loaded than
+a fresh interpreter, says is loaded before a script's first line (``origin.preloaded``)."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
+import subprocess
+import sys
 import sysconfig
 from importlib import metadata
 from pathlib import Path
@@ -16,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernodeck_diagnostic.worker import origin
+from kernodeck_diagnostic.worker import origin, stages
 
 
 class RawDistribution(metadata.Distribution):
@@ -115,3 +119,56 @@ def test_a_distribution_without_metadata_reads_as_importlib_metadata_reads_it(
 def test_the_standard_librarys_folder_is_sysconfigs() -> None:
     assert origin.same_path(origin.stdlib_folder(), sysconfig.get_paths()["stdlib"])
     assert os.path.isfile(os.path.join(origin.stdlib_folder(), "os.py"))
+
+
+# -- what a fresh interpreter has loaded, asked by a worker forked from the front ----------------
+
+def fresh_start(*options: str) -> frozenset[str]:
+    """What a script's first line finds loaded in this interpreter started with ``options``."""
+    code = "import sys; print(' '.join(sys.modules))"
+    done = subprocess.run([sys.executable, *options, "-c", code], capture_output=True,
+                          text=True, timeout=60, check=True)
+    return frozenset(done.stdout.split())
+
+
+@pytest.fixture
+def forked_worker(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """This process as a worker forked from a front: everything it has loaded counts as loaded
+    when the front's package began (a superset of a fresh start), and a fresh interpreter is
+    asked, once, which of those it loads itself."""
+    monkeypatch.setattr(stages, "STARTUP_MODULES", frozenset(sys.modules))
+    monkeypatch.setattr(origin, "STARTUP_PROBE", [sys.executable, "-I"])
+    monkeypatch.setattr(origin, "_FRESH_STARTUP", [])
+    return origin
+
+
+def test_a_forked_worker_asks_a_fresh_interpreter_what_it_loads(forked_worker: Any) -> None:
+    fresh = fresh_start("-I")
+    loaded_here_only = sorted(name for name in sys.modules
+                              if name not in fresh and "." not in name
+                              and name not in sys.builtin_module_names
+                              and not importlib.machinery.FrozenImporter.find_spec(name))
+    assert {"json", "pytest"} <= set(loaded_here_only)  # loaded here, never by a start-up
+    with mock.patch.object(subprocess, "run", wraps=subprocess.run) as run:
+        assert [name for name in loaded_here_only if origin.preloaded(name)] == []
+        assert origin.preloaded("encodings")  # loaded by every start-up, frozen or not
+        assert all(origin.preloaded(name) for name in fresh)
+    assert run.call_count == 1  # asked once
+
+
+def test_what_cannot_be_asked_is_not_said_to_be_loaded(forked_worker: Any,
+                                                       tmp_path: Path) -> None:
+    """The fresh interpreter cannot start (here: not there at all), or answers nothing usable:
+    a module loaded here may hide nothing or may; the user's file named like it is listed."""
+    forked_worker.STARTUP_PROBE = [str(tmp_path / "no-python")]
+    assert not origin.preloaded("json")
+    assert origin.preloaded("sys")  # built in: nothing can hide it, nothing to ask
+    assert origin.fresh_startup_modules() is None
+
+
+def test_a_worker_started_anew_asks_nothing() -> None:
+    """Its STARTUP_MODULES are its own start-up's (worker/launcher.py): no interpreter asked."""
+    assert origin.STARTUP_PROBE is None
+    with mock.patch.object(subprocess, "run") as run:
+        origin.preloaded("json")
+    run.assert_not_called()

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import py_compile
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,17 +19,30 @@ from conftest import FAKES, SRC, clean_env, fake_gpu_env, pids_gone
 from kernodeck_diagnostic.cli import may_be_a_check
 from kernodeck_diagnostic.supervision import start
 
-# Records, in the front only, every worker it starts (the spawn audit event of a command line
-# that waits for its request): its pid, once the process exists.
+# Records, in the front only, every worker it starts: the spawn audit event of a command line
+# that waits for its request (that command line), or the front's fork (``[interpreter, "fork"]``:
+# the early worker, supervision/start.py's fork_early).
 RECORDER = """
 import json, os, sys
 if "--events" not in sys.argv and os.environ.get("KD_TEST_STARTS"):
+    _front = os.getpid()
     def _hook(event, args):
+        started = None
         if (event in ("subprocess.Popen", "os.posix_spawn")
                 and "--request-on-stdin" in list(args[1] or ())):
+            started = list(args[1])
+        elif event == "os.fork" and os.getpid() == _front:
+            started = [sys.executable, "fork"]
+        if started is not None and os.getpid() == _front:
             with open(os.environ["KD_TEST_STARTS"], "a") as file:
-                file.write(json.dumps(list(args[1])) + "\\n")
+                file.write(json.dumps(started) + "\\n")
     sys.addaudithook(_hook)
+"""
+# Started as the front's parent would start it by a start-up hook that runs a thread (a
+# profiler's, say): the early worker cannot be the front forked, it is a new interpreter.
+A_THREAD = """
+import threading, time
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
 """
 
 
@@ -54,15 +68,19 @@ def _front(tmp_path: Path, args: list[str], **env: str) -> tuple[subprocess.Comp
 
 
 def _worker_processes(folder: Path) -> list[int]:
-    """The processes whose command line names ``folder``: the workers started there."""
+    """The processes whose command line names ``folder`` (the workers started there) or that
+    hold a file of it open (a worker forked from the front, whose output goes there)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 command = Path(f"/proc/{entry}/cmdline").read_bytes()
+                held = [os.readlink(f"/proc/{entry}/fd/{fd}")
+                        for fd in os.listdir(f"/proc/{entry}/fd")]
             except OSError:
                 continue
-            if str(folder).encode() in command:
+            if str(folder).encode() in command or any(
+                    path.startswith(str(folder) + os.sep) for path in held):
                 found.append(int(entry))
     return found
 
@@ -185,34 +203,40 @@ def test_the_front_still_ends_as_a_python_program_does(tmp_path: Path) -> None:
     assert marker.read_text(encoding="utf-8") == "True"  # ran, after the freeze
 
 
-# In the worker only: each file it compiles (the "compile" audit event), by name and size on
-# disk; a module loaded from its bytecode is not compiled.
+# In the worker only (a process whose arguments are the worker's by then: a forked one's are set
+# as it becomes the worker): each of the worker's files it compiles (the "compile" audit event),
+# by name and size on disk; a module loaded from its bytecode is not compiled.
 COMPILES = """
 import os, sys
-if "--events" in sys.argv and os.environ.get("KD_TEST_COMPILED"):
+if os.environ.get("KD_TEST_COMPILED"):
     def _hook(event, args):
-        if event == "compile" and "kernodeck-" in str(args[1]):
+        if (event == "compile" and "--events" in sys.argv
+                and ("kernodeck-" in str(args[1]) or os.sep + "worker" + os.sep in str(args[1]))):
+            size = os.path.getsize(args[1]) if os.path.isfile(args[1]) else -1
             with open(os.environ["KD_TEST_COMPILED"], "a") as file:
-                file.write(f"{os.path.basename(args[1])} {os.path.getsize(args[1])}\\n")
+                file.write(f"{os.path.basename(args[1])} {size}\\n")
     sys.addaudithook(_hook)
 """
 
 
 @pytest.mark.parametrize("how", ["installed", "zipapp"])
+@pytest.mark.parametrize("started", ["forked", "new interpreter"])
 def test_the_worker_compiles_nothing_but_its_short_script(tmp_path: Path, pyz: Path,
-                                                          how: str) -> None:
+                                                          how: str, started: str) -> None:
     """With the package's bytecode (an install has it: pip compiles every module; the zipapp
     holds it for the Python that built it, scripts/build_pyz.py), the worker runs its module and
-    its companions from that bytecode: only its script, the launcher of a few lines, is compiled
-    on every check (issue 28). Everything is loaded before ``import torch``, which fails here
-    (no torch in this interpreter): a real run."""
+    its companions from that bytecode: a new interpreter compiles only its script, the launcher
+    of a few lines, on every check (issue 28); the front forked compiles nothing. Everything is
+    loaded before ``import torch``, which fails here (no torch in this interpreter): a real
+    run."""
     worker = SRC / "kernodeck_diagnostic" / "worker"
     for path in worker.glob("*.py"):
         py_compile.compile(str(path), cfile=importlib.util.cache_from_source(str(path)),
                            doraise=True)
     site = tmp_path / "site"
     site.mkdir()
-    (site / "sitecustomize.py").write_text(COMPILES, encoding="utf-8")
+    (site / "sitecustomize.py").write_text(
+        COMPILES + (A_THREAD if started == "new interpreter" else ""), encoding="utf-8")
     compiled = tmp_path / "compiled.txt"
     command = ["-m", "kernodeck_diagnostic"] if how == "installed" else [str(pyz)]
     completed = subprocess.run(
@@ -223,7 +247,9 @@ def test_the_worker_compiles_nothing_but_its_short_script(tmp_path: Path, pyz: P
     report = json.loads(completed.stdout)
     assert report["stage"] == "import", report["code"]  # every companion was loaded before it
     launcher = (worker / "launcher.py").stat().st_size
-    assert compiled.read_text(encoding="utf-8").split() == ["worker.py", str(launcher)]
+    expected = ["worker.py", str(launcher)] if started == "new interpreter" else []
+    seen = compiled.read_text(encoding="utf-8").split() if compiled.exists() else []
+    assert seen == expected
 
 
 STUB_STAGES = """
@@ -264,7 +290,7 @@ def test_the_worker_script_hands_the_worker_module_what_was_loaded_before_it(
 
 
 # In the front only: each module first imported after the interpreter's start-up and before the
-# worker's start (the spawn audit event), in order.
+# worker's start (the spawn or fork audit event), in order.
 BEFORE_THE_WORKER = """
 import json, os, sys
 if "--events" not in sys.argv and os.environ.get("KD_TEST_BEFORE"):
@@ -272,7 +298,8 @@ if "--events" not in sys.argv and os.environ.get("KD_TEST_BEFORE"):
     def _hook(event, args):
         if event == "import" and args[0] not in sys.modules and args[0] not in _loaded:
             _loaded.append(args[0])
-        elif event in ("subprocess.Popen", "os.posix_spawn") and _loaded[:1] != [None]:
+        elif (event in ("subprocess.Popen", "os.posix_spawn", "os.fork")
+              and _loaded[:1] != [None]):
             with open(os.environ["KD_TEST_BEFORE"], "w") as file:
                 json.dump(_loaded, file)
             _loaded[:] = [None]  # the worker's start: nothing more to record
@@ -346,12 +373,20 @@ def _shell_front(tmp_path: Path, redirections: str) -> tuple[subprocess.Complete
     return completed, started, temp
 
 
-# Each process writes the descriptors it holds as it starts: "front" or "worker", then the list.
+# The descriptors each process holds: the front's as it starts, the worker's as it imports torch
+# (a forked worker has none of its own before): "front" or "worker", then the list.
 FDS = """
-if os.environ.get("KD_TEST_FDS"):
+def _held(who):
     with open(os.environ["KD_TEST_FDS"], "a") as _file:
-        _file.write(json.dumps(["worker" if "--events" in sys.argv else "front",
-                                sorted(int(fd) for fd in os.listdir("/proc/self/fd"))]) + "\\n")
+        _file.write(json.dumps([who, sorted(int(fd) for fd in os.listdir("/proc/self/fd")
+                                            if fd != str(_file.fileno()))]) + "\\n")
+if os.environ.get("KD_TEST_FDS"):
+    if "--events" not in sys.argv:
+        _held("front")
+    def _at_torch(event, args):
+        if event == "import" and args[0] == "torch" and "--events" in sys.argv:
+            _held("worker")
+    sys.addaudithook(_at_torch)
 """
 
 
@@ -379,3 +414,59 @@ def test_a_front_whose_stdin_is_closed_still_runs_its_check(tmp_path: Path) -> N
     assert json.loads(completed.stdout)["code"] == "CPU_CHECK_PASSED"
     assert len(started) == 1
     assert list(temp.iterdir()) == []
+
+
+# A torch that says what the program importing it sees, then fails to import.
+SEEING_TORCH = """
+import json, os, sys
+main = sys.modules["__main__"]
+json.dump({"path": sys.path, "argv": [os.path.basename(word) for word in sys.argv[1:]],
+           "main": "entry" in vars(main) or main.__spec__ is not None,
+           "launcher": "load" in vars(main),  # worker/launcher.py runs as __main__
+           "stdout_line_buffered": sys.stdout.line_buffering,
+           "flags": [sys.flags.isolated, sys.flags.no_user_site, sys.flags.optimize],
+           "warnoptions": sys.warnoptions,
+           "session_leader": os.getsid(0) == os.getpid()},
+          open(os.environ["KD_TEST_SEEN"], "w"))
+raise ImportError("the torch of the test only looks")
+"""
+
+
+@pytest.mark.parametrize("options", [[], ["-s", "-O", "-W", "error::ResourceWarning"]])
+def test_the_forked_worker_imports_torch_as_a_new_interpreter_would(tmp_path: Path,
+                                                                    options: list[str]) -> None:
+    """The front forked as the worker and the worker started as a new interpreter (the front's
+    start-up runs a thread) see the same when torch imports: the import path, the arguments, a
+    ``__main__`` of their own (never the front's, which multiprocessing's spawn would run
+    again), stdout buffered as a file is, the interpreter's options, their own session."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os\nif os.environ.get('KD_TEST_THREAD'):\n" + "".join(
+            "    " + line + "\n" for line in A_THREAD.strip().splitlines()), encoding="utf-8")
+    installed = tmp_path / "installed"
+    (installed / "torch").mkdir(parents=True)
+    (installed / "torch" / "__init__.py").write_text(SEEING_TORCH, encoding="utf-8")
+    shutil.copytree(FAKES / "torch-2.7.0.dist-info", installed / "torch-2.7.0.dist-info")
+    work = tmp_path / "work"
+    work.mkdir()
+    seen = {}
+    for started in ("forked", "new interpreter"):
+        record = tmp_path / f"{started}.json"
+        completed = subprocess.run(
+            [sys.executable, *options, "-m", "kernodeck_diagnostic", "--device", "cpu",
+             "--format", "json"], capture_output=True, text=True, timeout=120, cwd=work,
+            stdin=subprocess.DEVNULL, check=False,
+            env=clean_env({"KD_TEST_SEEN": str(record),
+                           "KD_TEST_THREAD": "1" if started == "new interpreter" else "",
+                           "PYTHONPATH": os.pathsep.join(map(str, (site, SRC, installed)))}))
+        assert json.loads(completed.stdout)["code"] == "TORCH_IMPORT_FAILED", completed.stderr
+        seen[started] = json.loads(record.read_text(encoding="utf-8"))
+    forked, new = seen["forked"], seen["new interpreter"]
+    assert (forked.pop("launcher"), new.pop("launcher")) == (False, True)  # two ways indeed
+    assert forked["path"][0] == new["path"][0] == str(work)
+    assert forked == new
+    assert forked["argv"] == ["--events", "events.jsonl", "--watch-front", "--request-on-stdin"]
+    assert not forked["main"]  # not the front's: neither the package's __main__ nor the script's
+    assert not forked["stdout_line_buffered"]
+    assert forked["session_leader"]

@@ -10,6 +10,12 @@ from __future__ import annotations
 import os
 import sys
 
+# What was loaded, and where imports were searched, when this package began: the interpreter's
+# start-up and what the program that imports it did before. A worker forked from the front
+# (supervision/start.py) starts from these, as a fresh interpreter starts from its own.
+MODULES_AT_START = frozenset(sys.modules)
+PATH_AT_START = tuple(sys.path)
+
 
 def _started_by_python_m() -> bool:
     """Whether ``python -m kernodeck_diagnostic`` is importing this package right now.

@@ -35,7 +35,7 @@ from ..safe_files import PRIVATE_MODE, Folder
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from typing import IO
+    from typing import IO, NoReturn
 
     from .process import Spawned
 
@@ -116,9 +116,12 @@ class Started:
 def start(python: str, *, early: bool = False) -> Started:
     """Start the worker under ``python`` in a new private folder (mode 0700); it waits for its
     request. ``NotStarted`` says why it could not be. ``early``: first thing in the console
-    script, before ``subprocess`` is loaded (``spawn_early``, where the system allows it)."""
+    script, before ``subprocess`` is loaded: this process forked (``fork_early``) or, where it
+    cannot be, an interpreter started with ``posix_spawn`` (``spawn_early``), where the system
+    allows either."""
+    forks = early and can_fork_early(python)
     try:
-        sources = worker_files()
+        sources = {} if forks else worker_files()
     except OSError as exc:  # an install stripped of its worker module: not the system's fault
         raise NotStarted("error.not_started.worker_missing", reason(exc)) from None
     try:
@@ -131,6 +134,8 @@ def start(python: str, *, early: bool = False) -> Started:
             for name, source in sources.items():
                 with open(os.path.join(folder, name), "wb") as file:
                     file.write(source)
+            if forks:
+                room_for_the_worker(folder)
             if is_front_interpreter(python):
                 share_bytecode(folder, sources)
             events_path = os.path.join(folder, "events.jsonl")
@@ -144,8 +149,8 @@ def start(python: str, *, early: bool = False) -> Started:
         # pipe only this process holds) reads end-of-file, whatever ended the front. Its other
         # arguments come with the request (``Started.send``).
         options = worker_options(python)
-        argv = [python, *options, os.path.join(folder, "worker.py"),
-                "--events", events_path, "--watch-front", REQUEST_ON_STDIN]
+        words = ["--events", events_path, "--watch-front", REQUEST_ON_STDIN]
+        argv = [python, *options, os.path.join(folder, "worker.py"), *words]
         # The worker's output, readable by its owner only (it may hold anything).
         with Folder.made(folder) as private:
             opened.append(os.fdopen(private.open_new("stdout", PRIVATE_MODE, append=True), "ab"))
@@ -153,17 +158,7 @@ def start(python: str, *, early: bool = False) -> Started:
         opened.append(open(events_path, "rb"))  # noqa: SIM115 - Started.close closes it
         out, err, events = opened
         try:
-            # The environment is inherited unchanged: the worker must see what the user's
-            # application sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
-            if early and SPAWNS_EARLY:
-                process: subprocess.Popen[bytes] | Spawned = spawn_early(argv, out, err)
-            else:
-                import subprocess
-
-                from .process import spawn
-
-                process = spawn(argv, stdout=out, stderr=err, stdin=subprocess.PIPE,
-                                hold_sigterm=True)
+            process = _launch(argv, words, (out, err), forks=forks, early=early)
         except OSError as exc:
             raise NotStarted("error.not_started.interpreter", reason(exc)) from None
     except BaseException:
@@ -175,6 +170,26 @@ def start(python: str, *, early: bool = False) -> Started:
         raise
     return Started(python, options, argv, folder, process=process, captures=(out, err),
                    events=events)
+
+
+def _launch(argv: list[str], words: list[str], output: tuple[IO[bytes], IO[bytes]], *,
+            forks: bool, early: bool) -> subprocess.Popen[bytes] | Spawned:
+    """Start the worker of ``start``, ``argv`` with ``output`` as its stdout and stderr: this
+    process forked, or a new interpreter.
+
+    The environment is inherited unchanged: the worker must see what the user's application
+    sees (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, PYTHONPATH...).
+    """
+    if forks:
+        return fork_early(argv, words, *output)
+    if early and SPAWNS_EARLY:
+        return spawn_early(argv, *output)
+    import subprocess
+
+    from .process import spawn
+
+    return spawn(argv, stdout=output[0], stderr=output[1], stdin=subprocess.PIPE,
+                 hold_sigterm=True)
 
 
 # -- started before the command line is read ------------------------------------------------------
@@ -230,6 +245,177 @@ def spawn_early(argv: list[str], stdout: IO[bytes], stderr: IO[bytes]) -> Spawne
         stdin.close()
         raise
     return process
+
+
+# Where the worker can be this very process, forked: Linux, where a fork is cheap and safe (macOS's
+# system libraries may not survive one; Windows has none). See ``fork_early``.
+FORKS_EARLY = SPAWNS_EARLY and hasattr(os, "fork")
+
+
+def can_fork_early(python: str) -> bool:
+    """Whether the early worker under ``python`` can be this process forked: the front's own
+    interpreter, where forks are safe, in a process that runs no other thread (a fork copies only
+    the calling thread: a lock another one held, in a library a start-up hook loaded, would stay
+    locked in the worker), started as the command itself (``started_as_a_program``)."""
+    if not (FORKS_EARLY and is_front_interpreter(python) and started_as_a_program()):
+        return False
+    try:
+        with open("/proc/self/status", "rb") as status:
+            threads = [line for line in status if line.startswith(b"Threads:")]
+    except OSError:
+        return False
+    return threads == [b"Threads:\t1\n"]
+
+
+def started_as_a_program() -> bool:
+    """Whether this process is the command itself, started anew: the console script (its
+    ``__main__`` calls ``cli.entry``), ``python -m kernodeck_diagnostic`` or the zipapp (runpy
+    runs it as ``__main__``), never a program that runs it in its own process (runpy's
+    ``run_path``, a notebook's ``%run``), whose state a fork would carry into the worker."""
+    if not hasattr(sys, "_getframe"):
+        return False
+    frame = sys._getframe()
+    while frame.f_back is not None:
+        frame = frame.f_back
+    package = __package__.rpartition(".")[0]
+    if frame.f_code.co_name == "_run_module_as_main":  # python -m, or an archive run by path
+        return frame.f_locals.get("mod_name") in (package, package + ".__main__", "__main__")
+    main = sys.modules.get("__main__")
+    entry = getattr(sys.modules.get(package + ".cli"), "entry", None)
+    return (frame.f_code.co_name == "<module>" and main is not None
+            and frame.f_globals is vars(main) and entry is not None
+            and frame.f_globals.get("entry") is entry)
+
+
+def fork_early(argv: list[str], words: list[str], stdout: IO[bytes],
+               stderr: IO[bytes]) -> Spawned:
+    """Start the worker as this process forked: it runs the worker module (``worker/stages.py``)
+    with ``words``, its arguments, as a fresh interpreter would run it under ``argv``.
+
+    A fresh interpreter costs the check its start (about 12 ms here), the worker's files copied
+    and read again, and every module the front had loaded already, each loaded a second time
+    before ``import torch``; the forked worker starts from this process's memory, and loads what
+    every check needs while the front reads its command line. It is set up as ``spawn_early``
+    sets up its interpreter (a new session, SIGTERM blocked, the standard descriptors only:
+    ``_become_worker``), and as that interpreter would start the user's program (the import
+    path, ``__main__``: ``_as_a_fresh_interpreter``). What a fork cannot give, the modules a
+    fresh interpreter has loaded before a script's first line (a module of the user's named like
+    one of them hides nothing), the worker asks a fresh interpreter when it needs it
+    (``origin.preloaded``).
+    """
+    import signal
+
+    if sys.platform == "win32":  # never: FORKS_EARLY is Linux's
+        raise OSError(errno.ENOSYS, "no fork here")
+    read, write = os.pipe()  # neither end inheritable
+    try:
+        out, err = stdout.fileno(), stderr.fileno()
+        if min(read, out, err) <= 2:  # as in spawn_early: Popen's case
+            raise OSError(errno.EBADF, "a standard descriptor is closed")
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            pid = os.fork()
+            if pid == 0:
+                _become_worker(argv, words, (read, out, err), write)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    except BaseException:
+        os.close(write)
+        raise
+    finally:
+        os.close(read)
+    from .process import Spawned, adopt  # the worker runs: from here on, off its path
+
+    stdin = os.fdopen(write, "wb")
+    process = Spawned(pid, argv, stdin)
+    try:
+        adopt(process)
+    except OSError:
+        stdin.close()
+        raise
+    return process
+
+
+def _become_worker(argv: list[str], words: list[str], standard: tuple[int, int, int],
+                   lifeline: int) -> NoReturn:
+    """The forked worker: its own session, ``standard`` as its stdin, stdout and stderr, none
+    of the front's inheritable descriptors (as ``spawn_early`` closes them) nor the write end of
+    its stdin (``lifeline``: the front's, whose end the worker's watch waits for); then the
+    worker module's ``main``. The other descriptors stay: a fresh interpreter would have opened
+    its own (a start-up hook's log file), and what holds them here would fail without them. It
+    never returns into the front's code: it ends as the worker's script ends
+    (``worker/launcher.py``), or as a Python program ends on an exception it did not catch."""
+    status = 1
+    try:
+        if sys.platform != "win32":  # always: FORKS_EARLY is Linux's
+            os.setsid()
+        for target, fd in enumerate(standard):
+            os.dup2(fd, target)
+        for fd in {*standard, lifeline, *_inheritable_descriptors()}:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        script = argv[-len(words) - 1]
+        _as_a_fresh_interpreter(script, words)
+        from .. import MODULES_AT_START
+        from ..worker import origin, stages
+
+        stages.PRIVATE_FOLDER = os.path.dirname(script)
+        stages.STARTUP_MODULES = MODULES_AT_START
+        origin.STARTUP_PROBE = [argv[0], *interpreter_options()]
+        status = stages.main(words)
+    except SystemExit as exc:
+        status = _exit_status(exc.code)
+    except KeyboardInterrupt:  # told, then ended by SIGINT itself, as Python ends a program
+        import signal
+
+        with contextlib.suppress(BaseException):
+            sys.excepthook(*sys.exc_info())
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            sys.excepthook(*sys.exc_info())
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """The exit status ``sys.exit(code)`` gives a Python program."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    with contextlib.suppress(BaseException):
+        sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _as_a_fresh_interpreter(script: str, words: list[str]) -> None:
+    """What the user's program would see, were it ``script`` run with ``words`` as arguments:
+    the script's folder first on the import path where the flags put one there, the start-up's
+    path after it; a ``__main__`` of its own (not the front's, which a library that starts
+    Python processes, such as multiprocessing's spawn, would run again); stdout buffered as a
+    fresh interpreter buffers a file. The zipapp's importer stays (``_zipapp``): the worker's
+    modules load with it from the archive's bytecode, and for an archive on the user's import
+    path it loads what zipimport would, from that archive's own checked bytecode if it holds
+    any."""
+    from .. import PATH_AT_START
+
+    path = list(PATH_AT_START)
+    if path and not getattr(sys.flags, "safe_path", False):  # -P, and -I from 3.11 on
+        path[0] = os.path.dirname(script)
+    sys.path[:] = path
+    sys.argv[:] = [script, *words]
+    main = type(sys)("__main__")
+    main.__builtins__ = sys.modules["builtins"]  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if getattr(sys.stdout, "line_buffering", False) and reconfigure and not os.isatty(1):
+        with contextlib.suppress(Exception):
+            reconfigure(line_buffering=False)
 
 
 def _inheritable_descriptors() -> list[int]:
@@ -363,6 +549,26 @@ def share_bytecode(folder: str, sources: dict[str, bytes]) -> None:
                 file.write(bytecode)
         except (OSError, ValueError):
             continue  # no bytecode to share (a package installed without it, another Python)
+
+
+# What a forked worker's folder must have room for (its events and output), as the files of a
+# worker started anew took: a full disk or a file-size limit is said before it starts.
+WORKER_ROOM = 64 * 1024
+
+
+def room_for_the_worker(folder: str) -> None:
+    """Write ``WORKER_ROOM`` bytes into ``folder`` and remove them: ``OSError`` (ENOSPC, EFBIG)
+    when the worker would find no room there for what it writes."""
+    path = os.path.join(folder, "room")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                 0o600)
+    try:
+        left = memoryview(bytes(WORKER_ROOM))
+        while left:  # a nearly full disk takes part of it, then refuses the rest
+            left = left[os.write(fd, left):]
+    finally:
+        os.close(fd)
+        os.unlink(path)
 
 
 # Where tempfile looks first for its folder, in its order (POSIX).

@@ -48,6 +48,21 @@ class TorchInstall:
         return folder is not None and is_inside(path, folder)
 
 
+def load_what_locating_reads() -> None:
+    """Load the standard modules that reading the installed distributions and locating torch
+    need (importlib.metadata with email and zipfile, site, urllib.parse for editable installs):
+    before the user's first import path is in place, where a module of theirs with the same name
+    (csv.py, email/) would be loaded instead, and, in a worker started before its request, while
+    it waits for it (about 13 ms here, off the check's path; torch loads most of them anyway)."""
+    import importlib.machinery  # each loaded now, read later
+    import importlib.util  # noqa: F401
+    import site  # noqa: F401
+    from urllib.parse import unquote  # noqa: F401
+
+    with contextlib.suppress(Exception):  # torch_installs says what fails
+        from importlib import metadata  # noqa: F401
+
+
 def torch_installs(path: list[str]) -> list[TorchInstall] | None:
     """Every torch distribution on ``path``, in search order (the first is what pip shows).
 
@@ -484,16 +499,49 @@ def modules_in(folder: str) -> list[tuple[str, str, str]]:
     return [found[name] for name in sorted(found)]
 
 
+# Set in a worker forked from the front (supervision/start.py): the command line, less its code, of
+# an interpreter started as the front was. Its STARTUP_MODULES are then what was loaded when the
+# front's package began: the interpreter's start-up and what the program importing the package
+# loaded before (the console script's ``re``, ``python -m``'s ``runpy``), which may hide nothing
+# or may not; a fresh interpreter says which (``fresh_startup_modules``).
+STARTUP_PROBE: list[str] | None = None
+STARTUP_PROBE_TIMEOUT_S = 20.0
+_FRESH_STARTUP: list[frozenset[str] | None] = []
+
+
 def preloaded(name: str) -> bool:
     """Whether no file can hide ``name``: loaded before any script, built in, or frozen."""
     import importlib.machinery
 
-    if name in stages.STARTUP_MODULES or name in sys.builtin_module_names:
+    if name in sys.builtin_module_names:
         return True
+    if name in stages.STARTUP_MODULES:
+        fresh = fresh_startup_modules() if STARTUP_PROBE is not None else None
+        if STARTUP_PROBE is None or (fresh is not None and name in fresh):
+            return True
     try:
         return importlib.machinery.FrozenImporter.find_spec(name) is not None
     except Exception:
         return False
+
+
+def fresh_startup_modules() -> frozenset[str] | None:
+    """The modules a fresh interpreter started as the front was (``STARTUP_PROBE``) has loaded
+    before its program's first line, asked once; None when it cannot say (it fails, hangs past
+    ``STARTUP_PROBE_TIMEOUT_S``): then a module of the user's named like one hides it, as far
+    as this worker can tell."""
+    if not _FRESH_STARTUP and STARTUP_PROBE is not None:
+        import subprocess
+
+        code = "import sys; sys.stdout.write(' '.join(sys.modules))"
+        try:
+            told = subprocess.run([*STARTUP_PROBE, "-c", code], stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=STARTUP_PROBE_TIMEOUT_S,
+                                  check=True).stdout
+            _FRESH_STARTUP.append(frozenset(told.decode("ascii").split()))
+        except (OSError, ValueError, subprocess.SubprocessError):
+            _FRESH_STARTUP.append(None)
+    return _FRESH_STARTUP[0] if _FRESH_STARTUP else None
 
 
 def count_distributions(name: str) -> int:

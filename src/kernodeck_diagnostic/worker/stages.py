@@ -255,12 +255,8 @@ class Worker:
     def stage_import(self) -> None:
         self.facts("pytorch", imported=False)
         origin = companion("origin")  # where torch comes from, read without importing it
-        # What locating torch reads is loaded first: once the user's first import path is in
-        # place, a module of theirs with the same name (csv.py, email/) would be loaded instead.
-        import importlib.machinery
+        origin.load_what_locating_reads()  # loaded already by a worker that waited its request
         import importlib.util
-        import site  # noqa: F401 - loaded now, read by origin.place_of
-        from urllib.parse import unquote  # noqa: F401 - loaded now, for editable installs
 
         # Import torch from where the user's own code would: the worker runs from a private
         # folder, so the import path is put back to the caller's (origin.user_import_path), once
@@ -551,11 +547,15 @@ def _kill_worker(worker: int) -> None:
         os.kill(worker, signal.SIGKILL)
 
 
+# A worker forked from the front (supervision/start.py): its private folder, without its files.
+PRIVATE_FOLDER: str | None = None
+
+
 def _private_folder(events_path: str) -> str | None:
-    """The run's private folder, the one holding the events file and this worker, if it is a
-    ``kernodeck-`` folder: no other folder is ever removed."""
+    """The run's private folder, the one holding the events file and this worker (or, forked, its
+    script), if it is a ``kernodeck-`` folder: no other folder is ever removed."""
     folder = os.path.dirname(os.path.abspath(events_path))
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = PRIVATE_FOLDER or os.path.dirname(os.path.abspath(__file__))
     if (os.path.basename(folder).startswith("kernodeck-")
             and os.path.normcase(folder) == os.path.normcase(here)):
         return folder
@@ -659,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
         # loads is loaded while the front reads its command line, then the request.
         for name in companions_used(args):
             companion(name)
+        companion("origin").load_what_locating_reads()
         request = read_request()
         if request is None:  # the front did not need this worker, or is gone
             _remove(_private_folder(args.events))
