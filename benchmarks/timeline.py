@@ -97,6 +97,8 @@ if _folder:
             _stamp("front starts the worker")
         elif event == "open" and _worker and str(args[0]).endswith("events.jsonl"):
             _stamp("worker events")
+        elif event == "open" and not _worker and str(args[0]).endswith("places.json"):
+            _stamp("front: the request's places written")  # sent right after
         elif event == "shutil.rmtree" and os.path.basename(str(args[0])).startswith("kernodeck-"):
             _stamp("front: worker ended and read")
             try:

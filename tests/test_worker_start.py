@@ -11,6 +11,7 @@ import py_compile
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -262,6 +263,7 @@ def main():
 """
 PLAIN_SCRIPT = """from __future__ import annotations
 import sys
+import time
 loaded = sorted(sys.modules)
 import json
 json.dump(loaded, sys.stdout)
@@ -315,6 +317,7 @@ NOT_BEFORE_THE_WORKER = {"typing", "subprocess", "threading", "selectors", "temp
 # What pip writes as the console script (pip's own template: it imports re first).
 CONSOLE_SCRIPT = """import re
 import sys
+import time
 from kernodeck_diagnostic.cli import entry
 if __name__ == "__main__":
     sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
@@ -470,3 +473,49 @@ def test_the_forked_worker_imports_torch_as_a_new_interpreter_would(tmp_path: Pa
     assert not forked["main"]  # not the front's: neither the package's __main__ nor the script's
     assert not forked["stdout_line_buffered"]
     assert forked["session_leader"]
+
+
+# A worker as fork_early leaves it once it is done: its final event written, a line on the pipe
+# that says so, then an exit that takes long (a GPU context torn down, torch's memory given back).
+DONE_THEN_A_LONG_EXIT = """
+import json, os, sys, time
+with open(sys.argv[1], "a") as events:
+    events.write(json.dumps({"event": "final", "t_ms": 1.0}) + "\\n")
+os.write(int(sys.argv[2]), b"\\n")
+time.sleep(600)
+"""
+
+
+def test_a_worker_that_said_it_is_done_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script's check reads the result and goes on as soon as its forked worker says
+    it is done, without waiting for its exit (nor for the grace an exit gets after the final
+    event: a minute here); the worker is killed all the same, and reaped by the system once the
+    front has ended (here, by the test)."""
+    from kernodeck_diagnostic.supervision import supervisor
+
+    monkeypatch.setattr(supervisor, "FINAL_GRACE_S", 60.0)
+    folder = start.private_folder()
+    events = os.path.join(folder, "events.jsonl")
+    open(events, "wb").close()
+    done, says_done = os.pipe()
+    out = open(os.path.join(folder, "stdout"), "ab")  # noqa: SIM115 - Started.close closes it
+    err = open(os.path.join(folder, "stderr"), "ab")  # noqa: SIM115
+    process = subprocess.Popen([sys.executable, "-c", DONE_THEN_A_LONG_EXIT, events,
+                                str(says_done)], pass_fds=(says_done,), stdin=subprocess.PIPE,
+                               stdout=out, stderr=err, start_new_session=True)
+    os.close(says_done)
+    started = start.Started(sys.executable, [], [sys.executable], folder, process=process,
+                            captures=(out, err), events=open(events, "rb"),  # noqa: SIM115
+                            early=True, done=done)
+    try:
+        began = time.monotonic()
+        run = supervisor._supervise(started, ["--device", "cpu"], timeout_s=300,
+                                    on_progress=None)
+        assert time.monotonic() - began < 30
+        assert run.outcome == "finished"
+        assert run.returncode is None  # not waited for
+        assert pids_gone([process.pid]) == []  # killed all the same
+    finally:
+        started.close()
+        process.wait(30)
+    assert not os.path.exists(folder)

@@ -100,8 +100,9 @@ def kill_all(*, for_good: bool = False) -> None:
         kill_tree(process)
 
 
-def kill_tree(process: subprocess.Popen[bytes] | Spawned) -> None:
-    """Kill ``process`` and every process of its group (POSIX) or tree (Windows), then reap it."""
+def kill_tree(process: subprocess.Popen[bytes] | Spawned, *, reap: bool = True) -> None:
+    """Kill ``process`` and every process of its group (POSIX) or tree (Windows), then reap it;
+    ``reap=False`` (POSIX): only kill it, the system reaps it once this process has ended."""
     if sys.platform == "win32":
         if process.poll() is None:
             with contextlib.suppress(OSError, subprocess.SubprocessError):
@@ -117,8 +118,9 @@ def kill_tree(process: subprocess.Popen[bytes] | Spawned) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
     # A process stuck in uninterruptible sleep inside a driver cannot be reaped: give up on it.
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(_REAP_TIMEOUT_S)
+    if reap or sys.platform == "win32":
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(_REAP_TIMEOUT_S)
     with _LIVE_LOCK:
         _LIVE.discard(process)
 

@@ -179,7 +179,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     started.send(request)
     outcome: Outcome = "timeout"
     cpu_s: float | None = None
-    exit_watch = _ExitWatch(process)
+    exit_watch = _ExitWatch(process, started.done if started.early else None)
     try:
         from .captures import bound_capture
         from .events import EventReader
@@ -197,6 +197,11 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
             if process.returncode is not None:
                 outcome = "finished" if state.final else "crashed"
                 break
+            if state.final and exit_watch.done:
+                # The result is in, and all the worker wrote: what runs now is its exit, which
+                # the console script need not wait for (start.fork_early).
+                outcome = "finished"
+                break
             if state.final and outcome != "finished":
                 outcome = "finished"  # the result is in; what runs now is the worker's exit
                 deadline = min(deadline, time.monotonic() + FINAL_GRACE_S)
@@ -209,7 +214,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
             cpu_s = process_cpu_seconds(process.pid)
     finally:
         exit_watch.close()
-        started.stop()
+        started.stop(finished=outcome == "finished")
     reader.poll()
     reader.close()
     if outcome == "crashed" and state.final:
@@ -224,8 +229,10 @@ class _ExitWatch:
     notices an exit only up to tens of milliseconds later, which every check would wait for
     after its final event."""
 
-    def __init__(self, process: subprocess.Popen[bytes] | Spawned) -> None:
+    def __init__(self, process: subprocess.Popen[bytes] | Spawned, done: int | None) -> None:
         self._process = process
+        self._done = done  # readable once a forked worker is done (start.fork_early)
+        self.done = False  # it has said so
         self._pidfd: int | None = None
         pidfd_open = getattr(os, "pidfd_open", None)
         if pidfd_open is not None:
@@ -233,17 +240,20 @@ class _ExitWatch:
                 self._pidfd = pidfd_open(process.pid)
 
     def wait(self, timeout_s: float) -> None:
-        """At most ``timeout_s``; ``returncode`` is set when the process has exited."""
+        """At most ``timeout_s``; ``returncode`` is set when the process has exited, ``done``
+        when it said it is done (then only its exit is left)."""
         if self._pidfd is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout_s)
             return
+        watched = [self._pidfd] if self._done is None or self.done else [self._pidfd, self._done]
         try:
-            select.select([self._pidfd], [], [], timeout_s)
+            ready, _, _ = select.select(watched, [], [], timeout_s)
         except (OSError, ValueError):  # a descriptor select cannot take: poll, as elsewhere
             self.close()
             self.wait(timeout_s)
             return
+        self.done = self.done or self._done in ready
         self._process.poll()
 
     def close(self) -> None:

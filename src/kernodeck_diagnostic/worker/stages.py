@@ -42,6 +42,8 @@ import sys
 # script: a module of the user's named like one of these hides nothing (see origin.preloaded).
 # Set by the worker's script (launcher.py) before this module runs; read now when it is the script.
 STARTUP_MODULES: frozenset[str] = globals().get("STARTUP_MODULES") or frozenset(sys.modules)
+# A worker forked from the front (supervision/start.py): its private folder, without its files.
+PRIVATE_FOLDER: str | None = None
 
 import contextlib
 import json
@@ -545,10 +547,6 @@ def _kill_worker(worker: int) -> None:
         os.killpg(worker, signal.SIGKILL)
     elif os.getpid() != worker and os.getppid() == worker:  # the forked watch, in a user's group
         os.kill(worker, signal.SIGKILL)
-
-
-# A worker forked from the front (supervision/start.py): its private folder, without its files.
-PRIVATE_FOLDER: str | None = None
 
 
 def _private_folder(events_path: str) -> str | None:
