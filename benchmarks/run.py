@@ -128,6 +128,15 @@ FLOOR_LABEL = 'python -c "import torch; <the computation>; os._exit(0)" (the flo
 # the real 1.5 s import.
 DOUBLE_IMPORT_S = 0.5
 STANDARD_MODULES = "torch-standard-modules.txt"
+# And the double holds as much memory as the real import leaves resident (the difference of the
+# two, measured by ``prepare``): a process's exit waits for the system to take it back (10-15 ms
+# for torch's here), which the floor pays and a check whose worker has said it is done does not
+# wait for (supervision/start.py's fork_early).
+RESIDENT_MB = "torch-resident-mb.txt"
+# The memory resident once the floor's computation has run, in MiB (Linux's /proc).
+RESIDENT_PROBE = BARE_CHECK + (
+    "with open('/proc/self/status') as status:\n"
+    "    print(next(int(line.split()[1]) for line in status if line.startswith('VmRSS:')) >> 10)\n")
 LIST_STANDARD_MODULES = (
     "import os, sys\n"
     "before = set(sys.modules)\n"
@@ -314,6 +323,7 @@ def prepare(work: Path, torch_env: Path, project: Path) -> Setup:
     (work / STANDARD_MODULES).write_text(
         _quiet([str(python), "-c", LIST_STANDARD_MODULES],
                "listing the standard modules torch loads", base_env()), encoding="utf-8")
+    (work / RESIDENT_MB).write_text(str(resident_difference(python, work)), encoding="utf-8")
     pyz = work / "kernodeck-diagnostic-v1.pyz"
     _quiet([sys.executable, str(project / "scripts" / "build_pyz.py"), "--output", str(pyz)],
            "zipapp build")
@@ -352,11 +362,27 @@ def base_env(path: str | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
-def double_env(setup: Setup) -> dict[str, str]:
-    """The environment in which ``import torch`` is torch's double (DOUBLE_IMPORT_S)."""
+def double_env(work: Path, resident_mb: int | None = None) -> dict[str, str]:
+    """The environment in which ``import torch`` is torch's double (DOUBLE_IMPORT_S), with what
+    ``prepare`` wrote in ``work``, holding ``resident_mb`` (default: RESIDENT_MB) once imported."""
+    if resident_mb is None:
+        resident_mb = int((work / RESIDENT_MB).read_text(encoding="utf-8"))
     return base_env(PYTHONPATH=str(FAKES), KD_FAKE_TORCH="cuda_pass",
-                    KD_FAKE_TORCH_IMPORTS=str(setup.work / STANDARD_MODULES),
-                    KD_FAKE_TORCH_IMPORT_DELAY=str(DOUBLE_IMPORT_S))
+                    KD_FAKE_TORCH_IMPORTS=str(work / STANDARD_MODULES),
+                    KD_FAKE_TORCH_IMPORT_DELAY=str(DOUBLE_IMPORT_S),
+                    KD_FAKE_TORCH_RESIDENT_MB=str(resident_mb))
+
+
+def resident_difference(python: Path, work: Path) -> int:
+    """How much more memory (MiB) the floor's computation leaves resident with the real torch
+    than with its double holding none: what the double holds (RESIDENT_MB); 0 where /proc
+    cannot tell."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    real = _quiet([str(python), "-c", RESIDENT_PROBE], "the real import's memory", base_env())
+    double = _quiet([str(python), "-c", RESIDENT_PROBE], "the double's memory",
+                    double_env(work, resident_mb=0))
+    return max(0, int(real.split()[-1]) - int(double.split()[-1]))
 
 
 def commands(setup: Setup, settings: Settings) -> list[Command]:
@@ -365,7 +391,7 @@ def commands(setup: Setup, settings: Settings) -> list[Command]:
     passed = "CPU_CHECK_PASSED"
     fake = base_env(PYTHONPATH=str(FAKES), KD_FAKE_TORCH="cuda_pass")
     four_gpus = {**fake, "KD_FAKE_DEVICES": "4"}
-    double = double_env(setup)
+    double = double_env(setup.work)
     smi_path = str(setup.fake_smi_dir) + os.pathsep + plain["PATH"]
     found = [
         Command("tool", f"{TOOL} --device cpu", [tool, "--device", "cpu"], plain,

@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         site = work / "site"
         site.mkdir()
         (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-        env = double_env(setup) if args.torch_double else base_env()
+        env = double_env(setup.work) if args.torch_double else base_env()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
         commands = {"installed": [str(setup.installed), "--device", "cpu"],
                     "zipapp": [str(setup.python), str(setup.pyz), "--device", "cpu"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -206,3 +207,22 @@ def test_a_stretch_without_its_marks_shows_no_number() -> None:
              "floor": [{"exit seen": (640.0, None)}]}
     lines = _timeline_module().stretches(found)
     assert all(cell.strip() == "-" for line in lines[3:] for cell in line.split("|")[2:-1])
+
+
+def _resident_mib(env: dict[str, str]) -> int:
+    """The memory resident once the floor's computation has run with torch's double (MiB)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", run.RESIDENT_PROBE], capture_output=True,
+                          text=True, timeout=60, env=env, check=True)
+    return int(done.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc's VmRSS")
+def test_the_double_holds_the_memory_it_is_given(tmp_path: Path) -> None:
+    """The double holds what the real import leaves resident (its exit then takes as long to
+    give it back): 64 MiB asked, at least 64 MiB more than the same double holding none."""
+    (tmp_path / run.STANDARD_MODULES).write_text("json\n", encoding="utf-8")
+    held = {mib: _resident_mib({**run.double_env(tmp_path, resident_mb=mib),
+                                "KD_FAKE_TORCH_IMPORT_DELAY": "0"}) for mib in (0, 64)}
+    assert held[64] - held[0] >= 64

@@ -519,3 +519,85 @@ def test_a_worker_that_said_it_is_done_is_not_waited_for(monkeypatch: pytest.Mon
         started.close()
         process.wait(30)
     assert not os.path.exists(folder)
+
+
+# A start-up hook of the user's: an atexit handler and, with KD_TEST_THREAD, a thread that is no
+# daemon, which the interpreter waits for before it ends. Each writes a line to KD_TEST_ENDING.
+ENDING_HOOK = """
+import atexit, os, sys, threading, time
+if "--events" not in sys.argv and os.environ.get("KD_TEST_ENDING"):
+    def _say(what):
+        with open(os.environ["KD_TEST_ENDING"], "a") as file:
+            file.write(what + "\\n")
+    atexit.register(_say, "atexit")
+    if os.environ.get("KD_TEST_THREAD"):
+        threading.Thread(target=lambda: (time.sleep(1), _say("thread"))).start()
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True], ids=["alone", "with a thread"])
+def test_the_command_ends_as_a_program_would(tmp_path: Path, thread: bool) -> None:
+    """Ended without the interpreter's teardown (``cli.end``), the command still runs the atexit
+    handlers of the user's start-up and flushes its whole output; a thread of that start-up that
+    is no daemon is waited for, by the interpreter's own ending."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(ENDING_HOOK, encoding="utf-8")
+    ending = tmp_path / "ending"
+    completed = subprocess.run(
+        [sys.executable, "-m", "kernodeck_diagnostic", "--device", "cpu", "--format", "json"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+        env=clean_env({**fake_gpu_env("cuda_pass"), "KD_TEST_ENDING": str(ending),
+                       "KD_TEST_THREAD": "1" if thread else "",
+                       "PYTHONPATH": os.pathsep.join([str(site), str(SRC), str(FAKES)])}))
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["code"] == "CPU_CHECK_PASSED"  # flushed, whole
+    said = ending.read_text(encoding="utf-8").split()
+    assert said == (["thread", "atexit"] if thread else ["atexit"])
+
+
+def test_the_command_itself_ends_with_os_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cli.end`` as the command itself: the atexit handlers, the streams flushed, then
+    ``os._exit`` with the status; run by another program: ``SystemExit``, the interpreter's."""
+    import atexit
+
+    from kernodeck_diagnostic import cli, interpreter
+
+    ran: list[str] = []
+
+    class Ended(BaseException):
+        pass
+
+    def exit_now(status: int) -> None:
+        ran.append(f"os._exit({status})")
+        raise Ended
+
+    # This process's own handlers (pytest's) are not run: what cli.end runs them with is.
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: ran.append("atexit"))
+    monkeypatch.setattr(interpreter, "started_as_a_program", lambda: True)
+    monkeypatch.setattr(os, "_exit", exit_now)
+    with pytest.raises(Ended):
+        cli.end(3)
+    assert ran == ["atexit", "os._exit(3)"]
+    monkeypatch.setattr(interpreter, "started_as_a_program", lambda: False)
+    with pytest.raises(SystemExit) as ended:
+        cli.end(4)
+    assert ended.value.code == 4
+    assert ran == ["atexit", "os._exit(3)"]
+
+
+def test_a_program_that_runs_the_command_in_its_process_goes_on(tmp_path: Path) -> None:
+    """Run by another program (runpy, as a harness does), the command ends with SystemExit as
+    before: that program goes on, with its own ending."""
+    code = ("import runpy, sys\n"
+            "sys.argv = ['kernodeck_diagnostic', '--device', 'cpu', '--format', 'json']\n"
+            "try:\n"
+            "    runpy.run_module('kernodeck_diagnostic', run_name='__main__', alter_sys=True)\n"
+            "except SystemExit as exc:\n"
+            "    print('went on after', exc.code, file=sys.stderr)\n")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               timeout=120, stdin=subprocess.DEVNULL, check=False,
+                               env=clean_env({**fake_gpu_env("cuda_pass"), "PYTHONPATH":
+                                              os.pathsep.join([str(SRC), str(FAKES)])}))
+    assert completed.returncode == 0, completed.stderr
+    assert "went on after 0" in completed.stderr

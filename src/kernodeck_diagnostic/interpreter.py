@@ -1,6 +1,7 @@
 """Which interpreter is the front's own: the one test of it, for the supervisor (the worker's
 options), the API (whether to ask another program for its Python version) and the facts (the
-tool's own install)."""
+tool's own install); and whether this process is the command itself (``started_as_a_program``:
+the early worker forked from it, its end without the interpreter's teardown)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,24 @@ def is_front_interpreter(python: str, front: str | None = None) -> bool:
                 and os.path.samefile(os.path.dirname(theirs), os.path.dirname(mine)))
     except (OSError, ValueError):  # gone, unreadable, or a name no file can have (NUL)
         return False
+
+
+def started_as_a_program() -> bool:
+    """Whether this process is the command itself, started anew: the console script (its
+    ``__main__`` calls ``cli.entry``), ``python -m kernodeck_diagnostic`` or the zipapp (runpy
+    runs it as ``__main__``), never a program that runs it in its own process (runpy's
+    ``run_path``, a notebook's ``%run``): a fork would carry its state into the worker, and an
+    end without the interpreter's teardown would end it too."""
+    if not hasattr(sys, "_getframe"):
+        return False
+    frame = sys._getframe()
+    while frame.f_back is not None:
+        frame = frame.f_back
+    package = __package__
+    if frame.f_code.co_name == "_run_module_as_main":  # python -m, or an archive run by path
+        return frame.f_locals.get("mod_name") in (package, package + ".__main__", "__main__")
+    main = sys.modules.get("__main__")
+    entry = getattr(sys.modules.get(package + ".cli"), "entry", None)
+    return (frame.f_code.co_name == "<module>" and main is not None
+            and frame.f_globals is vars(main) and entry is not None
+            and frame.f_globals.get("entry") is entry)

@@ -27,7 +27,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..interpreter import is_front_interpreter
+from ..interpreter import is_front_interpreter, started_as_a_program
 from ..safe_files import PRIVATE_MODE, Folder
 
 # Neither typing's nor subprocess's (with threading, selectors, locale): they would lengthen the
@@ -277,26 +277,6 @@ def can_fork_early(python: str) -> bool:
     except OSError:
         return False
     return threads == [b"Threads:\t1\n"]
-
-
-def started_as_a_program() -> bool:
-    """Whether this process is the command itself, started anew: the console script (its
-    ``__main__`` calls ``cli.entry``), ``python -m kernodeck_diagnostic`` or the zipapp (runpy
-    runs it as ``__main__``), never a program that runs it in its own process (runpy's
-    ``run_path``, a notebook's ``%run``), whose state a fork would carry into the worker."""
-    if not hasattr(sys, "_getframe"):
-        return False
-    frame = sys._getframe()
-    while frame.f_back is not None:
-        frame = frame.f_back
-    package = __package__.rpartition(".")[0]
-    if frame.f_code.co_name == "_run_module_as_main":  # python -m, or an archive run by path
-        return frame.f_locals.get("mod_name") in (package, package + ".__main__", "__main__")
-    main = sys.modules.get("__main__")
-    entry = getattr(sys.modules.get(package + ".cli"), "entry", None)
-    return (frame.f_code.co_name == "<module>" and main is not None
-            and frame.f_globals is vars(main) and entry is not None
-            and frame.f_globals.get("entry") is entry)
 
 
 def fork_early(argv: list[str], words: list[str], stdout: IO[bytes],

@@ -60,7 +60,9 @@ names a file written at import (proof the worker ran); ``KD_FAKE_TORCH_PIDS`` a 
 hang scenario records the pids it leaves behind; ``KD_FAKE_TORCH_IMPORT_CPU`` the seconds of CPU
 time the import burns (a slow import that works all along); ``KD_FAKE_TORCH_IMPORTS`` a file naming
 modules, one per line, that the import loads first (the standard modules a real build loads:
-benchmarks/run.py measures the tool's own overhead with them). The arithmetic is real: a tiny
+benchmarks/run.py measures the tool's own overhead with them); ``KD_FAKE_TORCH_RESIDENT_MB`` the
+memory the import holds, written (a real build's, whose return to the system an exit waits
+for). The arithmetic is real: a tiny
 autograd over 2x2 lists, so the worker's verification is exercised, not bypassed.
 """
 
@@ -87,6 +89,10 @@ if os.environ.get("KD_FAKE_TORCH_IMPORTS"):
                 importlib.import_module(_name)
             except Exception:  # noqa: S112 - one a build loads on another platform only
                 continue
+# As much memory as a real build holds once imported, each page written (resident): its process
+# then takes as long to end as the real one's, the system taking it back.
+_RESIDENT = bytearray(int(os.environ.get("KD_FAKE_TORCH_RESIDENT_MB", "0") or 0) << 20)
+_RESIDENT[::4096] = b"\1" * len(range(0, len(_RESIDENT), 4096))
 if os.environ.get("KD_FAKE_TORCH_MARKER"):
     with open(os.environ["KD_FAKE_TORCH_MARKER"], "a") as _marker:
         _marker.write("imported\n")
