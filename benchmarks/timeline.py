@@ -8,9 +8,12 @@ each with a ``sitecustomize`` of this script's own on ``PYTHONPATH`` (the worker
 stamps, in every process, the system-wide monotonic clock and the process's own CPU time at:
 
 - the interpreter ready (``sitecustomize`` runs last in its start-up);
-- the worker's start as the front asks for it (the ``os.posix_spawn`` or ``subprocess.Popen``
-  audit event): in the console script, first thing, before the command line is read
-  (supervision/start.py);
+- the worker's start as the front asks for it (the ``os.fork``, ``os.posix_spawn`` or
+  ``subprocess.Popen`` audit event): in the console script, first thing, before the command line
+  is read (supervision/start.py); a worker forked from the front stamps its first moment in a
+  file of its own (an ``os.register_at_fork`` hook; a child of the worker, its watch, stamps
+  nothing);
+- in the front: the request's places written, right before the request is sent;
 - in the worker: its events file opened, once it has read its request (the ``Events`` clock's
   zero, which dates every event the worker writes), and ``import torch`` beginning (the
   ``import`` audit event);
@@ -18,7 +21,7 @@ stamps, in every process, the system-wide monotonic clock and the process's own 
   wrapped, for that process alone, not for a child it forks);
 - in the front: the worker's private folder removed (the worker has ended and been read; its
   events file is copied first, for their times), and ``main()`` returned (an ``atexit`` hook,
-  before the interpreter's teardown).
+  before the process ends: ``cli.end``).
 
 The launch and the exit are stamped here. Medians of each mark, in milliseconds after the launch
 (wall) and of each process's CPU time (which the machine's other load inflates far less: read
@@ -114,7 +117,8 @@ if _folder:
     _exit, _pid = os._exit, os.getpid()
 
     def _exiting(status):
-        if os.getpid() == _pid:
+        # The front ends with os._exit too (cli.end): not a mark of its own, main() returned is.
+        if os.getpid() == _pid and (_worker or sys.argv[:1] == ["-c"]):
             _stamp(("worker" if _worker else "floor") + ": os._exit")
         _exit(status)
 
