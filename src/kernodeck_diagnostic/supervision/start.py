@@ -128,9 +128,9 @@ class Started:
 def start(python: str, *, early: bool = False) -> Started:
     """Start the worker under ``python`` in a new private folder (mode 0700); it waits for its
     request. ``NotStarted`` says why it could not be. ``early``: first thing in the console
-    script, before ``subprocess`` is loaded: this process forked (``fork_early``) or, where it
-    cannot be, an interpreter started with ``posix_spawn`` (``spawn_early``), where the system
-    allows either."""
+    script, before ``subprocess`` is loaded: this process forked where that is safe
+    (``can_fork_early``), else a new interpreter started with ``posix_spawn`` where the system
+    has it (``spawn_early``)."""
     forks = early and can_fork_early(python)
     try:
         sources = {} if forks else worker_files()
@@ -247,6 +247,13 @@ def spawn_early(argv: list[str], stdout: IO[bytes], stderr: IO[bytes]) -> Spawne
         raise
     finally:
         os.close(read)
+    return _adopted(pid, argv, write)
+
+
+def _adopted(pid: int, argv: list[str], write: int, *others: int) -> Spawned:
+    """The worker started as ``pid``, its stdin's write end ``write``, counted among the
+    children ``process.kill_all`` ends; ``OSError`` (``write`` and ``others`` closed) when this
+    process is already ending (``process.adopt``)."""
     from .process import Spawned, adopt  # the worker runs: from here on, off its path
 
     stdin = os.fdopen(write, "wb")
@@ -255,6 +262,8 @@ def spawn_early(argv: list[str], stdout: IO[bytes], stderr: IO[bytes]) -> Spawne
         adopt(process)
     except OSError:
         stdin.close()
+        for fd in others:
+            os.close(fd)
         raise
     return process
 
@@ -322,17 +331,7 @@ def fork_early(argv: list[str], words: list[str], stdout: IO[bytes],
     finally:
         os.close(read)
         os.close(says_done)
-    from .process import Spawned, adopt  # the worker runs: from here on, off its path
-
-    stdin = os.fdopen(write, "wb")
-    process = Spawned(pid, argv, stdin)
-    try:
-        adopt(process)
-    except OSError:
-        stdin.close()
-        os.close(done)
-        raise
-    return process, done
+    return _adopted(pid, argv, write, done), done
 
 
 def _become_worker(argv: list[str], words: list[str], standard: tuple[int, int, int],
