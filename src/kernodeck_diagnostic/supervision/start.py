@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -346,6 +347,10 @@ def _become_worker(argv: list[str], words: list[str], standard: tuple[int, int, 
     catch, its output flushed, then a line on ``says_done``, then its exit."""
     status = 1
     try:
+        # The front's objects, alive in the worker for good, out of its collector's reach: torch's
+        # import runs the collector again and again, which would traverse them and write into
+        # each one's header, a copy of every page they share with the front (copy-on-write).
+        gc.freeze()
         if sys.platform != "win32":  # always: FORKS_EARLY is Linux's
             os.setsid()
         for target, fd in enumerate(standard):
