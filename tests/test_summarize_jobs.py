@@ -43,7 +43,7 @@ def summarized_jobs(pyz: Path, *paths: Path) -> tuple[int, list[dict[str, Any]]]
 def rank(python: Path, folder: Path, *, number: int, world: int, port: int,
          output: str = "report-{rank}.json") -> subprocess.Popen[str]:
     """One rank started by hand with torchrun's variables, in a process group of its own (to
-    be killed whole, its worker too)."""
+    be killed whole: its worker, in a session of its own, ends with it, by its watch)."""
     env = rank_env({"RANK": str(number), "WORLD_SIZE": str(world), "LOCAL_RANK": str(number),
                     "GROUP_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
     return subprocess.Popen(
@@ -117,8 +117,10 @@ def test_a_killed_rank_is_named_as_never_reported_and_the_job_first(
     port = free_port()
     started = {number: rank(cpu_torch_python, tmp_path, number=number, world=3, port=port)
                for number in range(3)}
-    time.sleep(1.0)  # under way: the front started its worker, or is starting it
-    os.killpg(started[2].pid, signal.SIGKILL)  # rank 2, its worker with it
+    # Under way, far from done: the front starts its worker or has started it, while a rank's
+    # check, torch's import alone, takes longer (a whole run of 2 ranks: 0.9-1.3 s here).
+    time.sleep(0.2)
+    os.killpg(started[2].pid, signal.SIGKILL)  # rank 2; its worker's watch ends the worker
     for process in started.values():
         process.communicate(timeout=90)
     assert sorted(path.name for path in tmp_path.glob("*.json")) == [
@@ -163,7 +165,7 @@ def test_two_runs_of_one_command_stay_two_runs(pyz: Path, cpu_torch_python: Path
     time.sleep(1.0)  # the reports' times are in seconds
     started = [rank(cpu_torch_python, second, number=number, world=2, port=port)
                for number in (0, 1)]
-    time.sleep(1.0)
+    time.sleep(0.2)  # under way, far from done (see the test above)
     os.killpg(started[1].pid, signal.SIGKILL)
     for process in started:
         process.communicate(timeout=90)
