@@ -313,7 +313,12 @@ def fork_early(argv: list[str], words: list[str], stdout: IO[bytes],
     if sys.platform == "win32":  # never: FORKS_EARLY is Linux's
         raise OSError(errno.ENOSYS, "no fork here")
     read, write = os.pipe()  # neither end inheritable
-    done, says_done = os.pipe()
+    try:
+        done, says_done = os.pipe()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        raise
     try:
         out, err = stdout.fileno(), stderr.fileno()
         if min(read, out, err) <= 2:  # as in spawn_early: Popen's case

@@ -179,7 +179,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     started.send(request)
     outcome: Outcome = "timeout"
     cpu_s: float | None = None
-    exit_watch = _ExitWatch(process, started.done if started.early else None)
+    exit_watch = _ExitWatch(process, started.done)
     try:
         from .captures import bound_capture
         from .events import EventReader

@@ -515,10 +515,9 @@ def preloaded(name: str) -> bool:
 
     if name in sys.builtin_module_names:
         return True
-    if name in stages.STARTUP_MODULES:
-        fresh = fresh_startup_modules() if STARTUP_PROBE is not None else None
-        if STARTUP_PROBE is None or (fresh is not None and name in fresh):
-            return True
+    if name in stages.STARTUP_MODULES and (
+            STARTUP_PROBE is None or name in (fresh_startup_modules() or ())):
+        return True
     try:
         return importlib.machinery.FrozenImporter.find_spec(name) is not None
     except Exception:
