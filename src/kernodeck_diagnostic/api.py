@@ -517,19 +517,23 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
                                 if launch.serves_store(os.environ) else None)
     system: list[Callable[[], dict[str, Any] | None]] = []
     redactors: list[Redactor] = []
+    nodes: list[dict[str, Any] | None] = []
 
     def beside_the_worker() -> None:
         # Once the worker runs, not before (its start is the critical path): the machine's facts
-        # (system block), whose nvcc run overlaps the check, what reads the result, and the
-        # redaction's rules (this process's environment, names and folders, which the worker's
-        # run does not change: compiling them once it has ended would delay the verdict).
+        # (system block), whose nvcc run overlaps the check, what reads the result, the
+        # redaction's rules (this process's environment, names and folders) and the node's
+        # facts (its kernel, devices and loader cache), neither of which the worker's run
+        # changes: read once it has ended, they would delay the verdict.
         from .facts.system import start_probe
 
         system.append(start_probe())
         _load_what_reads_the_result()
+        from .facts.node import collect as node_facts
         from .report.redact import Redactor
 
         redactors.append(Redactor.for_this_machine())
+        nodes.append(node_facts())
 
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
@@ -553,10 +557,13 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     # the library the loader rejected, and the variables here say which folder supplied it.
     texts = [(state.error or {}).get("message"), state.facts.get("pytorch", {}).get("init_error"),
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
-    from .facts.node import collect as node_facts
+    if not nodes:  # no worker started
+        from .facts.node import collect as node_facts
+
+        nodes.append(node_facts())
     front = {"library_override": library_override(texts),
              "tool_environment": tool_environment(options.python),
-             "working_folder_missing": working_folder_missing(), "node": node_facts(),
+             "working_folder_missing": working_folder_missing(), "node": nodes[0],
              "system": _system_facts(system)}
     if options.caller is not None:
         # What the front knows of its caller without the worker (the worker adds where its
