@@ -9,6 +9,7 @@ import json
 import os
 import py_compile
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -135,16 +136,76 @@ def test_another_interpreter_gets_a_worker_of_its_own(tmp_path: Path,
 
 def test_a_waiting_worker_ends_with_the_front_and_removes_its_folder() -> None:
     """The front gone before it sent the request (its pipe's end, whatever ended it): the
-    worker imports nothing, removes its private folder and exits."""
+    worker imports nothing, removes its private folder and exits, or, on Linux, where its watch
+    runs already (stages.WATCHES_FIRST), is killed by the watch that saw the same end first."""
     started = start.start(sys.executable)
     try:
         assert started.process.stdin is not None
         started.process.stdin.close()  # as the front's death closes it
-        assert started.process.wait(30) == 0
+        ended = started.process.wait(30)
+        assert ended == 0 or (sys.platform.startswith("linux") and ended == -signal.SIGKILL)
         assert not os.path.exists(started.folder)
         assert started.events.read() == b""  # not one event: it never began the check
     finally:
         started.close()
+
+
+# A front that starts its early worker, says which, and waits for its end: the test kills it
+# before it sends a request. Forked, as the console script's front is (can_fork_early's answer
+# for the command itself), or a new interpreter.
+_FRONT_THAT_NEVER_ASKS = """
+import json, sys, time
+from kernodeck_diagnostic.supervision import start
+if sys.argv[1] == "forked":
+    start.can_fork_early = lambda python: True
+start.start_early()
+(waiting,) = start._EARLY
+print(json.dumps([waiting.process.pid, waiting.folder]), flush=True)
+time.sleep(300)
+"""
+
+
+def _group(leader: int) -> list[int]:
+    """The live processes of the process group ``leader`` leads."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2] == str(leader) and fields[0] not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: the watch starts first")
+@pytest.mark.parametrize("how", ["forked", "new interpreter"])
+def test_a_front_killed_before_its_request_leaves_no_worker_watch_or_folder(
+        tmp_path: Path, how: str) -> None:
+    """The worker's watch is forked before the worker loads anything or reads its request
+    (stages.WATCHES_FIRST): a front killed by SIGKILL while its worker waits (a closed terminal,
+    a launcher's kill) leaves no process of the worker's group and no private folder."""
+    front = subprocess.Popen(
+        [sys.executable, "-c", _FRONT_THAT_NEVER_ASKS, how], stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL, env=clean_env({"PYTHONPATH": str(SRC), "TMPDIR": str(tmp_path)}))
+    try:
+        assert front.stdout is not None
+        worker, folder = json.loads(front.stdout.readline())
+        deadline = time.monotonic() + 30
+        while len(_group(worker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        group = _group(worker)
+        assert len(group) == 2, "the worker and its watch, before any request"
+        assert os.path.isdir(folder)
+        front.kill()
+        front.wait(30)
+        assert pids_gone(group, within_s=10) == []
+        assert not os.path.exists(folder)
+    finally:
+        front.kill()
+        front.wait(30)
+        if front.stdout is not None:
+            front.stdout.close()
 
 
 @pytest.mark.slow

@@ -40,8 +40,9 @@ def inventory(torch: Any) -> dict[str, Any]:
         "git_version": protocol.bounded(str(revision)) if revision else None,
         "cuda_libraries": _guarded(lambda: cuda_libraries(torch)),
     }
+    readings = stages.companion("readings")
     for name in RELATED:
-        facts[name + "_version"] = stages.distribution_version(name)
+        facts[name + "_version"] = readings.distribution_version(name)
     return facts
 
 

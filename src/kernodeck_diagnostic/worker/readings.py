@@ -38,8 +38,24 @@ def imported_facts(torch: Any, located: tuple[str, str | None] | None,
         values["origin"] = origin.place_of(folder, path0) if folder else "elsewhere"
     return {**values, "imported": True,
             "distributions_on_path": origin.count_distributions("torch"),
-            "numpy_present": stages.module_present("numpy"),
-            "numpy_version": stages.distribution_version("numpy")}
+            "numpy_present": module_present("numpy"),
+            "numpy_version": distribution_version("numpy")}
+
+
+def module_present(name: str) -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def distribution_version(name: str) -> str | None:
+    try:
+        from importlib import metadata
+        return metadata.version(name)
+    except Exception:  # absent metadata is a fact (None), not a failure
+        return None
 
 
 def backend_facts(torch: Any, *, gpu: bool) -> Iterator[dict[str, Any]]:
@@ -47,7 +63,7 @@ def backend_facts(torch: Any, *, gpu: bool) -> Iterator[dict[str, Any]]:
     build declares): a fact that cannot be read ends the reading, the ones before it stay."""
     accelerators = stages.companion("accelerators")
     yield {"version": str(getattr(torch, "__version__", "")) or None,
-           "distribution_version": stages.distribution_version("torch"),
+           "distribution_version": distribution_version("torch"),
            **accelerators.build_backend(torch)}
     # What surrounds the build, from installed metadata (worker/inventory.py), in both modes.
     yield stages.companion("inventory").inventory(torch)

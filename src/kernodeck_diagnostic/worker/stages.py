@@ -428,14 +428,6 @@ def encoded(values: Any) -> Any:
     return protocol.encode_number(float(values))
 
 
-def module_present(name: str) -> bool:
-    import importlib.util
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 @contextlib.contextmanager
 def recording_warnings(into: list[tuple[str, str]]) -> Iterator[None]:
     """Keep the warnings the user's own filters let through, without changing those filters.
@@ -461,14 +453,6 @@ def recording_warnings(into: list[tuple[str, str]]) -> Iterator[None]:
             warnings.showwarning = previous
 
 
-def distribution_version(name: str) -> str | None:
-    try:
-        from importlib import metadata
-        return metadata.version(name)
-    except Exception:  # absent metadata is a fact (None), not a failure
-        return None
-
-
 def search_path0(path0: str | None) -> str | None:
     """The first import path to put back, or None when this interpreter's flags say none.
 
@@ -485,15 +469,20 @@ def search_path0(path0: str | None) -> str | None:
 EXIT_FRONT_GONE = 129  # as a shell reports a process ended by a hang-up
 EXIT_PYTHON_TOO_OLD = 3
 MINIMUM_PYTHON = (3, 9)
+# Where the front's watch is forked before the worker loads anything (main): while the process is
+# the front's copy or a bare interpreter, a smaller one to copy, and which shares none of the
+# pages the worker writes next (one copy each, on their first write, while torch imports).
+WATCHES_FIRST = sys.platform.startswith("linux")
 
 
 def watch_front(events_path: str) -> None:
     """End this worker, its children and its private folder as soon as the front is gone.
 
-    The front gives the worker a pipe as stdin and keeps the only write end: reading it gives
-    end-of-file once the front has ended by any cause (SIGKILL, a closed terminal, a crash), on
-    every system. On POSIX the watch is a forked process, not a thread: a worker stuck in a native
-    call that holds the GIL (a driver hung in its initialisation) would never let a thread run.
+    The front gives the worker a pipe as stdin and keeps the only write end, closed once the
+    front has ended by any cause (SIGKILL, a closed terminal, a crash), on every system
+    (``_front_gone``). On POSIX the watch is a forked process, not a thread: a worker stuck in a
+    native call that holds the GIL (a driver hung in its initialisation) would never let a thread
+    run.
     The watch stays in the worker's process group, which the front kills at the end of every run.
     On Windows (no fork) it is a thread, which ends the worker alone: see docs/reliability.md.
     """
@@ -529,7 +518,15 @@ def _watch_in_thread(folder: str | None, worker: int) -> None:
 
 
 def _front_gone() -> bool:
-    """Block until stdin (the front's pipe) reads end-of-file; False when it cannot be read."""
+    """Block until the front's end of stdin (a pipe) is closed; False when it cannot be watched.
+    On Linux it is polled, never read: the watch starts before this worker has read its request
+    from it (``main``); elsewhere it is read to its end-of-file, and starts after the request."""
+    if sys.platform.startswith("linux"):  # WATCHES_FIRST, said so that mypy reads it
+        import select
+
+        poller = select.poll()
+        poller.register(0, 0)  # no event asked for: a closed writer's POLLHUP always comes
+        return not any(happened & select.POLLNVAL for _, happened in poller.poll())
     while True:
         try:
             if not os.read(0, 4096):  # the front never writes: anything read is ignored
@@ -652,6 +649,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--{name}", action="store_true")
     words = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(words)
+    if args.watch_front and WATCHES_FIRST:
+        watch_front(args.events)
     if args.request_on_stdin:
         # Started before the front knew what to check (supervision/start.py): what every check
         # loads is loaded while the front reads its command line, then the request.
@@ -669,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
     deadline = None if args.deadline is None else protocol.monotonic_deadline(args.deadline)
     if args.launcher is not None and deadline is None:
         parser.error("--launcher needs --deadline")
-    if args.watch_front:
+    if args.watch_front and not WATCHES_FIRST:
         watch_front(args.events)
     for name in companions_used(args):  # now, before the user's folder is on the import path
         companion(name)
