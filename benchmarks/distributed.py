@@ -77,7 +77,8 @@ def timed(argv: list[str], cwd: Path) -> float:
 def launch_overhead(python: Path, runs: int, timeout: int, work: Path) -> tuple[float, float]:
     bare = work / "bare_allreduce.py"
     bare.write_text(BARE, encoding="utf-8")
-    tool, plain = [], []
+    tool: list[float] = []
+    plain: list[float] = []
     for round_index in range(runs + 1):  # the first round warms the caches, and is not kept
 
         def torchrun(*program: str) -> list[str]:

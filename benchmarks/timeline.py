@@ -206,7 +206,7 @@ def render(found: dict[str, list[dict[str, tuple[float, float | None]]]]) -> str
         for mark in sorted(marks, key=lambda m: statistics.median(
                 r[m][0] for r in runs if m in r)):
             wall = statistics.median(r[mark][0] for r in runs if mark in r)
-            cpus = [r[mark][1] for r in runs if mark in r and r[mark][1] is not None]
+            cpus = [used for r in runs if mark in r and (used := r[mark][1]) is not None]
             cpu = f"{statistics.median(cpus):.1f}" if cpus else "-"
             lines.append(f"| {mark} | {wall:.1f} | {cpu} |")
     lines += stretches(found)

@@ -126,7 +126,8 @@ def _normalise(archive: Path, extra: dict[str, bytes]) -> None:
     rebuilt = archive.with_name(archive.name + ".tmp")
     with zipfile.ZipFile(archive) as source, rebuilt.open("wb") as file:
         file.write(data[:shebang_end])
-        entries = {info.filename: (info.is_dir(), info) for info in source.infolist()}
+        entries: dict[str, tuple[bool, zipfile.ZipInfo | None]] = {
+            info.filename: (info.is_dir(), info) for info in source.infolist()}
         entries.update({name: (False, None) for name in extra})
         with zipfile.ZipFile(file, "w") as out:
             for name in sorted(entries):
