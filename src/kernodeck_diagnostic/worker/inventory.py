@@ -62,13 +62,14 @@ def cuda_libraries(torch: Any) -> list[dict[str, Any]] | None:
     if not package or not os.path.isdir(package):
         return None
     site = os.path.dirname(package)
+    wheels = [entry for entry in sorted(os.listdir(site))
+              if entry.lower().startswith("nvidia") and entry.lower().endswith(".dist-info")]
+    if not wheels:  # /proc/self/maps is not read (1 ms, after torch's import)
+        return []
     mapped = loaded_libraries()
     folders = library_path_folders()
     found = []
-    for entry in sorted(os.listdir(site)):
-        lowered = entry.lower()
-        if not (lowered.startswith("nvidia") and lowered.endswith(".dist-info")):
-            continue
+    for entry in wheels:
         library = wheel_libraries(os.path.join(site, entry), site, mapped, folders)
         if library is not None:
             found.append(library)
