@@ -54,6 +54,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _inherited.clear()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _torchrun_logs_kept_in_the_suites_folder(
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """torchrun (and the launchers built on it) makes a ``torchelastic_*`` folder in the system's
+    temporary folder for its logs and never removes it: every job the suite launches gets one in
+    this session's own temporary folder instead (``--log-dir`` as its variable, which each of
+    the suite's children inherits), which pytest removes with its other folders."""
+    previous = os.environ.get("PET_LOG_DIR")
+    os.environ["PET_LOG_DIR"] = str(tmp_path_factory.mktemp("torchrun-logs"))
+    yield
+    if previous is None:
+        os.environ.pop("PET_LOG_DIR", None)
+    else:
+        os.environ["PET_LOG_DIR"] = previous
+
+
 @dataclass
 class Result:
     """One run of the tool: exit code, terminal output, and the JSON report when one was asked."""
