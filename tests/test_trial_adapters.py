@@ -336,13 +336,16 @@ def test_accelerate_launch_keeps_one_attempt_per_process_named_by_rank(
 def _accelerate_launch(python: Path, work: Path, source: str) -> subprocess.CompletedProcess[str]:
     """``accelerate launch`` with two processes: ``--multi_gpu`` is its torchrun launcher, and
     ``ACCELERATE_USE_CPU`` (what ``accelerate config`` writes for a CPU machine) has them meet on
-    the CPU, over gloo."""
+    the CPU, over gloo. Its own temporary folder: accelerate hands torchrun no log folder (it
+    reads no ``PET_LOG_DIR``), and torchrun's, ``torchelastic_*``, is never removed."""
     (work / "train.py").write_text(source, encoding="utf-8")
+    (work / "tmp").mkdir(exist_ok=True)
     return subprocess.run(
         [str(python), "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
          "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
          "--main_process_port", str(_free_port()), "train.py"],
-        cwd=work, capture_output=True, text=True, env=app_env({"ACCELERATE_USE_CPU": "true"}),
+        cwd=work, capture_output=True, text=True,
+        env=app_env({"ACCELERATE_USE_CPU": "true", "TMPDIR": str(work / "tmp")}),
         timeout=240,
         stdin=subprocess.DEVNULL, check=False)
 
