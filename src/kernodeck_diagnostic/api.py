@@ -557,13 +557,11 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     # the library the loader rejected, and the variables here say which folder supplied it.
     texts = [(state.error or {}).get("message"), state.facts.get("pytorch", {}).get("init_error"),
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
-    if not nodes:  # no worker started
-        from .facts.node import collect as node_facts
-
-        nodes.append(node_facts())
+    from .facts.node import collect as node_facts
     front = {"library_override": library_override(texts),
              "tool_environment": tool_environment(options.python),
-             "working_folder_missing": working_folder_missing(), "node": nodes[0],
+             "working_folder_missing": working_folder_missing(),
+             "node": nodes[0] if nodes else node_facts(),  # read now when no worker started
              "system": _system_facts(system)}
     if options.caller is not None:
         # What the front knows of its caller without the worker (the worker adds where its
