@@ -32,10 +32,12 @@
 
 The floor of the check is: start the interpreter, ``import torch``, run the tiny computation. Every
 compared command runs with the same interpreter and the same torch build, alternated round by
-round (A B C ... then B C ... A), after warm-up runs, and the table reports medians. The torch
-environment is the ``torch-cpu`` one of ``tests/envs.py`` (built once and cached); the tool is
-installed into a throwaway hard-linked copy of it with pip, exactly as a user installs it, and
-the zipapp is built from the same sources with ``scripts/build_pyz.py``. Nothing is left behind.
+round (A B C ... then A ... C B, rotated and reversed: ``alternate``), each started once every
+process of the one before has ended (``settle``), after warm-up runs, and the table reports
+medians. The torch environment is the ``torch-cpu`` one of ``tests/envs.py`` (built once and
+cached); the tool is installed into a throwaway hard-linked copy of it with pip, exactly as a
+user installs it, and the zipapp is built from the same sources with ``scripts/build_pyz.py``.
+Nothing is left behind.
 
 What is measured (issue 4), with its target:
 
@@ -206,6 +208,9 @@ echo "NVIDIA H200, 570.124.06, 143771"
 """
 HANG_TIMEOUT_S = 5
 RUN_LIMIT_S = 120  # no single benchmarked command may take longer: a hang is a failure here
+# How long a process a command leaves behind may run on after it (``settle``): the check's worker
+# ends 10-15 ms after its front; anything still there after this is a leftover, and a failure.
+SETTLE_LIMIT_S = 10.0
 TARGETS = {"tool_vs_floor": 1.03, "zipapp_vs_floor": 1.05,
            "tool_vs_bare": 1.10, "tool_vs_collect_env": 0.80, "zipapp_vs_installed": 1.05,
            "front_rss_mb": 30.0, "host_margin_s": 0.1, "timeout_margin_s": 1.0,
@@ -247,6 +252,7 @@ class Command:
                                    capture_output=True, text=True, errors="replace",
                                    timeout=RUN_LIMIT_S, check=False)
         elapsed = self.last_s = time.perf_counter() - start
+        settle(self.label)
         if self.stamp_file is not None and self.stamp_file.exists():
             probe_start = float(self.stamp_file.read_text())
             self.last_gap = (probe_start - wall_start,
@@ -288,6 +294,42 @@ class Setup:
     pyz: Path
     fake_smi_dir: Path
     work: Path
+
+
+def adopt_orphans() -> None:
+    """Make this process the child subreaper (Linux's ``PR_SET_CHILD_SUBREAPER``): a process a
+    command leaves running when it exits becomes this process's child, not init's, so that
+    ``settle`` can wait for it. The check's worker is one: the front prints the verdict and exits
+    once the worker has written its last event, and the worker's exit, which releases torch's
+    memory, ends about 10 ms later here. Left to run on, it would share the machine with the
+    start of the next command, and so flatter the check against whatever follows it."""
+    import ctypes
+
+    pr_set_child_subreaper = 36  # <linux/prctl.h>
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) != 0:
+        raise BenchmarkError(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
+def settle(label: str, limit_s: float = SETTLE_LIMIT_S) -> None:
+    """Wait until every process the last command left behind has ended (``adopt_orphans``), so
+    that the next command starts on a machine where nothing of it still runs. Not timed: the
+    user waits for the command, not for its worker's exit. A process still running ``limit_s``
+    later is a leftover (a worker or a watch the tool failed to end): BenchmarkError."""
+    if sys.platform == "win32":  # never: this script is Linux's (said so that mypy reads it)
+        return
+    deadline = time.monotonic() + limit_s
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # no child left
+            return
+        if pid:
+            continue
+        if time.monotonic() > deadline:
+            raise BenchmarkError(f"{label}: a process it started was still running "
+                                 f"{limit_s:g} s after it exited")
+        time.sleep(0.001)
 
 
 # -- set-up ---------------------------------------------------------------------------------------
@@ -394,13 +436,14 @@ def commands(setup: Setup, settings: Settings) -> list[Command]:
     double = double_env(setup.work)
     smi_path = str(setup.fake_smi_dir) + os.pathsep + plain["PATH"]
     found = [
+        # Rows 1f and 3f: the check, the floor and the zipapp, run back to back (``alternate``).
         Command("tool", f"{TOOL} --device cpu", [tool, "--device", "cpu"], plain,
                 expect_text=passed),
-        Command("bare", 'python -c "import torch; <the computation>"',
-                [python, "-c", BARE_CHECK], plain),
         Command("floor", FLOOR_LABEL, [python, "-c", FLOOR_CHECK], plain),
         Command("zipapp", "python kernodeck-diagnostic-v1.pyz --device cpu",
                 [python, str(setup.pyz), "--device", "cpu"], plain, expect_text=passed),
+        Command("bare", 'python -c "import torch; <the computation>"',
+                [python, "-c", BARE_CHECK], plain),
         Command("host_none", f"{TOOL} --device cpu --host-check (no nvidia-smi)",
                 [tool, "--device", "cpu", "--host-check"], plain,
                 expect_text="nvidia-smi not found"),
@@ -432,7 +475,7 @@ def commands(setup: Setup, settings: Settings) -> list[Command]:
         # collect_env runs pip: without its weekly self-check it cannot wait on the network,
         # which only makes it faster, so the comparison stays on the strict side.
         quiet_pip = {**plain, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
-        found.insert(2, Command("collect_env", "python -m torch.utils.collect_env",
+        found.insert(4, Command("collect_env", "python -m torch.utils.collect_env",
                                 [python, "-m", "torch.utils.collect_env"], quiet_pip,
                                 expect_text="PyTorch version"))
     return found
@@ -490,11 +533,22 @@ def baseline_table(by_key: Mapping[str, Command]) -> str:
 # -- measurements ---------------------------------------------------------------------------------
 
 def alternate(found: list[Command], settings: Settings) -> None:
-    """Warm-ups, then rounds that run every command once, rotating the order each round."""
+    """Warm-ups, then rounds that run every command once, rotating the order each round and
+    reversing it every other round.
+
+    Commands compared round by round (the check, the floor and the zipapp; the check and the
+    --baseline's) sit side by side in ``found``, so that they run back to back: the load of the
+    moment, which drifts over seconds on a shared machine, then weighs on both alike. Reversed
+    every other round, each runs as often before the other as after it; each starts once the
+    last one's processes have all ended (``settle``). The rotation separates a pair (its first
+    command last, its second first) in one round out of len(found)."""
     total = settings.warmups + settings.runs
     for round_index in range(total):
         shift = round_index % len(found)
-        for command in found[shift:] + found[:shift]:
+        order = found[shift:] + found[:shift]
+        if round_index % 2:
+            order.reverse()
+        for command in order:
             elapsed = command.run()
             if round_index >= settings.warmups:
                 command.times.append(elapsed)
@@ -1051,6 +1105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = settings_from(args)
     if settings.runs < 1:
         parser.error("--runs must be at least 1")
+    adopt_orphans()
     envs = load_envs()
     _log("torch environment: tests/envs.py torch-cpu (built on first use)")
     torch_env = Path(envs.torch_cpu())
@@ -1064,7 +1119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _log("installing the --baseline checkout into another hard-linked copy")
             (work / "baseline").mkdir()
             setups["baseline"] = prepare(work / "baseline", torch_env, args.baseline.resolve())
-            found += baseline_commands(setups["baseline"])
+            found[3:3] = baseline_commands(setups["baseline"])  # beside the check's trio
         alternate(found, settings)
         _log("timeout latency")
         hang = timeout_latency(setup, settings.hang_runs)

@@ -3,8 +3,10 @@
     python benchmarks/timeline.py [--runs 10] [--torch-double]
 
 Runs ``kernodeck-diagnostic --device cpu`` (installed), the zipapp and the floor (the bare
-computation ending with ``os._exit(0)``, benchmarks/run.py's FLOOR_CHECK) in alternated rounds,
-each with a ``sitecustomize`` of this script's own on ``PYTHONPATH`` (the worker inherits it) that
+computation ending with ``os._exit(0)``, benchmarks/run.py's FLOOR_CHECK) in alternated rounds
+(rotated, and reversed every other round, each command started once every process of the last
+one has ended, as benchmarks/run.py's ``alternate`` and ``settle`` run them), each with a
+``sitecustomize`` of this script's own on ``PYTHONPATH`` (the worker inherits it) that
 stamps, in every process, the system-wide monotonic clock and the process's own CPU time at:
 
 - the interpreter ready (``sitecustomize`` runs last in its start-up);
@@ -55,11 +57,13 @@ from run import (
     DOUBLE_IMPORT_S,
     FLOOR_CHECK,
     RUN_LIMIT_S,
+    adopt_orphans,
     base_env,
     double_env,
     load_envs,
     median_interval,
     prepare,
+    settle,
 )
 
 # Written into a temporary folder put on PYTHONPATH; KD_TIMELINE_STAMPS names the folder where
@@ -141,6 +145,7 @@ def run_once(argv: list[str], env: dict[str, str]) -> dict[str, tuple[float, flo
                                    capture_output=True, stdin=subprocess.DEVNULL,
                                    timeout=RUN_LIMIT_S, check=False)
         end = time.monotonic()
+        settle(Path(argv[-3]).name)  # its worker's exit too, before the next command starts
         if completed.returncode != 0:
             raise SystemExit(f"{argv[-3:]} exited {completed.returncode}:\n"
                              f"{completed.stderr.decode(errors='replace')[-2000:]}")
@@ -171,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"{DOUBLE_IMPORT_S} s wait): the tool's own time, without the "
                              "noise of the real import")
     args = parser.parse_args(argv)
+    adopt_orphans()
     envs = load_envs()
     work = Path(tempfile.mkdtemp(prefix="bench-timeline-", dir=envs.cache_root()))
     try:
@@ -186,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         found: dict[str, list[dict[str, tuple[float, float | None]]]] = {k: [] for k in commands}
         names = list(commands)
         for index in range(args.runs + 1):  # the first round warms up, uncounted
-            for name in names[index % 3:] + names[:index % 3]:
+            order = names[index % 3:] + names[:index % 3]
+            for name in order[::-1] if index % 2 else order:  # as run.alternate
                 marks = run_once(commands[name], env)
                 if index:
                     found[name].append(marks)

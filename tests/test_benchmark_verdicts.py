@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -226,3 +227,92 @@ def test_the_double_holds_the_memory_it_is_given(tmp_path: Path) -> None:
     held = {mib: _resident_mib({**run.double_env(tmp_path, resident_mb=mib),
                                 "KD_FAKE_TORCH_IMPORT_DELAY": "0"}) for mib in (0, 64)}
     assert held[64] - held[0] >= 64
+
+
+# -- how the rounds run: pairs back to back, both orders, nothing of the last command left --------
+
+def test_the_compared_commands_run_back_to_back_in_both_orders(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[str] = []
+
+    def record(command: object) -> float:
+        ran.append(command.key)  # type: ignore[attr-defined]
+        return 1.0
+
+    monkeypatch.setattr(run.Command, "run", record)
+    found = [run.Command(key, key, [], {}) for key in ("tool", "floor", "zipapp", "bare", "other")]
+    rounds = 20
+    run.alternate(found, run.Settings(runs=rounds, warmups=0, hang_runs=0, memory_runs=0,
+                                      importtime_runs=0, collect_env=False, mode="full"))
+    orders = [ran[i:i + len(found)] for i in range(0, len(ran), len(found))]
+    assert len(orders) == rounds
+    assert all(sorted(order) == sorted(command.key for command in found) for order in orders)
+    for first, second in (("tool", "floor"), ("floor", "zipapp")):
+        gaps = [order.index(second) - order.index(first) for order in orders]
+        # Side by side in every round but one in five (the rotation puts one of them at each
+        # end), and as often one first as the other.
+        assert sum(abs(gap) == 1 for gap in gaps) == rounds - rounds // len(found)
+        assert sum(gap == 1 for gap in gaps) == sum(gap == -1 for gap in gaps)
+
+
+SETTLES = r"""
+import os, subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+import run
+
+folder, adopt = sys.argv[2], sys.argv[3] == "adopt"
+if adopt:
+    run.adopt_orphans()
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # adopted and ended, not yet reaped: a zombie
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+def leaves(seconds, name):
+    # The shell exits at once and leaves its sleep running, as the check's front leaves its
+    # worker ending (whose output goes to files, not to the pipes the command is read from).
+    pid_file = os.path.join(folder, name)
+    script = f"sleep {seconds} >/dev/null 2>&1 & echo $! > {pid_file}"
+    command = run.Command(name, name, ["sh", "-c", script],
+                          {"PATH": os.environ["PATH"]})
+    return command, pid_file
+
+command, pid_file = leaves(1, "short")
+command.run()
+with open(pid_file) as file:
+    print("short left running:", alive(int(file.read())))
+command, pid_file = leaves(30, "long")
+try:
+    run.settle.__defaults__ = (0.5,)
+    command.run()
+    print("long: settled")
+except run.BenchmarkError as exc:
+    print("long:", exc)
+finally:
+    with open(pid_file) as file:
+        os.kill(int(file.read()), 9)
+    run.settle.__defaults__ = (run.SETTLE_LIMIT_S,)
+    if adopt:
+        os.waitpid(-1, 0)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
+@pytest.mark.parametrize("adopt", [True, False])
+def test_the_next_command_starts_once_the_last_ones_processes_have_ended(
+        tmp_path: Path, adopt: bool) -> None:
+    """In a process of its own: a child subreaper stays one for good. Without adopt_orphans
+    (the control), nothing is waited for: the leftover is init's and still runs."""
+    done = subprocess.run([sys.executable, "-c", SETTLES, str(ROOT / "benchmarks"),
+                           str(tmp_path), "adopt" if adopt else "control"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    if adopt:
+        assert done.stdout.splitlines() == [
+            "short left running: False",
+            "long: long: a process it started was still running 0.5 s after it exited"]
+    else:
+        assert done.stdout.splitlines() == ["short left running: True", "long: settled"]
