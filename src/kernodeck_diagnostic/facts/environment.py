@@ -82,6 +82,10 @@ def working_folder_missing() -> bool:
         return True
 
 
+# The console script's name, as pip installs it on each system.
+_CONSOLE_SCRIPT = re.compile(r"kernodeck-diagnostic(?:-script\.pyw?|\.exe)?")
+
+
 def tool_environment(python: str, argv0: str | None = None,
                      package_file: str | None = None) -> ToolEnvironment | None:
     """Whether the check ran in the tool's own installed environment, and which kind.
@@ -110,7 +114,7 @@ def tool_environment(python: str, argv0: str | None = None,
             and os.path.basename(os.path.dirname(parent)).lower() == "uv"):
         return "uv_tool"
     script = os.path.basename(argv0 if argv0 is not None else (sys.argv[0] if sys.argv else ""))
-    is_script = re.fullmatch(r"kernodeck-diagnostic(?:-script\.pyw?|\.exe)?", script.lower())
+    is_script = _CONSOLE_SCRIPT.fullmatch(script.lower())
     if sys.prefix != getattr(sys, "base_prefix", sys.prefix) and is_script:
         return "venv"
     return None

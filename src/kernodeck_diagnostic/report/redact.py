@@ -482,11 +482,14 @@ def _whole_tokens(values: list[str], end: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, values)) + ")" + end)
 
 
+_ROOT_KEY = re.compile(r"(?:[A-Za-z]:)?")  # a root's key, its separators stripped: "" or "C:"
+
+
 def _folder_key(folder: str) -> str:
     """A folder as compared with paths in messages; empty for the file system's root (and a
     drive's), which names nothing."""
     key = folder.rstrip("/\\")
-    return "" if re.fullmatch(r"(?:[A-Za-z]:)?", key) else key
+    return "" if _ROOT_KEY.fullmatch(key) else key
 
 
 def _host_names(env: Mapping[str, str]) -> list[str]:

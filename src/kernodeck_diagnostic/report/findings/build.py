@@ -20,6 +20,7 @@ from .core import (
     messages,
     other_build_loaded,
     other_vendor,
+    pattern,
     pinned_requirement,
     quote,
     search,
@@ -96,11 +97,14 @@ def _arch_match(report: Report) -> tuple[str, list[str]] | None:
     return ("ptx_only" if ptx else "missing"), evidence
 
 
+_NO_KERNEL_IMAGE = pattern(r"no kernel image is available")
+
+
 @layer.rule(40, "ARCH_NOT_IN_BUILD")
 def arch_not_in_build(report: Report) -> Finding | None:
     match = _arch_match(report)
     texts = messages(report, ["compute"])
-    said = search(r"no kernel image is available", texts)
+    said = search(_NO_KERNEL_IMAGE, texts)
     if (match is None or match[0] != "missing") and said is None:
         return None
     evidence = list(match[1]) if match else []
@@ -131,6 +135,10 @@ def _override_unneeded(report: Report) -> list[str] | None:
     return real if real and built and all(gfx in built for gfx in real) else None
 
 
+_NO_BINARY_FOR_THE_GPU = pattern(
+    r"hipErrorNoBinaryForGpu|no binary for gpu|invalid device function")
+
+
 @layer.rule(220, "ROCM_GFX_UNSUPPORTED")
 def rocm_gfx_unsupported(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
@@ -141,8 +149,7 @@ def rocm_gfx_unsupported(report: Report) -> Finding | None:
     if _override_unneeded(report):
         return None  # the override itself is the cause: HSA_OVERRIDE_ON_SUPPORTED_GPU says so
     evidence = []
-    said = search(r"hipErrorNoBinaryForGpu|no binary for gpu|invalid device function",
-                   messages(report))
+    said = search(_NO_BINARY_FOR_THE_GPU, messages(report))
     if said:
         evidence.append(quote(said[0]))
     arch_list = [str(a) for a in pytorch.get("arch_list") or []]

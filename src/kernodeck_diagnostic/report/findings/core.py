@@ -110,9 +110,19 @@ def messages(report: Report, stages: Iterable[str] | None = None) -> list[str]:
     return texts
 
 
-def search(pattern: str, texts: Iterable[str]) -> tuple[str, re.Match[str]] | None:
+def pattern(text: str) -> re.Pattern[str]:
+    """``text`` compiled as ``search`` reads it (case ignored). A rule's fixed pattern is compiled
+    once, at import: the front imports the rules while the worker imports torch
+    (``api._READS_THE_RESULT``), not once the worker has ended."""
+    return re.compile(text, re.IGNORECASE)
+
+
+def search(said: re.Pattern[str] | str, texts: Iterable[str]) -> tuple[str, re.Match[str]] | None:
+    """The first of ``texts`` that ``said`` matches, and the match; a ``str`` (a pattern built
+    from the report) is compiled as ``pattern`` compiles one."""
+    compiled = pattern(said) if isinstance(said, str) else said
     for text in texts:
-        match = re.search(pattern, text, re.IGNORECASE)
+        match = compiled.search(text)
         if match:
             return text, match
     return None

@@ -22,6 +22,7 @@ from .core import (
     messages,
     node_block,
     other_vendor,
+    pattern,
     quote,
     requested_device,
     search,
@@ -52,7 +53,8 @@ def _driver_cause(report: Report) -> bool:
 # cudaGetDeviceCount() errors only a loaded driver returns: out of memory (2), fabric manager not
 # ready (802), driver and library mismatch (803), forward compatibility refused (804). A machine
 # that gives one has a driver, whatever the device nodes this process sees.
-_DRIVER_ANSWERED = r"cudaGetDeviceCount\(\).*\bError (?:2|802|803|804):"
+_DRIVER_ANSWERED = pattern(r"cudaGetDeviceCount\(\).*\bError (?:2|802|803|804):")
+_NO_DRIVER = pattern(r"found no nvidia driver|no nvidia driver")
 
 
 @layer.rule(20, "NVIDIA_DRIVER_MISSING")
@@ -63,7 +65,7 @@ def nvidia_driver_missing(report: Report) -> Finding | None:
             other_vendor(report) or _driver_cause(report) or \
             search(_DRIVER_ANSWERED, messages(report, ["device"])):
         return None
-    said = search(r"found no nvidia driver|no nvidia driver", messages(report, ["device"]))
+    said = search(_NO_DRIVER, messages(report, ["device"]))
     nodes_absent = report["runtime"].get("os_family") == "linux" and nodes and not any(
         nodes.get(name) for name in ("nvidiactl", "proc_driver_nvidia", "dxg"))
     if said is None and not nodes_absent:
@@ -75,6 +77,9 @@ def nvidia_driver_missing(report: Report) -> Finding | None:
         "NVIDIA_DRIVER_MISSING", "error", tuple(evidence))
 
 
+_DRIVER_TOO_OLD = pattern(r"too old \(found version (\d+)\)")
+
+
 @layer.rule(30, "DRIVER_TOO_OLD", variants=(None, "forward_compat"))
 def driver_too_old(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
@@ -84,7 +89,7 @@ def driver_too_old(report: Report) -> Finding | None:
     build_major = next(iter(version_tuple(build)), None)
     if build_major is None:
         return None
-    said = search(r"too old \(found version (\d+)\)", messages(report, ["device", "compute"]))
+    said = search(_DRIVER_TOO_OLD, messages(report, ["device", "compute"]))
     if said is not None:
         found = int(said[1].group(1))
         supported = f"{found // 1000}.{found % 1000 // 10}"
@@ -123,13 +128,15 @@ def _driver_version(report: Report) -> tuple[str | None, str]:
     return (str(driver) if driver else None), "/proc/driver/nvidia/version"
 
 
-def _cuda_error(rank: int, code: int, pattern: str, finding_id: str) -> Rule:
+def _cuda_error(rank: int, code: int, pattern_text: str, finding_id: str) -> Rule:
     """The rule for one CUDA error that names its own cause, registered with ``rank``."""
+    said_by_cuda = pattern(rf"(?:error {code}\b|\b{code}:|{pattern_text})")
+
     def rule(report: Report) -> Finding | None:
         # "unknown error" and the numbers are in other backends' messages too (ROCm's).
         if not (gpu_failed(report) and report["pytorch"].get("backend") == "cuda"):
             return None
-        said = search(rf"(?:error {code}\b|\b{code}:|{pattern})", messages(report))
+        said = search(said_by_cuda, messages(report))
         if said is None:
             return None
         return Finding(finding_id, "error", (f"CUDA error {code}: {quote(said[0])}",))
@@ -178,11 +185,14 @@ def nouveau_bound(report: Report) -> Finding | None:
                    {"count": count})
 
 
+_LIBCUDA_LINK_FAILED = pattern(r"libcuda\.so cannot found|cannot find -lcuda")
+
+
 @layer.rule(420, "LIBCUDA_LINK_MISSING")
 def libcuda_link_missing(report: Report) -> Finding | None:
     """libcuda.so.1 is found but no libcuda.so: what Triton (torch.compile) links with -lcuda."""
     node, pytorch = node_block(report), report["pytorch"]
-    said = search(r"libcuda\.so cannot found|cannot find -lcuda", messages(report))
+    said = search(_LIBCUDA_LINK_FAILED, messages(report))
     # Without Triton torch.compile generates no GPU code: nothing links with -lcuda (a report
     # without the field says nothing either way).
     triton = "triton_version" not in pytorch or pytorch["triton_version"] is not None or \
@@ -222,6 +232,9 @@ def devices_hidden(report: Report) -> Finding | None:
         tuple(f"{name} {said[visibility[name]]}" for name in hiding), {"variable": hiding[0]})
 
 
+_NO_DEVICE_DETECTED = pattern(r"no CUDA-capable device is detected")
+
+
 @layer.rule(430, "GPU_NODES_MISMATCH")
 def gpu_nodes_mismatch(report: Report) -> Finding | None:
     """Fewer GPUs reachable than the driver has: a scheduler's device limits (cgroup), a job that
@@ -241,7 +254,7 @@ def gpu_nodes_mismatch(report: Report) -> Finding | None:
     count = pytorch.get("visible_device_count")
     sliced = (report.get("host") or {}).get("mig_devices") or any(
         "MIG" in (device.get("name") or "") for device in pytorch["devices"])
-    nothing = search(r"no CUDA-capable device is detected", messages(report))
+    nothing = search(_NO_DEVICE_DETECTED, messages(report))
     # A GPU that fell off the bus is missing from CUDA's count too: GPU_LOST says so.
     if ((report["runtime"].get("visibility") or {}).get("CUDA_VISIBLE_DEVICES") == "unset"
             and not sliced and isinstance(count, int) and count < proc and (count or nothing)
@@ -400,12 +413,15 @@ def gpu_memory_held(report: Report) -> Finding | None:
                                      "total": _gib(total)})
 
 
+_BUSY = pattern(r"(?:all CUDA-capable devices are|CUDA-capable device\(s\) is/are) busy or "
+                r"unavailable")
+
+
 @layer.rule(450, "GPU_BUSY")
 def gpu_busy(report: Report) -> Finding | None:
     if not (gpu_mode(report) and cuda_or_unknown(report)):
         return None
-    said = search(r"(?:all CUDA-capable devices are|CUDA-capable device\(s\) is/are) busy or "
-                   r"unavailable", messages(report))
+    said = search(_BUSY, messages(report))
     modes = [f"nvidia-smi GPU {i}: compute mode {gpu['compute_mode']}"
              for i, gpu in enumerate(host_gpus(report))
              if gpu.get("compute_mode") in _EXCLUSIVE_MODES]
@@ -414,9 +430,12 @@ def gpu_busy(report: Report) -> Finding | None:
     return Finding("GPU_BUSY", "error", tuple(([quote(said[0])] if said else []) + modes))
 
 
+_ECC_UNCORRECTABLE = pattern(r"uncorrectable ECC error encountered")
+
+
 @layer.rule(460, "ECC_UNCORRECTABLE")
 def ecc_uncorrectable(report: Report) -> Finding | None:
-    said = search(r"uncorrectable ECC error encountered", messages(report))
+    said = search(_ECC_UNCORRECTABLE, messages(report))
     counts = [f"nvidia-smi GPU {i}: {gpu['ecc_uncorrected_volatile']} uncorrectable ECC "
               "error(s) since the driver loaded" for i, gpu in enumerate(host_gpus(report))
               if isinstance(gpu.get("ecc_uncorrected_volatile"), int)
@@ -439,11 +458,13 @@ def gpu_needs_reset(report: Report) -> Finding | None:
                    tuple(pending))
 
 
+_LOST = pattern(r"GPU is lost|fallen off the bus|Unable to determine the device handle")
+
+
 @layer.rule(480, "GPU_LOST")
 def gpu_lost(report: Report) -> Finding | None:
     lost = (report.get("host") or {}).get("lost_gpus")
-    said = search(r"GPU is lost|fallen off the bus|Unable to determine the device handle",
-                   messages(report))
+    said = search(_LOST, messages(report))
     if said is None and not (isinstance(lost, int) and lost > 0):
         return None
     evidence = [f"nvidia-smi cannot reach {lost} GPU(s): \"Unable to determine the device "

@@ -17,6 +17,7 @@ from .core import (
     installed_version,
     messages,
     other_build_loaded,
+    pattern,
     quote,
     reinstall_command,
     search,
@@ -210,11 +211,13 @@ def torch_duplicate_install(report: Report) -> Finding | None:
         "TORCH_DUPLICATE_INSTALL", "warning", tuple(evidence))
 
 
+_NUMPY_MISSING = pattern(r"Failed to initialize NumPy: No module named 'numpy'")
+
+
 @layer.rule(120, "NUMPY_MISSING")
 def numpy_missing(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
-    said = search(r"Failed to initialize NumPy: No module named 'numpy'",
-                   messages(report, ["import"]))
+    said = search(_NUMPY_MISSING, messages(report, ["import"]))
     if said is None and not (pytorch["imported"] and pytorch.get("numpy_present") is False):
         return None
     return Finding(
@@ -222,10 +225,13 @@ def numpy_missing(report: Report) -> Finding | None:
         (quote(said[0]),) if said else ("numpy is not importable",))
 
 
+_NUMPY_ABI = pattern(r"compiled using NumPy 1\.x|_ARRAY_API not found|"
+                      r"numpy\.core\.multiarray failed to import")
+
+
 @layer.rule(130, "NUMPY_ABI_MISMATCH")
 def numpy_abi_mismatch(report: Report) -> Finding | None:
-    said = search(r"compiled using NumPy 1\.x|_ARRAY_API not found|"
-                   r"numpy\.core\.multiarray failed to import", messages(report, ["import"]))
+    said = search(_NUMPY_ABI, messages(report, ["import"]))
     if said is None:
         return None
     numpy = report["pytorch"].get("numpy_version")
@@ -234,13 +240,15 @@ def numpy_abi_mismatch(report: Report) -> Finding | None:
         tuple(x for x in (quote(said[0]), f"numpy {numpy}" if numpy else None) if x))
 
 
+# Intel oneMKL's own loader aborts the process with the second form: the message is then the
+# last line of the worker's stderr, in a WORKER_FAILED report.
+_CANNOT_LOAD = pattern(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file|"
+                       r"FATAL ERROR: Cannot load (?:\S*/)?([\w.+-]+\.so(?:\.[\d.]+)?)")
+
+
 @layer.rule(180, "SHARED_LIBRARY_MISSING", variants=("driver", "cuda", "system"))
 def shared_library_missing(report: Report) -> Finding | None:
-    # Intel oneMKL's own loader aborts the process with the second form: the message is then the
-    # last line of the worker's stderr, in a WORKER_FAILED report.
-    said = search(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object file|"
-                   r"FATAL ERROR: Cannot load (?:\S*/)?([\w.+-]+\.so(?:\.[\d.]+)?)",
-                   messages(report, ["import"]))
+    said = search(_CANNOT_LOAD, messages(report, ["import"]))
     if said is None or working_folder_missing(report):
         return None  # the library is there: the loader failed on the removed working folder
     library = said[1].group(1) or said[1].group(2)
@@ -257,9 +265,12 @@ def shared_library_missing(report: Report) -> Finding | None:
                    variant=variant)
 
 
+_UNDEFINED_SYMBOL = pattern(r"undefined symbol: ?(\S+)")
+
+
 @layer.rule(190, "UNDEFINED_SYMBOL")
 def undefined_symbol(report: Report) -> Finding | None:
-    said = search(r"undefined symbol: ?(\S+)", messages(report, ["import"]))
+    said = search(_UNDEFINED_SYMBOL, messages(report, ["import"]))
     if said is None:
         return None
     library = re.search(r"([\w.+-]+\.so(?:\.[\d.]+)?)", said[0])
@@ -268,9 +279,12 @@ def undefined_symbol(report: Report) -> Finding | None:
                    {"library": named, "symbol": said[1].group(1)})
 
 
+_DLL_LOAD_FAILED = pattern(r"WinError 126|DLL load failed")
+
+
 @layer.rule(200, "WINDOWS_DLL_LOAD_FAILED")
 def windows_dll_load_failed(report: Report) -> Finding | None:
-    said = search(r"WinError 126|DLL load failed", messages(report, ["import"]))
+    said = search(_DLL_LOAD_FAILED, messages(report, ["import"]))
     if said is None:
         return None
     dll = re.search(r"([\w.+-]+\.dll)", said[0], re.IGNORECASE)

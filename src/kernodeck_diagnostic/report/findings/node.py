@@ -17,6 +17,7 @@ from .core import (
     messages,
     mib,
     node_block,
+    pattern,
     quote,
     requested_device,
     search,
@@ -69,13 +70,16 @@ _UNDER_A_LIMIT = (r"failed to map segment from shared object"
                   r"|Fatal Python error: \S+: Cannot recover from stack overflow"
                   r"|SystemError: (?:error return without exception set"
                   r"|.* returned NULL without setting an exception)")
+# What says the host's memory ran out, without a limit on it, and with one.
+_EXHAUSTED = {False: pattern(_OUT_OF_MEMORY), True: pattern(f"{_OUT_OF_MEMORY}|{_UNDER_A_LIMIT}")}
 # The limits that fail an allocation (node.memory_limits), with the shell's command for each.
 _MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
 # CUDA starting up says "out of memory" (cudaErrorMemoryAllocation, error 2) when it cannot
 # reserve the host address space it maps the GPUs' memory into: cudaGetDeviceCount()'s "Error 2:
 # out of memory", or the raw "CUDA error: out of memory" of a context that could not be made
 # (never the caching allocator's "CUDA out of memory. Tried to allocate", which needs a context).
-_CUDA_START_OUT_OF_MEMORY = r"\bError 2: out of memory|CUDA error: out of memory"
+_CUDA_START_OUT_OF_MEMORY = pattern(r"\bError 2: out of memory|CUDA error: out of memory")
+_NAMES_LIBCUDA = pattern(r"libcuda\.so")
 
 
 @layer.rule(270, "HOST_MEMORY_EXHAUSTED", variants=(None, "limited", "cuda_reservation"))
@@ -91,7 +95,7 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     reservation = _cuda_reservation_refused(report, address_space)
     if reservation is not None:
         return reservation
-    said = search(_OUT_OF_MEMORY + (f"|{_UNDER_A_LIMIT}" if limited else ""), messages(report))
+    said = search(_EXHAUSTED[bool(limited)], messages(report))
     if said is None and error.get("type") != "MemoryError":
         return None
     evidence = [quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"]
@@ -135,7 +139,7 @@ def container_no_compute_capability(report: Report) -> Finding | None:
             and node.get("nvml") is True and (nodes.get("nvidiactl") or node.get("dev_gpus"))):
         return None
     if not (report["pytorch"].get("backend") == "cuda"
-            or search(r"libcuda\.so", messages(report, ["import"]))):
+            or search(_NAMES_LIBCUDA, messages(report, ["import"]))):
         return None
     return Finding("CONTAINER_NO_COMPUTE_CAPABILITY", "error",
                    ("NVIDIA device nodes are present (/dev/nvidiactl or /dev/nvidiaN)",
