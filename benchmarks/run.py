@@ -311,13 +311,15 @@ def adopt_orphans() -> None:
         raise BenchmarkError(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
 
 
-def settle(label: str, limit_s: float = SETTLE_LIMIT_S) -> None:
+def settle(label: str) -> None:
     """Wait until every process the last command left behind has ended (``adopt_orphans``), so
     that the next command starts on a machine where nothing of it still runs. Not timed: the
-    user waits for the command, not for its worker's exit. A process still running ``limit_s``
-    later is a leftover (a worker or a watch the tool failed to end): BenchmarkError."""
+    user waits for the command, not for its worker's exit. A process still running
+    SETTLE_LIMIT_S later is a leftover (a worker or a watch the tool failed to end):
+    BenchmarkError."""
     if sys.platform == "win32":  # never: this script is Linux's (said so that mypy reads it)
         return
+    limit_s = SETTLE_LIMIT_S
     deadline = time.monotonic() + limit_s
     while True:
         try:
