@@ -71,7 +71,8 @@ _UNDER_A_LIMIT = (r"failed to map segment from shared object"
                   r"|SystemError: (?:error return without exception set"
                   r"|.* returned NULL without setting an exception)")
 # What says the host's memory ran out, without a limit on it, and with one.
-_EXHAUSTED = {False: pattern(_OUT_OF_MEMORY), True: pattern(f"{_OUT_OF_MEMORY}|{_UNDER_A_LIMIT}")}
+_EXHAUSTED = pattern(_OUT_OF_MEMORY)
+_EXHAUSTED_UNDER_A_LIMIT = pattern(f"{_OUT_OF_MEMORY}|{_UNDER_A_LIMIT}")
 # The limits that fail an allocation (node.memory_limits), with the shell's command for each.
 _MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
 # CUDA starting up says "out of memory" (cudaErrorMemoryAllocation, error 2) when it cannot
@@ -95,7 +96,7 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     reservation = _cuda_reservation_refused(report, address_space)
     if reservation is not None:
         return reservation
-    said = search(_EXHAUSTED[bool(limited)], messages(report))
+    said = search(_EXHAUSTED_UNDER_A_LIMIT if limited else _EXHAUSTED, messages(report))
     if said is None and error.get("type") != "MemoryError":
         return None
     evidence = [quote(said[0]) if said else f"MemoryError at the {error.get('stage')} stage"]
