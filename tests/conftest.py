@@ -41,7 +41,19 @@ def _ignore(signum: int, frame: Any) -> None:
     """The suite ignores a signal it inherited as ignored; its children get the default."""
 
 
+def _sources_checked() -> None:
+    """The tests run the tool as ``python -m kernodeck_diagnostic`` with this interpreter: it must
+    import this clone's sources, not another clone's installed into the same dev venv."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import kernodeck_diagnostic; print(kernodeck_diagnostic.__file__)"],
+        capture_output=True, text=True, env=clean_env(), timeout=60, check=False).stdout.strip()
+    if not found or not Path(found).resolve().is_relative_to(SRC.resolve()):
+        pytest.exit(f"this interpreter imports the tool from {found or 'nowhere'}, not from {SRC}:"
+                    " run the suite with scripts/test (its dev venv is keyed by the clone)", 3)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _sources_checked()
     for name in TERMINAL_SIGNALS:
         signum = getattr(signal, name, None)
         if signum is not None and signal.getsignal(signum) == signal.SIG_IGN:
