@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 from .i18n import ENGLISH, Translate
 from .request import (  # below the API and the report
@@ -456,7 +456,7 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
 
     from .supervision.captures import tail_of
 
-    with tempfile.TemporaryFile() as output:
+    with _scratch_file(tempfile) as output:
         try:
             process = spawn([path, "-E", "-S", "-c", _VERSION_PROBE], stdout=output,
                             stderr=subprocess.DEVNULL)
@@ -475,6 +475,17 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
         return InterpreterProbe("died" if (process.returncode or 0) < 0 else "not_python")
     major, minor = found[-1]
     return InterpreterProbe("python", (int(major), int(minor)))
+
+
+def _scratch_file(tempfile: Any) -> IO[bytes]:
+    """A nameless file for a child's output: in the temporary folder, or, where no folder takes
+    one (a full ``/tmp``, a read-only ``/var/tmp``), in memory (Linux's ``memfd_create``)."""
+    try:
+        return tempfile.TemporaryFile()  # type: ignore[no-any-return]
+    except OSError:
+        if not hasattr(os, "memfd_create"):
+            raise
+        return os.fdopen(os.memfd_create("kernodeck-probe"), "w+b")
 
 
 def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float) -> None:

@@ -594,24 +594,44 @@ def private_folder() -> str:
 
     On POSIX, the first folder that ``TMPDIR``, ``TEMP`` or ``TMP`` names, else ``/tmp``: where
     tempfile also begins. Anything else (that folder missing or not writable, Windows) is left
-    to ``tempfile.mkdtemp`` itself, whose search goes on to the next place and raises
-    ``OSError`` when there is none.
+    to ``tempfile.mkdtemp`` itself, whose search goes on to the next place. Where none of its
+    places takes a folder (a full ``/tmp``, a read-only ``/var/tmp``, a working folder nobody
+    can write), the tool's own needs are not a fault of the machine checked: the user's private
+    runtime folder (``XDG_RUNTIME_DIR``) and ``/dev/shm`` are tried last, and ``OSError`` is
+    raised when there is none.
     """
     if os.name == "posix":
         root = next((os.environ[name] for name in _TEMP_VARIABLES if os.environ.get(name)),
                     "/tmp")  # noqa: S108 - a new name, made with mkdir's own exclusion
-        for _ in range(_NAME_TRIES):
-            path = os.path.join(os.path.abspath(root), "kernodeck-" + os.urandom(6).hex())
-            try:
-                os.mkdir(path, 0o700)
-            except FileExistsError:
-                continue
-            except OSError:
-                break
-            return path
+        made = _made_in(root)
+        if made is not None:
+            return made
     import tempfile
 
-    return tempfile.mkdtemp(prefix="kernodeck-")
+    try:
+        return tempfile.mkdtemp(prefix="kernodeck-")
+    except OSError:
+        if os.name != "posix":
+            raise
+        for last in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):  # noqa: S108 - as above
+            made = _made_in(last) if last else None
+            if made is not None:
+                return made
+        raise
+
+
+def _made_in(root: str) -> str | None:
+    """A new private folder in ``root``, or None when ``root`` takes none."""
+    for _ in range(_NAME_TRIES):
+        path = os.path.join(os.path.abspath(root), "kernodeck-" + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        return path
+    return None
 
 
 def reason(exc: OSError) -> str:

@@ -506,8 +506,10 @@ def watch_front(events_path: str) -> None:
             return
     import threading
 
-    threading.Thread(target=_watch_in_thread, args=(folder, worker), daemon=True,
-                     name="front-watch").start()
+    # No process nor thread to spare (ulimit -u, pids.max): unwatched; the front still ends this
+    with contextlib.suppress(RuntimeError):  # group at its limit (docs/reliability.md)
+        threading.Thread(target=_watch_in_thread, args=(folder, worker), daemon=True,
+                         name="front-watch").start()
 
 
 def _watch_in_thread(folder: str | None, worker: int) -> None:
