@@ -1364,6 +1364,67 @@ MESSAGES = {
     "code.RESUME_RUN_FAILED.summary":
         "A run of the program failed for another reason (its exit status, the time limit).",
     "code.RESUME_RUN_FAILED.next_action": "Read the run's last error line named.",
+    "code.HEALTH_PASSED.summary": "Every GPU of this node passed the check.",
+    "code.HEALTH_PASSED.next_action": "Nothing to do.",
+    "code.HEALTH_NODE_FAULT.summary":
+        "A GPU of this node or its driver failed the check: unusable, a wrong result, a backend"
+        " error.",
+    "code.HEALTH_NODE_FAULT.next_action":
+        "Drain the node (--slurm does) and run the check on the GPU named.",
+    "code.HEALTH_ENVIRONMENT_FAULT.summary":
+        "The software failed, not the node: PyTorch missing, broken or without a GPU backend, "
+        "or the devices hidden by a setting.",
+    "code.HEALTH_ENVIRONMENT_FAULT.next_action":
+        "Fix the image or venv the check ran with; do not drain the node for it.",
+    "code.HEALTH_INCONCLUSIVE.summary":
+        "Nothing was proven about the node: the time limit (a busy node), memory held by a job,"
+        " or a check that ended without a result.",
+    "code.HEALTH_INCONCLUSIVE.next_action":
+        "Run it again when the node is idle; do not drain the node for it.",
+    "cli.command.health-check": "a node's GPUs checked for Slurm, NHC or node-problem-detector",
+    "health.help.description":
+        "The check on every GPU of this node, for a node's health check: whose fault a failure "
+        "is (the node's, the environment's, or nothing proven), one reason line, an exit status"
+        " the host understands, and with --slurm the node drained or resumed.",
+    "health.help.epilog":
+        "Exit profiles: native (the statuses below), npd (node-problem-detector: 0 OK, 1 a "
+        "problem, 2 unknown), prolog (a Slurm prolog or NHC: 1 for the node's own fault only, "
+        "else 0, so that a tool's bug never drains a node).",
+    "health.help.timeout": "seconds the whole check may take, 5-120 (default {default})",
+    "health.help.python": "the interpreter to check (default: this one)",
+    "health.help.output": "also write the check's JSON report to this new file",
+    "health.help.prometheus":
+        "write the verdict as Prometheus metrics to this *.prom file (replaced atomically)",
+    "health.help.slurm":
+        "drain this node on its own fault, resume it on a pass only if this command drained it",
+    "health.help.node":
+        "the Slurm node's name (default: SLURMD_NODENAME, else the short host name)",
+    "health.help.exit_profile": "the exit statuses: native, npd or prolog (see below)",
+    "health.help.format": "text (default) or json (one object)",
+    "health.timeout_range": "--timeout must be between {low} and {high} seconds",
+    "metrics.suffix":
+        "--prometheus: node_exporter's textfile collector reads only files ending in {suffix}",
+    "metrics.not_saved": "{what} was not saved: {reason}",
+    "health.fault.passed": "HEALTHY",
+    "health.fault.node": "NODE FAULT",
+    "health.fault.environment": "ENVIRONMENT",
+    "health.fault.inconclusive": "INCONCLUSIVE",
+    "health.next.node": "the GPU or its driver failed: drain the node and check the GPU named",
+    "health.next.environment":
+        "the software failed, not the node: fix the image or venv; the node is not drained",
+    "health.next.inconclusive": "nothing proven about the node: run it again when it is idle",
+    "health.slurm.drained": "drained this node with that reason",
+    "health.slurm.already_drained": "already drained with that reason: left as it is",
+    "health.slurm.resumed": "resumed this node (it had drained it itself)",
+    "health.slurm.left_operator_drain":
+        "the node is drained for another reason (an operator's): left as it is",
+    "health.slurm.not_drained": "not drained: not the node's fault",
+    "health.slurm.nothing": "nothing to do",
+    "health.slurm.unknown_node": "scontrol does not know this node: nothing done (--node NAME)",
+    "health.slurm.scontrol_failed": "scontrol update failed: nothing done",
+    "health.passed": "{code}: {count} GPU(s) checked",
+    "check.help.prometheus":
+        "also write the verdict as Prometheus metrics to FILE (*.prom, replaced atomically)",
     "command.help.statuses": "exit statuses (name, exit status, meaning):",
     "command.help.process_statuses": "how the process ended otherwise:",
     "check.help.epilog.commands": "commands (the first argument; none runs the check):",

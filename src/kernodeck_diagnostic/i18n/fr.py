@@ -1474,6 +1474,74 @@ MESSAGES = {
         "Une exécution du programme a échoué pour une autre raison (son code de sortie, la limite "
         "de temps).",
     "code.RESUME_RUN_FAILED.next_action": "Lisez la dernière ligne d'erreur de l'exécution nommée.",
+    "code.HEALTH_PASSED.summary": "Chaque GPU de ce nœud a passé la vérification.",
+    "code.HEALTH_PASSED.next_action": "Rien à faire.",
+    "code.HEALTH_NODE_FAULT.summary":
+        "Un GPU de ce nœud ou son pilote a échoué à la vérification : inutilisable, un résultat"
+        " faux, une erreur du backend.",
+    "code.HEALTH_NODE_FAULT.next_action":
+        "Retirez le nœud du service (--slurm le fait) et vérifiez le GPU nommé.",
+    "code.HEALTH_ENVIRONMENT_FAULT.summary":
+        "Le logiciel a échoué, pas le nœud : PyTorch absent, cassé ou sans backend GPU, ou les "
+        "périphériques cachés par un réglage.",
+    "code.HEALTH_ENVIRONMENT_FAULT.next_action":
+        "Corrigez l'image ou le venv de la vérification ; ne retirez pas le nœud pour cela.",
+    "code.HEALTH_INCONCLUSIVE.summary":
+        "Rien n'est prouvé sur le nœud : la limite de temps (un nœud occupé), de la mémoire "
+        "tenue par un job, ou une vérification finie sans résultat.",
+    "code.HEALTH_INCONCLUSIVE.next_action":
+        "Relancez-la quand le nœud est libre ; ne retirez pas le nœud pour cela.",
+    "cli.command.health-check":
+        "les GPU d'un nœud vérifiés pour Slurm, NHC ou node-problem-detector",
+    "health.help.description":
+        "La vérification de chaque GPU de ce nœud, pour le contrôle de santé d'un nœud : à qui "
+        "est la faute (au nœud, à l'environnement, ou rien de prouvé), une ligne de raison, un "
+        "code de sortie que l'hôte comprend, et avec --slurm le nœud retiré ou remis en "
+        "service.",
+    "health.help.epilog":
+        "Profils de sortie : native (les codes ci-dessous), npd (node-problem-detector : 0 OK, "
+        "1 un problème, 2 inconnu), prolog (un prologue Slurm ou NHC : 1 pour la seule faute du"
+        " nœud, sinon 0, pour qu'un bogue de l'outil ne retire jamais un nœud).",
+    "health.help.timeout":
+        "secondes que toute la vérification peut prendre, 5-120 (défaut {default})",
+    "health.help.python": "l'interpréteur à vérifier (défaut : celui-ci)",
+    "health.help.output": "écrire aussi le rapport JSON de la vérification dans ce nouveau fichier",
+    "health.help.prometheus":
+        "écrire le verdict en métriques Prometheus dans ce fichier *.prom (remplacé "
+        "atomiquement)",
+    "health.help.slurm":
+        "retirer ce nœud pour sa propre faute, le remettre en service après un succès seulement"
+        " si cette commande l'a retiré",
+    "health.help.node":
+        "le nom du nœud Slurm (défaut : SLURMD_NODENAME, sinon le nom d'hôte court)",
+    "health.help.exit_profile": "les codes de sortie : native, npd ou prolog (voir plus bas)",
+    "health.help.format": "text (défaut) ou json (un objet)",
+    "health.timeout_range": "--timeout doit être entre {low} et {high} secondes",
+    "metrics.suffix":
+        "--prometheus : le collecteur textfile de node_exporter ne lit que les fichiers "
+        "finissant par {suffix}",
+    "metrics.not_saved": "{what} n'a pas été enregistré : {reason}",
+    "health.fault.passed": "SAIN",
+    "health.fault.node": "FAUTE DU NŒUD",
+    "health.fault.environment": "ENVIRONNEMENT",
+    "health.fault.inconclusive": "NON CONCLUANT",
+    "health.next.node": "le GPU ou son pilote a échoué : retirez le nœud et vérifiez le GPU nommé",
+    "health.next.environment":
+        "le logiciel a échoué, pas le nœud : corrigez l'image ou le venv ; le nœud n'est pas "
+        "retiré",
+    "health.next.inconclusive": "rien de prouvé sur le nœud : relancez quand il est libre",
+    "health.slurm.drained": "nœud retiré du service avec cette raison",
+    "health.slurm.already_drained": "déjà retiré avec cette raison : laissé tel quel",
+    "health.slurm.resumed": "nœud remis en service (cette commande l'avait retiré)",
+    "health.slurm.left_operator_drain":
+        "le nœud est retiré pour une autre raison (celle d'un opérateur) : laissé tel quel",
+    "health.slurm.not_drained": "non retiré : pas la faute du nœud",
+    "health.slurm.nothing": "rien à faire",
+    "health.slurm.unknown_node": "scontrol ne connaît pas ce nœud : rien de fait (--node NOM)",
+    "health.slurm.scontrol_failed": "scontrol update a échoué : rien de fait",
+    "health.passed": "{code} : {count} GPU vérifié(s)",
+    "check.help.prometheus":
+        "écrit aussi le verdict en métriques Prometheus dans FILE (*.prom, remplacé atomiquement)",
     "command.help.statuses": "codes de sortie (nom, code de sortie, sens) :",
     "command.help.process_statuses": "comment le processus s'est terminé autrement :",
     "check.help.epilog.commands":

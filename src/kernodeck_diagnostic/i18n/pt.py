@@ -1436,6 +1436,72 @@ MESSAGES = {
         "Uma execução do programa falhou por outro motivo (seu código de saída, o limite de "
         "tempo).",
     "code.RESUME_RUN_FAILED.next_action": "Leia a última linha de erro da execução indicada.",
+    "code.HEALTH_PASSED.summary": "Cada GPU deste nó passou na verificação.",
+    "code.HEALTH_PASSED.next_action": "Nada a fazer.",
+    "code.HEALTH_NODE_FAULT.summary":
+        "Uma GPU deste nó ou o seu driver falhou na verificação: inutilizável, um resultado "
+        "errado, um erro do backend.",
+    "code.HEALTH_NODE_FAULT.next_action":
+        "Retire o nó de serviço (--slurm faz isso) e verifique a GPU indicada.",
+    "code.HEALTH_ENVIRONMENT_FAULT.summary":
+        "O software falhou, não o nó: PyTorch ausente, quebrado ou sem backend de GPU, ou os "
+        "dispositivos ocultados por uma configuração.",
+    "code.HEALTH_ENVIRONMENT_FAULT.next_action":
+        "Corrija a imagem ou o venv da verificação; não retire o nó por isso.",
+    "code.HEALTH_INCONCLUSIVE.summary":
+        "Nada foi provado sobre o nó: o tempo limite (um nó ocupado), memória ocupada por um "
+        "job, ou uma verificação terminada sem resultado.",
+    "code.HEALTH_INCONCLUSIVE.next_action":
+        "Execute de novo quando o nó estiver livre; não retire o nó por isso.",
+    "cli.command.health-check":
+        "as GPUs de um nó verificadas para Slurm, NHC ou node-problem-detector",
+    "health.help.description":
+        "A verificação de cada GPU deste nó, para o controle de saúde de um nó: de quem é a "
+        "falha (do nó, do ambiente, ou nada provado), uma linha de motivo, um código de saída "
+        "que o hospedeiro entende e, com --slurm, o nó retirado ou devolvido ao serviço.",
+    "health.help.epilog":
+        "Perfis de saída: native (os códigos abaixo), npd (node-problem-detector: 0 OK, 1 um "
+        "problema, 2 desconhecido), prolog (um prólogo do Slurm ou NHC: 1 só para a falha do "
+        "próprio nó, senão 0, para que um bug da ferramenta nunca retire um nó).",
+    "health.help.timeout": "segundos que toda a verificação pode levar, 5-120 (padrão {default})",
+    "health.help.python": "o interpretador a verificar (padrão: este)",
+    "health.help.output": "escrever também o relatório JSON da verificação neste novo arquivo",
+    "health.help.prometheus":
+        "escrever o veredito como métricas do Prometheus neste arquivo *.prom (substituído "
+        "atomicamente)",
+    "health.help.slurm":
+        "retirar este nó por falha própria, devolvê-lo após um sucesso só se este comando o "
+        "retirou",
+    "health.help.node":
+        "o nome do nó no Slurm (padrão: SLURMD_NODENAME, senão o nome curto do host)",
+    "health.help.exit_profile": "os códigos de saída: native, npd ou prolog (ver abaixo)",
+    "health.help.format": "text (padrão) ou json (um objeto)",
+    "health.timeout_range": "--timeout deve estar entre {low} e {high} segundos",
+    "metrics.suffix":
+        "--prometheus: o coletor textfile do node_exporter só lê arquivos terminados em "
+        "{suffix}",
+    "metrics.not_saved": "{what} não foi salvo: {reason}",
+    "health.fault.passed": "SAUDÁVEL",
+    "health.fault.node": "FALHA DO NÓ",
+    "health.fault.environment": "AMBIENTE",
+    "health.fault.inconclusive": "INCONCLUSIVO",
+    "health.next.node": "a GPU ou o seu driver falhou: retire o nó e verifique a GPU indicada",
+    "health.next.environment":
+        "o software falhou, não o nó: corrija a imagem ou o venv; o nó não é retirado",
+    "health.next.inconclusive": "nada provado sobre o nó: execute de novo quando estiver livre",
+    "health.slurm.drained": "nó retirado de serviço com esse motivo",
+    "health.slurm.already_drained": "já retirado com esse motivo: deixado como está",
+    "health.slurm.resumed": "nó devolvido ao serviço (este comando o tinha retirado)",
+    "health.slurm.left_operator_drain":
+        "o nó está retirado por outro motivo (de um operador): deixado como está",
+    "health.slurm.not_drained": "não retirado: não é falha do nó",
+    "health.slurm.nothing": "nada a fazer",
+    "health.slurm.unknown_node": "o scontrol não conhece este nó: nada feito (--node NOME)",
+    "health.slurm.scontrol_failed": "scontrol update falhou: nada feito",
+    "health.passed": "{code}: {count} GPU(s) verificada(s)",
+    "check.help.prometheus":
+        "também grava o veredito como métricas do Prometheus em FILE (*.prom, substituído "
+        "atomicamente)",
     "command.help.statuses": "códigos de saída (nome, código de saída, significado):",
     "command.help.process_statuses": "como o processo terminou de outra forma:",
     "check.help.epilog.commands": "comandos (o primeiro argumento; nenhum executa a verificação):",
