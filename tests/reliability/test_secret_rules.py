@@ -437,7 +437,7 @@ def test_every_rule_has_a_row() -> None:
 
 
 @pytest.mark.long
-def test_the_rules_are_bounded_on_a_hostile_megabyte() -> None:
+def test_the_rules_are_bounded_on_hostile_text() -> None:
     """Repetitions of each rule's start: every search ends (the child's limit is the bound)."""
     script = textwrap.dedent("""
         from kernodeck_diagnostic.report.redact import Redactor

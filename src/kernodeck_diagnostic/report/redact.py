@@ -12,17 +12,22 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
 1. The values of variables named like secrets (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...) become
    ``<redacted>`` wherever they appear, even inside a longer word.
 2. Credentials in URLs become ``<redacted>@`` (a password holding a ``/`` too:
-   ``postgres://u:pa/ss@host``); token-shaped strings ``<token>``: Hugging Face's, GitHub's,
-   OpenAI's, Stripe's (``sk_live_``), Google's (``AIza``), npm's, PyPI's, AWS's access key ids
-   (``AKIA``, ``ASIA``...), Slack's, GitLab's, and JSON Web Tokens (``eyJ...``). Other secret
-   shapes become ``<redacted>``: a PEM private-key block (to its end, or to the end of the text
-   when it was cut), what follows ``Bearer``, an Azure ``AccountKey=``, and the value given to
-   a keyword named like a secret (``password=...``, ``api_key=...``, ``HF_TOKEN=...``,
-   ``'secret': '...'``). The shapes are the public secret-scanning rule sets' (gitleaks,
-   detect-secrets); each rule starts only where a match can begin, so a hostile megabyte of
-   text costs one pass, never a scan from every position (tests/reliability/test_secrets.py).
-   Arguments of a command and parameters are read by name as well (``hidden_options``,
-   ``hide_secret_keys``): ``--password X``, ``--api-key=X``, ``-p X``, ``{"token": X}``.
+   ``postgres://u:pa/ss@host``); token-shaped strings ``<token>``: the shapes of the public
+   secret-scanning rule sets, gitleaks v8.30.1 and detect-secrets v1.5.0, one row per rule in
+   ``secret_rules.py`` (which says what was left out, and why): Hugging Face's, GitHub's,
+   OpenAI's, Stripe's, Google's, npm's, PyPI's, AWS's key ids, Slack's tokens and webhooks,
+   GitLab's, Grafana's (``glsa_``), DigitalOcean's (``dop_v1_``), Telegram's bot tokens, JSON Web
+   Tokens (``eyJ...``) and about eighty more. Other secret shapes become ``<redacted>``: a PEM
+   private-key block (to its end, or to the end of the text when it was cut), what follows
+   ``Bearer``, an Azure ``AccountKey=``, a credential header (``Authorization: Basic ...``, any
+   scheme, ``x-api-key: ...``, ``Private-Token``, ``Cookie`` to the end of its line), and the
+   value given to a name like a secret's (``is_secret_name``: ``password=...``,
+   ``wandb_key=...``, ``HF_TOKEN=...``, ``'secret': '...'``, a signed URL's ``?sig=``,
+   ``X-Amz-Signature=``, ``Signature=``). Each rule starts only where a match can begin, so a
+   hostile megabyte of text costs one pass, never a scan from every position
+   (tests/reliability/test_secrets_kept.py, test_secret_rules.py). Arguments of a command and
+   parameters are read by name as well (``hidden_options``, ``hide_secret_keys``):
+   ``--password X``, ``--api-key=X``, ``--wandb-key X``, ``-p X``, ``-k X``, ``{"token": X}``.
 3. The home and working folders, found as they are written (spaces and all), become ``<home>``
    and ``<cwd>``, however short (``/root`` too); only the file system's root is left alone. At the
    start of a longer path, the folder becomes its label and the rest is reduced as rule 4 does:

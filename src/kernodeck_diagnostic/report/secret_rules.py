@@ -26,9 +26,9 @@ What is not taken, and why:
 Each prefix row is ``(rule, prefixes, rest)``: the secret is one of ``prefixes`` (as the service
 issues it, case and all) followed by the regular expression ``rest``, not preceded by a letter
 or a digit (``left``: a JSON Web Token, not by ``_`` or ``-`` either) and not followed by one.
-The rows are compiled once, at import, into one expression grouped by first character, so a
-position of the text costs one test per distinct first character, not one per rule; each rule
-starts only where a match can begin. ``CONTEXT_RULES`` are the shapes without a fixed prefix,
+The rows are compiled once, at import, into one expression grouped by first character: a
+position inside a word costs one test, a word's start one per distinct first character (not one
+per rule); each rule starts only where a match can begin. ``CONTEXT_RULES`` are the shapes without a fixed prefix,
 each tried only when the text holds one of its ``needles``.
 """
 
@@ -44,6 +44,9 @@ class PrefixRule(NamedTuple):
     prefixes: tuple[str, ...]
     rest: str  # a regular expression, after the prefix
     left: str = "A-Za-z0-9"  # what may not come right before the prefix (a character class)
+
+
+_LEFT = "A-Za-z0-9"  # every rule's left boundary, at least
 
 
 class ContextRule(NamedTuple):
@@ -195,17 +198,20 @@ CONTEXT_RULES: tuple[ContextRule, ...] = (
 
 
 def prefix_pattern(rules: Sequence[PrefixRule]) -> re.Pattern[str]:
-    """One expression for every prefix rule, its alternatives grouped by their first character:
-    the engine skips a position whose character starts no prefix, and tries at each other one
-    only the rules that start with it. The left boundary is checked right after the first
-    character (``(?<!X.)``), where it keeps that skip."""
+    """One expression for every prefix rule: not after a letter or a digit (checked first, so a
+    position inside a word costs one test), then the alternatives grouped by first character,
+    so a word's start costs one test per distinct first character, not one per rule. A rule
+    whose ``left`` boundary is wider checks the rest of it right after its first character."""
     groups: dict[str, list[str]] = {}
     for rule in rules:
+        extra = rule.left.replace(_LEFT, "", 1)
         for prefix in rule.prefixes:
             groups.setdefault(prefix[0], []).append(
-                f"(?<![{rule.left}].)" + re.escape(prefix[1:]) + "(?:" + rule.rest + ")")
-    return re.compile("(?:" + "|".join(re.escape(first) + "(?:" + "|".join(alternatives) + ")"
-                             for first, alternatives in groups.items()) + ")(?![A-Za-z0-9])")
+                (f"(?<![{extra}].)" if extra else "") + re.escape(prefix[1:])
+                + "(?:" + rule.rest + ")")
+    return re.compile(f"(?<![{_LEFT}])(?:" + "|".join(
+        re.escape(first) + "(?:" + "|".join(alternatives) + ")"
+        for first, alternatives in groups.items()) + ")(?![A-Za-z0-9])")
 
 
 PREFIX_SHAPES = prefix_pattern(PREFIX_RULES)
