@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -99,7 +98,8 @@ def _fields(text: str) -> list[str]:
 def test_json_outputs_give_every_character_back(shown: dict[str, str], command: str) -> None:
     """The escapes are JSON's own: the document read back holds the characters planted."""
     text = json.dumps(json.loads(shown[f"{command} json"]), ensure_ascii=False)
-    assert "\u202e" in text and "\u202e" not in shown[f"{command} json"]
+    assert "\u202e" in text
+    assert "\u202e" not in shown[f"{command} json"]
 
 
 @pytest.mark.parametrize("kind", sorted(CHARACTERS))

@@ -28,8 +28,8 @@ issues it, case and all) followed by the regular expression ``rest``, not preced
 or a digit (``left``: a JSON Web Token, not by ``_`` or ``-`` either) and not followed by one.
 The rows are compiled once, at import, into one expression grouped by first character: a
 position inside a word costs one test, a word's start one per distinct first character (not one
-per rule); each rule starts only where a match can begin. ``CONTEXT_RULES`` are the shapes without a fixed prefix,
-each tried only when the text holds one of its ``needles``.
+per rule); each rule starts only where a match can begin. ``CONTEXT_RULES`` are the shapes
+without a fixed prefix, each tried only when the text holds one of its ``needles``.
 """
 
 from __future__ import annotations
