@@ -65,12 +65,6 @@ def one_line(message: str) -> str:
                    for char in message)
 
 
-def lines(text: str) -> str:
-    """Text of several lines (a table) with each line through ``one_line``: only its own line
-    breaks kept."""
-    return "\n".join(one_line(part) for part in text.split("\n"))
-
-
 # The characters JSON text may hold raw that ``safe`` might refuse: all but the printable ASCII
 # and the line breaks of its indentation (JSON escapes C0 controls inside strings itself).
 _JSON_CANDIDATE = re.compile("[^\n\x20-\x7e]")

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from conftest import SRC, clean_env, run_tool
-from kernodeck_diagnostic.terminal import json_text, lines, one_line, safe
+from kernodeck_diagnostic.terminal import json_text, one_line, safe
 
 # One row per kind of character a terminal obeys or a reader is fooled by.
 CHARACTERS = {
@@ -109,4 +109,3 @@ def test_the_one_rule_spells_each_character_in_text_and_json(kind: str) -> None:
     dumped = json_text(json.dumps({"k": f"a{char}b"}, ensure_ascii=False, indent=2))
     assert json.loads(dumped) == {"k": f"a{char}b"}  # the same JSON
     assert all(safe(one) or one == "\n" for one in dumped)
-    assert all(safe(one) or one == "\n" for one in lines(f"t{char}\nu{char}"))
