@@ -197,6 +197,29 @@ class BoundedResult(NamedTuple):
     timed_out: bool
 
 
+def find_program(name: str) -> str | None:
+    """``name`` as the shell finds it on ``PATH``, from its absolute folders only.
+
+    An empty entry (``PATH=:/usr/bin``, a trailing or doubled ``:``) or a relative one (``.``,
+    ``bin``) is the working folder or a folder under it: whoever can write there (a shared
+    ``/tmp``, a project folder of a team) would choose what the check runs, on every check. Such
+    entries are skipped, and so is Windows' own search of the working folder first: only a
+    program in one of the absolute folders is ever run.
+    """
+    import shutil
+
+    folders = [entry for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)
+               if entry and os.path.isabs(entry)]
+    if not folders:
+        return None
+    found = shutil.which(name, path=os.pathsep.join(folders))
+    if found is None or not os.path.isabs(found):
+        return None
+    where = os.path.normcase(os.path.dirname(found))
+    return found if any(where == os.path.normcase(folder.rstrip("/\\") or folder)
+                        for folder in folders) else None
+
+
 def run_bounded(argv: Sequence[str], timeout: float) -> BoundedResult:
     """Run a short tool with a hard time limit; its output is cut at MAX_TOOL_OUTPUT bytes."""
     try:
