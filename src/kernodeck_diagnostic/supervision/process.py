@@ -203,21 +203,23 @@ def find_program(name: str) -> str | None:
     An empty entry (``PATH=:/usr/bin``, a trailing or doubled ``:``) or a relative one (``.``,
     ``bin``) is the working folder or a folder under it: whoever can write there (a shared
     ``/tmp``, a project folder of a team) would choose what the check runs, on every check. Such
-    entries are skipped, and so is Windows' own search of the working folder first: only a
-    program in one of the absolute folders is ever run.
+    entries are skipped, and the working folder is never searched first as Windows' own lookup
+    (and ``shutil.which`` there) does: only a program in one of the absolute folders is run.
     """
-    import shutil
-
     folders = [entry for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)
                if entry and os.path.isabs(entry)]
-    if not folders:
-        return None
-    found = shutil.which(name, path=os.pathsep.join(folders))
-    if found is None or not os.path.isabs(found):
-        return None
-    where = os.path.normcase(os.path.dirname(found))
-    return found if any(where == os.path.normcase(folder.rstrip("/\\") or folder)
-                        for folder in folders) else None
+    names = [name]
+    if sys.platform == "win32":
+        extensions = [ext for ext in os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(";")
+                      if ext]
+        given = any(name.lower().endswith(ext.lower()) for ext in extensions)
+        names = ([name] if given else []) + [name + ext for ext in extensions]
+    for folder in folders:
+        for candidate in names:
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
 
 
 def run_bounded(argv: Sequence[str], timeout: float) -> BoundedResult:
