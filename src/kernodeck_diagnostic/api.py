@@ -506,8 +506,12 @@ def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float)
     # A Python 3.9+ that ended before the worker's first event: the report says how.
 
 
-def run(options: Options, on_progress: Callable[[str, float], None] | None = None) -> Report:
-    """Run a validated check: host probe and worker side by side, then the report."""
+def run(options: Options, on_progress: Callable[[str, float], None] | None = None, *,
+        command_line: bool = False) -> Report:
+    """Run a validated check: host probe and worker side by side, then the report.
+
+    ``command_line``: the check of the command line, whose user's program is one started in the
+    working folder; else the calling program is the user's (``supervisor.user_path0``)."""
     if options.host_check:
         # First of all: the probe's few seconds overlap everything that follows. Only when asked:
         # a check without it never loads the module.
@@ -549,7 +553,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, on_started=beside_the_worker,
-                        path0=user_path0(), caller=options.caller,
+                        path0=user_path0(command_line=command_line), caller=options.caller,
                         extra=[*(launch.worker_arguments() if launch is not None else
                                  ["--all-devices"] if options.all_devices else []),
                                *library_arguments(options)])

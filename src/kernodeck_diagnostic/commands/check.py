@@ -250,7 +250,7 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
             return EXIT_OUTPUT
     live = _LiveLine(sys.stderr, args.timeout, t)
     try:
-        result = run(options, on_progress=live.update)
+        result = run(options, on_progress=live.update, command_line=True)
     except InterpreterRejected as exc:  # --python named no Python 3.9+: found by running it
         raise UsageError(f"--python: {t(exc.key, **exc.values)}", typed=False) from None
     finally:

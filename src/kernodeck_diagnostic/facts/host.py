@@ -8,14 +8,13 @@ the block: it becomes a status.
 from __future__ import annotations
 
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..supervision.process import run_bounded
+from ..supervision.process import find_program, run_bounded
 from ..terminal import one_line
 from ..untrusted_json import loads
 
@@ -77,7 +76,7 @@ def empty_block(tool: str, status: HostStatus = "not_found") -> dict[str, Any]:
             "mig_devices": None}
 
 
-def probe_host(which: Which = shutil.which, runner: Runner = default_runner) -> dict[str, Any]:
+def probe_host(which: Which = find_program, runner: Runner = default_runner) -> dict[str, Any]:
     """The report's host block, from the first GPU tool found on PATH."""
     for tool, probe in (("nvidia-smi", _nvidia), ("amd-smi", _amd_smi), ("rocm-smi", _rocm_smi)):
         executable = which(tool)

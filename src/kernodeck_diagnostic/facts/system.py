@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..supervision.process import find_program
 from .host import Runner, ToolOutput, default_runner
 
 TOOLKIT_TIMEOUT_S = 3.0
@@ -64,7 +64,7 @@ _GFX_TARGET = re.compile(r"^gfx_target_version\s+(\d+)\s*$", re.MULTILINE)
 
 
 def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str], str | None]
-                 = shutil.which, runner: Runner = default_runner,
+                 = find_program, runner: Runner = default_runner,
                  default_cuda_home: str = DEFAULT_CUDA_HOME) -> dict[str, Any]:
     """The report's ``system`` block, every fact guarded: one that cannot be read is None."""
     env = os.environ if environ is None else environ
@@ -296,7 +296,7 @@ def gfx_name(target: int) -> str:
     return f"gfx{major}{minor:x}{stepping:x}"
 
 
-def cuda_toolkit(environ: Mapping[str, str], which: Callable[[str], str | None] = shutil.which,
+def cuda_toolkit(environ: Mapping[str, str], which: Callable[[str], str | None] = find_program,
                  runner: Runner = default_runner,
                  default_cuda_home: str = DEFAULT_CUDA_HOME) -> dict[str, Any]:
     """The CUDA toolkit PyTorch's extension builder (torch.utils.cpp_extension) would compile

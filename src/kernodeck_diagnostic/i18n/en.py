@@ -303,11 +303,25 @@ MESSAGES = {
         "Remove the stray {module} (--show-paths prints where it is, on your terminal only), then "
         "reinstall PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
-        "Modules in the folder your program starts from hide ones it needs: {names}.",
+        "Modules in the folders your program imports from first (the working folder and the "
+        "calling script's own) hide ones it needs: {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Rename them (and delete the __pycache__ folder beside them): your program imports them "
+        "instead of the standard library's or torch's own.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.summary":
+        "Modules in the working folder, which a program started here imports from first, hide "
+        "ones it needs: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.next_action":
         "Rename them (and delete the __pycache__ folder beside them), or run your program from "
         "another folder: python app.py there imports them instead of the standard library's or "
         "torch's own.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.summary":
+        "Modules in the folder of the script that called the check, which Python searches first "
+        "for that script, hide ones it needs: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.next_action":
+        "Rename them (and delete the __pycache__ folder beside them), or move your script to a "
+        "folder of its own: Python imports them for it, wherever it is run from, instead of the "
+        "standard library's or torch's own.",
     "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
         "import torch failed in {module}, loaded from a folder on PYTHONPATH: Python searches it "
         "before this environment's own packages, so that copy replaced the one installed with "

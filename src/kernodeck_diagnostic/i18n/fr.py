@@ -320,12 +320,25 @@ MESSAGES = {
         "Supprimez {module} égaré (--show-paths affiche où il se trouve, sur votre terminal "
         "seulement), puis réinstallez PyTorch : {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
-        "Des modules du dossier d'où part votre programme masquent des modules dont il a "
-        "besoin : {names}.",
+        "Des modules des dossiers où votre programme cherche d'abord (le dossier de travail et "
+        "celui du script appelant) masquent des modules dont il a besoin : {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Renommez-les (et supprimez le dossier __pycache__ à côté) : votre programme les importe "
+        "au lieu de ceux de la bibliothèque standard ou de torch.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.summary":
+        "Des modules du dossier de travail, où un programme lancé ici cherche d'abord, masquent "
+        "des modules dont il a besoin : {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.next_action":
         "Renommez-les (et supprimez le dossier __pycache__ à côté), ou lancez votre programme "
         "depuis un autre dossier : python app.py y importe ceux-là au lieu de ceux de la "
         "bibliothèque standard ou de torch.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.summary":
+        "Des modules du dossier du script qui a appelé la vérification, où Python cherche "
+        "d'abord pour ce script, masquent des modules dont il a besoin : {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.next_action":
+        "Renommez-les (et supprimez le dossier __pycache__ à côté), ou placez votre script dans "
+        "un dossier à lui : Python les importe pour lui, d'où qu'il soit lancé, au lieu de ceux "
+        "de la bibliothèque standard ou de torch.",
     "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
         "import torch a échoué dans {module}, chargé depuis un dossier du PYTHONPATH : Python le "
         "parcourt avant les paquets de cet environnement, donc cette copie a remplacé celle "

@@ -314,12 +314,25 @@ MESSAGES = {
         "Remova {module} perdido (--show-paths mostra onde está, só no seu terminal), depois "
         "reinstale o PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
-        "Módulos na pasta de onde seu programa parte escondem módulos de que ele precisa: "
-        "{names}.",
+        "Módulos nas pastas onde seu programa procura primeiro (a pasta de trabalho e a do "
+        "script que chamou a verificação) escondem módulos de que ele precisa: {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Renomeie-os (e apague a pasta __pycache__ ao lado deles): seu programa importa esses no "
+        "lugar dos da biblioteca padrão ou dos do próprio torch.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.summary":
+        "Módulos na pasta de trabalho, onde um programa iniciado aqui procura primeiro, escondem "
+        "módulos de que ele precisa: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.next_action":
         "Renomeie-os (e apague a pasta __pycache__ ao lado deles), ou rode seu programa de outra "
         "pasta: python app.py ali importa esses no lugar dos da biblioteca padrão ou dos do "
         "próprio torch.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.summary":
+        "Módulos na pasta do script que chamou a verificação, onde o Python procura primeiro "
+        "para esse script, escondem módulos de que ele precisa: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.next_action":
+        "Renomeie-os (e apague a pasta __pycache__ ao lado deles), ou mova seu script para uma "
+        "pasta só dele: o Python os importa para ele, de onde quer que seja rodado, no lugar dos "
+        "da biblioteca padrão ou dos do próprio torch.",
     "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
         "import torch falhou em {module}, carregado de uma pasta do PYTHONPATH: o Python a "
         "procura antes dos pacotes deste ambiente, então essa cópia substituiu a instalada com o "

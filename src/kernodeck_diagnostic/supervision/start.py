@@ -416,8 +416,13 @@ def _as_a_fresh_interpreter(script: str, words: list[str]) -> None:
     from .. import PATH_AT_START
 
     path = list(PATH_AT_START)
-    if path and not getattr(sys.flags, "safe_path", False):  # -P, and -I from 3.11 on
+    safe = getattr(sys.flags, "safe_path", False)  # -P, and -I from 3.11 on
+    if path and not safe:
         path[0] = os.path.dirname(script)
+    elif path and _is_this_archive(path[0]):
+        # The single-file download is first even under -P (Python runs it from there): a script
+        # run under -P has nothing of its own on its path.
+        del path[0]
     sys.path[:] = path
     sys.argv[:] = [script, *words]
     main = type(sys)("__main__")
@@ -427,6 +432,16 @@ def _as_a_fresh_interpreter(script: str, words: list[str]) -> None:
     if getattr(sys.stdout, "line_buffering", False) and reconfigure and not os.isatty(1):
         with contextlib.suppress(Exception):
             reconfigure(line_buffering=False)
+
+
+def _is_this_archive(entry: str) -> bool:
+    """Whether ``entry`` is the archive the front's package was loaded from (the zipapp)."""
+    package_file = getattr(sys.modules.get(__name__.partition(".")[0]), "__file__", None)
+    archive = os.path.dirname(os.path.dirname(package_file or ""))
+    try:
+        return os.path.isfile(archive) and os.path.samefile(entry, archive)
+    except (OSError, ValueError):
+        return False
 
 
 def _inheritable_descriptors() -> list[int]:

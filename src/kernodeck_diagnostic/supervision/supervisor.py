@@ -91,22 +91,34 @@ class WorkerRun:
         return "error.worker_ended.exit", {"code": str(code)}
 
 
-def user_path0() -> str:
-    """The first import path of code started where the tool was: what shadows an install.
+def user_path0(*, command_line: bool = False) -> str:
+    """The first import path of the user's own code: what shadows an install.
 
-    ``python -m`` and ``python -c`` search the working folder first; a script or the zipapp,
-    the folder that holds it. The worker, run from a private folder, imports torch from there.
-    Under ``python -m kernodeck_diagnostic`` the package took the working folder off the front's
-    own import path (see ``PYTHON_M_PATH0``): it is still the user's.
+    From the command line (whichever entry point: the console script, ``python -m``, the
+    single-file download), the user's program is one started in the working folder, as
+    ``python -c`` or ``python app.py`` there: the working folder comes first. Never the folder
+    of the tool's own file: Python puts a script's folder first for that script only, and for
+    an archive (``python kd.pyz``) the archive itself, never its folder, so a module written
+    beside the download (``/tmp``, ``~/Downloads``) is none of the user's. A working folder that
+    no longer exists is ``''``, as ``python -c`` has it (the import system skips it).
+
+    From the API, the calling program is the user's: its own first entry, as Python put it (a
+    script's folder; an archive, itself), the working folder for ``''`` (``python -c``, a
+    REPL). Under -P (PYTHONSAFEPATH) or -I the caller has none: ``run_worker`` then sends
+    none for the same interpreter, and the worker's own flags decide for another one.
     """
-    from .. import PYTHON_M_PATH0
-
-    if PYTHON_M_PATH0 is not None:
-        return PYTHON_M_PATH0
+    if command_line:
+        try:
+            return os.getcwd()
+        except OSError:  # removed under the user's shell
+            return ""
     first = sys.path[0] if sys.path else ""
     if not first:
-        return os.getcwd()
-    return os.path.dirname(first) if os.path.isfile(first) else first
+        try:
+            return os.getcwd()
+        except OSError:
+            return ""
+    return first
 
 
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
