@@ -98,9 +98,8 @@ def test_an_unknown_word_lists_the_commands_and_the_check_still_runs(pyz: Path) 
     result = run_tool(sys.executable, pyz, ["frobnicate"])
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("kernodeck-diagnostic: error: unknown command 'frobnicate': the "
-                             "commands are compare, summarize, ramp, resume-check, health-check, or "
-                             "none for "
-                             "the check (see --help)\n")
+                             "commands are compare, summarize, ramp, resume-check, health-check, "
+                             "or none for the check (see --help)\n")
     check = run_tool(sys.executable, pyz, ["--device", "cpu"], env=fake_gpu_env("cuda_pass"))
     assert check.returncode == 0, check.stderr
 

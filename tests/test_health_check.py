@@ -128,7 +128,8 @@ def test_the_reason_line_is_short_printable_and_names_no_host() -> None:
     long = "CUDA error: " + "x" * 200 + "\x1b[31m\r\nforged line"
     line = reason_line("RUNTIME_ERROR", 3, long)
     assert line.startswith("kernodeck: RUNTIME_ERROR gpu 3: CUDA error: x")
-    assert len(line) == REASON_MAX and line.endswith("...")
+    assert len(line) == REASON_MAX
+    assert line.endswith("...")
     assert all(" " <= char <= "~" for char in line)
     assert reason_line("GPU_UNAVAILABLE", None, "\x07") == "kernodeck: GPU_UNAVAILABLE"
     health = judge_health(_failed("GPU_UNAVAILABLE", message="no GPU <host> found"))
@@ -200,9 +201,12 @@ def test_an_ecc_error_on_one_gpu_is_the_nodes_fault(profile: str, status: int) -
                          env=fake_gpu_env("node_with_ecc_error_gpu"))
     said = json.loads(done.stdout)
     assert done.returncode == status, done.stderr
-    assert said["fault"] == "node" and said["device"] == 2 and said["exit_code"] == status
+    assert said["fault"] == "node"
+    assert said["device"] == 2
+    assert said["exit_code"] == status
     assert said["reason"].startswith("kernodeck: RUNTIME_ERROR gpu 2: CUDA error: uncorrectable")
-    assert len(said["reason"]) <= REASON_MAX and said["slurm"] is None
+    assert len(said["reason"]) <= REASON_MAX
+    assert said["slurm"] is None
 
 
 @pytest.mark.parametrize(("profile", "status"), [("native", 41), ("npd", 2), ("prolog", 0)])
@@ -267,7 +271,8 @@ def assert_exposition_format(text: str) -> dict[str, str]:
             assert found.group(1) not in helped
             helped.add(found.group(1))
         elif (found := TYPE.fullmatch(line)) is not None:
-            assert found.group(1) not in typed and found.group(1) in helped
+            assert found.group(1) not in typed
+            assert found.group(1) in helped
             typed[found.group(1)], current = found.group(2), found.group(1)
         else:
             sample = SAMPLE.fullmatch(line)
@@ -282,7 +287,8 @@ def _promtool(text: str) -> None:
         return  # scripts/test installs it as root; the grammar above holds everywhere
     checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                              text=True, timeout=30, check=False)
-    assert checked.returncode == 0 and checked.stdout + checked.stderr == "", checked.stderr
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout + checked.stderr == ""  # not even a lint warning
 
 
 @pytest.mark.parametrize("report", [
@@ -314,7 +320,8 @@ def test_the_labels_are_closed_sets_and_name_no_host() -> None:
 
 def test_a_hostile_version_is_no_label_value() -> None:
     text = check_metrics(_report(pytorch={**PASSING["pytorch"], "version": 'x"} 1\nevil 2'}))
-    assert 'torch_version="unknown"' in text and "evil" not in text
+    assert 'torch_version="unknown"' in text
+    assert "evil" not in text
 
 
 def test_the_metrics_file_is_replaced_whole_and_never_through_a_link(tmp_path: Path) -> None:
@@ -324,7 +331,8 @@ def test_the_metrics_file_is_replaced_whole_and_never_through_a_link(tmp_path: P
     metrics.symlink_to(target)
     write(str(metrics), "# first\n")
     assert target.read_text(encoding="utf-8") == "keep\n"
-    assert not metrics.is_symlink() and metrics.read_text(encoding="utf-8") == "# first\n"
+    assert not metrics.is_symlink()
+    assert metrics.read_text(encoding="utf-8") == "# first\n"
     write(str(metrics), "# second\n")
     assert metrics.read_text(encoding="utf-8") == "# second\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["elsewhere.txt", "kernodeck.prom"]
@@ -337,7 +345,8 @@ def test_the_check_writes_metrics_too(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     text = metrics.read_text(encoding="utf-8")
     assert assert_exposition_format(text)
-    assert "kernodeck_check_passed 1" in text and "kernodeck_health_fault" not in text
+    assert "kernodeck_check_passed 1" in text
+    assert "kernodeck_health_fault" not in text
     _promtool(text)
 
 
@@ -413,7 +422,8 @@ def test_slurm_never_undoes_an_operators_drain(slurm_node: str) -> None:
         done = _health_check("--slurm", env=env)
         assert "drained for another reason" in done.stdout, done.stdout + done.stderr
         state, reason = _node_state()
-        assert "DRAIN" in state and reason == "disk replaced, ticket 4411"
+        assert "DRAIN" in state
+        assert reason == "disk replaced, ticket 4411"
 
 
 @pytest.mark.slow
