@@ -299,7 +299,11 @@ def _as_rank(launch: Launch | None, args: argparse.Namespace,
     held: a launcher stops every rank with it as soon as one ends with a failure (torchrun
     does), and rank 0 must still print the job's report. The check stays bounded by its limit."""
     if launch is not None:
-        guard.hold_sigterm()
+        from ..supervision.supervisor import launcher_stopping
+
+        # The worker hears it too, and cuts what is left of its collective stage: rank 0's
+        # report is written before the launcher's kill (supervision/supervisor.py).
+        guard.hold_sigterm(on_held=launcher_stopping)
         args.output = launch.output_path(args.output) if args.output is not None else None
     return launch
 
