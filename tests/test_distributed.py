@@ -189,6 +189,25 @@ def test_ranks_without_torch_or_with_a_broken_torch_are_named_by_rank_0(
 
 
 @pytest.mark.slow
+def test_ranks_on_different_torch_builds_pass_with_a_warning_naming_them(
+        cpu_torch_python: Path, cuda_torch_python: Path, tmp_path: Path) -> None:
+    """Ranks 0 and 1 on the CPU build of torch 2.13.0, rank 2 on the CUDA build of 2.14.1 (on
+    the CPU here): the job passed without a word (issue 45). It still passes (nothing failed),
+    with a warning naming each build and its ranks, in every rank's report."""
+    pythons = [cpu_torch_python, cpu_torch_python, cuda_torch_python]
+    found, ended = job(tmp_path, 3, {rank: {"python": python}
+                                     for rank, python in enumerate(pythons)})
+    builds = {rank: found[rank]["pytorch"]["version"] for rank in range(3)}
+    assert builds[0] == builds[1] != builds[2], builds
+    for rank in range(3):
+        assert (found[rank]["code"], ended[rank][0]) == ("CPU_CHECK_PASSED", 0)
+        said = [warning["message"] for warning in found[rank]["warnings"]
+                if warning["stage"] == "collective"]
+        assert said == [f"the ranks run different torch builds: {builds[0]} (rank(s) 0, 1); "
+                        f"{builds[2]} (rank(s) 2)"], found[rank]["warnings"]
+
+
+@pytest.mark.slow
 def test_a_rank_that_never_starts_is_missing_and_the_others_end_in_bounds(
         cpu_torch_python: Path, tmp_path: Path) -> None:
     found, ended = job(tmp_path, 3, {rank: {"python": cpu_torch_python} for rank in (0, 1)})
@@ -470,6 +489,23 @@ def test_each_cause_of_a_failed_job_alone_gives_its_error(outcome: dict, ranks: 
     verdict = apply(dict(PASSED), LAUNCH, _state({**_PASSED_OUTCOME, **outcome}, accounts))
     assert (verdict["error"] or {}).get("message_key") == key
     assert verdict["code"] == ("CPU_CHECK_PASSED" if key is None else "COLLECTIVE_FAILED")
+
+
+def test_the_stores_address_and_port_never_reach_a_message() -> None:
+    """A c10d line quoted in a message (a rank's stderr) names the store's place: hidden, as
+    a variable's value too short for the redaction's own rule would not be (issue 45)."""
+    from kernodeck_diagnostic.api import _store_place
+    from kernodeck_diagnostic.report.redact import Redactor
+
+    launch = detect({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1",
+                     "MASTER_ADDR": "gpu-node-7", "MASTER_PORT": "29517"})
+    line = ("[W1206 socket.cpp:767] [c10d] The client socket has failed to connect to "
+            "[gpu-node-7]:29517 (errno: 111 - Connection refused); port 29517 refused")
+    hidden = Redactor.for_this_machine(environ={}, secrets=_store_place(launch)).text(line)
+    assert "29517" not in hidden, hidden
+    assert "gpu-node-7" not in hidden, hidden
+    assert "Connection refused" in hidden
+    assert _store_place(None) == []
 
 
 def test_a_wrong_sum_is_never_shown_as_a_passed_collective() -> None:

@@ -1023,6 +1023,9 @@ MESSAGES = {
     "cli.distributed.ignored":
         "warning: --distributed under Slurm: {names} set without the rest of torchrun's variables "
         "(a batch script's export?): ignored, Slurm's own variables place this rank",
+    "cli.distributed.no_file":
+        "rank {rank} writes no file: --output without {placeholder} names rank 0's report alone "
+        "(the job's); put {placeholder} in the name for one file per rank",
     "cli.distributed.rank_verdict":
         "rank {rank} of {world_size}: {code} (exit {exit}); the job's report is rank 0's",
     "cli.output.dash":

@@ -1087,6 +1087,10 @@ MESSAGES = {
     "cli.distributed.ignored":
         "avertissement : --distributed sous Slurm : {names} définie(s) sans les autres variables "
         "de torchrun (un export du script du job ?) : ignorée(s), celles de Slurm placent ce rang",
+    "cli.distributed.no_file":
+        "le rang {rank} n'écrit aucun fichier : --output sans {placeholder} nomme le seul "
+        "rapport du rang 0 (celui du job) ; mettez {placeholder} dans le nom pour un fichier par "
+        "rang",
     "cli.distributed.rank_verdict":
         "rang {rank} sur {world_size} : {code} (sortie {exit}) ; le rapport du job est "
         "celui du rang 0",

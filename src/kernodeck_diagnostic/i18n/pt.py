@@ -1065,6 +1065,9 @@ MESSAGES = {
     "cli.distributed.ignored":
         "aviso: --distributed sob Slurm: {names} definida(s) sem as demais variáveis do "
         "torchrun (um export do script do job?): ignorada(s), as do próprio Slurm situam este rank",
+    "cli.distributed.no_file":
+        "o rank {rank} não grava arquivo: --output sem {placeholder} nomeia só o relatório do "
+        "rank 0 (o do job); ponha {placeholder} no nome para um arquivo por rank",
     "cli.distributed.rank_verdict":
         "rank {rank} de {world_size}: {code} (saída {exit}); o relatório do job é o do rank 0",
     "cli.output.dash":

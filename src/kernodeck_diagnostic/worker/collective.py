@@ -149,6 +149,7 @@ def _run(worker: Any, store: Any, own: dict[str, Any], outcome: dict[str, Any],
     for entry in ranks if isinstance(ranks, list) else []:
         if isinstance(entry, dict):
             worker.events.emit("rank", **{name: entry.get(name) for name in RANK_FIELDS})
+    say_builds(worker, ranks)
     outcome["gathered"] = True
     if rank == 0 and plan.get("serves_store"):
         # The store lives in this process: it stays until every rank that joined has read the
@@ -216,7 +217,34 @@ def own_summary(worker: Any) -> dict[str, Any]:
             "product": result.get("product"), "loss": result.get("loss"),
             "gradient": result.get("gradient"), "collective": None, "observed": None,
             # A visibility variable set: cuda:0 may then be a different card on each rank.
-            "visibility_set": any(name in os.environ for name in runtime.VISIBILITY_VARIABLES)}
+            "visibility_set": any(name in os.environ for name in runtime.VISIBILITY_VARIABLES),
+            # The rank's torch build: compared across the job (``say_builds``), never an event.
+            "torch": _short(getattr(worker.torch, "__version__", None))}
+
+
+MAX_BUILDS = 5  # builds a warning names, each with at most MAX_BUILD_RANKS of its ranks
+MAX_BUILD_RANKS = 20
+NOTE_CATEGORY = "kernodeck-diagnostic"  # the tool's own warnings (supervision/events.py)
+
+
+def say_builds(worker: Any, ranks: Any) -> None:
+    """A warning, when the ranks gathered run different torch builds, naming each build and its
+    ranks: not a failure (each rank's own check stands), but a job that mixes builds."""
+    builds: dict[str, list[int]] = {}
+    for entry in ranks if isinstance(ranks, list) else []:
+        if (isinstance(entry, dict) and isinstance(entry.get("torch"), str)
+                and isinstance(entry.get("rank"), int)):
+            builds.setdefault(entry["torch"], []).append(entry["rank"])
+    if len(builds) < 2:
+        return
+    said = []
+    for build, numbers in sorted(builds.items(), key=lambda item: min(item[1]))[:MAX_BUILDS]:
+        shown = ", ".join(str(number) for number in numbers[:MAX_BUILD_RANKS])
+        more = f", \u2026 ({len(numbers)})" if len(numbers) > MAX_BUILD_RANKS else ""
+        said.append(f"{build} (rank(s) {shown}{more})")
+    more = f"; \u2026 ({len(builds)} builds)" if len(builds) > MAX_BUILDS else ""
+    worker.events.emit("warning", stage="collective", category=NOTE_CATEGORY,
+                       message="the ranks run different torch builds: " + "; ".join(said) + more)
 
 
 def _short(value: Any) -> str | None:
