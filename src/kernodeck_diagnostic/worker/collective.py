@@ -144,8 +144,10 @@ def _run(worker: Any, store: Any, own: dict[str, Any], outcome: dict[str, Any],
         outcome["status"] = "skipped"  # a rank's own check failed: no group to form
     own.update(collective=outcome["status"], observed=outcome["observed"])
     store.set(f"result/{rank}", json.dumps(own))
-    ranks = _gather(store, plan, joined, arrived + min(max(arrived - started, SETTLE_MIN_S),
-                                                       SETTLE_MAX_S), lambda: until(GATHER_SHARE))
+    # A copy started late can only turn a pass into a failure: waited for when the job passed.
+    settled = (arrived + min(max(arrived - started, SETTLE_MIN_S), SETTLE_MAX_S)
+               if outcome["status"] == "passed" else arrived)
+    ranks = _gather(store, plan, joined, settled, lambda: until(GATHER_SHARE))
     for entry in ranks if isinstance(ranks, list) else []:
         if isinstance(entry, dict):
             worker.events.emit("rank", **{name: entry.get(name) for name in RANK_FIELDS})
@@ -317,7 +319,7 @@ def _port_holder(worker: Any, outcome: dict[str, Any], until: float) -> None:
 
 
 # How long rank 0 tries the taken port as a store's client: a store answers at once.
-PROBE_S = 3.0
+PROBE_S = 5.0
 
 
 # Ranks started by hand (torchrun's variables, no torchrun): a process started as a rank already
