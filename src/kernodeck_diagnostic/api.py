@@ -547,7 +547,7 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         from .facts.node import collect as node_facts
         from .report.redact import Redactor
 
-        redactors.append(Redactor.for_this_machine())
+        redactors.append(Redactor.for_this_machine(secrets=_store_place(launch)))
         nodes.append(node_facts())
 
     worker = run_worker(options.python, device=options.device,
@@ -589,7 +589,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         from .report.distributed import Job
 
         job["job"] = Job(launch, network)
-    redactor = redactors[0] if redactors else Redactor.for_this_machine()
+    redactor = (redactors[0] if redactors
+                else Redactor.for_this_machine(secrets=_store_place(launch)))
     built = build(options, worker, host.result() if host else None, redactor, front, **job)
     return Report(built.report, worker.state.local_paths, built.findings)
 
@@ -611,6 +612,14 @@ def _system_facts(started: list[Callable[[], dict[str, Any] | None]]) -> dict[st
 
         started.append(start_probe())
     return started[0]()
+
+
+def _store_place(launch: Launch | None) -> list[str]:
+    """--distributed: the store's address and port, hidden wherever a message quotes them (a
+    c10d line names ``[host]:port``); a port is too short for the rule on variables' values."""
+    if launch is None:
+        return []
+    return [launch.master_addr, f":{launch.master_port}", f"port {launch.master_port}"]
 
 
 def _load_what_reads_the_result() -> None:

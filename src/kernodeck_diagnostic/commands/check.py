@@ -240,7 +240,7 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     options = _options(args, t)
     from ..report.writer import OutputError, preflight, write_new
 
-    launch = _as_rank(options.launch, args, guard)
+    launch = _as_rank(options.launch, args, guard, t)
     if args.output is not None:
         try:
             preflight(args.output)
@@ -317,12 +317,21 @@ def _metrics_saved(path: str, report: dict[str, Any], t: Translate) -> bool:
 
 
 def _as_rank(launch: Launch | None, args: argparse.Namespace,
-             guard: InterruptOnSignals) -> Launch | None:
-    """--distributed: this rank's file for --output (see ``Launch.output_path``), and SIGTERM
-    held: a launcher stops every rank with it as soon as one ends with a failure (torchrun
-    does), and rank 0 must still print the job's report. The check stays bounded by its limit."""
+             guard: InterruptOnSignals, t: Translate) -> Launch | None:
+    """--distributed: this rank's file for --output (see ``Launch.output_path``; a rank that
+    writes none says so), and SIGTERM held: a launcher stops every rank with it as soon as one
+    ends with a failure (torchrun does), and rank 0 must still print the job's report. The check
+    stays bounded by its limit."""
     if launch is not None:
-        guard.hold_sigterm()
+        if args.output is not None and launch.output_path(args.output) is None:
+            # report-$SLURM_PROCID.json, expanded by the shell: every name is rank 0's.
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.distributed.no_file", rank=launch.rank,
+                                                   placeholder="{rank}"))
+        from ..supervision.supervisor import launcher_stopping
+
+        # The worker hears it too, and cuts what is left of its collective stage: rank 0's
+        # report is written before the launcher's kill (supervision/supervisor.py).
+        guard.hold_sigterm(on_held=launcher_stopping)
         args.output = launch.output_path(args.output) if args.output is not None else None
     return launch
 

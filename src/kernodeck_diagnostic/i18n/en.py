@@ -790,6 +790,21 @@ MESSAGES = {
         "a program that is not the job's store holds the store's port: the store never answered",
     "error.collective.store_in_use":
         "rank 0 could not serve the store: its port is in use by another program",
+    "error.collective.store_foreign":
+        "rank 0 could not serve the store: another job's store holds its port (two jobs on one "
+        "MASTER_PORT)",
+    "error.collective.duplicated_ranks":
+        "rank(s) {ranks} joined twice: two processes were started as the same rank (RANK or "
+        "SLURM_PROCID alike on two processes, or two jobs on one store)",
+    "error.collective.launcher_tasks":
+        "the launcher started {tasks} task(s) but the ranks formed a world of {world_size}: "
+        "torchrun's variables exported into an srun step place every task alone",
+    "next.collective.duplicated_ranks":
+        "Give every process its own rank (RANK from 0 to WORLD_SIZE - 1, once each), and one "
+        "MASTER_PORT per job.",
+    "next.collective.launcher_tasks":
+        "Do not export RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT into an srun "
+        "step: let each task take its rank from Slurm (SLURM_PROCID), or run torchrun under srun.",
     "error.collective.world_sizes":
         "the ranks disagree on the world size ({sizes}): set WORLD_SIZE (or srun -n) alike for "
         "every rank",
@@ -860,6 +875,8 @@ MESSAGES = {
     "ui.label.distributed": "distributed",
     "ui.distributed.job": "{launcher}, rank {rank} of {world_size}",
     "ui.distributed.collective": "collective {status}: sum {observed} (expected {expected})",
+    "ui.distributed.collective_wrong_sum":
+        "collective summed wrong: {observed} (expected {expected})",
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} at {stage}, node {node}, local rank {local_rank}",
     "ui.distributed.missing": "missing ranks: {ranks}",
@@ -1020,6 +1037,9 @@ MESSAGES = {
     "cli.distributed.ignored":
         "warning: --distributed under Slurm: {names} set without the rest of torchrun's variables "
         "(a batch script's export?): ignored, Slurm's own variables place this rank",
+    "cli.distributed.no_file":
+        "rank {rank} writes no file: --output without {placeholder} names rank 0's report alone "
+        "(the job's); put {placeholder} in the name for one file per rank",
     "cli.distributed.rank_verdict":
         "rank {rank} of {world_size}: {code} (exit {exit}); the job's report is rank 0's",
     "cli.output.dash":

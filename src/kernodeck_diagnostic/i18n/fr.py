@@ -837,6 +837,23 @@ MESSAGES = {
         "un programme qui n'est pas le store du job occupe son port : le store n'a jamais répondu",
     "error.collective.store_in_use":
         "le rang 0 n'a pas pu servir le store : son port est utilisé par un autre programme",
+    "error.collective.store_foreign":
+        "le rang 0 n'a pas pu servir le store : le store d'un autre job occupe son port (deux jobs "
+        "sur un même MASTER_PORT)",
+    "error.collective.duplicated_ranks":
+        "rang(s) {ranks} rejoint(s) deux fois : deux processus ont été lancés comme le même rang "
+        "(RANK ou SLURM_PROCID identique sur deux processus, ou deux jobs sur un même store)",
+    "error.collective.launcher_tasks":
+        "le lanceur a démarré {tasks} tâche(s) mais les rangs ont formé un monde de "
+        "{world_size} : les variables de torchrun exportées dans une étape srun isolent chaque "
+        "tâche",
+    "next.collective.duplicated_ranks":
+        "Donnez à chaque processus son propre rang (RANK de 0 à WORLD_SIZE - 1, une fois "
+        "chacun), et un MASTER_PORT par job.",
+    "next.collective.launcher_tasks":
+        "N'exportez pas RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR et MASTER_PORT dans une étape "
+        "srun : laissez chaque tâche prendre son rang de Slurm (SLURM_PROCID), ou lancez torchrun "
+        "sous srun.",
     "error.collective.world_sizes":
         "les rangs ne s'accordent pas sur la taille du monde ({sizes}) : donnez la même valeur à "
         "WORLD_SIZE (ou srun -n) pour chaque rang",
@@ -911,6 +928,8 @@ MESSAGES = {
     "ui.label.distributed": "distribué",
     "ui.distributed.job": "{launcher}, rang {rank} sur {world_size}",
     "ui.distributed.collective": "collective {status} : somme {observed} (attendue {expected})",
+    "ui.distributed.collective_wrong_sum":
+        "collective à la somme fausse : {observed} (attendue {expected})",
     "ui.distributed.rank": "rang {rank}",
     "ui.distributed.rank_entry": "{code} à {stage}, nœud {node}, rang local {local_rank}",
     "ui.distributed.missing": "rangs absents : {ranks}",
@@ -1081,6 +1100,10 @@ MESSAGES = {
     "cli.distributed.ignored":
         "avertissement : --distributed sous Slurm : {names} définie(s) sans les autres variables "
         "de torchrun (un export du script du job ?) : ignorée(s), celles de Slurm placent ce rang",
+    "cli.distributed.no_file":
+        "le rang {rank} n'écrit aucun fichier : --output sans {placeholder} nomme le seul "
+        "rapport du rang 0 (celui du job) ; mettez {placeholder} dans le nom pour un fichier par "
+        "rang",
     "cli.distributed.rank_verdict":
         "rang {rank} sur {world_size} : {code} (sortie {exit}) ; le rapport du job est "
         "celui du rang 0",

@@ -824,6 +824,21 @@ MESSAGES = {
         "um programa que não é o store do job ocupa a porta do store: o store nunca respondeu",
     "error.collective.store_in_use":
         "o rank 0 não pôde servir o store: a porta está em uso por outro programa",
+    "error.collective.store_foreign":
+        "o rank 0 não pôde servir o store: o store de outro job ocupa a porta (dois jobs na "
+        "mesma MASTER_PORT)",
+    "error.collective.duplicated_ranks":
+        "rank(s) {ranks} entraram duas vezes: dois processos foram iniciados como o mesmo rank "
+        "(RANK ou SLURM_PROCID igual em dois processos, ou dois jobs no mesmo store)",
+    "error.collective.launcher_tasks":
+        "o lançador iniciou {tasks} tarefa(s) mas os ranks formaram um mundo de {world_size}: "
+        "as variáveis do torchrun exportadas numa etapa do srun deixam cada tarefa sozinha",
+    "next.collective.duplicated_ranks":
+        "Dê a cada processo o seu próprio rank (RANK de 0 a WORLD_SIZE - 1, uma vez cada), e uma "
+        "MASTER_PORT por job.",
+    "next.collective.launcher_tasks":
+        "Não exporte RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR e MASTER_PORT numa etapa do srun: "
+        "deixe cada tarefa tomar o rank do Slurm (SLURM_PROCID), ou rode o torchrun sob o srun.",
     "error.collective.world_sizes":
         "os ranks discordam do tamanho do mundo ({sizes}): defina WORLD_SIZE (ou srun -n) igual "
         "para todos os ranks",
@@ -896,6 +911,8 @@ MESSAGES = {
     "ui.label.distributed": "distribuído",
     "ui.distributed.job": "{launcher}, rank {rank} de {world_size}",
     "ui.distributed.collective": "coletiva {status}: soma {observed} (esperada {expected})",
+    "ui.distributed.collective_wrong_sum":
+        "coletiva com soma errada: {observed} (esperada {expected})",
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} em {stage}, nó {node}, rank local {local_rank}",
     "ui.distributed.missing": "ranks ausentes: {ranks}",
@@ -1061,6 +1078,9 @@ MESSAGES = {
     "cli.distributed.ignored":
         "aviso: --distributed sob Slurm: {names} definida(s) sem as demais variáveis do "
         "torchrun (um export do script do job?): ignorada(s), as do próprio Slurm situam este rank",
+    "cli.distributed.no_file":
+        "o rank {rank} não grava arquivo: --output sem {placeholder} nomeia só o relatório do "
+        "rank 0 (o do job); ponha {placeholder} no nome para um arquivo por rank",
     "cli.distributed.rank_verdict":
         "rank {rank} de {world_size}: {code} (saída {exit}); o relatório do job é o do rank 0",
     "cli.output.dash":
