@@ -224,8 +224,7 @@ class Worker:
                 failure = err
             except Exception as exc:  # a stage that fails in an unforeseen way is still reported
                 # (a warning that the user's filters turn into an error among them)
-                failure = StageError(
-                    "import_failed" if name == "import" else "runtime_error", exc)
+                failure = StageError("import_failed" if name == "import" else "runtime_error", exc)
         for category, message in caught:
             self.events.emit("warning", stage=name, category=category, message=message)
         duration = round((time.monotonic() - start) * 1000, 1)
@@ -505,9 +504,8 @@ def watch_front(events_path: str) -> None:
         if child > 0:
             return
     import threading
-
-    # No process nor thread to spare (ulimit -u, pids.max): unwatched; the front still ends this
-    with contextlib.suppress(RuntimeError):  # group at its limit (docs/reliability.md)
+    # No process nor thread to spare (ulimit -u, pids.max): unwatched (docs/reliability.md).
+    with contextlib.suppress(RuntimeError):
         threading.Thread(target=_watch_in_thread, args=(folder, worker), daemon=True,
                          name="front-watch").start()
 
