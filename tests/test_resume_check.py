@@ -159,7 +159,8 @@ def test_an_application_that_never_flushes_has_its_lost_ids_named(pyz: Path,
     count = 200  # more work (some 5 s) than the 3 s before the stop
     expected = tmp_path / "ids.txt"
     expected.write_text("".join(f"doc-{i}\n" for i in range(count)))
-    result, ledger = _check(pyz, tmp_path, NEVER_FLUSHES, "--stop-after", "3", "--grace", "1",
+    result, ledger = _check(pyz, tmp_path, NEVER_FLUSHES, "--stop-after", "3",
+                            "--stop-signal", "SIGINT", "--grace", "1",
                             "--expect-ids", str(expected), "--format", "json", count=count)
     assert result.returncode == 26, result.stdout + result.stderr  # RESUME_RECORDS_LOST
     verdict = json.loads(result.stdout)
@@ -301,7 +302,7 @@ def test_a_first_run_that_finished_its_work_while_stopped_is_inconclusive(
     """Before: "RESUME OK", intact, exit 0, records_at_stop 5 (when the stop was decided), though
     the program ignored the stop, wrote all 40 records, and the second run had nothing to do."""
     result, ledger = _plain(pyz, tmp_path, FINISHES_WHILE_STOPPED, "--stop-after-records", "5",
-                            "--grace", "1", "--format", "json")
+                            "--stop-signal", "SIGINT", "--grace", "1", "--format", "json")
     assert len(_complete_ids(ledger)) == 40
     assert result.returncode == 29, result.stdout + result.stderr  # RESUME_INCONCLUSIVE
     verdict = json.loads(result.stdout)
@@ -313,7 +314,7 @@ def test_a_first_run_that_finished_its_work_while_stopped_is_inconclusive(
     assert set(verdict["inconclusive"]) == {"first_run_finished", "second_run_idle"}
     (tmp_path / "text").mkdir()
     text, _ = _plain(pyz, tmp_path / "text", FINISHES_WHILE_STOPPED, "--stop-after-records", "5",
-                     "--grace", "1")
+                     "--stop-signal", "SIGINT", "--grace", "1")
     assert text.returncode == 29
     lines = text.stdout.splitlines()
     assert lines[0] == "RESUME INCONCLUSIVE (exit 29, RESUME_INCONCLUSIVE)"
@@ -362,14 +363,16 @@ def test_a_record_check_that_cannot_be_imported_is_a_usage_error_before_anything
 
 
 @pytest.mark.parametrize(("stop_signal", "seen"), [("SIGINT", "SIGINT"), ("SIGTERM", "SIGTERM"),
-                                                    ("SIGKILL", None)])
-def test_the_stop_signal_is_the_one_asked_for(pyz: Path, tmp_path: Path, stop_signal: str,
+                                                    ("SIGKILL", None), (None, None)])
+def test_the_stop_signal_is_the_one_asked_for(pyz: Path, tmp_path: Path, stop_signal: str | None,
                                               seen: str | None) -> None:
-    result, _ = _plain(pyz, tmp_path, RESUMES, "--stop-after-records", "5", "--stop-signal",
-                       stop_signal, "--format", "json", count=80)
+    """None: the default, a hard stop (SIGKILL at once), as a preemption or the OOM killer."""
+    asked = ["--stop-signal", stop_signal] if stop_signal else []
+    result, _ = _plain(pyz, tmp_path, RESUMES, "--stop-after-records", "5", *asked,
+                       "--format", "json", count=80)
     assert result.returncode == 0, result.stdout + result.stderr
     verdict = json.loads(result.stdout)
-    assert verdict["stop_signal"] == stop_signal
+    assert verdict["stop_signal"] == (stop_signal or "SIGKILL")
     assert verdict["intact"] is True
     assert 5 <= verdict["records_at_stop"] < 80
     for name in ("SIGINT", "SIGTERM"):

@@ -310,8 +310,9 @@ def parse_ledger(data: bytes) -> LedgerContents:
     return scan_ledger(io.BytesIO(data))
 
 
-def scan_ledger(file: IO[bytes]) -> LedgerContents:
-    """``read_ledger`` of an open ledger, read line by line (``json_lines``)."""
+def scan_ledger(file: IO[bytes], *, header: bool = True) -> LedgerContents:
+    """``read_ledger`` of an open ledger, read line by line (``json_lines``) from where the file
+    is; ``header`` False: from the middle of a ledger (a header there is misplaced)."""
     contents = LedgerContents()
     for number, (raw, length, ended) in enumerate(json_lines(file, MAX_LINE_BYTES), start=1):
         contents.size += length + ended
@@ -320,7 +321,7 @@ def scan_ledger(file: IO[bytes]) -> LedgerContents:
             contents.half_records.append(number)
             break
         kind, document = _line(raw)
-        if kind == "header" and number == 1:
+        if kind == "header" and number == 1 and header:
             contents.has_header = True
             ids = document.get("expected_ids")
             contents.expected_ids = [str(i) for i in ids] if isinstance(ids, list) else None
@@ -338,13 +339,19 @@ def scan_ledger(file: IO[bytes]) -> LedgerContents:
 
 def records(data: bytes) -> Iterator[tuple[int, str, Any]]:
     """(line number, id, record) of each complete record of a ledger's bytes, in order."""
-    for number, (raw, _, ended) in enumerate(json_lines(io.BytesIO(data), MAX_LINE_BYTES),
-                                             start=1):
+    for number, key, record, _ in scan_records(io.BytesIO(data)):
+        yield number, key, record
+
+
+def scan_records(file: IO[bytes]) -> Iterator[tuple[int, str, Any, bytes]]:
+    """(line number, id, record, the line's bytes) of each complete record of an open ledger,
+    in order, read line by line."""
+    for number, (raw, _, ended) in enumerate(json_lines(file, MAX_LINE_BYTES), start=1):
         if not ended:  # the last line without its newline is a half record
             break
         kind, document = _line(raw)
-        if kind == "record":
-            yield number, str(document["id"]), document.get("record")
+        if kind == "record" and raw is not None:
+            yield number, str(document["id"]), document.get("record"), raw
 
 
 # A cut record starts as one ({"id": ...) and is followed, on the same line, by what was written
