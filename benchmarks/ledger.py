@@ -28,7 +28,7 @@ from typing import Any
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from kernodeck_diagnostic import OutputLedger  # noqa: E402
+from kernodeck_diagnostic import OutputLedger
 
 TARGET = 1.20
 

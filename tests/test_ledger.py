@@ -356,7 +356,7 @@ def test_a_header_write_cut_by_a_full_disk_is_taken_back(
 def test_a_file_that_is_no_ledger_is_refused_with_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     path.write_bytes(b"id,score\n1,0.5\n")
-    with pytest.raises(ValueError, match="is not an output ledger .*; use a new file"):
+    with pytest.raises(ValueError, match=r"is not an output ledger .*; use a new file"):
         OutputLedger(path)
     assert path.read_bytes() == b"id,score\n1,0.5\n"
 

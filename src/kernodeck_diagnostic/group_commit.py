@@ -15,8 +15,8 @@ durable before they return.
 effects elsewhere (a message sent, a row in another system) that must never be done twice.
 
 ``check`` (the ledger's: its name still is the file open) runs before each sync, never on the
-path of each ``append`` in the default mode (in ``"record"`` mode, before each write): once it raises, every later ``append``, ``sync`` and ``close`` raises
-the same. In the default mode a file swapped under the writer is so refused within one window
+path of each ``append`` in the default mode (in ``"record"`` mode, before each write): once it
+raises, every later ``append`` and ``sync`` raises the same. In the default mode a file swapped under the writer is so refused within one window
 (``interval_s``), or at the next ``sync``; the records of that window are in the file the
 writer holds (moved, not lost: their ids are simply done again from the file at the name).
 
