@@ -16,15 +16,10 @@ effects elsewhere (a message sent, a row in another system) that must never be d
 
 ``check`` (the ledger's: its name still is the file open) runs before each sync, never on the
 path of each ``append`` in the default mode (in ``"record"`` mode, before each write): once it
-raises, every later ``append`` and ``sync`` raises the same. In the default mode a file swapped under the writer is so refused within one window
-(``interval_s``), or at the next ``sync``; the records of that window are in the file the
-writer holds (moved, not lost: their ids are simply done again from the file at the name).
-
-A write that fails part-way (a full disk) is taken back (the file cut to where the line began):
-no torn line is left in the middle of the file. A failed ``fsync`` (the helper's included) breaks
-the writer for good: Linux reports a write-back error once per open file, so a later ``fsync``
-that succeeds would say nothing of the records lost; every later ``append``, ``sync`` and
-``close`` raises it instead (``NotDurable``).
+raises, every later ``append`` and ``sync`` raises the same. In the default mode a file swapped
+under the writer is so refused within one window (``interval_s``), or at the next ``sync``; the
+records of that window are in the file the writer holds (moved, not lost: their ids are simply
+done again from the file at the name).
 
 Standard library only: this runs inside the user's program.
 """
