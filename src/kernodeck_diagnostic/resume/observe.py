@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -211,8 +211,3 @@ class RecordCounter:
         self._rest = lines.pop()[-(MAX_LINE_BYTES + 1):]
         self._records += sum(1 for raw in lines if b'"id"' in raw and len(raw) <= MAX_LINE_BYTES)
         return self._records
-
-
-def read_ids(lines: Iterable[str]) -> list[str]:
-    """Expected ids, one per line (blank lines skipped)."""
-    return [entry.strip() for entry in lines if entry.strip()]
