@@ -57,6 +57,8 @@ ROWS: list[tuple[str, dict[str, Any], str, tuple[str, ...]]] = [
     ("lost", {"lost": ["doc-7"]}, "RESUME_RECORDS_LOST", ()),
     ("never stopped", {"stopped": False, "first_exit": 0, "first_signal": None},
      "RESUME_INCONCLUSIVE", ("never_stopped",)),
+    ("stopped before any record", {"records_at_stop": 0}, "RESUME_INCONCLUSIVE",
+     ("stopped_before_any_record",)),
     ("first run had finished", {"remaining_at_stop": 0}, "RESUME_INCONCLUSIVE",
      ("first_run_finished",)),
     ("no expected ids at the stop", {"remaining_at_stop": None}, "RESUME_INCONCLUSIVE",

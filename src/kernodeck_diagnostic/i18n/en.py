@@ -1411,6 +1411,9 @@ MESSAGES = {
         "checked",
     "resume.inconclusive.never_stopped":
         "the first run ended by itself before the stop: nothing was resumed (stop it earlier)",
+    "resume.inconclusive.stopped_before_any_record":
+        "the first run was stopped before it wrote any record: nothing was there to skip, so no "
+        "resume was exercised (stop it later)",
     "resume.inconclusive.first_run_finished":
         "the first run had finished its work when it ended: {records} record(s), no expected id "
         "left; nothing was resumed (stop it earlier, or give it more work)",

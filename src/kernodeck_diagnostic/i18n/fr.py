@@ -1535,6 +1535,9 @@ MESSAGES = {
     "resume.inconclusive.never_stopped":
         "la première exécution s'est terminée seule avant l'arrêt : rien n'a été repris "
         "(arrêtez-la plus tôt)",
+    "resume.inconclusive.stopped_before_any_record":
+        "la première exécution a été arrêtée avant d'écrire le moindre enregistrement : il n'y "
+        "avait rien à sauter, donc aucune reprise n'a été éprouvée (arrêtez-la plus tard)",
     "resume.inconclusive.first_run_finished":
         "la première exécution avait fini son travail quand elle s'est terminée : {records} "
         "enregistrement(s), plus aucun id attendu ; rien n'a été repris (arrêtez-la plus tôt, ou "

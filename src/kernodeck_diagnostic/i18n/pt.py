@@ -1490,6 +1490,9 @@ MESSAGES = {
     "resume.inconclusive.never_stopped":
         "a primeira execução terminou sozinha antes da parada: nada foi retomado (pare-a mais "
         "cedo)",
+    "resume.inconclusive.stopped_before_any_record":
+        "a primeira execução foi parada antes de gravar qualquer registro: não havia nada a "
+        "pular, então nenhuma retomada foi exercitada (pare-a mais tarde)",
     "resume.inconclusive.first_run_finished":
         "a primeira execução já tinha terminado seu trabalho quando acabou: {records} "
         "registro(s), nenhum id esperado restante; nada foi retomado (pare-a mais cedo, ou "

@@ -18,6 +18,7 @@ REFUSED_DUPLICATE = "the ledger already holds the id"
 _REASONS = {
     "no_expected_ids": "resume.inconclusive.no_expected_ids",
     "never_stopped": "resume.inconclusive.never_stopped",
+    "stopped_before_any_record": "resume.inconclusive.stopped_before_any_record",
     "first_run_finished": "resume.inconclusive.first_run_finished",
     "second_run_idle": "resume.inconclusive.second_run_idle",
     "record_check_unfinished": "resume.inconclusive.record_check_unfinished",

@@ -15,8 +15,8 @@ The order, worst first (the codes table's ``RESUME_*``, ``report/codes.py``):
    limit), or the second (a non-zero status, its time limit).
 4. ``RESUME_RECORDS_LOST``: an expected id has no record.
 5. ``RESUME_INCONCLUSIVE``: nothing wrong was found, and no resume was proven (``reasons``).
-6. ``RESUME_INTACT``: stopped by the tool with expected ids left, the second run wrote exactly
-   those, every expected id once, every line a valid record.
+6. ``RESUME_INTACT``: stopped by the tool with records written and expected ids left, the
+   second run wrote exactly those left, every expected id once, every line a valid record.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ INTACT, LOST, DUPLICATED, BAD_RECORD, INCONCLUSIVE, RUN_FAILED = (
 RESUME_CHECK_VERSION = 1  # the layout of --format json, its first key
 
 # Why nothing was proven (``Judgement.reasons``), in the order they are said.
-REASONS = ("no_expected_ids", "never_stopped", "first_run_finished", "second_run_idle",
-           "record_check_unfinished")
+REASONS = ("no_expected_ids", "never_stopped", "stopped_before_any_record", "first_run_finished",
+           "second_run_idle", "record_check_unfinished")
 
 
 @dataclass
@@ -123,6 +123,8 @@ def _reasons(seen: Observation) -> tuple[str, ...]:
             found.add("no_expected_ids")  # none known when the first run was stopped
         elif seen.remaining_at_stop <= 0:
             found.add("first_run_finished")
+        if seen.stopped and not seen.records_at_stop:
+            found.add("stopped_before_any_record")  # nothing was there to skip
         if not seen.second_run_records and not seen.second_failed:
             found.add("second_run_idle")
     if seen.record_check_error is not None:
