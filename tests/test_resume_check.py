@@ -12,6 +12,13 @@ verdict of its own exit status: a first run that finished its work while being s
 (inconclusive), records of the wrong dimension or failing the user's own check (a bad record), a
 second run that fails, each stop signal, a ledger verified without running anything, garbage and a
 misplaced header named as what they are, and a ledger whose folder does not exist.
+
+Last, the false passes of issue 42, each a real program run twice (slow): a program that starts
+over (truncating its output, or renaming a temporary file over it), records buffered while
+"done" is durable (lost to the default hard stop), an output file written after ``append``
+(found by ``--record-check`` and examples/resume_record_check.py), a second run that hangs, a
+duplicate the ledger refuses, a first run that crashed by itself. Every branch of the verdict is
+also pinned without running anything, in tests/test_resume_verdict.py.
 """
 
 from __future__ import annotations
