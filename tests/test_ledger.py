@@ -414,3 +414,23 @@ def test_a_folder_made_under_umask_000_is_private(tmp_path: Path) -> None:
     for folder in (tmp_path / "out", tmp_path / "out" / "deep"):
         assert folder.stat().st_mode & 0o777 == 0o700
     assert read_ledger(str(tmp_path / "out" / "deep" / "results.jsonl")).counts == {"a": 1}
+
+
+def test_a_refused_ledger_dropped_without_close_leaves_no_thread(tmp_path: Path) -> None:
+    """A refusal kept as an exception held, through its traceback, the program's frames and so
+    the ledger: dropped, it lived on with its helper thread until the cyclic collector ran
+    (another test's fork-only path then saw a second thread)."""
+    path = tmp_path / "results.jsonl"
+    threads = threading.active_count()
+
+    def refused_then_dropped() -> None:
+        ledger = OutputLedger(path)
+        ledger.append("a", 1)
+        path.rename(tmp_path / "moved.jsonl")
+        with pytest.raises(FileNotFoundError):
+            ledger.sync()
+        with pytest.raises(FileNotFoundError, match="moved or replaced"):
+            ledger.append("b", 2)
+
+    refused_then_dropped()
+    assert threading.active_count() == threads

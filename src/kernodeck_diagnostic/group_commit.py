@@ -27,6 +27,7 @@ Standard library only: this runs inside the user's program.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import weakref
@@ -69,7 +70,9 @@ class GroupCommit:
         self._stop = threading.Event()  # set by close: the helper's window ends at once
         self._closing = False
         self._broken: OSError | None = None  # the failed sync: every later call raises it
-        self._refused: OSError | None = None  # what ``check`` raised: every later call too
+        # ``check`` raised: every later call raises again (a fresh exception each time: one kept
+        # here would hold, through its traceback, the frames of the program that appended).
+        self._refused = False
         self._helper: threading.Thread | None = None
         _LIVE.add(self)
         if mode == "group":
@@ -125,7 +128,7 @@ class GroupCommit:
             try:
                 os.fsync(self._fd)
             except OSError as exc:
-                self._broken = exc
+                self._broken = exc.with_traceback(None)  # kept without the callers' frames
                 self._raise_if_broken()
             self._durable = target
 
@@ -134,13 +137,16 @@ class GroupCommit:
         if self._check is not None and self._fd is not None:
             try:
                 self._check()
-            except OSError as exc:
-                self._refused = exc
+            except OSError:
+                self._refused = True
                 raise
 
     def _raise_if_broken(self) -> None:
-        if self._refused is not None:
-            raise self._refused
+        if self._refused:
+            if self._check is not None:
+                self._check()  # says again why, afresh
+            raise FileNotFoundError(errno.ENOENT, "the file was refused by its check since it "
+                                    "was opened; open it again")
         if self._broken is not None:
             raise NotDurable(self._broken.errno, "a sync of the file failed; the records "
                              f"written since the last one may be lost ({self._broken})")
@@ -150,7 +156,7 @@ class GroupCommit:
         if self._fd is None:
             return
         try:
-            if self._refused is None:  # the records are durable wherever the file now is
+            if not self._refused:  # the records are durable wherever the file now is
                 self.sync(checked=False)
         finally:
             self._closing = True
