@@ -1383,12 +1383,14 @@ MESSAGES = {
     "code.RESUME_RECORDS_LOST.summary": "Expected ids have no record after the resume.",
     "code.RESUME_RECORDS_LOST.next_action":
         "Make each record durable before counting it done (OutputLedger).",
-    "code.RESUME_RECORDS_DUPLICATED.summary": "Ids were written more than once.",
+    "code.RESUME_RECORDS_DUPLICATED.summary":
+        "Ids were written more than once, or redone: written again by the second run though the "
+        "ledger held them at the stop.",
     "code.RESUME_RECORDS_DUPLICATED.next_action":
         "Skip the ids already in the ledger when the program starts (done_ids).",
     "code.RESUME_BAD_RECORD.summary":
         "A line is no whole record, or a record breaks its rules (dimension, finite values, "
-        "--record-check).",
+        "--record-check), or its id was never expected.",
     "code.RESUME_BAD_RECORD.next_action": "See the lines and ids named.",
     "code.RESUME_INCONCLUSIVE.summary":
         "Nothing was proven: not stopped with work left, a second run with nothing to do, or no "
@@ -1481,8 +1483,9 @@ MESSAGES = {
     "resume.help.verify_ledger":
         "verify this ledger as it is (a job stopped for real), running nothing",
     "resume.help.stop_signal":
-        "how the first run is stopped: SIGINT as Ctrl-C, then SIGTERM, then SIGKILL, --grace apart "
-        "(the default); SIGTERM, then SIGKILL; or SIGKILL at once (a preemption, the OOM killer)",
+        "how the first run is stopped: SIGKILL at once, as a preemption or the OOM killer (the "
+        "default: a hard stop proves that what the program counted done was on disk); SIGINT as "
+        "Ctrl-C, then SIGTERM, then SIGKILL, --grace apart; or SIGTERM, then SIGKILL",
     "resume.help.record_check":
         "a function imported from the current folder (as python -m), called as FUNCTION(record_id, "
         "record) on every record: a record fails when it raises or returns False",
@@ -1503,11 +1506,14 @@ MESSAGES = {
         "checked",
     "resume.inconclusive.never_stopped":
         "the first run ended by itself before the stop: nothing was resumed (stop it earlier)",
+    "resume.inconclusive.stopped_before_any_record":
+        "the first run was stopped before it wrote any record: nothing was there to skip, so no "
+        "resume was exercised (stop it later)",
     "resume.inconclusive.first_run_finished":
         "the first run had finished its work when it ended: {records} record(s), no expected id "
         "left; nothing was resumed (stop it earlier, or give it more work)",
     "resume.inconclusive.second_run_idle":
-        "the second run wrote no record: it had nothing to do, so no resume was exercised",
+        "the second run ended well and wrote no record: no resume was exercised",
     "resume.inconclusive.record_check_unfinished":
         "the record check did not finish ({error}): the records it did not see are unchecked",
     "resume.misplaced_header":
@@ -1517,4 +1523,29 @@ MESSAGES = {
     "resume.not_record.not_json": "text that is not JSON",
     "resume.not_record.no_id": "JSON without an id",
     "resume.bad_records": "bad records ({count}): {ids}",
+    "resume.intact_after_stop":
+        "RESUME OK after a stop by {signal}: nothing lost, nothing redone, nothing counted twice",
+    "resume.stopped_by":
+        "the first run was stopped by {signal} with {records} record(s) in the ledger "
+        "({remaining} expected id(s) left)",
+    "resume.first_time_limit":
+        "the first run was ended by its time limit ({timeout} s, --timeout) before the stop",
+    "resume.second_time_limit":
+        "the second run was ended by its time limit ({timeout} s, --timeout): it hung (a stale "
+        "lock, a wait that never ends) or needs more time",
+    "resume.refused_duplicate":
+        "the ledger refused an id it already held: the program does not skip the ids in "
+        "done_ids() when it starts",
+    "resume.rewrote":
+        "the second run did not keep the ledger as the stop left it (truncated or replaced): it "
+        "started over instead of resuming",
+    "resume.redone":
+        "redone ({count}): held by the ledger at the stop, written again by the second run: {ids}",
+    "resume.gentle_stop":
+        "{signal} is a gentle stop: the program could flush what it still held; prove the resume "
+        "against a hard stop too (--stop-signal SIGKILL, the default)",
+    "resume.no_record_check":
+        "only the ledger's lines were verified: when each id has an output of its own (a file "
+        "written after append), verify it with --record-check MODULE:FUNCTION "
+        "(examples/resume_record_check.py)",
 }

@@ -1494,12 +1494,14 @@ MESSAGES = {
         "Des ids attendus n'ont pas d'enregistrement après la reprise.",
     "code.RESUME_RECORDS_LOST.next_action":
         "Rendez chaque enregistrement durable avant de le compter comme fait (OutputLedger).",
-    "code.RESUME_RECORDS_DUPLICATED.summary": "Des ids ont été écrits plus d'une fois.",
+    "code.RESUME_RECORDS_DUPLICATED.summary":
+        "Des ids ont été écrits plus d'une fois, ou refaits : réécrits par la seconde exécution "
+        "alors que le registre les contenait à l'arrêt.",
     "code.RESUME_RECORDS_DUPLICATED.next_action":
         "Sautez les ids déjà dans le registre au démarrage du programme (done_ids).",
     "code.RESUME_BAD_RECORD.summary":
         "Une ligne n'est pas un enregistrement entier, ou un enregistrement enfreint ses règles "
-        "(dimension, valeurs finies, --record-check).",
+        "(dimension, valeurs finies, --record-check), ou son id n'était pas attendu.",
     "code.RESUME_BAD_RECORD.next_action": "Voyez les lignes et les ids nommés.",
     "code.RESUME_INCONCLUSIVE.summary":
         "Rien n'a été prouvé : pas arrêté avec du travail restant, une seconde exécution sans rien "
@@ -1607,9 +1609,10 @@ MESSAGES = {
     "resume.help.verify_ledger":
         "vérifie ce registre tel quel (un job vraiment arrêté), sans rien exécuter",
     "resume.help.stop_signal":
-        "comment la première exécution est arrêtée : SIGINT comme Ctrl-C, puis SIGTERM, puis "
-        "SIGKILL, à --grace d'intervalle (par défaut) ; SIGTERM, puis SIGKILL ; ou SIGKILL tout de "
-        "suite (une préemption, l'OOM killer)",
+        "comment la première exécution est arrêtée : SIGKILL tout de suite, comme une préemption "
+        "ou l'OOM killer (par défaut : un arrêt brutal prouve que ce que le programme comptait "
+        "fait était sur le disque) ; SIGINT comme Ctrl-C, puis SIGTERM, puis SIGKILL, à --grace "
+        "d'intervalle ; ou SIGTERM, puis SIGKILL",
     "resume.help.record_check":
         "une fonction importée depuis le dossier courant (comme python -m), appelée comme "
         "FUNCTION(record_id, record) sur chaque enregistrement : un enregistrement échoue quand "
@@ -1636,13 +1639,16 @@ MESSAGES = {
     "resume.inconclusive.never_stopped":
         "la première exécution s'est terminée seule avant l'arrêt : rien n'a été repris "
         "(arrêtez-la plus tôt)",
+    "resume.inconclusive.stopped_before_any_record":
+        "la première exécution a été arrêtée avant d'écrire le moindre enregistrement : il n'y "
+        "avait rien à sauter, donc aucune reprise n'a été éprouvée (arrêtez-la plus tard)",
     "resume.inconclusive.first_run_finished":
         "la première exécution avait fini son travail quand elle s'est terminée : {records} "
         "enregistrement(s), plus aucun id attendu ; rien n'a été repris (arrêtez-la plus tôt, ou "
         "donnez-lui plus de travail)",
     "resume.inconclusive.second_run_idle":
-        "la seconde exécution n'a écrit aucun enregistrement : elle n'avait rien à faire, donc "
-        "aucune reprise n'a été éprouvée",
+        "la seconde exécution s'est bien terminée sans écrire aucun enregistrement : aucune "
+        "reprise n'a été éprouvée",
     "resume.inconclusive.record_check_unfinished":
         "la vérification des enregistrements n'a pas abouti ({error}) : ceux qu'elle n'a pas vus "
         "ne sont pas vérifiés",
@@ -1654,4 +1660,31 @@ MESSAGES = {
     "resume.not_record.not_json": "du texte qui n'est pas du JSON",
     "resume.not_record.no_id": "du JSON sans id",
     "resume.bad_records": "enregistrements mauvais ({count}) : {ids}",
+    "resume.intact_after_stop":
+        "REPRISE OK après un arrêt par {signal} : rien de perdu, rien de refait, rien de compté "
+        "deux fois",
+    "resume.stopped_by":
+        "la première exécution a été arrêtée par {signal} avec {records} enregistrement(s) dans "
+        "le registre ({remaining} id(s) attendu(s) restant(s))",
+    "resume.first_time_limit":
+        "la première exécution a été arrêtée par sa limite de temps ({timeout} s, --timeout) "
+        "avant l'arrêt",
+    "resume.second_time_limit":
+        "la seconde exécution a été arrêtée par sa limite de temps ({timeout} s, --timeout) : "
+        "elle était bloquée (un verrou périmé, une attente sans fin) ou il lui faut plus de temps",
+    "resume.refused_duplicate":
+        "le registre a refusé un id qu'il contenait déjà : le programme ne saute pas les ids de "
+        "done_ids() au démarrage",
+    "resume.rewrote":
+        "la seconde exécution n'a pas gardé le registre tel que l'arrêt l'a laissé (tronqué ou "
+        "remplacé) : elle a tout recommencé au lieu de reprendre",
+    "resume.redone":
+        "refaits ({count}) : dans le registre à l'arrêt, réécrits par la seconde exécution : {ids}",
+    "resume.gentle_stop":
+        "{signal} est un arrêt en douceur : le programme a pu écrire ce qu'il gardait encore ; "
+        "éprouvez aussi la reprise après un arrêt brutal (--stop-signal SIGKILL, par défaut)",
+    "resume.no_record_check":
+        "seules les lignes du registre ont été vérifiées : quand chaque id a sa propre sortie (un "
+        "fichier écrit après append), vérifiez-la avec --record-check MODULE:FONCTION "
+        "(examples/resume_record_check.py)",
 }

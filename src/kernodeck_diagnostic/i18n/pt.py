@@ -1453,12 +1453,14 @@ MESSAGES = {
     "code.RESUME_RECORDS_LOST.summary": "Ids esperados não têm registro após a retomada.",
     "code.RESUME_RECORDS_LOST.next_action":
         "Torne cada registro durável antes de contá-lo como feito (OutputLedger).",
-    "code.RESUME_RECORDS_DUPLICATED.summary": "Ids foram gravados mais de uma vez.",
+    "code.RESUME_RECORDS_DUPLICATED.summary":
+        "Ids foram gravados mais de uma vez, ou refeitos: gravados de novo pela segunda execução "
+        "embora o registro os tivesse na parada.",
     "code.RESUME_RECORDS_DUPLICATED.next_action":
         "Pule os ids já presentes no registro quando o programa inicia (done_ids).",
     "code.RESUME_BAD_RECORD.summary":
         "Uma linha não é um registro inteiro, ou um registro viola suas regras (dimensão, valores "
-        "finitos, --record-check).",
+        "finitos, --record-check), ou seu id nunca era esperado.",
     "code.RESUME_BAD_RECORD.next_action": "Veja as linhas e os ids indicados.",
     "code.RESUME_INCONCLUSIVE.summary":
         "Nada foi provado: não parado com trabalho restante, uma segunda execução sem nada a "
@@ -1560,9 +1562,10 @@ MESSAGES = {
     "resume.help.verify_ledger":
         "verifica este registro tal como está (um job parado de verdade), sem executar nada",
     "resume.help.stop_signal":
-        "como a primeira execução é parada: SIGINT como Ctrl-C, depois SIGTERM, depois SIGKILL, "
-        "com --grace entre eles (o padrão); SIGTERM, depois SIGKILL; ou SIGKILL de imediato (uma "
-        "preempção, o OOM killer)",
+        "como a primeira execução é parada: SIGKILL de imediato, como uma preempção ou o OOM "
+        "killer (o padrão: uma parada brusca prova que o que o programa contava como feito estava "
+        "no disco); SIGINT como Ctrl-C, depois SIGTERM, depois SIGKILL, com --grace entre eles; "
+        "ou SIGTERM, depois SIGKILL",
     "resume.help.record_check":
         "uma função importada da pasta atual (como python -m), chamada como FUNCTION(record_id, "
         "record) em cada registro: um registro falha quando ela levanta uma exceção ou retorna "
@@ -1586,13 +1589,16 @@ MESSAGES = {
     "resume.inconclusive.never_stopped":
         "a primeira execução terminou sozinha antes da parada: nada foi retomado (pare-a mais "
         "cedo)",
+    "resume.inconclusive.stopped_before_any_record":
+        "a primeira execução foi parada antes de gravar qualquer registro: não havia nada a "
+        "pular, então nenhuma retomada foi exercitada (pare-a mais tarde)",
     "resume.inconclusive.first_run_finished":
         "a primeira execução já tinha terminado seu trabalho quando acabou: {records} "
         "registro(s), nenhum id esperado restante; nada foi retomado (pare-a mais cedo, ou "
         "dê-lhe mais trabalho)",
     "resume.inconclusive.second_run_idle":
-        "a segunda execução não gravou nenhum registro: não tinha nada a fazer, então nenhuma "
-        "retomada foi exercitada",
+        "a segunda execução terminou bem sem gravar nenhum registro: nenhuma retomada foi "
+        "exercitada",
     "resume.inconclusive.record_check_unfinished":
         "a verificação dos registros não terminou ({error}): os registros que ela não viu não "
         "foram verificados",
@@ -1604,4 +1610,31 @@ MESSAGES = {
     "resume.not_record.not_json": "texto que não é JSON",
     "resume.not_record.no_id": "JSON sem id",
     "resume.bad_records": "registros ruins ({count}): {ids}",
+    "resume.intact_after_stop":
+        "RETOMADA OK após uma parada por {signal}: nada perdido, nada refeito, nada contado duas "
+        "vezes",
+    "resume.stopped_by":
+        "a primeira execução foi parada por {signal} com {records} registro(s) no registro "
+        "({remaining} id(s) esperado(s) restante(s))",
+    "resume.first_time_limit":
+        "a primeira execução foi encerrada pelo seu limite de tempo ({timeout} s, --timeout) "
+        "antes da parada",
+    "resume.second_time_limit":
+        "a segunda execução foi encerrada pelo seu limite de tempo ({timeout} s, --timeout): "
+        "travou (um lock antigo, uma espera sem fim) ou precisa de mais tempo",
+    "resume.refused_duplicate":
+        "o registro recusou um id que já tinha: o programa não pula os ids de done_ids() ao "
+        "iniciar",
+    "resume.rewrote":
+        "a segunda execução não manteve o registro como a parada o deixou (truncado ou "
+        "substituído): recomeçou tudo em vez de retomar",
+    "resume.redone":
+        "refeitos ({count}): no registro na parada, gravados de novo pela segunda execução: {ids}",
+    "resume.gentle_stop":
+        "{signal} é uma parada suave: o programa pôde gravar o que ainda guardava; prove a "
+        "retomada também após uma parada brusca (--stop-signal SIGKILL, o padrão)",
+    "resume.no_record_check":
+        "só as linhas do registro foram verificadas: quando cada id tem sua própria saída (um "
+        "arquivo gravado após append), verifique-a com --record-check MODULE:FUNCTION "
+        "(examples/resume_record_check.py)",
 }
