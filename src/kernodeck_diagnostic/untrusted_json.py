@@ -53,7 +53,12 @@ def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
     (None: as deep as the decoder goes, never a RecursionError either way). A reader of
     documents of its own shape keeps the defaults; a reader of the user's own data (a ledger's
     records) gives wider bounds."""
-    data = text.encode("utf-8", "surrogatepass")
+    return _loads(text, text.encode("utf-8", "surrogatepass"), max_depth, max_int_digits)
+
+
+def _loads(text: str, data: bytes, max_depth: int | None, max_int_digits: int) -> Any:
+    """``loads`` of ``text``, its bounds read from ``data``: its UTF-8, or the bytes it was
+    decoded from (what decoding replaced is never one of the ASCII bytes the bounds read)."""
     # Each integer goes through the checking decoder (a Python call each) only when some run of
     # digits, in a number or a string, is long enough to be a number too long: reports read fast.
     if b"1" * (max_int_digits + 1) in data.translate(_DIGIT_RUNS):
@@ -64,8 +69,10 @@ def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
         value = decoder.decode(text)
     except RecursionError:  # deeper than the decoder itself can go
         raise ValueError("nested too deep") from None
-    # A list or an object at depth max_depth (the top level is 0) is one level too deep.
-    if max_depth is not None and _nested_deeper_than(data, max_depth):
+    # A list or an object at depth max_depth (the top level is 0) is one level too deep; text
+    # with no more brackets and braces than that cannot be (an event's line: a count, no walk).
+    if max_depth is not None and data.count(b"[") + data.count(b"{") > max_depth \
+            and _nested_deeper_than(data, max_depth):
         raise ValueError("nested too deep")
     return value
 
@@ -349,7 +356,7 @@ def _object(raw: bytes | None, max_depth: int | None) -> dict[str, Any] | None:
     if raw is None or not raw.strip():
         return None
     try:
-        value = loads(raw.decode("utf-8", "replace"), max_depth=max_depth)
+        value = _loads(raw.decode("utf-8", "replace"), raw, max_depth, MAX_INT_DIGITS)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

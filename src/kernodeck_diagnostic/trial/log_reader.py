@@ -16,8 +16,10 @@ time and memory whatever its size:
   ``EXACT_PASSES`` passes, then a histogram (percentiles within 1 percent); the contracts, one
   entry a check up to ``MAX_CONTRACTS``, then each name's result folded into its first entry;
   at most ``MAX_STAGE_NAMES`` stage names;
-- what was not read or kept is said (``log_read``: ``whole`` False, the lines skipped, the
-  bytes never read), never silently taken as an attempt that had nothing more to say.
+- what was not read is said (``log_read``: ``whole`` False, the lines skipped, the bytes never
+  read, the events of stage names past the bound), never silently taken as an attempt that had
+  nothing more to say (what is folded, a name's records past its first, a contract's checks
+  past the bound, loses no failure and no peak).
 
 ``from_events`` gives the document ``trial/compare.py`` compares (status ``unfinished``);
 ``LastStarted`` the stage the attempt was in, which ``ramp/outcome.py`` reads too.
@@ -37,8 +39,8 @@ from .session import timings_of
 from .stages import BEACON_FILE, BUCKETS_PER_E, first_and_later, read_beacon
 
 UNFINISHED = "unfinished"  # the status of an attempt read from its events alone
-MAX_LOG_BYTES = 64 * 2**20  # of a larger log, its first 48 MiB and its last 16 MiB are read
-TAIL_BYTES = 16 * 2**20
+MAX_LOG_BYTES = 32 * 2**20  # of a larger log, its first 24 MiB and its last 8 MiB are read
+TAIL_BYTES = 8 * 2**20
 MAX_EVENT_LINE_BYTES = 2**20  # an event is a few hundred bytes; a longer line is skipped
 MAX_STAGE_NAMES = 256  # distinct stage names whose records, summaries and timings are kept
 MAX_RECORDS_PER_STAGE = 32  # records of one stage name kept in full (a Trial writes fewer)
@@ -56,10 +58,11 @@ def events(path: str, tally: Tally | None = None) -> Iterator[dict[str, Any]]:
                         max_bytes=MAX_LOG_BYTES, tail_bytes=TAIL_BYTES, follow_links=False)
 
 
-def log_read(tally: Tally) -> dict[str, Any]:
-    """What of a log was read: ``whole`` only when every line of it was."""
-    return {"whole": tally.whole, "skipped_lines": tally.skipped,
-            "unread_bytes": tally.unread_bytes}
+def log_read(tally: Tally, names_dropped: int = 0) -> dict[str, Any]:
+    """What of a log was read: ``whole`` only when every line of it was read and every stage
+    name it holds kept (``names_dropped``: the events of names past ``MAX_STAGE_NAMES``)."""
+    return {"whole": tally.whole and not names_dropped, "skipped_lines": tally.skipped,
+            "unread_bytes": tally.unread_bytes, "names_dropped": names_dropped}
 
 
 class LastStarted:
@@ -171,7 +174,7 @@ class _Fold:
         self.work_done: Any = None
         self.first_error: dict[str, Any] | None = None
         self.oom: Any = None
-        self.dropped = 0  # what the bounds left out
+        self.names_dropped = 0  # events of stage names past MAX_STAGE_NAMES
 
     def add(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -202,7 +205,7 @@ class _Fold:
         """Whether ``name`` has, or may have, an entry in ``table`` (MAX_STAGE_NAMES)."""
         if name in table or len(table) < MAX_STAGE_NAMES:
             return True
-        self.dropped += 1
+        self.names_dropped += 1
         return False
 
     def _record(self, event: dict[str, Any], kind: str) -> None:
@@ -223,7 +226,6 @@ class _Fold:
         best = self.peak_records.get(name)
         if peak is not None and (best is None or peak > best[0]):
             self.peak_records[name] = (peak, self.order, record)
-        self.dropped += 1
 
     def _summary(self, item: dict[str, Any]) -> None:
         name = str(item.get("stage"))
@@ -264,7 +266,6 @@ class _Fold:
         kept = self.contracts[at]
         if kept.get("passed") is True and entry["passed"] is not True:
             kept["passed"], kept["detail"] = entry["passed"], entry["detail"]
-        self.dropped += 1
 
     def stages(self) -> list[dict[str, Any]]:
         """The records kept, in the order they ran: each name's first ones, then the record
@@ -291,7 +292,6 @@ def from_events(path: str) -> dict[str, Any] | None:
     name, pass_index, still_open = fold.last_started.result()
     stages = fold.stages()
     passes = fold.passes_completed
-    tally.skipped += fold.dropped
     return {
         "format": FORMAT, "version": VERSION, "attempt_id": started.get("attempt_id"),
         "status": UNFINISHED, "source": EVENTS_FILE, "work_done": fold.work_done,
@@ -304,7 +304,7 @@ def from_events(path: str) -> dict[str, Any] | None:
                    **fold.passes.summary()},
         "stage_summary": list(fold.summaries.values()),
         "timings": _timings(stages, fold.summaries, fold.stage_ms),
-        "log_read": log_read(tally)}
+        "log_read": log_read(tally, fold.names_dropped)}
 
 
 def _timings(stages: list[dict[str, Any]], summaries: dict[str, dict[str, Any]],
