@@ -417,7 +417,7 @@ MEASURE = textwrap.dedent("""
 """)
 
 
-def _write_long_log(path: Path, megabytes: int, stages: int = 40) -> int:
+def _write_long_log(path: Path, megabytes: float, stages: int = 40) -> int:
     """A Trial's log of ``megabytes`` MB: per pass its start, the calls of ``stages`` stages
     and its end with each stage's time; returns the passes."""
     memory = {"rss_bytes": 10**9, "rss_peak_bytes": 2 * 10**9, "device": None,
@@ -475,3 +475,38 @@ def test_a_log_of_more_passes_than_kept_exactly_is_read_in_bounded_memory(
     assert found["log_read"]["whole"] is True
     assert found["passes"]["completed"] == passes > EXACT_PASSES
     assert found["peak"] < 6 * 2**20, found
+
+
+@posix_only
+def test_a_link_at_an_attempt_folders_attempt_json_is_not_followed(tmp_path: Path) -> None:
+    """``attempt.json`` looked up in a folder given is read only as a file of its own; the same
+    file named by the user is read through a link, as any reader does."""
+    real = tmp_path / "elsewhere.json"
+    real.write_text(json.dumps({"format": "kernodeck-attempt", "version": 1,
+                                "status": "completed"}), encoding="utf-8")
+    attempt = tmp_path / "20261206T000000Z-aaaaaa"
+    attempt.mkdir()
+    (attempt / "attempt.json").symlink_to(real)
+    with pytest.raises(ValueError, match="not a regular file"):
+        open_attempt(attempt)
+    assert open_attempt(attempt / "attempt.json").status == "completed"
+    assert open_attempt(real).status == "completed"
+
+
+@pytest.mark.long
+def test_summarize_reads_an_event_log_larger_than_a_report_as_an_attempt(tmp_path: Path) -> None:
+    """An ``events.jsonl`` over a report's 8 MiB is an attempt's log, read within its own
+    bounds (it was one unreadable file, "too large")."""
+    from kernodeck_diagnostic.report.load import MAX_REPORT_BYTES
+    from kernodeck_diagnostic.report.summary import Summary, collect
+    from kernodeck_diagnostic.report.summary_render import keep
+    from kernodeck_diagnostic.trial.rows import read_too
+
+    attempt = tmp_path / "20261206T000000Z-aaaaaa"
+    attempt.mkdir()
+    passes = _write_long_log(attempt / "events.jsonl", 9, stages=1)
+    assert (attempt / "events.jsonl").stat().st_size > MAX_REPORT_BYTES
+    summary = Summary(keep("json"), rows_of).read(collect([str(tmp_path)], also=read_too))
+    assert summary.unreadable == []
+    assert [row["status"] for row in summary.attempts] == ["unfinished"]
+    assert passes > EXACT_PASSES

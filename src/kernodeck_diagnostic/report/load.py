@@ -62,14 +62,15 @@ def reason_text(reason: Reason | None, t: Translate, *, version: str | None = No
 
 def load(path: str, name: str | None = None,
          judged: Callable[[Any, str], Loaded] | None = None,
-         mode: int | None = None) -> Loaded:
+         mode: int | None = None, *, follow_links: bool = True) -> Loaded:
     """Read and judge one file. ``name`` is what is shown for it (default: its file name only);
     ``judged`` judges the parsed document (default ``judge``: a report; a trial attempt's
     ``trial.compare`` gives its own); ``mode``, the path's ``st_mode`` from the caller's own
-    ``os.stat``, spares ``read_bounded`` one."""
+    ``os.stat``, spares ``read_bounded`` one; ``follow_links`` False for a file looked up by its
+    name in a folder (a link there is not a regular file of its own)."""
     shown = file_name(path) if name is None else name
     try:
-        data = read_bounded(path, mode)
+        data = read_bounded(path, mode, follow_links=follow_links)
     except OSError as exc:
         return Loaded(shown, reason=reason_of(exc))
     if isinstance(data, str):
@@ -94,14 +95,17 @@ def judge(document: Any, name: str) -> Loaded:
 
 
 def read_bounded(path: str, mode: int | None = None,
-                 limit: int = MAX_REPORT_BYTES) -> bytes | Reason:
+                 limit: int = MAX_REPORT_BYTES, *, follow_links: bool = True) -> bytes | Reason:
     """The bytes of a regular file of at most ``limit`` bytes (``MAX_REPORT_BYTES``: a report),
     or the reason id why not; read by the one reader (``untrusted_json.read_regular``: opened
     without waiting, one read for a report). A FIFO, a socket or a device is refused before it
     is opened (by ``mode``, the path's ``st_mode`` when the caller has made an ``os.stat`` of
-    it, else by one made here) and again after, in case it was swapped in between."""
+    it, else by one made here) and again after, in case it was swapped in between; a link, when
+    ``follow_links`` is False."""
+    if mode is None:
+        mode = (os.stat(path) if follow_links else os.lstat(path)).st_mode
     try:
-        return read_regular(path, limit, mode=os.stat(path).st_mode if mode is None else mode)
+        return read_regular(path, limit, mode=mode, follow_links=follow_links)
     except NotARegularFile:
         return "not_a_file"
     except TooLarge:

@@ -188,7 +188,8 @@ def load(path: str) -> Loaded:
             return Loaded(file_name(os.path.abspath(path)), report=document)
     if os.path.basename(target) == ATTEMPT_FILE:
         shown = file_name(os.path.dirname(os.path.abspath(target)))
-    return read_report(target, shown, judge)
+    # The attempt.json of a folder given is looked up by its name: never through a link there.
+    return read_report(target, shown, judge, follow_links=target == path)
 
 
 def judge(document: Any, name: str) -> Loaded:

@@ -161,7 +161,8 @@ class _Fold:
     def __init__(self, path: str) -> None:
         self.started: dict[str, Any] | None = None
         self.last_started = LastStarted(path)
-        self.records: dict[str, list[dict[str, Any]]] = {}  # by stage name, in order
+        self.records: list[dict[str, Any]] = []  # each name's first ones, in the order they ran
+        self.kept: dict[str, int] = {}  # how many of each name's are in records
         self.peak_records: dict[str, tuple[int, int, dict[str, Any]]] = {}  # past the first ones
         self.order = 0
         self.last_completed: Any = None
@@ -216,11 +217,11 @@ class _Fold:
             self.last_completed = event.get("stage")
         name = str(event.get("stage"))
         self.order += 1
-        if not self._named(self.records, name):
+        if not self._named(self.kept, name):
             return
-        kept = self.records.setdefault(name, [])
-        if len(kept) < MAX_RECORDS_PER_STAGE:
-            kept.append(record)
+        if self.kept.get(name, 0) < MAX_RECORDS_PER_STAGE:
+            self.kept[name] = self.kept.get(name, 0) + 1
+            self.records.append(record)
             return
         peak = _peak(record)  # past the first ones: the highest peak still shows
         best = self.peak_records.get(name)
@@ -270,9 +271,8 @@ class _Fold:
     def stages(self) -> list[dict[str, Any]]:
         """The records kept, in the order they ran: each name's first ones, then the record
         with each name's highest peak past them."""
-        kept = [record for records in self.records.values() for record in records]
         extra = sorted(self.peak_records.values(), key=lambda item: item[1])
-        return kept + [record for _, _, record in extra]
+        return self.records + [record for _, _, record in extra]
 
 
 def from_events(path: str) -> dict[str, Any] | None:
