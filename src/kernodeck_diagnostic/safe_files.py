@@ -44,8 +44,6 @@ import sys
 from collections.abc import Iterable
 from types import TracebackType
 
-from .untrusted_json import NotARegularFile, read_regular
-
 _NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 _BINARY: int = getattr(os, "O_BINARY", 0)
@@ -245,6 +243,10 @@ class Folder:
         """At most ``limit`` bytes of the regular file ``name`` (never through a link; read by
         the one reader, ``untrusted_json.read_regular``: a FIFO never waited on); None when
         there is none."""
+        # Here, not at the top: the worker's start writes through this module before anything
+        # loads json, which the reader's module needs.
+        from .untrusted_json import NotARegularFile, read_regular
+
         try:
             return read_regular(name if self.fd is not None else self.child(name), limit,
                                 cut=True, follow_links=False, dir_fd=self.fd)
