@@ -1,6 +1,8 @@
 """Decoding JSON the front did not write: the worker's events, reports saved elsewhere, the
-output of a GPU tool (amd-smi, rocm-smi), a ledger's lines; and opening the files that hold it
-(``open_regular``, ``json_lines``: a FIFO or a device refused, a line bounded).
+output of a GPU tool (amd-smi, rocm-smi), a ledger's lines, a trial's event log; and the one
+reader of every file the tool reads from disk (``open_regular``, ``read_regular``,
+``read_tail``, ``load_file``, ``json_lines``, ``json_objects``: a regular file only, opened
+without waiting, read within a bound; see "files" below).
 
 Each comes from where the front does not trust (an interpreter that may be hostile, another
 person's file, a tool of the machine under diagnosis), and JSON itself bounds nothing. An integer
@@ -27,7 +29,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any, Protocol
 
 # 2**64 has 20 digits: every count, size, index and duration an event or a report holds fits.
 MAX_INT_DIGITS = 20
@@ -40,9 +42,8 @@ MAX_DEPTH = 16
 _NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'[]{}"')
 _BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
 # Digits as "1", anything else as " ": a run of more "1" than an integer may have digits is the
-# only way the text can hold an integer too long (_bounded_int).
+# only way the text can hold an integer too long (then decoded by ``_checking``'s decoder).
 _DIGIT_RUNS = bytes(ord("1") if byte in b"0123456789" else ord(" ") for byte in range(256))
-_TOO_LONG = b"1" * (MAX_INT_DIGITS + 1)
 
 
 def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
@@ -52,9 +53,14 @@ def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
     (None: as deep as the decoder goes, never a RecursionError either way). A reader of
     documents of its own shape keeps the defaults; a reader of the user's own data (a ledger's
     records) gives wider bounds."""
-    data = text.encode("utf-8", "surrogatepass")
-    # Each integer goes through _bounded_int (a Python call each) only when some run of digits,
-    # in a number or a string, is long enough to be a number too long: reports read fast.
+    return _loads(text, text.encode("utf-8", "surrogatepass"), max_depth, max_int_digits)
+
+
+def _loads(text: str, data: bytes, max_depth: int | None, max_int_digits: int) -> Any:
+    """``loads`` of ``text``, its bounds read from ``data``: its UTF-8, or the bytes it was
+    decoded from (what decoding replaced is never one of the ASCII bytes the bounds read)."""
+    # Each integer goes through the checking decoder (a Python call each) only when some run of
+    # digits, in a number or a string, is long enough to be a number too long: reports read fast.
     if b"1" * (max_int_digits + 1) in data.translate(_DIGIT_RUNS):
         decoder = _checking(max_int_digits)
     else:
@@ -63,8 +69,10 @@ def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
         value = decoder.decode(text)
     except RecursionError:  # deeper than the decoder itself can go
         raise ValueError("nested too deep") from None
-    # A list or an object at depth max_depth (the top level is 0) is one level too deep.
-    if max_depth is not None and _nested_deeper_than(data, max_depth):
+    # A list or an object at depth max_depth (the top level is 0) is one level too deep; text
+    # with no more brackets and braces than that cannot be (an event's line: a count, no walk).
+    if max_depth is not None and data.count(b"[") + data.count(b"{") > max_depth \
+            and _nested_deeper_than(data, max_depth):
         raise ValueError("nested too deep")
     return value
 
@@ -88,30 +96,72 @@ _PLAIN = json.JSONDecoder()
 
 
 # -- files ------------------------------------------------------------------------------------
+#
+# The one reader: every file the tool reads from disk is opened here (``open_regular``) and read
+# here, whole up to a bound (``read_regular``), by its end (``read_tail``), as one JSON value
+# (``load_file``) or as JSON Lines, one line at a time (``json_lines``, ``json_objects``).
+#
+# - Regular files only: a FIFO, a device, a socket or a folder is refused (``NotARegularFile``),
+#   before it is opened when the caller knows its mode, and always after: reading a FIFO waits
+#   for a writer forever, ``/dev/zero`` never ends.
+# - Opened without waiting (``O_NONBLOCK``: a FIFO with no writer would block ``open()`` itself),
+#   then read as a regular file is.
+# - Through links when the user named the file, as any reader does (``summarize latest.json``);
+#   never through a link (``follow_links=False``) for a file the tool looks up by its name in a
+#   folder it was given (an attempt's ``attempt.json``, ``events.jsonl``, ``stage.bin``): the
+#   tool never makes a link there, so a link there was planted.
+# - Bounded: a whole read stops one byte past its limit (``TooLarge``, or the head kept when
+#   the caller asks for ``cut``); a line of JSON Lines is held up to its limit, a longer one
+#   skipped as it is read; a log is read at most ``max_bytes`` of it, its head and its tail.
 
 # Opening must never wait: a FIFO with no writer (or a device) would block open() forever.
 # O_NOCTTY keeps a terminal named by mistake from becoming ours.
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # One line of JSON Lines held at most: a longer one is skipped, never read whole into memory.
 MAX_LINE_BYTES = 16 * 2**20
 _CHUNK_BYTES = 2**20
+_SMALL_READ = 64 * 1024  # the least a whole read asks for at once
 
 
 class NotARegularFile(OSError):
-    """A FIFO, a device, a socket or a folder where a file was to be read."""
+    """A FIFO, a device, a socket, a folder (or, where links are not followed, a link) where a
+    file was to be read."""
 
     def __init__(self, path: str) -> None:
         super().__init__(errno.EINVAL, "not a regular file", path)
 
 
-def open_regular(path: str) -> int:
-    """A read-only descriptor on the regular file at ``path`` (following links, as a reader
-    does), opened without waiting; ``NotARegularFile`` (an OSError) for anything else: reading
-    a FIFO waits forever, ``/dev/zero`` never ends."""
-    fd = os.open(path, _OPEN_FLAGS)
+class TooLarge(OSError):
+    """A file larger than the reader's limit: not read past it."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {limit} bytes", path)
+
+
+def open_regular(path: str, *, follow_links: bool = True, dir_fd: int | None = None,
+                 mode: int | None = None) -> int:
+    """A read-only descriptor on the regular file at ``path`` (relative to the folder ``dir_fd``
+    when given), opened without waiting; ``NotARegularFile`` (an OSError) for anything else:
+    reading a FIFO waits forever, ``/dev/zero`` never ends. A link is followed, as a reader
+    does, unless ``follow_links`` is False (then it is refused, never opened). ``mode``: the
+    path's ``st_mode`` from the caller's own ``os.stat``, refused before the open when it is not
+    a regular file's."""
+    if mode is not None and not stat.S_ISREG(mode):
+        raise NotARegularFile(path)
+    flags = _OPEN_FLAGS | (0 if follow_links else _NOFOLLOW)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fd = os.open(path, flags, dir_fd=dir_fd) if dir_fd is not None else os.open(path, flags)
+    except OSError as exc:
+        # O_NOFOLLOW met a link (ELOOP; EMLINK on the BSDs); without O_NOFOLLOW (Windows) a
+        # link is looked for by lstat below.
+        if not follow_links and exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise NotARegularFile(path) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or (
+                not follow_links and not _NOFOLLOW and os.path.islink(path)):
             raise NotARegularFile(path)
         if sys.platform != "win32":  # no O_NONBLOCK there
             os.set_blocking(fd, True)  # a regular file never waits; reads as usual
@@ -121,16 +171,58 @@ def open_regular(path: str) -> int:
     return fd
 
 
-def load_file(path: str, max_bytes: int) -> Any:
+def read_regular(path: str, limit: int, *, cut: bool = False, follow_links: bool = True,
+                 dir_fd: int | None = None, mode: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (``open_regular``), at most ``limit``:
+    ``TooLarge`` when it holds more, or, with ``cut``, its first ``limit`` bytes (a system
+    file read for a prefix: ``/proc``'s files, whose size says 0, are read to their end too).
+
+    One read for a small file: the file's size and a byte (plain ``os.read``: a buffered file
+    would first set aside the whole limit for every small file), until its end: an empty read,
+    or a short one once the size ``fstat`` gave is all there (a short read before that, which a
+    network file system may give, is read on from). A file that grows meanwhile is still cut at
+    one byte past the limit."""
+    fd = open_regular(path, follow_links=follow_links, dir_fd=dir_fd, mode=mode)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit and not cut:
+            raise TooLarge(path, limit)
+        most = limit if cut else limit + 1
+        chunks: list[bytes] = []
+        got = 0
+        while got < most:
+            wanted = min(most - got, max(size + 1, _SMALL_READ))
+            chunk = os.read(fd, wanted)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if len(chunk) < wanted and size and got >= size:
+                break
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise TooLarge(path, limit)
+    return data
+
+
+def read_tail(path: str, limit: int, *, follow_links: bool = True) -> tuple[bytes, int]:
+    """The last ``limit`` bytes of the regular file at ``path`` (``open_regular``) and its size.
+    """
+    with os.fdopen(open_regular(path, follow_links=follow_links), "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        file.seek(max(0, size - limit))
+        return file.read(limit), size
+
+
+def load_file(path: str, max_bytes: int, *, follow_links: bool = True) -> Any:
     """The value of the JSON file at ``path`` (a regular file of at most ``max_bytes``, read as
     UTF-8 with what is not replaced), or None when it is none of that: missing, unreadable, a
     FIFO or a device, too large, not JSON."""
     try:
-        with os.fdopen(open_regular(path), "rb") as file:
-            data = file.read(max_bytes + 1)
+        data = read_regular(path, max_bytes, follow_links=follow_links)
     except OSError:
-        return None
-    if len(data) > max_bytes:
         return None
     try:
         return loads(data.decode("utf-8", "replace"))
@@ -138,7 +230,13 @@ def load_file(path: str, max_bytes: int) -> Any:
         return None
 
 
-def json_lines(file: IO[bytes], max_line_bytes: int = MAX_LINE_BYTES
+class Readable(Protocol):
+    """What ``json_lines`` reads from: a binary file, or a window of one."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+def json_lines(file: Readable, max_line_bytes: int = MAX_LINE_BYTES
                ) -> Iterator[tuple[bytes | None, int, bool]]:
     """Each line of ``file``: its bytes without the newline (None when longer than
     ``max_line_bytes``: skipped as it is read, never held), its length, and whether a newline
@@ -166,6 +264,102 @@ def json_lines(file: IO[bytes], max_line_bytes: int = MAX_LINE_BYTES
             start = end + 1
     if length:
         yield (b"".join(pieces) if held <= max_line_bytes else None), length, False
+
+
+class Tally:
+    """What ``json_objects`` read of a file: the objects it gave, the lines it skipped (too
+    long, not JSON, not an object, cut by the window), and the bytes it never read (the middle
+    of a log larger than its ``max_bytes``). ``whole``: every line of the file was read."""
+
+    __slots__ = ("objects", "skipped", "unread_bytes")
+
+    def __init__(self) -> None:
+        self.objects = 0
+        self.skipped = 0
+        self.unread_bytes = 0
+
+    @property
+    def whole(self) -> bool:
+        return self.skipped == 0 and self.unread_bytes == 0
+
+
+class _Window:
+    """A file read between two offsets only (``read`` gives nothing past ``end``)."""
+
+    def __init__(self, fd: int, start: int, end: int | None) -> None:
+        self.fd, self.at, self.end = fd, start, end
+        os.lseek(fd, start, os.SEEK_SET)
+
+    def read(self, size: int) -> bytes:
+        if self.end is not None:
+            size = min(size, self.end - self.at)
+            if size <= 0:
+                return b""
+        chunk = os.read(self.fd, size)
+        self.at += len(chunk)
+        return chunk
+
+
+def json_objects(path: str, *, tally: Tally | None = None, max_line_bytes: int = MAX_LINE_BYTES,
+                 max_bytes: int | None = None, tail_bytes: int = 0, follow_links: bool = True,
+                 max_depth: int | None = MAX_DEPTH) -> Iterator[dict[str, Any]]:
+    """Each JSON object line of the regular file at ``path`` (``open_regular``), one at a time:
+    what is held at once is one line of at most ``max_line_bytes`` (a longer one is skipped as
+    it is read) and its value, whatever the file's size. A line that is not a JSON object
+    (``loads``' bounds) is skipped; ``tally`` counts what was read and skipped.
+
+    ``max_bytes``: the most read of the file. A larger one is read from its start up to
+    ``max_bytes - tail_bytes`` bytes, then its last ``tail_bytes`` (where a log says how it
+    ended); the line cut at each end of the gap is skipped, and the gap counted as unread.
+    OSError (``NotARegularFile`` among them) when the file cannot be opened: raised at the
+    first ``next()``."""
+    tally = tally if tally is not None else Tally()
+    fd = open_regular(path, follow_links=follow_links)
+    try:
+        size = os.fstat(fd).st_size
+        if max_bytes is None or size <= max_bytes:
+            windows: list[tuple[int, int | None]] = [(0, max_bytes)]
+        else:
+            tail_bytes = min(tail_bytes, max_bytes)
+            windows = [(0, max_bytes - tail_bytes), (size - tail_bytes, size)]
+            tally.unread_bytes = size - max_bytes
+        for number, (start, end) in enumerate(windows):
+            if end is not None and start >= end:
+                continue
+            # A window that starts or ends inside a line holds only a piece of it.
+            cut_before = number > 0 and _byte_at(fd, start - 1) != b"\n"
+            cut_after = number < len(windows) - 1
+            lines = json_lines(_Window(fd, start, end), max_line_bytes)
+            for index, (raw, _, ended) in enumerate(lines):
+                if raw is not None and not raw.strip():
+                    continue  # an empty line: nothing skipped
+                if (index == 0 and cut_before) or (cut_after and not ended):
+                    tally.skipped += 1
+                    continue
+                value = _object(raw, max_depth)
+                if value is None:
+                    tally.skipped += 1
+                    continue
+                tally.objects += 1
+                yield value
+    finally:
+        os.close(fd)
+
+
+def _byte_at(fd: int, offset: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, 1)
+
+
+def _object(raw: bytes | None, max_depth: int | None) -> dict[str, Any] | None:
+    """One line's JSON object; None when it is too long, empty, not JSON or not an object."""
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = _loads(raw.decode("utf-8", "replace"), raw, max_depth, MAX_INT_DIGITS)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _nested_deeper_than(data: bytes, levels: int) -> bool:

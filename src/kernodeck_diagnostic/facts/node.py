@@ -44,6 +44,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from ..untrusted_json import read_regular
+
 # The variables DCGM's diagnostic flags as changing CUDA's behaviour (DCGM_FR_BAD_CUDA_ENV).
 DEBUG_VARIABLES = ("CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "NSIGHT_CUDA_DEBUGGER",
                    "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE",
@@ -313,8 +315,7 @@ def loader_cache(path: str) -> list[tuple[str, str]] | None:
     """(soname, path) of every native entry of glibc's loader cache, in its order; None when the
     file is absent or not in the format glibc has written since 2.32 (or appended before)."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(_CACHE_MAX_BYTES)
+        data = read_regular(path, _CACHE_MAX_BYTES, cut=True)
     except OSError:
         return None
     start = data.find(_CACHE_MAGIC)
@@ -363,7 +364,6 @@ def _read(folder: str, name: str) -> str:
 
 def _read_text(path: str) -> str:
     try:
-        with open(path, encoding="ascii", errors="replace") as file:
-            return file.read(65536)
+        return read_regular(path, 65536, cut=True).decode("ascii", "replace")
     except OSError:
         return ""

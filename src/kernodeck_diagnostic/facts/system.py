@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from ..supervision.process import find_program
+from ..untrusted_json import read_regular
 from .host import Runner, ToolOutput, default_runner
 
 TOOLKIT_TIMEOUT_S = 3.0
@@ -61,6 +62,7 @@ _RELEASE = re.compile(r"release (\d+\.\d+)")
 # "NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build ...").
 _NVRM = re.compile(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")
 _GFX_TARGET = re.compile(r"^gfx_target_version\s+(\d+)\s*$", re.MULTILINE)
+_CPUINFO_BYTES = 64 * 1024  # the first processor's block, which names the model
 
 
 def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str], str | None]
@@ -95,8 +97,7 @@ def cpu_quota(cgroup_root: str = "/sys/fs/cgroup", own: str = "/proc/self/cgroup
     quota of its cgroup and those above it: cgroup v2's ``cpu.max``, v1's ``cpu.cfs_quota_us``
     over ``cpu.cfs_period_us``. None when no quota is set or it cannot be read."""
     try:
-        with open(own, encoding="utf-8", errors="replace") as file:
-            lines = file.read(64 * 1024).splitlines()
+        lines = read_regular(own, 64 * 1024, cut=True).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     quotas = []
@@ -145,8 +146,7 @@ def _cfs_quota(folder: str) -> float | None:
 
 def _read_small(path: str) -> str:
     try:
-        with open(path, encoding="ascii", errors="replace") as file:
-            return file.read(256)
+        return read_regular(path, 256, cut=True).decode("ascii", "replace")
     except OSError:
         return ""
 
@@ -189,8 +189,7 @@ def operating_system() -> tuple[str | None, str | None]:
 def os_release(path: str) -> dict[str, str] | None:
     """The KEY=value lines of an os-release file, quotes removed; None when it cannot be read."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            text = file.read(16 * 1024)
+        text = read_regular(path, 16 * 1024, cut=True).decode("utf-8", "replace")
     except OSError:
         return None
     fields = {}
@@ -224,11 +223,14 @@ def libc() -> str | None:
 def cpu_model() -> str | None:
     """The processor's model name: /proc/cpuinfo on Linux (x86), the platform's word elsewhere."""
     if sys.platform.startswith("linux"):
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as file:
-            for line in file:
-                key, sep, value = line.partition(":")
-                if sep and key.strip().lower() in ("model name", "cpu model", "hardware"):
-                    return _short(value)
+        try:
+            text = read_regular("/proc/cpuinfo", _CPUINFO_BYTES, cut=True)
+        except OSError:
+            return None
+        for line in text.decode("utf-8", "replace").splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip().lower() in ("model name", "cpu model", "hardware"):
+                return _short(value)
         return None
     import platform
 
@@ -263,8 +265,7 @@ def nvidia_driver_version(path: str = NVIDIA_VERSION_FILE) -> str | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            text = file.read(4096)
+        text = read_regular(path, 4096, cut=True).decode("utf-8", "replace")
     except OSError:
         return None
     match = _NVRM.search(text)
@@ -279,8 +280,9 @@ def kfd_gfx_targets(topology: str = KFD_TOPOLOGY) -> list[str] | None:
     targets = []
     for node in sorted(os.listdir(topology), key=lambda name: (len(name), name))[:64]:
         try:
-            with open(os.path.join(topology, node, "properties"), encoding="utf-8") as file:
-                match = _GFX_TARGET.search(file.read(16 * 1024))
+            properties = read_regular(os.path.join(topology, node, "properties"), 16 * 1024,
+                                      cut=True)
+            match = _GFX_TARGET.search(properties.decode("utf-8", "replace"))
         except OSError:
             continue
         number = int(match.group(1)) if match else 0

@@ -28,13 +28,13 @@ from typing import Any, Literal, get_args
 
 from ..report.redact import Redactor
 from ..supervision.application import Ending
-from ..supervision.captures import last_stderr_line, read_tail
+from ..supervision.captures import last_stderr_line
 from ..trial.folder import ATTEMPT_FILE
 from ..trial.folder import FORMAT as ATTEMPT_FORMAT
 from ..trial.log import EVENTS_FILE
+from ..trial.log_reader import LastStarted, events
 from ..trial.oom import PHASES, Phase
-from ..trial.stages import last_started
-from ..untrusted_json import load_file, loads
+from ..untrusted_json import Tally, load_file
 
 # How an attempt ended: defined here once (ramp.json's schema, its record and the command hold
 # to these names); every outcome but PASSED is a failure, the ramp's limit.
@@ -168,7 +168,7 @@ def read_trial(run_dir: str) -> TrialFacts:
 
 
 def _facts_of(folder: str) -> TrialFacts:
-    document = load_file(os.path.join(folder, ATTEMPT_FILE), MAX_FILE_BYTES)
+    document = load_file(os.path.join(folder, ATTEMPT_FILE), MAX_FILE_BYTES, follow_links=False)
     if isinstance(document, dict) and document.get("format") == ATTEMPT_FORMAT:
         return _from_attempt(document)
     return _from_events(os.path.join(folder, EVENTS_FILE))
@@ -213,33 +213,52 @@ def _from_attempt(document: dict[str, Any]) -> TrialFacts:
 
 
 def _from_events(path: str) -> TrialFacts:
-    """Facts from the event log alone (the process was killed before writing attempt.json)."""
-    events = [event for event in _json_lines(path) if isinstance(event, dict)]
-    if not events:
+    """Facts from the event log alone (the process was killed before writing attempt.json),
+    read in one pass, a line at a time, only what the facts need kept (``trial/log_reader.py``:
+    a regular file of its own, bounded in time and memory whatever its size). A log not read
+    whole (lines skipped, its middle too large to read) with no failure in what was read is
+    ``incomplete``: what was not read may have held one."""
+    tally = Tally()
+    started = LastStarted(path)
+    passes_done, pass_started, trial_log, work_done = 0, False, False, False
+    peak: int | None = None
+    failed, error, oom, oom_in_text = False, None, None, False  # of the first failure
+    try:
+        for event in events(path, tally):
+            kind = event.get("event")
+            started.add(event)
+            passes_done += kind == "pass_completed"
+            # A trial writes pass_started before each pass: none yet is before the first one.
+            pass_started = pass_started or kind == "pass_started"
+            trial_log = trial_log or kind == "attempt_started"
+            work_done = work_done or kind == "work_done"
+            for value in _peaks(event):
+                peak = value if peak is None else max(peak, value)
+            if kind != "stage_failed" or error is not None:
+                continue
+            failed = True
+            block = event.get("error")
+            error = _error_text(block) if isinstance(block, dict) else None
+            found = event.get("oom")
+            if isinstance(found, dict):
+                oom, oom_in_text = _oom(found), False
+            elif error and OOM_TEXT.search(error):
+                oom_in_text = True
+    except OSError:
         return TrialFacts()
-    facts = TrialFacts(source="events.jsonl")
-    passes_done = sum(1 for event in events if event.get("event") == "pass_completed")
-    pass_started = any(event.get("event") == "pass_started" for event in events)
-    # A trial writes pass_started before each pass: none yet is before the first one.
-    trial_log = any(event.get("event") == "attempt_started" for event in events)
-    work_done = any(event.get("event") == "work_done" for event in events)
+    if not tally.objects:
+        return TrialFacts()
+    facts = TrialFacts(source="events.jsonl", error=error, oom=oom, peak_memory_bytes=peak)
     facts.phase = ("after_work" if work_done else "later_pass" if passes_done
                    else "first_pass" if pass_started else "loading" if trial_log else None)
-    facts.last_started_stage = _text(last_started(events, path)[0])  # the beacon's, or the log's
-    peaks = [peak for event in events for peak in _peaks(event)]
-    facts.peak_memory_bytes = max(peaks) if peaks else None
-    for event in events:
-        if event.get("event") != "stage_failed" or facts.error is not None:
-            continue
-        error = event.get("error")
-        facts.error = _error_text(error) if isinstance(error, dict) else None
+    facts.last_started_stage = _text(started.result()[0])  # the beacon's, or the log's
+    if failed:
         facts.status = "failed"
-        oom = event.get("oom")
-        if isinstance(oom, dict):
-            facts.oom = _oom(oom)
-        elif facts.error and OOM_TEXT.search(facts.error):
-            facts.oom = {"phase": facts.phase, "pass_index": passes_done if passes_done else None,
-                         "requested_bytes": requested_bytes(facts.error)}
+    elif not tally.whole:
+        facts.status = "incomplete"
+    if oom_in_text and error:
+        facts.oom = {"phase": facts.phase, "pass_index": passes_done if passes_done else None,
+                     "requested_bytes": requested_bytes(error)}
     return facts
 
 
@@ -274,16 +293,3 @@ def _text(value: Any) -> str | None:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-
-def _json_lines(path: str) -> list[Any]:
-    """Every complete JSON line of a file (its last MAX_FILE_BYTES); a cut or bad line skipped."""
-    tail = read_tail(path, MAX_FILE_BYTES)
-    found: list[Any] = []
-    for raw in (tail[0] if tail else b"").decode("utf-8", "replace").splitlines():
-        try:
-            found.append(loads(raw))
-        except ValueError:
-            continue
-    return found

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..i18n import Translate
 from ..terminal import cell
-from ..untrusted_json import loads
+from ..untrusted_json import NotARegularFile, TooLarge, loads, read_regular
 from . import SCHEMA_VERSION
 from .codes import VERDICTS
 
@@ -38,12 +37,6 @@ _REASON_KEYS: dict[Reason | None, str] = {
     "permission": "reports.reason.permission", "unreadable": "reports.reason.unreadable",
     "not_json": "reports.reason.not_json", "schema_version": "reports.reason.schema_version",
     "not_a_report": "reports.reason.not_a_report", "too_large": "reports.reason.too_large"}
-
-
-# Opening must never wait: a FIFO with no writer (or a device) would block open() forever. Only
-# a regular file is then read; O_NOCTTY keeps a terminal named by mistake from becoming ours.
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_BINARY", 0))
 
 
 @dataclass(frozen=True)
@@ -69,14 +62,15 @@ def reason_text(reason: Reason | None, t: Translate, *, version: str | None = No
 
 def load(path: str, name: str | None = None,
          judged: Callable[[Any, str], Loaded] | None = None,
-         mode: int | None = None) -> Loaded:
+         mode: int | None = None, *, follow_links: bool = True) -> Loaded:
     """Read and judge one file. ``name`` is what is shown for it (default: its file name only);
     ``judged`` judges the parsed document (default ``judge``: a report; a trial attempt's
     ``trial.compare`` gives its own); ``mode``, the path's ``st_mode`` from the caller's own
-    ``os.stat``, spares ``read_bounded`` one."""
+    ``os.stat``, spares ``read_bounded`` one; ``follow_links`` False for a file looked up by its
+    name in a folder (a link there is not a regular file of its own)."""
     shown = file_name(path) if name is None else name
     try:
-        data = read_bounded(path, mode)
+        data = read_bounded(path, mode, follow_links=follow_links)
     except OSError as exc:
         return Loaded(shown, reason=reason_of(exc))
     if isinstance(data, str):
@@ -101,43 +95,21 @@ def judge(document: Any, name: str) -> Loaded:
 
 
 def read_bounded(path: str, mode: int | None = None,
-                 limit: int = MAX_REPORT_BYTES) -> bytes | Reason:
+                 limit: int = MAX_REPORT_BYTES, *, follow_links: bool = True) -> bytes | Reason:
     """The bytes of a regular file of at most ``limit`` bytes (``MAX_REPORT_BYTES``: a report),
-    or the reason id why not.
-
-    A FIFO, a socket or a device is refused before it is opened (by ``mode``, the path's
-    ``st_mode`` when the caller has made an ``os.stat`` of it, else by one made here; and again
-    after, in case it was swapped in between): reading one could wait forever or never end.
-    """
-    if not stat.S_ISREG(os.stat(path).st_mode if mode is None else mode):
-        return "not_a_file"
-    fd = os.open(path, _OPEN_FLAGS)
+    or the reason id why not; read by the one reader (``untrusted_json.read_regular``: opened
+    without waiting, one read for a report). A FIFO, a socket or a device is refused before it
+    is opened (by ``mode``, the path's ``st_mode`` when the caller has made an ``os.stat`` of
+    it, else by one made here) and again after, in case it was swapped in between; a link, when
+    ``follow_links`` is False."""
+    if mode is None:
+        mode = (os.stat(path) if follow_links else os.lstat(path)).st_mode
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return "not_a_file"
-        if info.st_size > limit:
-            return "too_large"
-        # Reads of the file's size and a byte (plain os.read: a buffered file object would first
-        # set aside the whole limit, 8 MiB, for every small report), until its end: an empty
-        # read, or a short one once the size fstat gave is all there (a report takes one read; a
-        # short read before that, which a network file system may give, is read on from). A file
-        # that grew since is still cut at one byte over the limit.
-        chunks: list[bytes] = []
-        got, most = 0, limit + 1
-        while got < most:
-            wanted = min(most - got, max(info.st_size + 1, 64 * 1024))
-            chunk = os.read(fd, wanted)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            if len(chunk) < wanted and got >= info.st_size:
-                break
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    return "too_large" if len(data) > limit else data
+        return read_regular(path, limit, mode=mode, follow_links=follow_links)
+    except NotARegularFile:
+        return "not_a_file"
+    except TooLarge:
+        return "too_large"
 
 
 def reason_of(error: OSError) -> Reason:

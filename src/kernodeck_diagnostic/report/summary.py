@@ -197,7 +197,7 @@ class Summary:
             loaded = (Loaded(item.name, reason=item.reason) if item.reason is not None
                       else load(item.path, item.name, mode=mode))
             rows = (self.other(item.path, item.name) if self.other is not None
-                    and loaded.reason in ("not_a_report", "not_json") else None)
+                    and loaded.reason in ("not_a_report", "not_json", "too_large") else None)
             if rows is not None:
                 attempts += rows
             elif loaded.report is None:

@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from ..safe_files import PRIVATE_MODE, Folder
+from ..untrusted_json import read_regular
 from .captures import bound_capture
 from .oom_killer import Evidence, OomWatch
 from .process import Interrupted, kill_tree, spawn
 
 POLL_INTERVAL_S = 0.05
+_PROC_FILE_BYTES = 64 * 1024  # a process's stat line, a thread's children (read bounded)
 GRACE_S = 10.0
 _SIGKILL = getattr(signal, "SIGKILL", 9)
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")  # where a stop starts, gentlest first
@@ -147,8 +149,9 @@ def children() -> set[int]:
     listed = False
     for task in tasks:
         try:
-            with open(f"/proc/{own}/task/{task}/children", encoding="ascii") as file:
-                found.update(int(pid) for pid in file.read().split())
+            listing = read_regular(f"/proc/{own}/task/{task}/children", _PROC_FILE_BYTES,
+                                   cut=True)
+            found.update(int(pid) for pid in listing.split())
             listed = True
         except (OSError, ValueError):
             continue
@@ -157,8 +160,8 @@ def children() -> set[int]:
     for name in os.listdir("/proc"):  # a kernel without CONFIG_PROC_CHILDREN
         if name.isdigit():
             try:
-                with open(f"/proc/{name}/stat", "rb") as file:
-                    fields = file.read().rsplit(b")", 1)[1].split()
+                record = read_regular(f"/proc/{name}/stat", _PROC_FILE_BYTES, cut=True)
+                fields = record.rsplit(b")", 1)[1].split()
             except (OSError, IndexError):
                 continue
             if len(fields) > 1 and fields[1] == str(own).encode():

@@ -13,6 +13,7 @@ import os
 import re
 from typing import IO
 
+from .. import untrusted_json
 from .events import SURROGATES
 
 # Past this size a child's output file is emptied (``bound_capture``).
@@ -68,10 +69,10 @@ def last_stderr_line(path: str) -> str | None:
 
 
 def read_tail(path: str, limit: int) -> tuple[bytes, int] | None:
-    """The last ``limit`` bytes of a file and its size; None when it cannot be read."""
+    """The last ``limit`` bytes of a file and its size; None when it cannot be read or is no
+    regular file (the one reader, ``untrusted_json.read_tail``: a FIFO is never waited on)."""
     try:
-        with open(path, "rb") as file:
-            return tail_of(file, limit)
+        return untrusted_json.read_tail(path, limit)
     except OSError:
         return None
 

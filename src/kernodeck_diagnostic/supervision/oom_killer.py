@@ -21,18 +21,21 @@ import os
 import re
 from typing import Literal
 
+from ..untrusted_json import read_regular
+
 Evidence = Literal["cgroup_oom_kill", "kernel_log"]
 CGROUP_ROOT = "/sys/fs/cgroup"
 KMSG = "/dev/kmsg"
 MAX_KMSG_RECORDS = 100_000  # the ring buffer holds far fewer; a bound, not a guess
 _OOM_KILL = re.compile(r"^oom_kill (\d+)$", re.MULTILINE)
+_SMALL_FILE_BYTES = 64 * 1024  # a process's cgroups, a cgroup's memory events (read bounded)
 
 
 def cgroups_of(pid: int | str = "self") -> list[str]:
     """The folders of the memory cgroups ``pid`` is in (v2 unified and v1 memory), existing."""
     try:
-        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as file:
-            lines = file.read().splitlines()
+        lines = read_regular(f"/proc/{pid}/cgroup", _SMALL_FILE_BYTES, cut=True).decode(
+            "utf-8", "replace").splitlines()
     except OSError:
         return []
     found = []
@@ -56,8 +59,8 @@ def oom_kill_count(folder: str) -> int | None:
     """The cgroup's count of OOM kills, or None when it cannot be read."""
     for name in ("memory.events", "memory.oom_control"):
         with contextlib.suppress(OSError):
-            with open(os.path.join(folder, name), encoding="ascii", errors="replace") as file:
-                match = _OOM_KILL.search(file.read())
+            text = read_regular(os.path.join(folder, name), _SMALL_FILE_BYTES, cut=True)
+            match = _OOM_KILL.search(text.decode("ascii", "replace"))
             if match:
                 return int(match.group(1))
     return None

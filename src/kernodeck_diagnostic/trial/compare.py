@@ -3,9 +3,9 @@
 An argument is an attempt when it is an attempt folder (holding ``attempt.json``) or a file
 whose JSON says ``"format": "kernodeck-attempt"`` (``attempt.json`` itself, or a copy). An
 attempt folder without ``attempt.json`` (the process was killed first: a SIGKILL, the OOM killer)
-is read from its ``events.jsonl`` (and its beacon ``stage.bin``, the stage it was in): its status
-is then ``unfinished``, and what the events say is compared (stages started and completed, the
-first error, contracts, passes, parameters).
+is read from its ``events.jsonl`` (and its beacon ``stage.bin``, the stage it was in), streamed and
+bounded (``trial/log_reader.py``): its status is then ``unfinished``, and what the events say is
+compared (stages started and completed, the first error, contracts, passes, parameters).
 
 The two attempts are compared by their status (the headline, as the code heads a comparison of
 reports), then, most important first: the last completed and last started stage, the first
@@ -29,15 +29,11 @@ from ..i18n import ENGLISH
 from ..report.compare import TIMINGS, Comparison, differences, render_markdown, timing_moved
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
-from ..untrusted_json import loads
 from . import notebook
 from .folder import ATTEMPT_FILE, FORMAT, VERSION
 from .log import EVENTS_FILE
-from .session import timings_of
-from .stages import first_and_later, last_started
+from .log_reader import UNFINISHED, from_events
 
-UNFINISHED = "unfinished"  # the status of an attempt read from its events alone
-MAX_EVENTS_BYTES = 64 * 2**20  # an event log larger than this is read from its end
 PASSES = "passes_ms"  # the passes' own durations, compared like a stage's
 
 # A peak counts as changed when it moved by this many bytes and this fraction of the smaller.
@@ -192,7 +188,8 @@ def load(path: str) -> Loaded:
             return Loaded(file_name(os.path.abspath(path)), report=document)
     if os.path.basename(target) == ATTEMPT_FILE:
         shown = file_name(os.path.dirname(os.path.abspath(target)))
-    return read_report(target, shown, judge)
+    # The attempt.json of a folder given is looked up by its name: never through a link there.
+    return read_report(target, shown, judge, follow_links=target == path)
 
 
 def judge(document: Any, name: str) -> Loaded:
@@ -202,98 +199,6 @@ def judge(document: Any, name: str) -> Loaded:
     if document.get("version") != VERSION or isinstance(document.get("version"), bool):
         return Loaded(name, reason="schema_version", detail=str(document.get("version"))[:20])
     return Loaded(name, report=document)
-
-
-def from_events(path: str) -> dict[str, Any] | None:
-    """An attempt as its ``events.jsonl`` tells it, when the process ended before writing
-    ``attempt.json``: status ``unfinished``; None when the file is no trial's event log."""
-    events = _events(path)
-    started = next((event for event in events if event.get("event") == "attempt_started"), None)
-    if started is None:
-        return None
-    stages: list[dict[str, Any]] = []
-    contracts: list[dict[str, Any]] = []
-    passes: dict[int, float] = {}
-    summaries: dict[str, dict[str, Any]] = {}  # each stage's latest
-    stage_ms: dict[str, dict[int, float]] = {}  # each stage's time in each completed pass
-    name, pass_index, still_open = last_started(events, path)
-    document: dict[str, Any] = {
-        "format": FORMAT, "version": VERSION, "attempt_id": started.get("attempt_id"),
-        "status": UNFINISHED, "source": EVENTS_FILE, "work_done": None,
-        "last_completed_stage": None, "last_started_stage": name, "last_started_pass": pass_index,
-        "last_started_open": still_open, "first_error": None, "oom": None,
-        "contracts": contracts, "params": started.get("params"), "command": started.get("command"),
-        "stages": stages}
-    for event in events:
-        kind = event.get("event")
-        if kind in ("stage_completed", "stage_failed", "stage_interrupted", "stage_slow"):
-            stages.append({"name": event.get("stage"), "pass_index": event.get("pass_index"),
-                           "status": event.get("status", kind[len("stage_"):]),
-                           "duration_ms": event.get("duration_ms"),
-                           "memory": event.get("memory")})
-            if stages[-1]["status"] == "completed":
-                document["last_completed_stage"] = event.get("stage")
-        elif kind == "stage_summary":
-            summaries[str(event.get("stage"))] = event
-        elif kind == "pass_completed" and isinstance(event.get("pass_index"), int):
-            duration = event.get("duration_ms")
-            if isinstance(duration, (int, float)) and not isinstance(duration, bool):
-                passes[event["pass_index"]] = float(duration)
-            for stage, ms in _object(event.get("stage_ms")).items():
-                if isinstance(ms, (int, float)) and not isinstance(ms, bool):
-                    stage_ms.setdefault(stage, {})[event["pass_index"]] = float(ms)
-        elif kind == "contract_checked":
-            contracts.append({"name": event.get("name"), "passed": event.get("passed"),
-                              "detail": event.get("detail")})
-        elif kind == "work_done":
-            document["work_done"] = event.get("status")
-            summaries.update((str(item.get("stage")), item) for item in
-                             _list(event.get("stage_summary")) if isinstance(item, dict))
-        if kind in ("stage_failed", "error") and document["first_error"] is None:
-            error = _object(event.get("error"))
-            document["first_error"] = {"stage": event.get("stage"),
-                                       "pass_index": event.get("pass_index"),
-                                       "type": error.get("type"), "message": error.get("message")}
-            document["oom"] = event.get("oom")
-    document["passes"] = {"requested": None, "completed": len(passes), **first_and_later(passes)}
-    document["stage_summary"] = list(summaries.values())
-    document["timings"] = _timings_of_events(stages, summaries, stage_ms)
-    return document
-
-
-def _timings_of_events(stages: list[dict[str, Any]], summaries: dict[str, dict[str, Any]],
-                       stage_ms: dict[str, dict[int, float]]) -> list[dict[str, Any]]:
-    """The timings of an event log: each stage's time per completed pass (``pass_completed``)
-    and outside the passes (its latest summary), else from the calls written in full."""
-    timings = timings_of(stages)
-    for item in timings:
-        stage = str(item.get("stage"))
-        if stage in stage_ms:
-            item.update(first_and_later(stage_ms[stage]))
-        outside = summaries.get(stage, {}).get("outside_passes_ms")
-        if isinstance(outside, (int, float)) and not isinstance(outside, bool):
-            item["outside_passes_ms"] = float(outside)
-    return timings
-
-
-def _events(path: str) -> list[dict[str, Any]]:
-    """Every complete JSON object line of the log (its last MAX_EVENTS_BYTES)."""
-    try:
-        with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            file.seek(max(0, size - MAX_EVENTS_BYTES))
-            data = file.read(MAX_EVENTS_BYTES)
-    except OSError:
-        return []
-    found = []
-    for line in data.decode("utf-8", "replace").splitlines():
-        try:
-            event = loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            found.append(event)
-    return found
 
 
 def is_attempt_document(document: Any) -> bool:

@@ -1,7 +1,7 @@
 """What ``summarize`` shows of trial attempts and ramps: one row per attempt, across attempts.
 
 A file ``summarize`` finds that is not a check report may be an attempt's ``attempt.json``, the
-``events.jsonl`` of an attempt killed before writing it (``trial/compare.py`` reads it), or a
+``events.jsonl`` of an attempt killed before writing it (``trial/log_reader.py`` reads it), or a
 ramp's ``ramp.json`` (each of its attempts, with what its attempt folder says). Each row: the
 attempt's name, its status (a ramp's: the attempt's outcome), the stage of its first error, its
 contracts (passed, or the names of those that failed), its peak memory, the last stage it had
@@ -17,9 +17,10 @@ from typing import Any
 
 from ..ramp.record import FORMAT as RAMP_FORMAT
 from ..untrusted_json import load_file
-from .compare import from_events, is_attempt_document
+from .compare import is_attempt_document
 from .folder import ATTEMPT_FILE
 from .log import EVENTS_FILE
+from .log_reader import from_events
 
 MAX_FILE_BYTES = 16 * 2**20
 
@@ -85,13 +86,15 @@ def _ramp_rows(document: dict[str, Any], folder: str, name: str) -> list[dict[st
 
 
 def _trial_of(folder: str) -> dict[str, Any] | None:
-    """The attempt a ramp's attempt folder holds (the newest trial folder inside it)."""
+    """The attempt a ramp's attempt folder holds (the newest trial folder inside it); its files
+    read only as regular files of their own (never through a link: a Trial makes none)."""
     try:
         names = sorted(os.listdir(folder), reverse=True)
     except OSError:
         return None
     for entry in names:
-        document = load_file(os.path.join(folder, entry, ATTEMPT_FILE), MAX_FILE_BYTES)
+        document = load_file(os.path.join(folder, entry, ATTEMPT_FILE), MAX_FILE_BYTES,
+                             follow_links=False)
         if is_attempt_document(document):
             return dict(document)
         events = os.path.join(folder, entry, EVENTS_FILE)

@@ -39,6 +39,7 @@ from types import TracebackType
 from typing import Any
 
 from ..safe_files import Folder
+from ..untrusted_json import read_regular
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
 
@@ -84,10 +85,11 @@ class Beacon:
 
 def read_beacon(path: str) -> tuple[int, int | None, bool] | None:
     """(stage index, pass index, still open) of the beacon at ``path``: the innermost stage open,
-    else the last one started; None when there is none, no stage started, or it is no beacon."""
+    else the last one started; None when there is none, no stage started, or it is no beacon
+    (a FIFO, a device, a link or a file of another size at its name included: the one reader,
+    ``untrusted_json.read_regular``, never waits on one)."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(_BEACON.size)
+        data = read_regular(path, _BEACON.size, follow_links=False)
     except OSError:
         return None
     if len(data) != _BEACON.size:
