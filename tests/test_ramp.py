@@ -196,7 +196,8 @@ def test_a_ramp_interrupted_after_three_attempts_resumes_without_repeating_any(
     done = _record(out)
     assert done["status"] == "complete"
     assert [item["value"] for item in done["attempts"]] == [1, 2, 4, 8, 16, 32]
-    assert "n: every value passed, up to 32 (no limit found)" in second.stdout
+    assert ("n: 1, 2, 4, 8, 16, 32 passed (values between were not tried); no failure up to 32 "
+            "(no limit found)") in second.stdout
     # The stopped attempt's files are kept aside; it was stopped as Ctrl-C stops a program.
     stopped_err = (out / "n-8.interrupted-1" / "stderr.txt").read_text()
     assert "KeyboardInterrupt" in stopped_err, stopped_err

@@ -28,6 +28,7 @@ def test_code_table_is_the_contract() -> None:
         "RAMP_RANGE_MEASURED": 0, "RAMP_NOTHING_PASSED": 24, "RAMP_INCONCLUSIVE": 25,
         "RESUME_INTACT": 0, "RESUME_RECORDS_LOST": 26, "RESUME_RECORDS_DUPLICATED": 27,
         "RESUME_BAD_RECORD": 28, "RESUME_INCONCLUSIVE": 29, "RESUME_RUN_FAILED": 30,
+        "RAMP_NO_SINGLE_LIMIT": 31, "RAMP_FLAKY": 32, "SUMMARY_INCONCLUSIVE": 33,
     }
     # Each exit status is one code's, but for OUT_OF_MEMORY and RUNTIME_ERROR (9), and 0: every
     # command's pass.

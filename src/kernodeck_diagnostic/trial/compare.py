@@ -13,9 +13,15 @@ error, the out-of-memory block, the contracts, the parameters, the command, the 
 (``pytorch``, ``runtime``), what was obtained, the tensors described, the memory peak per stage
 (a change counts from 1 MiB and 10 percent) and the timing per stage (pass 0 apart from the
 later passes' median, p95 and max, the slowest pass named; the reports' noise rule) and of the
-passes. The verdict: a regression when A completed and B did not, or a contract that passed in A
-fails or is missing in B (or fails in B, unchecked in A); changed when the status, a contract's
-result or the first error (type, stage) differs; else the same. The walk over the facts, the
+passes. The verdict: a regression when the one judge (``trial/judge.py``) passes A and not B (a
+stage failure B's program caught, B killed before its end), when a stage every call of which
+completed in A has calls in B and none completed, or a contract that passed in A fails or is
+missing in B (or fails in B, unchecked in A); changed when the judge's outcome, a contract's
+result or declaration (its dimension), what was obtained (counts of vectors, ids, dimensions,
+parameters) or the first error (type, stage) differs; else the same. An attempt read from its
+events alone is compared on what its log says (the Python and torch versions of
+``attempt_started`` included): what only ``attempt.json`` holds is left out, never "changed
+to null". The walk over the facts, the
 noise rule of the timings and the output are those of two reports (``report/compare.py``);
 ``compare`` (the command) is ``commands/compare.py``.
 """
@@ -29,15 +35,13 @@ from ..i18n import ENGLISH
 from ..report.compare import TIMINGS, Comparison, differences, render_markdown, timing_moved
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
-from ..untrusted_json import loads
 from . import notebook
-from .folder import ATTEMPT_FILE, FORMAT, VERSION
+from .accessors import judge_document, stage_counts
+from .folder import ATTEMPT_FILE, VERSION
+from .judge import Judgement
 from .log import EVENTS_FILE
-from .session import timings_of
-from .stages import first_and_later, last_started
+from .unfinished import UNFINISHED, from_events, is_attempt_document
 
-UNFINISHED = "unfinished"  # the status of an attempt read from its events alone
-MAX_EVENTS_BYTES = 64 * 2**20  # an event log larger than this is read from its end
 PASSES = "passes_ms"  # the passes' own durations, compared like a stage's
 
 # A peak counts as changed when it moved by this many bytes and this fraction of the smaller.
@@ -48,7 +52,11 @@ MEMORY_MIN_RATIO = 0.1
 def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
     """The differences between two trial attempts, headed by their status as a comparison of
     reports is by their code."""
-    changes = list(differences("", comparable(a), comparable(b)))
+    facts_a, facts_b = comparable(a), comparable(b)
+    for mine, other, document in ((facts_a, facts_b, a), (facts_b, facts_a, b)):
+        if document.get("status") == UNFINISHED:  # what its log cannot say is left out
+            _known_only(mine, other)
+    changes = list(differences("", facts_a, facts_b))
     changes += memory_changes(a, b)
     timings_a, timings_b = timings(a), timings(b)
     for key in [*timings_a, *(k for k in timings_b if k not in timings_a)]:
@@ -61,9 +69,12 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
                                 "b": _slowest(b, slowest)})
     contracts_a, contracts_b = _contract_results(a), _contract_results(b)
     error_a, error_b = _error_key(a), _error_key(b)
+    judged_a, judged_b = judge_document(a), judge_document(b)
     return Comparison(str(a.get("status")), str(b.get("status")), changes, [], [], "status",
                       regressions=regressions(a, b),
-                      verdict_changed=contracts_a != contracts_b or error_a != error_b,
+                      verdict_changed=contracts_a != contracts_b or error_a != error_b
+                      or judged_a.outcome != judged_b.outcome
+                      or _declared(a) != _declared(b),
                       notes=[{"which": which, "stage": document.get("last_started_stage"),
                               "pass_index": _last_started_pass(document)}
                              for which, document in (("A", a), ("B", b))
@@ -83,11 +94,16 @@ class Attempt:
     def status(self) -> str:
         return str(self.document.get("status"))
 
+    @property
+    def verdict(self) -> Judgement:
+        """The one judge's outcome of the attempt and its causes (``trial/judge.py``)."""
+        return judge_document(self.document, self.name)
+
     def _repr_markdown_(self) -> str:
         return notebook.markdown(self.document, self.name)
 
     def __repr__(self) -> str:
-        return f"<Attempt {self.name} {self.status}>"
+        return f"<Attempt {self.name} {self.status}: {self.verdict.outcome}>"
 
 
 class Compared:
@@ -130,11 +146,23 @@ def compare_attempts(a: str | os.PathLike[str] | Attempt,
 
 
 def regressions(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """What got worse from A to B: A completed and B did not; a contract that passed in A fails
-    in B or is gone; a contract that fails in B and was not checked in A."""
+    """What got worse from A to B: the judge passes A and not B; a stage whose every call
+    completed in A has calls in B, none completed; a contract that passed in A fails in B or is
+    gone; a contract that fails in B and was not checked in A."""
     found: list[dict[str, Any]] = []
-    if a.get("status") == "completed" and b.get("status") != "completed":
-        found.append({"kind": "completed_to", "a": a.get("status"), "b": b.get("status")})
+    judged_a, judged_b = judge_document(a), judge_document(b)
+    # Failed contracts are each named below: the judge's other causes are said here.
+    why = [reason.text for reason in judged_b.reasons if reason.kind != "contracts_failed"]
+    if judged_a.passed and not judged_b.passed and why:
+        found.append({"kind": "passed_to", "b": judged_b.outcome, "why": "; ".join(why[:3])})
+    counts_b = {item.name: item for item in stage_counts(b)}
+    for before in stage_counts(a):
+        after = counts_b.get(before.name)
+        if before.calls and before.completed == before.calls and after is not None \
+                and after.calls and not after.completed:
+            found.append({"kind": "stage_stopped", "stage": before.name,
+                          "a": f"{before.completed}/{before.calls}",
+                          "b": f"{after.completed}/{after.calls}"})
     before, after = _contract_results(a), _contract_results(b)
     for name, passed in before.items():
         if passed and after.get(name) is False:
@@ -154,6 +182,36 @@ def _contract_results(attempt: dict[str, Any]) -> dict[str, bool]:
             name = str(item.get("name"))
             results[name] = results.get(name, True) and item.get("passed") is True
     return results
+
+
+def _declared(attempt: dict[str, Any]) -> tuple[Any, ...]:
+    """What the contracts declared and obtained, as counts: each contract's declared dimension
+    (``expected_dim``), and ``output`` (vectors, ids, dimensions; parameters): 768 → 384, or
+    100 → 10 ids, is a change a gate sees even when both attempts passed."""
+    dims = sorted((str(item.get("name")), str(item.get("expected_dim")))
+                  for item in _list(attempt.get("contracts"))
+                  if isinstance(item, dict) and "expected_dim" in item)
+    output = _object(attempt.get("output"))
+    counts = sorted((str(block), str(key), str(value)) for block, held in output.items()
+                    if isinstance(held, dict) for key, value in held.items()
+                    if key in ("vectors", "ids", "dimensions", "parameters"))
+    return tuple(dims), tuple(counts)
+
+
+def _known_only(unfinished: dict[str, Any], other: dict[str, Any]) -> None:
+    """What an attempt read from its log cannot say is left out on both sides: of the versions,
+    the keys its ``attempt_started`` gave; what only ``attempt.json`` holds (what was obtained,
+    the tensors described), unless the log said it."""
+    for block in ("runtime", "pytorch"):
+        known = _object(unfinished.get(block))
+        other[block] = {key: value for key, value in _object(other.get(block)).items()
+                        if key in known}
+    for key in ("output", "tensors"):
+        if not unfinished.get(key):
+            unfinished[key] = other[key] = None
+    passes = _object(unfinished.get("passes"))
+    if passes.get("requested") is None:
+        other["passes"] = {**_object(other.get("passes")), "requested": None}
 
 
 def _error_key(attempt: dict[str, Any]) -> tuple[Any, Any]:
@@ -202,102 +260,6 @@ def judge(document: Any, name: str) -> Loaded:
     if document.get("version") != VERSION or isinstance(document.get("version"), bool):
         return Loaded(name, reason="schema_version", detail=str(document.get("version"))[:20])
     return Loaded(name, report=document)
-
-
-def from_events(path: str) -> dict[str, Any] | None:
-    """An attempt as its ``events.jsonl`` tells it, when the process ended before writing
-    ``attempt.json``: status ``unfinished``; None when the file is no trial's event log."""
-    events = _events(path)
-    started = next((event for event in events if event.get("event") == "attempt_started"), None)
-    if started is None:
-        return None
-    stages: list[dict[str, Any]] = []
-    contracts: list[dict[str, Any]] = []
-    passes: dict[int, float] = {}
-    summaries: dict[str, dict[str, Any]] = {}  # each stage's latest
-    stage_ms: dict[str, dict[int, float]] = {}  # each stage's time in each completed pass
-    name, pass_index, still_open = last_started(events, path)
-    document: dict[str, Any] = {
-        "format": FORMAT, "version": VERSION, "attempt_id": started.get("attempt_id"),
-        "status": UNFINISHED, "source": EVENTS_FILE, "work_done": None,
-        "last_completed_stage": None, "last_started_stage": name, "last_started_pass": pass_index,
-        "last_started_open": still_open, "first_error": None, "oom": None,
-        "contracts": contracts, "params": started.get("params"), "command": started.get("command"),
-        "stages": stages}
-    for event in events:
-        kind = event.get("event")
-        if kind in ("stage_completed", "stage_failed", "stage_interrupted", "stage_slow"):
-            stages.append({"name": event.get("stage"), "pass_index": event.get("pass_index"),
-                           "status": event.get("status", kind[len("stage_"):]),
-                           "duration_ms": event.get("duration_ms"),
-                           "memory": event.get("memory")})
-            if stages[-1]["status"] == "completed":
-                document["last_completed_stage"] = event.get("stage")
-        elif kind == "stage_summary":
-            summaries[str(event.get("stage"))] = event
-        elif kind == "pass_completed" and isinstance(event.get("pass_index"), int):
-            duration = event.get("duration_ms")
-            if isinstance(duration, (int, float)) and not isinstance(duration, bool):
-                passes[event["pass_index"]] = float(duration)
-            for stage, ms in _object(event.get("stage_ms")).items():
-                if isinstance(ms, (int, float)) and not isinstance(ms, bool):
-                    stage_ms.setdefault(stage, {})[event["pass_index"]] = float(ms)
-        elif kind == "contract_checked":
-            contracts.append({"name": event.get("name"), "passed": event.get("passed"),
-                              "detail": event.get("detail")})
-        elif kind == "work_done":
-            document["work_done"] = event.get("status")
-            summaries.update((str(item.get("stage")), item) for item in
-                             _list(event.get("stage_summary")) if isinstance(item, dict))
-        if kind in ("stage_failed", "error") and document["first_error"] is None:
-            error = _object(event.get("error"))
-            document["first_error"] = {"stage": event.get("stage"),
-                                       "pass_index": event.get("pass_index"),
-                                       "type": error.get("type"), "message": error.get("message")}
-            document["oom"] = event.get("oom")
-    document["passes"] = {"requested": None, "completed": len(passes), **first_and_later(passes)}
-    document["stage_summary"] = list(summaries.values())
-    document["timings"] = _timings_of_events(stages, summaries, stage_ms)
-    return document
-
-
-def _timings_of_events(stages: list[dict[str, Any]], summaries: dict[str, dict[str, Any]],
-                       stage_ms: dict[str, dict[int, float]]) -> list[dict[str, Any]]:
-    """The timings of an event log: each stage's time per completed pass (``pass_completed``)
-    and outside the passes (its latest summary), else from the calls written in full."""
-    timings = timings_of(stages)
-    for item in timings:
-        stage = str(item.get("stage"))
-        if stage in stage_ms:
-            item.update(first_and_later(stage_ms[stage]))
-        outside = summaries.get(stage, {}).get("outside_passes_ms")
-        if isinstance(outside, (int, float)) and not isinstance(outside, bool):
-            item["outside_passes_ms"] = float(outside)
-    return timings
-
-
-def _events(path: str) -> list[dict[str, Any]]:
-    """Every complete JSON object line of the log (its last MAX_EVENTS_BYTES)."""
-    try:
-        with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            file.seek(max(0, size - MAX_EVENTS_BYTES))
-            data = file.read(MAX_EVENTS_BYTES)
-    except OSError:
-        return []
-    found = []
-    for line in data.decode("utf-8", "replace").splitlines():
-        try:
-            event = loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            found.append(event)
-    return found
-
-
-def is_attempt_document(document: Any) -> bool:
-    return isinstance(document, dict) and document.get("format") == FORMAT
 
 
 def comparable(attempt: dict[str, Any]) -> dict[str, Any]:
