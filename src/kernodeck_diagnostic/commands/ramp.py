@@ -49,8 +49,8 @@ from typing import Any
 from ..i18n import Translate
 from ..ramp import record
 from ..ramp.outcome import PASSED, classify
-from ..ramp.record import never_started, values_text
 from ..ramp.plan import explore
+from ..ramp.record import values_text
 from ..report.codes import CODES
 from ..report.redact import Redactor, argument_secrets, redact_argv
 from ..report.tables import table
@@ -179,7 +179,8 @@ def _ramp(ramp: record.Ramp, command: list[str], out: Folder, redactor: Redactor
         line(sys.stderr, t("ramp.resuming", count=len(ramp.attempts)))
 
     def run_once(value: int) -> dict[str, Any]:
-        done = _attempt(ramp, value, command, out, redactor, run=len(ramp.runs(value)) + 1)
+        done = _attempt(ramp, value, command, out, redactor=redactor,
+                        run=len(ramp.runs(value)) + 1)
         ramp.attempts.append(done)
         record.save(ramp, out)
         _progress(ramp, done, t)
@@ -254,7 +255,7 @@ def _check_names(out: Folder) -> None:
                 check_file(found, out.child(each))
 
 
-def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
+def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder, *,
              redactor: Redactor, run: int = 1) -> dict[str, Any]:
     """Run the application once with ``value`` (its ``run``-th time); its attempt record."""
     name = f"{ramp.axis}-{value}" + (f".run-{run}" if run > 1 else "")
@@ -305,38 +306,43 @@ def conclusion(document: dict[str, Any], t: Translate) -> str:
     """One sentence: what the attempts measured (``record.verdict``), naming the values tried."""
     found = document.get("verdict") or record.verdict(document)
     axis, kind = document["axis"], found["kind"]
-    first = document.get("first_failing")
     passed = values_text(found["passed"])
     between = t("ramp.between_not_tried") if found["not_tried"] else ""
     attempts = document.get("attempts") or []
-    if kind == "never_started":
-        return t("ramp.never_started", axis=axis, error=attempts[0].get("error") or "-")
-    if kind == "axis_ignored":
-        return t("ramp.axis_ignored", axis=axis, why=found.get("reason") or "-")
-    if kind == "flaky":
-        return t("ramp.flaky", axis=axis, values=values_text(found["flaky"]))
-    if kind == "no_single_limit":
-        below = [value for value in found["failed"] if value < max(found["passed"])]
-        return t("ramp.no_single_limit", axis=axis, failed=values_text(below), passed=passed,
-                 between=between)
-    if kind == "unfinished":
-        return t("ramp.unfinished", axis=axis, passed=passed)
-    if kind == "all_passed":
-        return t("ramp.all_passed", axis=axis, passed=passed, value=max(found["passed"]),
-                 between=between)
-    assert first is not None  # every other kind has a value that did not pass
-    why = first["outcome"] + (f", {first['phase']}" if first.get("phase") else "") + (
+    said = {
+        "never_started": lambda: t("ramp.never_started", axis=axis,
+                                   error=attempts[0].get("error") or "-"),
+        "axis_ignored": lambda: t("ramp.axis_ignored", axis=axis, why=found.get("reason") or "-"),
+        "flaky": lambda: t("ramp.flaky", axis=axis, values=values_text(found["flaky"])),
+        "no_single_limit": lambda: t(
+            "ramp.no_single_limit", axis=axis, passed=passed, between=between,
+            failed=values_text([value for value in found["failed"]
+                                if value < max(found["passed"])])),
+        "unfinished": lambda: t("ramp.unfinished", axis=axis, passed=passed),
+        "all_passed": lambda: t("ramp.all_passed", axis=axis, passed=passed,
+                                value=max(found["passed"]), between=between),
+    }.get(kind)
+    if said is not None:
+        return str(said())
+    return _limit(document, found, t, passed=passed, between=between)
+
+
+def _limit(document: dict[str, Any], found: dict[str, Any], t: Translate, *, passed: str,
+           between: str) -> str:
+    """The sentence of a ramp whose first value not passed is its limit (or inconclusive)."""
+    axis, first = document["axis"], document["first_failing"] or {}
+    why = str(first.get("outcome")) + (f", {first['phase']}" if first.get("phase") else "") + (
         f", {first['signal']}" if first.get("signal") else "")
-    if kind == "inconclusive":
-        reasons = [str(reason.get("text")) for item in attempts if item["value"] ==
-                   first["value"] for reason in item.get("reasons") or []
-                   if isinstance(reason, dict)]
-        return t("ramp.inconclusive_at", axis=axis, value=first["value"], passed=passed,
+    if found["kind"] == "inconclusive":
+        reasons = [str(reason.get("text")) for item in document.get("attempts") or []
+                   if item["value"] == first.get("value")
+                   for reason in item.get("reasons") or [] if isinstance(reason, dict)]
+        return t("ramp.inconclusive_at", axis=axis, value=first.get("value"), passed=passed,
                  why=reasons[0] if reasons else why)
-    if kind == "none_passed":
-        return t("ramp.none_passed", axis=axis, value=first["value"], kind=why)
+    if found["kind"] == "none_passed":
+        return t("ramp.none_passed", axis=axis, value=first.get("value"), kind=why)
     return t("ramp.range", axis=axis, last=document["last_passing_value"],
-             first=first["value"], kind=why, passed=passed, between=between)
+             first=first.get("value"), kind=why, passed=passed, between=between)
 
 
 def _finish(ramp: record.Ramp, out: Folder, form: str, t: Translate) -> None:

@@ -39,10 +39,11 @@ and copies, peer access nothing could say as unknown and the copies never tried 
 
 Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed, every job was whole
 and no file was unreadable; 22 when a report failed, a job is incomplete (a rank never reported:
-no evidence, no pass), an attempt or a ramp failed, or a file was unreadable; 23 when no readable
-report was found at all; 33 when nothing failed but an attempt or a ramp was inconclusive (no
-evidence of a pass); 2 on a usage error; 15 (STDOUT_WRITE_FAILED, as for the check) when stdout is closed
-or refuses the result, a full device (``commands/runner.py``); 1 a bug of the tool.
+no evidence, no pass), an attempt or a ramp failed, or a file was unreadable; 23 when no
+readable report was found at all; 33 when nothing failed but an attempt or a ramp was
+inconclusive (no evidence of a pass); 2 on a usage error; 15 (STDOUT_WRITE_FAILED, as for the
+check) when stdout is closed or refuses the result, a full device (``commands/runner.py``); 1 a
+bug of the tool.
 """
 
 from __future__ import annotations

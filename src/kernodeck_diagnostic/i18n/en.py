@@ -1344,7 +1344,8 @@ MESSAGES = {
     "code.RAMP_NOTHING_PASSED.summary": "Even the first value failed: the program's own failure.",
     "code.RAMP_NOTHING_PASSED.next_action": "Start lower, or read the first attempt's stderr.txt.",
     "code.RAMP_INCONCLUSIVE.summary":
-        "Nothing was measured: no attempt ran the program, the axis changed nothing, or the first value that did not pass was inconclusive.",
+        "Nothing was measured: no attempt ran the program, the axis changed nothing, or the "
+        "first value that did not pass was inconclusive.",
     "code.RAMP_INCONCLUSIVE.next_action":
         "Check the command after -- and that the program uses the value (its Trial's parameters).",
     "code.RESUME_INTACT.summary":
@@ -1391,7 +1392,8 @@ MESSAGES = {
     "ramp.between_not_tried":
         " (values between were not tried)",
     "ramp.no_single_limit":
-        "{axis}: no single limit: {failed} failed below a value that passed ({passed} passed{between})",
+        "{axis}: no single limit: {failed} failed below a value that passed ({passed} "
+        "passed{between})",
     "ramp.flaky":
         "{axis}: flaky: {values} both passed and failed; no limit can be given",
     "ramp.axis_ignored":
@@ -1401,9 +1403,11 @@ MESSAGES = {
     "ramp.unfinished":
         "{axis}: the ramp did not reach its end; {passed} passed so far",
     "ramp.program_changed":
-        "the program's files changed since --out's ramp.json was written ({files}): its attempts would be stale; choose another --out, or remove ramp.json to start again",
+        "the program's files changed since --out's ramp.json was written ({files}): its "
+        "attempts would be stale; choose another --out, or remove ramp.json to start again",
     "ramp.help.repeat":
-        "run the last passing and the first failing values N times in all (default 1): a value that both passed and failed is flaky",
+        "run the last passing and the first failing values N times in all (default 1): a value "
+        "that both passed and failed is flaky",
     "ramp.bad_repeat":
         "--repeat {repeat}: give a count from 1 to 100",
     "code.RAMP_NO_SINGLE_LIMIT.summary":
@@ -1415,7 +1419,8 @@ MESSAGES = {
     "code.RAMP_FLAKY.next_action":
         "Run the flaky values again, and keep well below them.",
     "code.SUMMARY_INCONCLUSIVE.summary":
-        "Nothing failed, but an attempt or a ramp could not be judged (it never ended, or nothing was measured).",
+        "Nothing failed, but an attempt or a ramp could not be judged (it never ended, or "
+        "nothing was measured).",
     "code.SUMMARY_INCONCLUSIVE.next_action":
         "Read the inconclusive rows: run them again to the end.",
     "summarize.inconclusive":

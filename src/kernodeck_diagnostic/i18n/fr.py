@@ -1369,9 +1369,11 @@ MESSAGES = {
     "ramp.header.peak": "pic de mémoire",
     "ramp.header.detail": "détail",
     "ramp.range":
-        "{axis} : {passed} ont réussi{between} ; dernière réussite {last}, premier échec {first} ({kind})",
+        "{axis} : {passed} ont réussi{between} ; dernière réussite {last}, premier échec "
+        "{first} ({kind})",
     "ramp.all_passed":
-        "{axis} : {passed} ont réussi{between} ; aucun échec jusqu'à {value} (aucune limite trouvée)",
+        "{axis} : {passed} ont réussi{between} ; aucun échec jusqu'à {value} (aucune limite "
+        "trouvée)",
     "ramp.none_passed": "{axis} : la première valeur, {value}, a déjà échoué ({kind})",
     "ramp.written": "écrits dans le dossier --out : {files}",
     "ramp.no_plot":
@@ -1449,9 +1451,11 @@ MESSAGES = {
     "code.RAMP_NOTHING_PASSED.next_action":
         "Commencez plus bas, ou lisez le stderr.txt de la première tentative.",
     "code.RAMP_INCONCLUSIVE.summary":
-        "Rien n'a été mesuré : aucune tentative n'a exécuté le programme, l'axe n'a rien changé, ou la première valeur qui n'a pas réussi était non concluante.",
+        "Rien n'a été mesuré : aucune tentative n'a exécuté le programme, l'axe n'a rien "
+        "changé, ou la première valeur qui n'a pas réussi était non concluante.",
     "code.RAMP_INCONCLUSIVE.next_action":
-        "Vérifiez la commande après -- et que le programme utilise la valeur (les paramètres de son Trial).",
+        "Vérifiez la commande après -- et que le programme utilise la valeur (les paramètres de "
+        "son Trial).",
     "code.RESUME_INTACT.summary":
         "Arrêté avec du travail restant et repris : chaque id attendu une fois, chaque "
         "enregistrement entier et valide.",
@@ -1506,7 +1510,8 @@ MESSAGES = {
     "ramp.between_not_tried":
         " (les valeurs intermédiaires n'ont pas été essayées)",
     "ramp.no_single_limit":
-        "{axis} : pas de limite unique : {failed} ont échoué sous une valeur qui a réussi ({passed} ont réussi{between})",
+        "{axis} : pas de limite unique : {failed} ont échoué sous une valeur qui a réussi "
+        "({passed} ont réussi{between})",
     "ramp.flaky":
         "{axis} : instable : {values} ont réussi et échoué ; aucune limite ne peut être donnée",
     "ramp.axis_ignored":
@@ -1516,9 +1521,12 @@ MESSAGES = {
     "ramp.unfinished":
         "{axis} : la rampe n'est pas allée à son terme ; {passed} ont réussi jusqu'ici",
     "ramp.program_changed":
-        "les fichiers du programme ont changé depuis l'écriture du ramp.json de --out ({files}) : ses tentatives seraient périmées ; choisissez un autre --out, ou supprimez ramp.json pour recommencer",
+        "les fichiers du programme ont changé depuis l'écriture du ramp.json de --out ({files}) "
+        ": ses tentatives seraient périmées ; choisissez un autre --out, ou supprimez ramp.json "
+        "pour recommencer",
     "ramp.help.repeat":
-        "exécuter la dernière valeur réussie et la première en échec N fois en tout (défaut 1) : une valeur qui a réussi et échoué est instable",
+        "exécuter la dernière valeur réussie et la première en échec N fois en tout (défaut 1) "
+        ": une valeur qui a réussi et échoué est instable",
     "ramp.bad_repeat":
         "--repeat {repeat} : donnez un nombre de 1 à 100",
     "code.RAMP_NO_SINGLE_LIMIT.summary":
@@ -1530,7 +1538,8 @@ MESSAGES = {
     "code.RAMP_FLAKY.next_action":
         "Relancez les valeurs instables, et restez bien en dessous.",
     "code.SUMMARY_INCONCLUSIVE.summary":
-        "Rien n'a échoué, mais une tentative ou une rampe n'a pas pu être jugée (elle n'est pas allée à son terme, ou rien n'a été mesuré).",
+        "Rien n'a échoué, mais une tentative ou une rampe n'a pas pu être jugée (elle n'est pas "
+        "allée à son terme, ou rien n'a été mesuré).",
     "code.SUMMARY_INCONCLUSIVE.next_action":
         "Lisez les lignes non concluantes : relancez-les jusqu'au bout.",
     "summarize.inconclusive":

@@ -1337,7 +1337,8 @@ MESSAGES = {
     "ramp.header.peak": "pico de memória",
     "ramp.header.detail": "detalhe",
     "ramp.range":
-        "{axis}: {passed} passaram{between}; último sucesso {last}, primeira falha {first} ({kind})",
+        "{axis}: {passed} passaram{between}; último sucesso {last}, primeira falha {first} "
+        "({kind})",
     "ramp.all_passed":
         "{axis}: {passed} passaram{between}; nenhuma falha até {value} (nenhum limite encontrado)",
     "ramp.none_passed": "{axis}: o primeiro valor, {value}, já falhou ({kind})",
@@ -1414,7 +1415,8 @@ MESSAGES = {
     "code.RAMP_NOTHING_PASSED.next_action":
         "Comece mais baixo, ou leia o stderr.txt da primeira tentativa.",
     "code.RAMP_INCONCLUSIVE.summary":
-        "Nada foi medido: nenhuma tentativa executou o programa, o eixo não mudou nada, ou o primeiro valor que não passou foi inconclusivo.",
+        "Nada foi medido: nenhuma tentativa executou o programa, o eixo não mudou nada, ou o "
+        "primeiro valor que não passou foi inconclusivo.",
     "code.RAMP_INCONCLUSIVE.next_action":
         "Verifique o comando após -- e que o programa usa o valor (os parâmetros do seu Trial).",
     "code.RESUME_INTACT.summary":
@@ -1466,7 +1468,8 @@ MESSAGES = {
     "ramp.between_not_tried":
         " (os valores intermediários não foram testados)",
     "ramp.no_single_limit":
-        "{axis}: nenhum limite único: {failed} falharam abaixo de um valor que passou ({passed} passaram{between})",
+        "{axis}: nenhum limite único: {failed} falharam abaixo de um valor que passou ({passed} "
+        "passaram{between})",
     "ramp.flaky":
         "{axis}: instável: {values} passaram e falharam; nenhum limite pode ser dado",
     "ramp.axis_ignored":
@@ -1476,9 +1479,12 @@ MESSAGES = {
     "ramp.unfinished":
         "{axis}: a rampa não chegou ao fim; {passed} passaram até agora",
     "ramp.program_changed":
-        "os arquivos do programa mudaram desde que o ramp.json de --out foi escrito ({files}): suas tentativas estariam obsoletas; escolha outro --out, ou remova ramp.json para recomeçar",
+        "os arquivos do programa mudaram desde que o ramp.json de --out foi escrito ({files}): "
+        "suas tentativas estariam obsoletas; escolha outro --out, ou remova ramp.json para "
+        "recomeçar",
     "ramp.help.repeat":
-        "executar o último valor que passou e o primeiro que falhou N vezes no total (padrão 1): um valor que passou e falhou é instável",
+        "executar o último valor que passou e o primeiro que falhou N vezes no total (padrão "
+        "1): um valor que passou e falhou é instável",
     "ramp.bad_repeat":
         "--repeat {repeat}: dê um número de 1 a 100",
     "code.RAMP_NO_SINGLE_LIMIT.summary":
@@ -1490,7 +1496,8 @@ MESSAGES = {
     "code.RAMP_FLAKY.next_action":
         "Execute de novo os valores instáveis, e fique bem abaixo deles.",
     "code.SUMMARY_INCONCLUSIVE.summary":
-        "Nada falhou, mas uma tentativa ou uma rampa não pôde ser julgada (não chegou ao fim, ou nada foi medido).",
+        "Nada falhou, mas uma tentativa ou uma rampa não pôde ser julgada (não chegou ao fim, "
+        "ou nada foi medido).",
     "code.SUMMARY_INCONCLUSIVE.next_action":
         "Leia as linhas inconclusivas: execute-as de novo até o fim.",
     "summarize.inconclusive":

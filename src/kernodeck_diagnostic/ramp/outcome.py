@@ -18,7 +18,6 @@ from ..supervision.application import Ending
 from ..supervision.captures import last_stderr_line
 from ..trial.evidence import run_records
 from ..trial.judge import (
-    DATA_LOADING,
     INCONCLUSIVE,
     OOM_TEXT,
     OUTCOMES,
@@ -41,7 +40,7 @@ FAILURES: tuple[Outcome, ...] = tuple(name for name in OUTCOMES if name != PASSE
 # it, in the trial's teardown: never a pass's out-of-memory; ``data_loading``: the OOM killer
 # ended a data loader's worker.
 RampPhase = Literal[Phase, "after_work", "data_loading"]
-RAMP_PHASES: tuple[RampPhase, ...] = (*PHASES, "after_work", DATA_LOADING)
+RAMP_PHASES: tuple[RampPhase, ...] = (*PHASES, "after_work", "data_loading")
 
 
 @dataclass

@@ -29,7 +29,7 @@ class StageCount:
     interrupted: int
 
 
-# -- the accessors: an attempt's stages -------------------------------------------------------------
+# -- the accessors: an attempt's stages ---------------------------------------------------------
 
 def stage_counts(document: Mapping[str, Any]) -> list[StageCount]:
     """Each stage name's counts, in the order the names first ran: from ``stage_summary`` (every
@@ -75,22 +75,22 @@ def contract_results(document: Mapping[str, Any]) -> tuple[tuple[str, bool | Non
 def peak_of(document: Mapping[str, Any]) -> int | None:
     """The attempt's largest memory peak: ``peak_memory_bytes``, else its stages'."""
     peak = document.get("peak_memory_bytes")
-    if _integer(peak):
-        return int(peak)
+    if _integer(peak) and isinstance(peak, int):
+        return peak
     peaks = []
     for item in _list(document.get("stage_summary")):
         if isinstance(item, Mapping):
             value = item.get("device_peak_bytes")
             value = value if value is not None else item.get("rss_peak_bytes")
-            if _integer(value):
-                peaks.append(int(value))
+            if _integer(value) and isinstance(value, int):
+                peaks.append(value)
     for record in _list(document.get("stages")):
         memory = record.get("memory") if isinstance(record, Mapping) else None
         if isinstance(memory, Mapping):
             value = memory.get("peak_allocated_bytes") if memory.get("device") else \
                 memory.get("rss_peak_bytes")
-            if _integer(value):
-                peaks.append(int(value))
+            if _integer(value) and isinstance(value, int):
+                peaks.append(value)
     return max(peaks) if peaks else None
 
 

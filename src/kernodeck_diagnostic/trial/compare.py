@@ -42,6 +42,9 @@ from .judge import Judgement
 from .log import EVENTS_FILE
 from .unfinished import UNFINISHED, from_events, is_attempt_document
 
+__all__ = ["UNFINISHED", "Attempt", "Compared", "compare", "compare_attempts", "from_events",
+           "is_attempt_document", "load", "open_attempt", "regressions"]
+
 PASSES = "passes_ms"  # the passes' own durations, compared like a stage's
 
 # A peak counts as changed when it moved by this many bytes and this fraction of the smaller.
@@ -156,13 +159,13 @@ def regressions(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     if judged_a.passed and not judged_b.passed and why:
         found.append({"kind": "passed_to", "b": judged_b.outcome, "why": "; ".join(why[:3])})
     counts_b = {item.name: item for item in stage_counts(b)}
-    for before in stage_counts(a):
-        after = counts_b.get(before.name)
-        if before.calls and before.completed == before.calls and after is not None \
-                and after.calls and not after.completed:
-            found.append({"kind": "stage_stopped", "stage": before.name,
-                          "a": f"{before.completed}/{before.calls}",
-                          "b": f"{after.completed}/{after.calls}"})
+    for stage in stage_counts(a):
+        then = counts_b.get(stage.name)
+        if stage.calls and stage.completed == stage.calls and then is not None \
+                and then.calls and not then.completed:
+            found.append({"kind": "stage_stopped", "stage": stage.name,
+                          "a": f"{stage.completed}/{stage.calls}",
+                          "b": f"{then.completed}/{then.calls}"})
     before, after = _contract_results(a), _contract_results(b)
     for name, passed in before.items():
         if passed and after.get(name) is False:

@@ -9,6 +9,7 @@ log and its beacon ``stage.bin`` (``trial/unfinished.py``), each through ``acces
 from __future__ import annotations
 
 import os
+
 from ..untrusted_json import load_file
 from .accessors import record_of
 from .folder import ATTEMPT_FILE

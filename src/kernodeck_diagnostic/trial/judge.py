@@ -36,7 +36,7 @@ in ``reasons``), is the table of docs/trial.md ("How an attempt is judged"):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -145,11 +145,14 @@ class Judgement:
         return "; ".join(reason.text for reason in self.reasons[:limit])
 
 
+Add = Callable[..., None]  # add(outcome, kind, trial=None, **facts): one cause found
+_ORDER = ("timeout", "out_of_memory", "crashed", "contract_failed", "failed", INCONCLUSIVE)
+
+
 def judge(trials: Sequence[TrialRecord], process: Process | None = None,
           axis: tuple[str, int] | None = None) -> Judgement:
     """The outcome of one attempt from every piece of its evidence (the module's rule)."""
     found: list[tuple[Outcome, Reason, TrialRecord | None]] = []
-    oom: dict[str, Any] | None = None
 
     def add(outcome: Outcome, kind: str, trial: TrialRecord | None = None,
             **facts: Any) -> None:
@@ -160,69 +163,83 @@ def judge(trials: Sequence[TrialRecord], process: Process | None = None,
     oomed = next((trial for trial in trials if trial.oom is not None), None)
     open_trial = next((trial for trial in trials if not trial.ended and trial.stage_open), None)
     speaker = worker or oomed or open_trial or next(iter(trials), None)
-    if process is not None:
-        if process.timed_out:
-            add("timeout", "timeout")
-        elif process.signal == "SIGKILL" and process.oom_evidence:
-            add("out_of_memory", "oom_killer_main", evidence=list(process.oom_evidence))
-            oom = {**_trial_oom(speaker), "source": "kernel", "oom_killer": True,
-                   "evidence": list(process.oom_evidence)}
-        elif process.oom_kills:
-            if worker is not None:
-                add("out_of_memory", "oom_killer_data_loader", worker, kills=process.oom_kills)
-                oom = {**_trial_oom(worker), "phase": DATA_LOADING, "source": "kernel",
-                       "oom_killer": True, "evidence": ["cgroup_oom_kill"],
-                       "process": "data_loader_worker"}
-            else:
-                add("out_of_memory", "oom_killer_run", kills=process.oom_kills)
-                oom = {**_trial_oom(speaker), "source": "kernel", "oom_killer": True,
-                       "evidence": ["cgroup_oom_kill"], "process": "other"}
+    oom = _killed(process, worker, speaker, add) if process is not None else None
     if oomed is not None:
         add("out_of_memory", "trial_oom", oomed, stage=(oomed.first_error or {}).get("stage"),
             phase=oomed.oom.get("phase") if oomed.oom else None)
         oom = oom or {**_trial_oom(oomed),
                       "source": "attempt" if oomed.source == "attempt.json" else "events"}
-    if process is not None and process.signal is not None and not process.timed_out:
-        add("crashed", "signal", signal=process.signal)
-    failed_exit = process is not None and not process.timed_out and process.signal is None and (
-        process.exit_code != 0)
-    if failed_exit and process is not None:
-        text = process.error_text or ""
-        if process.exit_code is not None and OOM_TEXT.search(text) and oom is None:
-            add("out_of_memory", "oom_text")
-            oom = {"phase": None, "pass_index": None, "requested_bytes": requested_bytes(text),
-                   "source": "error_text"}
+    if process is not None:
+        oom = _process_end(process, add, oom)
     for trial in trials:
         if trial.contracts_failed:
             add("contract_failed", "contracts_failed", trial, names=trial.contracts_failed)
-    if failed_exit and process is not None:
+    if process is not None and _failed_exit(process):
         if process.exit_code is None:
             add("failed", "never_started", error=process.start_error)
         else:
             add("failed", "exit_status", code=process.exit_code)
     for trial in trials:
         _trial_reasons(trial, add)
-    if axis is not None:
-        for trial in trials:
-            said = _axis_value(trial.params, axis[0])
-            if said is not None and said != str(axis[1]):
-                add(INCONCLUSIVE, "axis_not_followed", trial, axis=axis[0], value=axis[1],
-                    said=said)
+        said = _axis_value(trial.params, axis[0]) if axis is not None else None
+        if axis is not None and said is not None and said != str(axis[1]):
+            add(INCONCLUSIVE, "axis_not_followed", trial, axis=axis[0], value=axis[1],
+                said=said)
     if process is None and not trials:
         add(INCONCLUSIVE, "nothing_read")
     if not found:
         return Judgement(PASSED, trial=speaker, trials=len(trials))
-    order = {name: rank for rank, name in enumerate(
-        ("timeout", "out_of_memory", "crashed", "contract_failed", "failed", INCONCLUSIVE))}
     # The deciding cause first: the rule's order (a stable sort keeps the kinds' order within).
-    found.sort(key=lambda item: order[item[0]])
-    outcome, _, trial = found[0]
+    found.sort(key=lambda item: _ORDER.index(item[0]))
+    outcome, _, decider = found[0]
     return Judgement(outcome, tuple(reason for _, reason, _ in found),
-                     trial=trial or speaker, oom=oom if outcome == "out_of_memory" else None,
+                     trial=decider or speaker, oom=oom if outcome == "out_of_memory" else None,
                      trials=len(trials))
 
 
-def _trial_reasons(trial: TrialRecord, add: Any) -> None:
+def _killed(process: Process, worker: TrialRecord | None, speaker: TrialRecord | None,
+            add: Add) -> dict[str, Any] | None:
+    """Rules 1 to 3: the time limit, the OOM killer (the program's, another process's of the
+    run, a data loader's worker); the out-of-memory facts when it was one."""
+    if process.timed_out:
+        add("timeout", "timeout")
+        return None
+    if process.signal == "SIGKILL" and process.oom_evidence:
+        add("out_of_memory", "oom_killer_main", evidence=list(process.oom_evidence))
+        return {**_trial_oom(speaker), "source": "kernel", "oom_killer": True,
+                "evidence": list(process.oom_evidence)}
+    if not process.oom_kills:
+        return None
+    if worker is not None:
+        add("out_of_memory", "oom_killer_data_loader", worker, kills=process.oom_kills)
+        return {**_trial_oom(worker), "phase": DATA_LOADING, "source": "kernel",
+                "oom_killer": True, "evidence": ["cgroup_oom_kill"],
+                "process": "data_loader_worker"}
+    add("out_of_memory", "oom_killer_run", kills=process.oom_kills)
+    return {**_trial_oom(speaker), "source": "kernel", "oom_killer": True,
+            "evidence": ["cgroup_oom_kill"], "process": "other"}
+
+
+def _process_end(process: Process, add: Add,
+                 oom: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Rules 5 and 6: a signal; an allocator's refusal in the last words of a failed exit."""
+    if process.signal is not None and not process.timed_out:
+        add("crashed", "signal", signal=process.signal)
+    text = process.error_text or ""
+    if _failed_exit(process) and process.exit_code is not None and oom is None \
+            and OOM_TEXT.search(text):
+        add("out_of_memory", "oom_text")
+        return {"phase": None, "pass_index": None, "requested_bytes": requested_bytes(text),
+                "source": "error_text"}
+    return oom
+
+
+def _failed_exit(process: Process) -> bool:
+    """Exited non-zero, or never started (not a signal, not the time limit)."""
+    return not process.timed_out and process.signal is None and process.exit_code != 0
+
+
+def _trial_reasons(trial: TrialRecord, add: Add) -> None:
     """What one Trial folder says against a pass (rules 8 to 12)."""
     if trial.status in ("failed", "interrupted", "incomplete"):
         add("failed", f"status_{trial.status}", trial)
@@ -293,45 +310,51 @@ def _text(value: Any) -> str | None:
 def reason_text(reason: Reason) -> str:
     """One cause in one line (English: what the end line, ``ramp``'s details and ``summarize``
     show)."""
-    facts = reason.facts
-    kind = reason.kind
-    if kind == "stage_calls_failed":
-        stages = ", ".join(facts.get("stages") or [])
-        return (f"{facts['failed']} of {facts['calls']} stage calls failed"
-                + (f" ({stages})" if stages else ""))
-    if kind == "error_recorded":
-        where = f" in stage {facts['stage']}" if facts.get("stage") else " outside every stage"
-        return f"an error was recorded{where}: {facts.get('error')}"
-    if kind == "ended_in_stage":
-        where = f", pass {facts['pass_index']}" if facts.get("pass_index") is not None else ""
-        return f"the process ended inside stage {facts.get('stage')}{where}: its attempt never ended"
-    if kind == "axis_not_followed":
-        return (f"the axis changed nothing: at {facts['axis']}={facts['value']} the program's own "
-                f"parameters say {facts['axis']}={facts['said']}")
-    if kind == "contracts_failed":
-        return "contract failed: " + ", ".join(facts.get("names") or [])
-    if kind == "exit_status":
-        return f"exit status {facts['code']}"
-    if kind == "signal":
-        return f"ended by {facts['signal']}"
-    if kind == "never_started":
-        return f"the program never started ({facts.get('error') or 'no reason given'})"
-    if kind == "oom_killer_run":
-        return "the OOM killer ended a process of the run"
-    if kind == "trial_oom":
-        return "out of memory" + (f" in stage {facts['stage']}" if facts.get("stage") else "")
-    return _SIMPLE.get(kind, kind.replace("_", " "))
+    said = _SAID.get(reason.kind)
+    return said(reason.facts) if said is not None else reason.kind.replace("_", " ")
 
 
-_SIMPLE = {
-    "timeout": "the time limit was reached",
-    "oom_killer_main": "the OOM killer ended the program",
-    "oom_killer_data_loader": "the OOM killer ended a DataLoader worker",
-    "oom_text": "the allocator refused memory",
-    "status_failed": "the attempt ended failed",
-    "status_interrupted": "the attempt was interrupted",
-    "status_incomplete": "a pass started and never completed",
-    "never_ended": "the attempt never ended (no attempt.json, no stage open): what followed its "
-                   "last event is unknown",
-    "nothing_read": "no evidence: no process, no Trial",
+def _stages_failed(facts: Mapping[str, Any]) -> str:
+    stages = ", ".join(facts.get("stages") or [])
+    return (f"{facts['failed']} of {facts['calls']} stage calls failed"
+            + (f" ({stages})" if stages else ""))
+
+
+def _ended_in_stage(facts: Mapping[str, Any]) -> str:
+    where = f", pass {facts['pass_index']}" if facts.get("pass_index") is not None else ""
+    return (f"the process ended inside stage {facts.get('stage')}{where}: its attempt never "
+            "ended")
+
+
+def _fixed(text: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda _facts: text
+
+
+_SAID: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "stage_calls_failed": _stages_failed,
+    "ended_in_stage": _ended_in_stage,
+    "error_recorded": lambda facts: "an error was recorded" + (
+        f" in stage {facts['stage']}" if facts.get("stage") else " outside every stage")
+    + f": {facts.get('error')}",
+    "axis_not_followed": lambda facts: (
+        f"the axis changed nothing: at {facts['axis']}={facts['value']} the program's own "
+        f"parameters say {facts['axis']}={facts['said']}"),
+    "contracts_failed": lambda facts: "contract failed: " + ", ".join(facts.get("names") or []),
+    "exit_status": lambda facts: f"exit status {facts['code']}",
+    "signal": lambda facts: f"ended by {facts['signal']}",
+    "never_started": lambda facts: (
+        f"the program never started ({facts.get('error') or 'no reason given'})"),
+    "trial_oom": lambda facts: "out of memory" + (
+        f" in stage {facts['stage']}" if facts.get("stage") else ""),
+    "timeout": _fixed("the time limit was reached"),
+    "oom_killer_main": _fixed("the OOM killer ended the program"),
+    "oom_killer_run": _fixed("the OOM killer ended a process of the run"),
+    "oom_killer_data_loader": _fixed("the OOM killer ended a DataLoader worker"),
+    "oom_text": _fixed("the allocator refused memory"),
+    "status_failed": _fixed("the attempt ended failed"),
+    "status_interrupted": _fixed("the attempt was interrupted"),
+    "status_incomplete": _fixed("a pass started and never completed"),
+    "never_ended": _fixed("the attempt never ended (no attempt.json, no stage open): what "
+                          "followed its last event is unknown"),
+    "nothing_read": _fixed("no evidence: no process, no Trial"),
 }

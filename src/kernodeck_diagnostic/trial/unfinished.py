@@ -20,6 +20,7 @@ from .log import EVENTS_FILE
 from .session import timings_of
 from .stages import first_and_later, last_started
 
+__all__ = ["UNFINISHED", "from_events", "is_attempt_document"]
 MAX_EVENTS_BYTES = 64 * 2**20  # an event log larger than this is read from its end
 
 
@@ -50,12 +51,7 @@ def from_events(path: str) -> dict[str, Any] | None:
     for event in events:
         kind = event.get("event")
         if kind in ("stage_completed", "stage_failed", "stage_interrupted", "stage_slow"):
-            stages.append({"name": event.get("stage"), "pass_index": event.get("pass_index"),
-                           "status": event.get("status", kind[len("stage_"):]),
-                           "duration_ms": event.get("duration_ms"),
-                           "memory": event.get("memory")})
-            if stages[-1]["status"] == "completed":
-                document["last_completed_stage"] = event.get("stage")
+            _stage_call(document, stages, event, str(kind))
         elif kind == "stage_summary":
             summaries[str(event.get("stage"))] = event
         elif kind == "pass_completed" and isinstance(event.get("pass_index"), int):
@@ -88,6 +84,16 @@ def from_events(path: str) -> dict[str, Any] | None:
     document["stage_summary"] = list(summaries.values())
     document["timings"] = _timings_of_events(stages, summaries, stage_ms)
     return document
+
+
+def _stage_call(document: dict[str, Any], stages: list[dict[str, Any]],
+                event: dict[str, Any], kind: str) -> None:
+    """A stage call the log wrote in full, kept in ``stages``."""
+    stages.append({"name": event.get("stage"), "pass_index": event.get("pass_index"),
+                   "status": event.get("status", kind[len("stage_"):]),
+                   "duration_ms": event.get("duration_ms"), "memory": event.get("memory")})
+    if stages[-1]["status"] == "completed":
+        document["last_completed_stage"] = event.get("stage")
 
 
 def _timings_of_events(stages: list[dict[str, Any]], summaries: dict[str, dict[str, Any]],
