@@ -330,6 +330,9 @@ def detail(attempt: dict[str, Any]) -> str:
                                  if attempt["outcome"] != "passed" else None)
     if stage:
         parts.append(f"in stage {stage}")
+    # The judge's causes that the outcome alone hides, before the error's words.
+    parts += [str(reason.get("text")) for reason in attempt.get("reasons") or []
+              if isinstance(reason, dict) and reason.get("kind") in _TOLD_BY_REASON][:2]
     if attempt.get("signal"):
         parts.append(str(attempt["signal"]))
     elif attempt.get("exit_code"):
@@ -338,9 +341,6 @@ def detail(attempt: dict[str, Any]) -> str:
         parts.append("contracts: " + ", ".join(attempt["contracts_failed"]))
     if attempt.get("error") and attempt["outcome"] != PASSED:
         parts.append(str(attempt["error"]))
-    said = [str(reason.get("text")) for reason in attempt.get("reasons") or []
-            if isinstance(reason, dict) and reason.get("kind") in _TOLD_BY_REASON]
-    parts += said[:2]
     if attempt.get("run", 1) > 1:
         parts.append(f"run {attempt['run']}")
     return "; ".join(parts)
