@@ -109,7 +109,7 @@ def _kinds(attempt: dict[str, Any]) -> list[str]:
 
 @pytest.mark.slow
 @posix_only
-@pytest.mark.parametrize(("source", "outcome", "cause", "said", "trials"), [
+@pytest.mark.parametrize("case", [
     (SERVICE_APP, "failed", "stage_calls_failed", "1 of 4 stage calls failed (handle)", 1),
     (EXIT_IN_STAGE_APP, "failed", "ended_in_stage",
      "the process ended inside stage compute", 1),
@@ -118,8 +118,9 @@ def _kinds(attempt: dict[str, Any]) -> list[str]:
 ], ids=["a service catching a stage exception, exit 0", "os._exit(0) in a stage",
         "a child's Trial failing, the parent's passing", "a second Trial after a failed one"])
 def test_a_program_that_exits_0_while_broken_is_not_a_pass(
-        pyz: Path, tmp_path: Path, cpu_torch_python: Path, source: str, outcome: str,
-        cause: str, said: str, trials: int) -> None:
+        pyz: Path, tmp_path: Path, cpu_torch_python: Path,
+        case: tuple[str, str, str, str, int]) -> None:
+    source, outcome, cause, said, trials = case
     app, out = tmp_path / "app.py", tmp_path / "ramp"
     app.write_text(source)
     result = _ramp(pyz, out, cpu_torch_python, app)

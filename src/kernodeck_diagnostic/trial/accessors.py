@@ -108,7 +108,10 @@ def record_of(document: Mapping[str, Any], name: str) -> TrialRecord:
                "requested_bytes": _whole(oom.get("requested_bytes"))}
     elif unfinished and error is not None:  # a log's failure whose text is an allocator's
         text = " ".join(str(error.get(key) or "") for key in ("type", "message"))
-        oom = {"phase": phase, "pass_index": _whole(error.get("pass_index")),
+        # The pass it failed in: the error's own, else the passes the log saw completed.
+        done = _whole((document.get("passes") or {}).get("completed"))
+        index = _whole(error.get("pass_index"))
+        oom = {"phase": phase, "pass_index": index if index is not None else done or None,
                "requested_bytes": requested_bytes(text)} if OOM_TEXT.search(text) else None
     else:
         oom = None

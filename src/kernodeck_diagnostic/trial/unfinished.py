@@ -48,6 +48,7 @@ def from_events(path: str) -> dict[str, Any] | None:
         "pytorch": {"version": started.get("torch_version")},
         "stages": stages}
     pass_started = False
+    completed: set[int] = set()  # the passes the log saw completed, timed or not
     for event in events:
         kind = event.get("event")
         if kind in ("stage_completed", "stage_failed", "stage_interrupted", "stage_slow"):
@@ -55,6 +56,7 @@ def from_events(path: str) -> dict[str, Any] | None:
         elif kind == "stage_summary":
             summaries[str(event.get("stage"))] = event
         elif kind == "pass_completed" and isinstance(event.get("pass_index"), int):
+            completed.add(event["pass_index"])
             duration = event.get("duration_ms")
             if isinstance(duration, (int, float)) and not isinstance(duration, bool):
                 passes[event["pass_index"]] = float(duration)
@@ -78,9 +80,10 @@ def from_events(path: str) -> dict[str, Any] | None:
             document["oom"] = event.get("oom")
     # Where the log stops: before the first pass, in it, in a later one, or after the work.
     document["log_phase"] = ("after_work" if document["work_done"] is not None
-                             else "later_pass" if passes else "first_pass" if pass_started
+                             else "later_pass" if completed else "first_pass" if pass_started
                              else "loading")
-    document["passes"] = {"requested": None, "completed": len(passes), **first_and_later(passes)}
+    document["passes"] = {"requested": None, "completed": len(completed),
+                          **first_and_later(passes)}
     document["stage_summary"] = list(summaries.values())
     document["timings"] = _timings_of_events(stages, summaries, stage_ms)
     return document
