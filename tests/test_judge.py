@@ -277,3 +277,20 @@ def test_the_docs_table_names_every_cause() -> None:
     kinds = {row[5] for row in ROWS if row[5]} | {"oom_killer_data_loader"}
     assert kinds <= named, kinds - named
     assert set(OUTCOMES) <= named
+
+
+# -- the OOM kills of any process of the run -----------------------------------------------------
+
+def test_the_oom_kills_a_run_counted_whatever_process_they_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernodeck_diagnostic.supervision import oom_killer
+
+    events = tmp_path / "memory.events"
+    events.write_text("oom 3\noom_kill 3\n")
+    monkeypatch.setattr(oom_killer, "cgroups_of", lambda pid="self": [str(tmp_path)])
+    watch = oom_killer.OomWatch()
+    assert watch.kills() == 0
+    events.write_text("oom 4\noom_kill 4\n")  # a data loader's worker, a child: not the program
+    assert watch.kills() == 1
+    monkeypatch.setattr(oom_killer, "cgroups_of", lambda pid="self": [])
+    assert oom_killer.OomWatch().kills() is None  # nothing readable: no claim either way

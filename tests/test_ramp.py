@@ -137,8 +137,10 @@ def test_a_real_allocation_failure_is_found_bisected_and_recorded(
     assert len(progress) == len(attempts)
     assert progress[0] == (f"[1] batch={start}: passed in {attempts[0]['duration_s']:.2f} s, "
                            f"peak memory {_mib(attempts[0]['peak_memory_bytes'])}")
-    assert f"batch: last pass {last}, first failure {first['value']} (out_of_memory)" in (
-        result.stdout)
+    passed_values = ", ".join(str(item["value"]) for item in sorted(
+        attempts, key=lambda item: item["value"]) if item["outcome"] == "passed")
+    assert (f"batch: {passed_values} passed (values between were not tried); last pass {last}, "
+            f"first failure {first['value']} (out_of_memory)") in result.stdout
     assert ("no plot: matplotlib is not installed in the Python that runs this command (install "
             "it there: python -m pip install matplotlib, with that Python)") in result.stderr
     assert not (out / "ramp.png").exists()
