@@ -26,7 +26,6 @@ from kernodeck_diagnostic.commands.runner import UsageError
 from kernodeck_diagnostic.facts import launcher
 from kernodeck_diagnostic.facts.node import visibility_conflicts
 from kernodeck_diagnostic.i18n import ENGLISH
-from kernodeck_diagnostic.trial import evidence
 from kernodeck_diagnostic.ramp.plan import explore, next_value
 from kernodeck_diagnostic.report import libraries as library_facts
 from kernodeck_diagnostic.report.compare import compare
@@ -37,7 +36,7 @@ from kernodeck_diagnostic.report.findings import device as device_rules
 from kernodeck_diagnostic.report.findings.distributed import memlock_low
 from kernodeck_diagnostic.report.pep440 import satisfies
 from kernodeck_diagnostic.supervision import oom_killer
-from kernodeck_diagnostic.trial import Trial, contracts, oom
+from kernodeck_diagnostic.trial import Trial, contracts, evidence, oom
 from kernodeck_diagnostic.trial import compare as attempt_compare
 from kernodeck_diagnostic.worker import libraries as worker_libraries
 from library_fixtures import extension, with_libraries
