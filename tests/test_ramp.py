@@ -137,8 +137,10 @@ def test_a_real_allocation_failure_is_found_bisected_and_recorded(
     assert len(progress) == len(attempts)
     assert progress[0] == (f"[1] batch={start}: passed in {attempts[0]['duration_s']:.2f} s, "
                            f"peak memory {_mib(attempts[0]['peak_memory_bytes'])}")
-    assert f"batch: last pass {last}, first failure {first['value']} (out_of_memory)" in (
-        result.stdout)
+    passed_values = ", ".join(str(item["value"]) for item in sorted(
+        attempts, key=lambda item: item["value"]) if item["outcome"] == "passed")
+    assert (f"batch: {passed_values} passed (values between were not tried); last pass {last}, "
+            f"first failure {first['value']} (out_of_memory)") in result.stdout
     assert ("no plot: matplotlib is not installed in the Python that runs this command (install "
             "it there: python -m pip install matplotlib, with that Python)") in result.stderr
     assert not (out / "ramp.png").exists()
@@ -196,7 +198,8 @@ def test_a_ramp_interrupted_after_three_attempts_resumes_without_repeating_any(
     done = _record(out)
     assert done["status"] == "complete"
     assert [item["value"] for item in done["attempts"]] == [1, 2, 4, 8, 16, 32]
-    assert "n: every value passed, up to 32 (no limit found)" in second.stdout
+    assert ("n: 1, 2, 4, 8, 16, 32 passed (values between were not tried); no failure up to 32 "
+            "(no limit found)") in second.stdout
     # The stopped attempt's files are kept aside; it was stopped as Ctrl-C stops a program.
     stopped_err = (out / "n-8.interrupted-1" / "stderr.txt").read_text()
     assert "KeyboardInterrupt" in stopped_err, stopped_err

@@ -231,20 +231,25 @@ def test_an_attempt_per_rank_is_read_and_a_failing_rank_speaks_for_the_job(
     """A job of several processes keeps one attempt per rank (``rank-N/``, the adapters): ramp
     reads each, and a rank whose attempt failed is the job's outcome, never a pass because the
     attempt at the top was not found."""
-    from kernodeck_diagnostic.ramp import outcome
     from kernodeck_diagnostic.trial import Trial
+    from kernodeck_diagnostic.trial.evidence import run_records
+    from kernodeck_diagnostic.trial.judge import judge
 
     with Trial(tmp_path / "rank-0") as trial, trial.stage("step"):
         pass
     with pytest.raises(RuntimeError), Trial(tmp_path / "rank-1") as trial, trial.stage("step"):
         raise RuntimeError("rank 1 broke")
-    facts = outcome.read_trial(str(tmp_path))
-    assert (facts.source, facts.status) == ("attempt.json", "failed")
-    assert "rank 1 broke" in str(facts.error)
+    records = run_records(str(tmp_path))
+    assert [record.name.split("/")[0] for record in records] == ["rank-0", "rank-1"]
+    judged = judge(records)
+    assert judged.outcome == "failed"
+    assert judged.trial is not None
+    assert (judged.trial.source, judged.trial.status) == ("attempt.json", "failed")
+    assert "rank 1 broke" in str(judged.trial.error_text)
     (tmp_path / "rank-1" / "latest").unlink(missing_ok=True)
-    for folder in (tmp_path / "rank-1").iterdir():  # rank 1 passes too: rank 0's speaks
+    for folder in (tmp_path / "rank-1").iterdir():  # rank 1 passes too: the job passes
         if folder.is_dir():
             document = json.loads((folder / "attempt.json").read_text(encoding="utf-8"))
-            document.update(status="completed", first_error=None)
+            document.update(status="completed", first_error=None, stages=[], stage_summary=[])
             (folder / "attempt.json").write_text(json.dumps(document), encoding="utf-8")
-    assert outcome.read_trial(str(tmp_path)).status == "completed"
+    assert judge(run_records(str(tmp_path))).passed

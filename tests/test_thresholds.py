@@ -26,7 +26,6 @@ from kernodeck_diagnostic.commands.runner import UsageError
 from kernodeck_diagnostic.facts import launcher
 from kernodeck_diagnostic.facts.node import visibility_conflicts
 from kernodeck_diagnostic.i18n import ENGLISH
-from kernodeck_diagnostic.ramp import outcome
 from kernodeck_diagnostic.ramp.plan import explore, next_value
 from kernodeck_diagnostic.report import libraries as library_facts
 from kernodeck_diagnostic.report.compare import compare
@@ -37,7 +36,7 @@ from kernodeck_diagnostic.report.findings import device as device_rules
 from kernodeck_diagnostic.report.findings.distributed import memlock_low
 from kernodeck_diagnostic.report.pep440 import satisfies
 from kernodeck_diagnostic.supervision import oom_killer
-from kernodeck_diagnostic.trial import Trial, contracts, oom
+from kernodeck_diagnostic.trial import Trial, contracts, evidence, oom
 from kernodeck_diagnostic.trial import compare as attempt_compare
 from kernodeck_diagnostic.worker import libraries as worker_libraries
 from library_fixtures import extension, with_libraries
@@ -461,7 +460,7 @@ def test_the_event_logs_oom_phase_counts_completed_passes(tmp_path: Path, comple
         if index < (completed or 0):
             events.append({"event": "pass_completed", "pass_index": index})
     _events(tmp_path, *events, OOM_EVENT)
-    facts = outcome.read_trial(str(tmp_path))
+    (facts,) = evidence.run_records(str(tmp_path))
     assert facts.oom == {"phase": phase, "pass_index": pass_index, "requested_bytes": 2 * GIB}
 
 
@@ -472,7 +471,7 @@ def test_an_attempts_pass_index_from_zero(tmp_path: Path, pass_index: int,
     (tmp_path / "attempt-1" / "attempt.json").write_text(json.dumps({
         "format": "kernodeck-attempt", "status": "failed",
         "oom": {"phase": "first_pass", "pass_index": pass_index, "requested_bytes": 0}}))
-    facts = outcome.read_trial(str(tmp_path))
+    (facts,) = evidence.run_records(str(tmp_path))
     assert facts.oom == {"phase": "first_pass", "pass_index": read, "requested_bytes": 0}
 
 
@@ -484,8 +483,8 @@ def test_an_attempt_json_of_16_mib_is_read_one_byte_more_is_not(tmp_path: Path, 
     (tmp_path / "attempt-1").mkdir()
     (tmp_path / "attempt-1" / "attempt.json").write_bytes(
         head + b"x" * (size - len(head) - 2) + b'"}')
-    facts = outcome.read_trial(str(tmp_path))
-    assert (facts.source == "attempt.json") is read
+    found = evidence.run_records(str(tmp_path))  # too large: no attempt this tool reads
+    assert (bool(found) and found[0].source == "attempt.json") is read
 
 
 def test_ramp_values_grow_to_stop_then_bisect_to_one() -> None:
@@ -515,7 +514,7 @@ def test_ramp_values_grow_to_stop_then_bisect_to_one() -> None:
 
 def _ramp_args(**changes: Any) -> argparse.Namespace:
     values = {"axis": "batch", "start": 1, "stop": 8, "factor": 2.0, "attempt_timeout": 600.0,
-              "value_from_env": True}
+              "value_from_env": True, "repeat": 1}
     return argparse.Namespace(**{**values, **changes})
 
 

@@ -52,11 +52,14 @@ def test_two_attempt_folders_say_what_changed(attempts: tuple[Path, Path]) -> No
     assert done.returncode == 21, done.stderr  # COMPARE_REGRESSION: completed -> failed
     lines = done.stdout.splitlines()
     assert lines[0] == "status changed: completed -> failed"
-    assert lines[1:3] == ["regression: A completed, B failed",
-                          "regression: contract vectors passed in A, is missing in B"]
-    assert a.name in lines[3]
-    assert b.name in lines[3]
-    table = "\n".join(lines[3:])
+    assert lines[1:4] == [
+        "regression: A passed, B failed: the attempt ended failed; 1 of 2 stage calls failed "
+        "(compute)",
+        "regression: stage compute: 2/2 calls completed in A, 0/1 in B",
+        "regression: contract vectors passed in A, is missing in B"]
+    assert a.name in lines[4]
+    assert b.name in lines[4]
+    table = "\n".join(lines[4:])
     for field in ("last_completed_stage", "first_error.stage", "first_error.type",
                   "first_error.message", "contracts.vectors.passed", "params.batch",
                   "timings_ms.compute.first_pass"):
@@ -168,7 +171,9 @@ def test_an_attempt_killed_before_attempt_json_is_compared_from_its_events(
     result = json.loads(done.stdout)
     changes = {change["field"]: (change["a"], change["b"]) for change in result["changes"]}
     assert result["same_status"] is False
-    assert {"kind": "completed_to", "a": "completed", "b": "unfinished"} in result["regressions"]
+    assert {"kind": "passed_to", "b": "failed",
+            "why": "the process ended inside stage compute, pass 1: its attempt never ended"
+            } in result["regressions"]
     assert changes["passes.completed"] == (3, 1)
     text = _compare(str(good), str(killed))
     assert text.stdout.splitlines()[0] == "status changed: completed -> unfinished"
@@ -244,7 +249,8 @@ def test_summarize_reads_attempt_folders_even_killed_ones(attempts: tuple[Path, 
     assert (failed["status"], failed["first_error_stage"]) == ("failed", "compute")
     assert failed["first_error"].startswith("ValueError: shape mismatch")
     lost = rows[f"{killed.name}/events.jsonl"]
-    assert (lost["status"], lost["last_started_stage"]) == ("unfinished", "compute")
+    # Killed inside a stage: the one judge's outcome, the attempt's own status beside it.
+    assert (lost["status"], lost["last_started_stage"]) == ("failed (unfinished)", "compute")
     assert done.returncode == 22  # a failed attempt: as a failed report (SUMMARY_SOME_FAILED)
     text = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", "summarize",
                            str(tmp_path / "all")], capture_output=True, text=True,

@@ -152,7 +152,8 @@ def test_the_stage_a_sigkill_came_in_is_known_from_the_beacon(tmp_path: Path) ->
     assert counts["tokenize"] >= 16_384  # the latest summary: the count doubled since
     # summarize's row of the killed attempt: the stage it was in, the peak of every call.
     [row] = rows_of(str(folder / "events.jsonl"), "killed")
-    assert (row["status"], row["last_started_stage"]) == ("unfinished", "forward")
+    # Killed inside a stage: the judge's outcome, the attempt's own status beside it.
+    assert (row["status"], row["last_started_stage"]) == ("failed (unfinished)", "forward")
     assert row["peak_memory_bytes"] >= max(item["rss_peak_bytes"]
                                            for item in read["stage_summary"])
     size = (folder / "events.jsonl").stat().st_size

@@ -28,6 +28,9 @@ def test_code_table_is_the_contract() -> None:
         "RAMP_RANGE_MEASURED": 0, "RAMP_NOTHING_PASSED": 24, "RAMP_INCONCLUSIVE": 25,
         "RESUME_INTACT": 0, "RESUME_RECORDS_LOST": 26, "RESUME_RECORDS_DUPLICATED": 27,
         "RESUME_BAD_RECORD": 28, "RESUME_INCONCLUSIVE": 29, "RESUME_RUN_FAILED": 30,
+        "RAMP_NO_SINGLE_LIMIT": 31, "RAMP_FLAKY": 32, "SUMMARY_INCONCLUSIVE": 33,
+        "HEALTH_PASSED": 0, "HEALTH_NODE_FAULT": 40, "HEALTH_ENVIRONMENT_FAULT": 41,
+        "HEALTH_INCONCLUSIVE": 42,
     }
     # Each exit status is one code's, but for OUT_OF_MEMORY and RUNTIME_ERROR (9), and 0: every
     # command's pass.
@@ -36,7 +39,7 @@ def test_code_table_is_the_contract() -> None:
     assert CODES["INTERRUPTED"].exit_codes == (130, 143, 129)
     assert [name for name, code in CODES.items() if code.passed] == [
         "GPU_CHECK_PASSED", "CPU_CHECK_PASSED", "COMPARE_SAME", "SUMMARY_ALL_PASSED",
-        "RAMP_RANGE_MEASURED", "RESUME_INTACT"]
+        "RAMP_RANGE_MEASURED", "RESUME_INTACT", "HEALTH_PASSED"]
     # Another command's verdicts: 0 for its pass, else a status no process code has (1, 2...).
     process = {status for code in CODES.values() if code.kind == "process"
                for status in code.exit_codes}

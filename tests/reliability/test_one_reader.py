@@ -31,8 +31,9 @@ from typing import Any
 import pytest
 
 from conftest import SRC, clean_env
-from kernodeck_diagnostic.ramp.outcome import read_trial
 from kernodeck_diagnostic.trial import log_reader, open_attempt
+from kernodeck_diagnostic.trial.evidence import run_records
+from kernodeck_diagnostic.trial.judge import PASSED, Process, judge
 from kernodeck_diagnostic.trial.log_reader import (
     EXACT_PASSES,
     MAX_CONTRACTS,
@@ -155,7 +156,7 @@ def _consume(consumer: str, attempt: Path) -> Any:
                 return str(error)
         if consumer == "summarize_rows":
             return rows_of(str(attempt / "events.jsonl"), "events.jsonl")
-        return read_trial(str(attempt.parent))
+        return run_records(str(attempt.parent))  # the ramp's evidence, as the judge reads it
 
 
 @posix_only
@@ -167,7 +168,9 @@ def test_a_fifo_at_stage_bin_is_not_waited_on_the_attempt_is_read_from_its_log(
     found = _consume(consumer, attempt)
     if consumer in ("compare", "summarize"):
         status, out, err = found
-        assert status in (0, 22), err  # compare: the same; summarize: an unfinished attempt
+        # compare: the same; summarize: an attempt that never ended, no failure in its log, is
+        # inconclusive (the judge: no evidence, no pass)
+        assert status == (0 if consumer == "compare" else 33), err
         assert "internal error" not in err.lower()
         assert "compute" in out  # the stage it was in, from its log
     elif consumer == "open_attempt":
@@ -178,7 +181,8 @@ def test_a_fifo_at_stage_bin_is_not_waited_on_the_attempt_is_read_from_its_log(
         assert isinstance(found, list)
         assert found[0]["last_started_stage"] == "compute"
     else:
-        assert (found.source, found.last_started_stage) == ("events.jsonl", "compute")
+        assert [(record.source, record.last_started_stage) for record in found] == [
+            ("events.jsonl", "compute")]
 
 
 @posix_only
@@ -197,7 +201,7 @@ def test_a_fifo_at_events_jsonl_is_not_waited_on(killed: Path, tmp_path: Path,
     elif consumer == "summarize_rows":
         assert found is None
     else:
-        assert found.source is None
+        assert found == []  # no Trial evidence: the judge never passes on none
 
 
 @posix_only
@@ -223,7 +227,7 @@ def test_a_fifo_at_attempt_json_is_not_waited_on(killed: Path, tmp_path: Path,
     elif consumer == "summarize_rows":
         assert found is not None  # the log beside it, read as the killed attempt
     else:
-        assert found.source == "events.jsonl"
+        assert [record.source for record in found] == ["events.jsonl"]
 
 
 @posix_only
@@ -388,19 +392,22 @@ def test_past_the_stage_name_bound_names_are_dropped_and_said(tmp_path: Path) ->
                                     "names_dropped": 10}
 
 
-def test_ramp_reads_a_log_not_read_whole_as_incomplete_never_as_passed(tmp_path: Path) -> None:
+def test_a_log_not_read_whole_is_never_a_pass(tmp_path: Path) -> None:
     """A line the reader skipped (here one longer than an event's bound) may have been the
-    failure: with none in what was read, the attempt is ``incomplete`` (ramp: failed)."""
+    failure: the log says so (``log_read``), and an attempt told by its log alone never ended,
+    so the judge never passes it, even when its process exited 0."""
     attempt = tmp_path / "run" / "20261206T000000Z-aaaaaa"
     attempt.mkdir(parents=True)
     _log(attempt / "events.jsonl", [
         json.dumps({"event": "attempt_started", "attempt_id": "x"}).encode(),
         b'{"event": "stage_failed", "stage": "compute", "error": {"type": "E", "message": "'
         + b"m" * (log_reader.MAX_EVENT_LINE_BYTES + 1) + b'"}}'])
-    facts = read_trial(str(tmp_path / "run"))
-    assert (facts.source, facts.status) == ("events.jsonl", "incomplete")
-    (attempt / "events.jsonl").write_text(json.dumps({"event": "attempt_started"}) + "\n")
-    assert read_trial(str(tmp_path / "run")).status is None
+    document = from_events(str(attempt / "events.jsonl"))
+    assert document is not None
+    assert document["log_read"]["skipped_lines"] == 1
+    records = run_records(str(tmp_path / "run"))
+    assert [(record.source, record.ended) for record in records] == [("events.jsonl", False)]
+    assert judge(records, Process(exit_code=0)).outcome != PASSED
 
 
 # -- a log of any size, in bounded memory ----------------------------------------------------------

@@ -17,10 +17,19 @@ The value reaches the program through ``{NAME}`` in its command: a command witho
 the same thing at every value and "find no limit", so it is refused (a usage error) unless
 ``--value-from-env`` says the program reads ``KERNODECK_AXIS_VALUE`` instead.
 
-Exit statuses (the codes table's ``RAMP_*``): 0 when at least one value passed (a range was
-measured); 24 when even ``--start`` failed (the program's own failure: an exit status, a signal,
-an out-of-memory, a contract, the time limit); 25 (inconclusive) when nothing passed and no attempt
-ran the program at all (it could not be started: nothing was measured); 2 on a usage error (an
+Each attempt is judged by the one judge (``trial/judge.py``) from all its evidence: its exit,
+every Trial folder it wrote, the OOM kills of its run, the axis value held to the Trial's own
+parameters. ``--repeat N`` runs the last passing and first failing values N times in all: a
+value that both passed and failed is flaky. A re-run whose program's files changed since
+``ramp.json`` was written is refused (its attempts would be stale).
+
+Exit statuses (the codes table's ``RAMP_*``, chosen by ``record.verdict``): 0 when a range was
+measured (values passed, none failed below a pass); 24 when even ``--start`` failed (the
+program's own failure: an exit status, a signal, an out-of-memory, a contract, the time limit);
+25 (inconclusive) when nothing was measured: no attempt ran the program, the axis changed nothing
+(the Trial's own parameters name another value), or the first value not passed was
+inconclusive; 31 when a value failed below one that passed (no single limit); 32 when a value
+both passed and failed (flaky); 2 on a usage error (an
 ``--out`` that cannot hold the ramp included: another user's link or folder in the way, see
 ``safe_files``); 15 when stdout is closed or refuses the result (the record is in ``--out`` all
 the same); 130/143/129 when interrupted; 1 a bug of the tool.
@@ -29,6 +38,7 @@ the same); 130/143/129 when interrupted; 1 a bug of the tool.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -40,6 +50,7 @@ from ..i18n import Translate
 from ..ramp import record
 from ..ramp.outcome import PASSED, classify
 from ..ramp.plan import explore
+from ..ramp.record import values_text
 from ..report.codes import CODES
 from ..report.redact import Redactor, argument_secrets, redact_argv
 from ..report.tables import table
@@ -59,14 +70,13 @@ from .runner import (
 )
 
 PROG = "kernodeck-diagnostic ramp"
-EXIT_RANGE_MEASURED, EXIT_NOTHING_PASSED, EXIT_INCONCLUSIVE = (
-    CODES[name].exit_code for name in ("RAMP_RANGE_MEASURED", "RAMP_NOTHING_PASSED",
-                                       "RAMP_INCONCLUSIVE"))
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 DEFAULT_FACTOR = 2.0
 DEFAULT_ATTEMPT_TIMEOUT_S = 600.0
 STOP_GRACE_S = 5.0  # after SIGINT (then SIGTERM), before the attempt's tree is killed
 AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PROGRAM_FILE_BYTES = 64 * 2**20  # a larger file the command names is keyed by size and time
+MAX_PROGRAM_FILES = 32
 
 
 def main(argv: Sequence[str]) -> int:
@@ -101,6 +111,8 @@ def _parser(t: Translate) -> Parser:
     parser.add_argument("--out", metavar="FOLDER", help=t("ramp.help.out"))
     parser.add_argument("--value-from-env", action="store_true",
                         help=t("ramp.help.value_from_env"))
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help=t("ramp.help.repeat"))
     add_common_options(parser, t)
     return parser
 
@@ -116,6 +128,8 @@ def _validate(args: argparse.Namespace, command: list[str], t: Translate) -> Non
         raise UsageError(t("ramp.bad_factor", factor=args.factor))
     if not 0 < args.attempt_timeout < float("inf"):
         raise UsageError(t("ramp.bad_timeout", timeout=args.attempt_timeout))
+    if not 1 <= args.repeat <= 100:
+        raise UsageError(t("ramp.bad_repeat", repeat=args.repeat))
     placeholder = "{" + args.axis + "}"
     if not args.value_from_env and not any(placeholder in part for part in command):
         # Every attempt would run the same command: "no limit found" would be no evidence.
@@ -133,7 +147,8 @@ def _act(args: argparse.Namespace, command: list[str], t: Translate,
     ramp = record.Ramp(axis=args.axis, start=args.start, stop=args.stop, factor=args.factor,
                        bisect=args.bisect, attempt_timeout_s=args.attempt_timeout,
                        command=redact_argv(command, redactor),
-                       command_sha256=record.command_sha256(command))
+                       command_sha256=record.command_sha256(command), repeat=args.repeat,
+                       program_files=program_files(command, redactor))
     try:
         folder = Folder.open(out, create=True)
     except (OSError, ValueError) as exc:
@@ -155,41 +170,79 @@ def _ramp(ramp: record.Ramp, command: list[str], out: Folder, redactor: Redactor
         raise UsageError(t("ramp.bad_out", reason=_reason(exc, t)), typed=False) from None
     if saved is not None:
         differ = record.same_ramp(saved, ramp)
+        if differ == ["program_files"]:  # its attempts ran another program: stale
+            raise UsageError(t("ramp.program_changed", files=", ".join(
+                record.changed_files(saved, ramp))), typed=False)
         if differ:
             raise UsageError(t("ramp.other_ramp", settings=", ".join(differ)), typed=False)
         ramp.attempts = [item for item in saved["attempts"] if isinstance(item, dict)]
         line(sys.stderr, t("ramp.resuming", count=len(ramp.attempts)))
 
+    def run_once(value: int) -> dict[str, Any]:
+        done = _attempt(ramp, value, command, out, redactor=redactor,
+                        run=len(ramp.runs(value)) + 1)
+        ramp.attempts.append(done)
+        record.save(ramp, out)
+        _progress(ramp, done, t)
+        return done
+
     def passes(value: int) -> bool:
-        done = ramp.recorded(value)
-        if done is None:
-            done = _attempt(ramp, value, command, out, redactor)
-            ramp.attempts.append(done)
-            record.save(ramp, out)
-            _progress(ramp, done, t)
+        done = ramp.recorded(value) or run_once(value)
         return bool(done["outcome"] == PASSED)
 
     try:
         explore(ramp.start, ramp.stop, ramp.factor, ramp.bisect, passes)
+        # --repeat: the values around the limit again, until each ran that many times.
+        for value in boundary(ramp):
+            while len(ramp.runs(value)) < ramp.repeat:
+                run_once(value)
     except Interrupted:
         ramp.status = "interrupted"
         record.save(ramp, out)
         raise
     ramp.status = "complete"
     record.save(ramp, out)
+    document = ramp.as_json()
     _finish(ramp, out, form, t)
-    if ramp.last_passing_value is not None:
-        return EXIT_RANGE_MEASURED
-    # Nothing passed: a verdict on the program only when one attempt at least ran it.
-    if all(never_started(item) for item in ramp.attempts):
-        return EXIT_INCONCLUSIVE
-    return EXIT_NOTHING_PASSED
+    return CODES[document["verdict"]["code"]].exit_code
 
 
-def never_started(attempt: dict[str, Any]) -> bool:
-    """The attempt's program could not be started (no exit status, no signal, no time limit)."""
-    return (attempt["outcome"] == "failed" and attempt.get("exit_code") is None
-            and attempt.get("signal") is None)
+def boundary(ramp: record.Ramp) -> list[int]:
+    """The values around the limit: the last that passed and the first that did not (the
+    largest value tried when none failed)."""
+    first = ramp.first_failing
+    last = ramp.last_passing_value
+    return [value for value in (last, None if first is None else int(first["value"]))
+            if value is not None]
+
+
+def program_files(command: list[str], redactor: Redactor) -> list[dict[str, str]]:
+    """Each regular file the command names (its script, its configuration; the interpreter
+    when given by its path), by its last component and a SHA-256 of its content (a file over
+    PROGRAM_FILE_BYTES: of its size and modification time): a ramp's attempts are those of
+    this program only. Arguments holding a placeholder are the axis, not a file."""
+    found: list[dict[str, str]] = []
+    for argument in command:
+        if PLACEHOLDER.search(argument) or len(found) >= MAX_PROGRAM_FILES:
+            continue
+        candidate = argument.split("=", 1)[1] if argument.startswith("-") and "=" in argument \
+            else argument
+        try:
+            info = os.stat(candidate)
+            if not os.path.isfile(candidate):
+                continue
+            digest = hashlib.sha256()
+            if info.st_size > PROGRAM_FILE_BYTES:
+                digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
+            else:
+                with open(candidate, "rb") as file:
+                    for chunk in iter(lambda: file.read(2**20), b""):
+                        digest.update(chunk)
+        except (OSError, ValueError):
+            continue
+        found.append({"name": redactor.text(os.path.basename(candidate)),
+                      "sha256": digest.hexdigest()})
+    return found
 
 
 def _check_names(out: Folder) -> None:
@@ -202,10 +255,10 @@ def _check_names(out: Folder) -> None:
                 check_file(found, out.child(each))
 
 
-def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
-             redactor: Redactor) -> dict[str, Any]:
-    """Run the application once with ``value``; its attempt record."""
-    name = f"{ramp.axis}-{value}"
+def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder, *,
+             redactor: Redactor, run: int = 1) -> dict[str, Any]:
+    """Run the application once with ``value`` (its ``run``-th time); its attempt record."""
+    name = f"{ramp.axis}-{value}" + (f".run-{run}" if run > 1 else "")
     _set_aside(out, name)
     with out.subfolder(name) as folder:
         placeholder = "{" + ramp.axis + "}"
@@ -217,15 +270,17 @@ def _attempt(ramp: record.Ramp, value: int, command: list[str], out: Folder,
         ending = run_application(argv, env=env, captures=folder, stdout_name="stdout.txt",
                                  stderr_name="stderr.txt", timeout_s=ramp.attempt_timeout_s,
                                  grace_s=STOP_GRACE_S)
-    result = classify(ending, folder.path, folder.child("stderr.txt"), redactor)
-    return {"value": value, "outcome": result.outcome,
+    result = classify(ending, folder.path, folder.child("stderr.txt"), redactor,
+                      axis=(ramp.axis, value))
+    return {"value": value, "run": run, "outcome": result.outcome,
             "exit_code": ending.returncode if ending.signal_name is None else None,
             "signal": result.signal, "duration_s": round(ending.duration_s, 3),
             "peak_memory_bytes": result.peak_memory_bytes,
             "peak_memory_source": result.peak_memory_source, "oom": result.oom,
             "contracts_failed": result.contracts_failed, "error": result.error,
             "trial": result.trial, "folder": name,
-            "last_started_stage": result.last_started_stage}
+            "last_started_stage": result.last_started_stage, "trials": result.trials,
+            "reasons": result.reasons}
 
 
 def _set_aside(out: Folder, name: str) -> None:
@@ -248,19 +303,46 @@ def _progress(ramp: record.Ramp, attempt: dict[str, Any], t: Translate) -> None:
 
 
 def conclusion(document: dict[str, Any], t: Translate) -> str:
-    """One sentence: the range found."""
-    last, first = document["last_passing_value"], document["first_failing"]
-    axis = document["axis"]
-    if first is None:
-        return t("ramp.all_passed", axis=axis, value=last)
-    kind = first["outcome"] + (f", {first['phase']}" if first.get("phase") else "") + (
+    """One sentence: what the attempts measured (``record.verdict``), naming the values tried."""
+    found = document.get("verdict") or record.verdict(document)
+    axis, kind = document["axis"], found["kind"]
+    passed = values_text(found["passed"])
+    between = t("ramp.between_not_tried") if found["not_tried"] else ""
+    attempts = document.get("attempts") or []
+    said = {
+        "never_started": lambda: t("ramp.never_started", axis=axis,
+                                   error=attempts[0].get("error") or "-"),
+        "axis_ignored": lambda: t("ramp.axis_ignored", axis=axis, why=found.get("reason") or "-"),
+        "flaky": lambda: t("ramp.flaky", axis=axis, values=values_text(found["flaky"])),
+        "no_single_limit": lambda: t(
+            "ramp.no_single_limit", axis=axis, passed=passed, between=between,
+            failed=values_text([value for value in found["failed"]
+                                if value < max(found["passed"])])),
+        "unfinished": lambda: t("ramp.unfinished", axis=axis, passed=passed),
+        "all_passed": lambda: t("ramp.all_passed", axis=axis, passed=passed,
+                                value=max(found["passed"]), between=between),
+    }.get(kind)
+    if said is not None:
+        return str(said())
+    return _limit(document, found, t, passed=passed, between=between)
+
+
+def _limit(document: dict[str, Any], found: dict[str, Any], t: Translate, *, passed: str,
+           between: str) -> str:
+    """The sentence of a ramp whose first value not passed is its limit (or inconclusive)."""
+    axis, first = document["axis"], document["first_failing"] or {}
+    why = str(first.get("outcome")) + (f", {first['phase']}" if first.get("phase") else "") + (
         f", {first['signal']}" if first.get("signal") else "")
-    if last is None:
-        attempts = document.get("attempts") or []
-        if attempts and all(never_started(item) for item in attempts):
-            return t("ramp.never_started", axis=axis, error=attempts[0].get("error") or "-")
-        return t("ramp.none_passed", axis=axis, value=first["value"], kind=kind)
-    return t("ramp.range", axis=axis, last=last, first=first["value"], kind=kind)
+    if found["kind"] == "inconclusive":
+        reasons = [str(reason.get("text")) for item in document.get("attempts") or []
+                   if item["value"] == first.get("value")
+                   for reason in item.get("reasons") or [] if isinstance(reason, dict)]
+        return t("ramp.inconclusive_at", axis=axis, value=first.get("value"), passed=passed,
+                 why=reasons[0] if reasons else why)
+    if found["kind"] == "none_passed":
+        return t("ramp.none_passed", axis=axis, value=first.get("value"), kind=why)
+    return t("ramp.range", axis=axis, last=document["last_passing_value"],
+             first=first.get("value"), kind=why, passed=passed, between=between)
 
 
 def _finish(ramp: record.Ramp, out: Folder, form: str, t: Translate) -> None:

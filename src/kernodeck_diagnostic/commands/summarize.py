@@ -24,8 +24,12 @@ regular file, missing) are one line, their count and kinds (each listed with its
 ``--list-unreadable``; always in JSON), and the others are still summarized. Trial
 attempts (``attempt.json``, or the ``events.jsonl`` a killed attempt left) and ramps
 (``ramp.json``, each attempt with its trial folder) get a second table, across attempts: status,
-first error stage, contracts, peak memory, last started stage (``trial/rows.py``); a failed
-attempt counts as a failed report, a ramp's attempts are shown, not counted.
+first error stage, contracts, peak memory, last started stage (``trial/rows.py``). Each attempt
+is judged by the one judge (``trial/judge.py``): a failed attempt counts as a failed report (a
+stage failure the program caught included), one that never ended without a failure as
+inconclusive. A ramp counts once, by what its attempts measured (``ramp/record.py``'s
+verdict): nothing passed, no single limit or flaky is a failure; a ramp left running, or one
+that measured nothing, inconclusive; its attempts are shown, not counted.
 
 The reports of a ``--distributed`` job come first, grouped by the job's identity: the job's
 verdict (passed, failed, or incomplete when a rank never reported), then each rank's, from its
@@ -35,9 +39,11 @@ and copies, peer access nothing could say as unknown and the copies never tried 
 
 Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed, every job was whole
 and no file was unreadable; 22 when a report failed, a job is incomplete (a rank never reported:
-no evidence, no pass) or a file was unreadable; 23 when no readable report was
-found at all; 2 on a usage error; 15 (STDOUT_WRITE_FAILED, as for the check) when stdout is closed
-or refuses the result, a full device (``commands/runner.py``); 1 a bug of the tool.
+no evidence, no pass), an attempt or a ramp failed, or a file was unreadable; 23 when no
+readable report was found at all; 33 when nothing failed but an attempt or a ramp was
+inconclusive (no evidence of a pass); 2 on a usage error; 15 (STDOUT_WRITE_FAILED, as for the
+check) when stdout is closed or refuses the result, a full device (``commands/runner.py``); 1 a
+bug of the tool.
 """
 
 from __future__ import annotations
@@ -63,9 +69,9 @@ from .runner import (
 )
 
 PROG = "kernodeck-diagnostic summarize"
-EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ = (
+EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ, EXIT_INCONCLUSIVE = (
     CODES[name].exit_code for name in ("SUMMARY_ALL_PASSED", "SUMMARY_SOME_FAILED",
-                                       "SUMMARY_NOTHING_READ"))
+                                       "SUMMARY_NOTHING_READ", "SUMMARY_INCONCLUSIVE"))
 # Reading in parts (_in_parts): at most this many at once, each of at least this many files
 # (below that, the time a part saves is not worth a process).
 MAX_PARTS, FILES_PER_PART = 8, 1000
@@ -115,6 +121,8 @@ def _exit_status(summary: Summary) -> int:
     if summary.unreadable or summary.passed < len(summary.rows) or summary.attempts_failed \
             or any(job.status != "passed" for job in summary.jobs()):
         return EXIT_SOME_FAILED
+    if summary.attempts_inconclusive:
+        return EXIT_INCONCLUSIVE
     return EXIT_ALL_PASSED
 
 

@@ -1197,8 +1197,10 @@ MESSAGES = {
         "regression: {what}",
     "compare.regression.passed_to_failed":
         "A passed ({a}), B failed ({b})",
-    "compare.regression.completed_to":
-        "A completed, B {b}",
+    "compare.regression.passed_to":
+        "A passed, B {b}: {why}",
+    "compare.regression.stage_stopped":
+        "stage {stage}: {a} calls completed in A, {b} in B",
     "compare.regression.contract_failing":
         "contract {name} passed in A, fails in B",
     "compare.regression.contract_lost":
@@ -1306,8 +1308,9 @@ MESSAGES = {
     "ramp.header.peak": "peak memory",
     "ramp.header.detail": "detail",
     "ramp.range":
-        "{axis}: last pass {last}, first failure {first} ({kind})",
-    "ramp.all_passed": "{axis}: every value passed, up to {value} (no limit found)",
+        "{axis}: {passed} passed{between}; last pass {last}, first failure {first} ({kind})",
+    "ramp.all_passed":
+        "{axis}: {passed} passed{between}; no failure up to {value} (no limit found)",
     "ramp.none_passed": "{axis}: the first value, {value}, already failed ({kind})",
     "ramp.written": "written in the --out folder: {files}",
     "ramp.no_plot":
@@ -1375,8 +1378,10 @@ MESSAGES = {
     "code.RAMP_NOTHING_PASSED.summary": "Even the first value failed: the program's own failure.",
     "code.RAMP_NOTHING_PASSED.next_action": "Start lower, or read the first attempt's stderr.txt.",
     "code.RAMP_INCONCLUSIVE.summary":
-        "No attempt ran the program (it could not be started): nothing was measured.",
-    "code.RAMP_INCONCLUSIVE.next_action": "Check the command after --: the program and its path.",
+        "Nothing was measured: no attempt ran the program, the axis changed nothing, or the "
+        "first value that did not pass was inconclusive.",
+    "code.RAMP_INCONCLUSIVE.next_action":
+        "Check the command after -- and that the program uses the value (its Trial's parameters).",
     "code.RESUME_INTACT.summary":
         "Stopped with work left and resumed: every expected id once, every record whole and valid.",
     "code.RESUME_INTACT.next_action": "Nothing to do.",
@@ -1480,6 +1485,43 @@ MESSAGES = {
         "KERNODECK_AXIS_VALUE",
     "ramp.placeholder_found": " (it has {found})",
     "ramp.never_started": "{axis}: the program never started ({error}): nothing was measured",
+    # Issue 41: one judge; what a ramp measured, said whole.
+    "ramp.between_not_tried":
+        " (values between were not tried)",
+    "ramp.no_single_limit":
+        "{axis}: no single limit: {failed} failed below a value that passed ({passed} "
+        "passed{between})",
+    "ramp.flaky":
+        "{axis}: flaky: {values} both passed and failed; no limit can be given",
+    "ramp.axis_ignored":
+        "{axis}: {why}; nothing was measured",
+    "ramp.inconclusive_at":
+        "{axis}: {passed} passed; at {value} inconclusive ({why}): no limit known",
+    "ramp.unfinished":
+        "{axis}: the ramp did not reach its end; {passed} passed so far",
+    "ramp.program_changed":
+        "the program's files changed since --out's ramp.json was written ({files}): its "
+        "attempts would be stale; choose another --out, or remove ramp.json to start again",
+    "ramp.help.repeat":
+        "run the last passing and the first failing values N times in all (default 1): a value "
+        "that both passed and failed is flaky",
+    "ramp.bad_repeat":
+        "--repeat {repeat}: give a count from 1 to 100",
+    "code.RAMP_NO_SINGLE_LIMIT.summary":
+        "A value failed below a value that passed: there is no single limit.",
+    "code.RAMP_NO_SINGLE_LIMIT.next_action":
+        "Read the failing attempts' folders: the failure depends on more than the axis.",
+    "code.RAMP_FLAKY.summary":
+        "A value both passed and failed (--repeat): the limit is flaky.",
+    "code.RAMP_FLAKY.next_action":
+        "Run the flaky values again, and keep well below them.",
+    "code.SUMMARY_INCONCLUSIVE.summary":
+        "Nothing failed, but an attempt or a ramp could not be judged (it never ended, or "
+        "nothing was measured).",
+    "code.SUMMARY_INCONCLUSIVE.next_action":
+        "Read the inconclusive rows: run them again to the end.",
+    "summarize.inconclusive":
+        "{count} attempt(s) or ramp(s) inconclusive: no evidence of a pass",
     "resume.help.verify_ledger":
         "verify this ledger as it is (a job stopped for real), running nothing",
     "resume.help.stop_signal":

@@ -1285,8 +1285,10 @@ MESSAGES = {
         "régression : {what}",
     "compare.regression.passed_to_failed":
         "A a réussi ({a}), B a échoué ({b})",
-    "compare.regression.completed_to":
-        "A a abouti, B {b}",
+    "compare.regression.passed_to":
+        "A a réussi, B {b} : {why}",
+    "compare.regression.stage_stopped":
+        "étape {stage} : {a} appels terminés dans A, {b} dans B",
     "compare.regression.contract_failing":
         "le contrat {name} passait dans A, échoue dans B",
     "compare.regression.contract_lost":
@@ -1403,9 +1405,11 @@ MESSAGES = {
     "ramp.header.peak": "pic de mémoire",
     "ramp.header.detail": "détail",
     "ramp.range":
-        "{axis} : dernière réussite {last}, premier échec {first} ({kind})",
+        "{axis} : {passed} ont réussi{between} ; dernière réussite {last}, premier échec "
+        "{first} ({kind})",
     "ramp.all_passed":
-        "{axis} : toutes les valeurs ont réussi, jusqu'à {value} (aucune limite trouvée)",
+        "{axis} : {passed} ont réussi{between} ; aucun échec jusqu'à {value} (aucune limite "
+        "trouvée)",
     "ramp.none_passed": "{axis} : la première valeur, {value}, a déjà échoué ({kind})",
     "ramp.written": "écrits dans le dossier --out : {files}",
     "ramp.no_plot":
@@ -1483,9 +1487,11 @@ MESSAGES = {
     "code.RAMP_NOTHING_PASSED.next_action":
         "Commencez plus bas, ou lisez le stderr.txt de la première tentative.",
     "code.RAMP_INCONCLUSIVE.summary":
-        "Aucune tentative n'a exécuté le programme (il n'a pas pu démarrer) : rien n'a été mesuré.",
+        "Rien n'a été mesuré : aucune tentative n'a exécuté le programme, l'axe n'a rien "
+        "changé, ou la première valeur qui n'a pas réussi était non concluante.",
     "code.RAMP_INCONCLUSIVE.next_action":
-        "Vérifiez la commande après -- : le programme et son chemin.",
+        "Vérifiez la commande après -- et que le programme utilise la valeur (les paramètres de "
+        "son Trial).",
     "code.RESUME_INTACT.summary":
         "Arrêté avec du travail restant et repris : chaque id attendu une fois, chaque "
         "enregistrement entier et valide.",
@@ -1606,6 +1612,44 @@ MESSAGES = {
     "ramp.placeholder_found": " (elle contient {found})",
     "ramp.never_started":
         "{axis} : le programme n'a jamais démarré ({error}) : rien n'a été mesuré",
+    # Issue 41: one judge; what a ramp measured, said whole.
+    "ramp.between_not_tried":
+        " (les valeurs intermédiaires n'ont pas été essayées)",
+    "ramp.no_single_limit":
+        "{axis} : pas de limite unique : {failed} ont échoué sous une valeur qui a réussi "
+        "({passed} ont réussi{between})",
+    "ramp.flaky":
+        "{axis} : instable : {values} ont réussi et échoué ; aucune limite ne peut être donnée",
+    "ramp.axis_ignored":
+        "{axis} : {why} ; rien n'a été mesuré",
+    "ramp.inconclusive_at":
+        "{axis} : {passed} ont réussi ; à {value}, non concluant ({why}) : limite inconnue",
+    "ramp.unfinished":
+        "{axis} : la rampe n'est pas allée à son terme ; {passed} ont réussi jusqu'ici",
+    "ramp.program_changed":
+        "les fichiers du programme ont changé depuis l'écriture du ramp.json de --out ({files}) "
+        ": ses tentatives seraient périmées ; choisissez un autre --out, ou supprimez ramp.json "
+        "pour recommencer",
+    "ramp.help.repeat":
+        "exécuter la dernière valeur réussie et la première en échec N fois en tout (défaut 1) "
+        ": une valeur qui a réussi et échoué est instable",
+    "ramp.bad_repeat":
+        "--repeat {repeat} : donnez un nombre de 1 à 100",
+    "code.RAMP_NO_SINGLE_LIMIT.summary":
+        "Une valeur a échoué sous une valeur qui a réussi : il n'y a pas de limite unique.",
+    "code.RAMP_NO_SINGLE_LIMIT.next_action":
+        "Lisez les dossiers des tentatives en échec : l'échec dépend d'autre chose que de l'axe.",
+    "code.RAMP_FLAKY.summary":
+        "Une valeur a réussi et échoué (--repeat) : la limite est instable.",
+    "code.RAMP_FLAKY.next_action":
+        "Relancez les valeurs instables, et restez bien en dessous.",
+    "code.SUMMARY_INCONCLUSIVE.summary":
+        "Rien n'a échoué, mais une tentative ou une rampe n'a pas pu être jugée (elle n'est pas "
+        "allée à son terme, ou rien n'a été mesuré).",
+    "code.SUMMARY_INCONCLUSIVE.next_action":
+        "Lisez les lignes non concluantes : relancez-les jusqu'au bout.",
+    "summarize.inconclusive":
+        "{count} tentative(s) ou rampe(s) non concluante(s) : aucune preuve de réussite",
     "resume.help.verify_ledger":
         "vérifie ce registre tel quel (un job vraiment arrêté), sans rien exécuter",
     "resume.help.stop_signal":

@@ -1256,8 +1256,10 @@ MESSAGES = {
         "regressão: {what}",
     "compare.regression.passed_to_failed":
         "A passou ({a}), B falhou ({b})",
-    "compare.regression.completed_to":
-        "A concluiu, B {b}",
+    "compare.regression.passed_to":
+        "A passou, B {b}: {why}",
+    "compare.regression.stage_stopped":
+        "etapa {stage}: {a} chamadas concluídas em A, {b} em B",
     "compare.regression.contract_failing":
         "o contrato {name} passou em A e falha em B",
     "compare.regression.contract_lost":
@@ -1368,8 +1370,10 @@ MESSAGES = {
     "ramp.header.peak": "pico de memória",
     "ramp.header.detail": "detalhe",
     "ramp.range":
-        "{axis}: último sucesso {last}, primeira falha {first} ({kind})",
-    "ramp.all_passed": "{axis}: todos os valores passaram, até {value} (nenhum limite encontrado)",
+        "{axis}: {passed} passaram{between}; último sucesso {last}, primeira falha {first} "
+        "({kind})",
+    "ramp.all_passed":
+        "{axis}: {passed} passaram{between}; nenhuma falha até {value} (nenhum limite encontrado)",
     "ramp.none_passed": "{axis}: o primeiro valor, {value}, já falhou ({kind})",
     "ramp.written": "escritos na pasta --out: {files}",
     "ramp.no_plot":
@@ -1444,8 +1448,10 @@ MESSAGES = {
     "code.RAMP_NOTHING_PASSED.next_action":
         "Comece mais baixo, ou leia o stderr.txt da primeira tentativa.",
     "code.RAMP_INCONCLUSIVE.summary":
-        "Nenhuma tentativa executou o programa (ele não pôde ser iniciado): nada foi medido.",
-    "code.RAMP_INCONCLUSIVE.next_action": "Verifique o comando após --: o programa e seu caminho.",
+        "Nada foi medido: nenhuma tentativa executou o programa, o eixo não mudou nada, ou o "
+        "primeiro valor que não passou foi inconclusivo.",
+    "code.RAMP_INCONCLUSIVE.next_action":
+        "Verifique o comando após -- e que o programa usa o valor (os parâmetros do seu Trial).",
     "code.RESUME_INTACT.summary":
         "Parado com trabalho restante e retomado: cada id esperado uma vez, cada registro inteiro "
         "e válido.",
@@ -1559,6 +1565,44 @@ MESSAGES = {
         "programa lê KERNODECK_AXIS_VALUE",
     "ramp.placeholder_found": " (ele tem {found})",
     "ramp.never_started": "{axis}: o programa nunca foi iniciado ({error}): nada foi medido",
+    # Issue 41: one judge; what a ramp measured, said whole.
+    "ramp.between_not_tried":
+        " (os valores intermediários não foram testados)",
+    "ramp.no_single_limit":
+        "{axis}: nenhum limite único: {failed} falharam abaixo de um valor que passou ({passed} "
+        "passaram{between})",
+    "ramp.flaky":
+        "{axis}: instável: {values} passaram e falharam; nenhum limite pode ser dado",
+    "ramp.axis_ignored":
+        "{axis}: {why}; nada foi medido",
+    "ramp.inconclusive_at":
+        "{axis}: {passed} passaram; em {value}, inconclusivo ({why}): limite desconhecido",
+    "ramp.unfinished":
+        "{axis}: a rampa não chegou ao fim; {passed} passaram até agora",
+    "ramp.program_changed":
+        "os arquivos do programa mudaram desde que o ramp.json de --out foi escrito ({files}): "
+        "suas tentativas estariam obsoletas; escolha outro --out, ou remova ramp.json para "
+        "recomeçar",
+    "ramp.help.repeat":
+        "executar o último valor que passou e o primeiro que falhou N vezes no total (padrão "
+        "1): um valor que passou e falhou é instável",
+    "ramp.bad_repeat":
+        "--repeat {repeat}: dê um número de 1 a 100",
+    "code.RAMP_NO_SINGLE_LIMIT.summary":
+        "Um valor falhou abaixo de um valor que passou: não há limite único.",
+    "code.RAMP_NO_SINGLE_LIMIT.next_action":
+        "Leia as pastas das tentativas que falharam: a falha depende de mais do que o eixo.",
+    "code.RAMP_FLAKY.summary":
+        "Um valor passou e falhou (--repeat): o limite é instável.",
+    "code.RAMP_FLAKY.next_action":
+        "Execute de novo os valores instáveis, e fique bem abaixo deles.",
+    "code.SUMMARY_INCONCLUSIVE.summary":
+        "Nada falhou, mas uma tentativa ou uma rampa não pôde ser julgada (não chegou ao fim, "
+        "ou nada foi medido).",
+    "code.SUMMARY_INCONCLUSIVE.next_action":
+        "Leia as linhas inconclusivas: execute-as de novo até o fim.",
+    "summarize.inconclusive":
+        "{count} tentativa(s) ou rampa(s) inconclusiva(s): nenhuma prova de sucesso",
     "resume.help.verify_ledger":
         "verifica este registro tal como está (um job parado de verdade), sem executar nada",
     "resume.help.stop_signal":

@@ -3,8 +3,15 @@ markdown table ``ramp.md`` and, with matplotlib, its plot ``ramp.png``.
 
 ``ramp.json`` is rewritten (atomically) after every attempt: it is also what a second run of the
 same command with the same ``--out`` resumes from. A ramp is the same ramp when its axis, start,
-stop, factor, bisection and command are the same; the command is kept as a SHA-256 of its
-arguments (to recognise it) and, for people, with paths and secrets redacted.
+stop, factor, bisection, command and program are the same; the command is kept as a SHA-256 of
+its arguments (to recognise it) and, for people, with paths and secrets redacted; the program
+as a SHA-256 of each file its command names (``program_files``): a program changed since is
+another ramp, whose recorded attempts would be stale.
+
+What the attempts say together (``verdict``) is decided here, once, for the command and for
+``summarize``: a range measured, every value tried passed, no single limit (a failure below a
+passing value), flaky (a value that both passed and failed), inconclusive (the axis changed
+nothing, nothing started, the first value not passed was inconclusive, the ramp never ended).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from ..report.redact import hidden_options
 from ..safe_files import Folder
 from ..terminal import cell
 from ..untrusted_json import loads
-from .outcome import PASSED
+from .outcome import INCONCLUSIVE, PASSED
 
 FORMAT = "kernodeck-ramp"
 VERSION = 1
@@ -32,7 +39,7 @@ RECORD, TABLE, PLOT = "ramp.json", "ramp.md", "ramp.png"
 SCHEMA_FILE = ("ramp", "schema", "ramp-v1.json")
 Status = Literal["running", "interrupted", "complete"]
 # The settings that make two runs the same ramp (resume) rather than another one.
-IDENTITY = ("axis", "start", "stop", "factor", "bisect", "command_sha256")
+IDENTITY = ("axis", "start", "stop", "factor", "bisect", "command_sha256", "program_files")
 DETAIL_LIMIT = 100  # characters of an attempt's detail in a table; ramp.json has it whole
 
 
@@ -50,23 +57,28 @@ class Ramp:
     command_sha256: str
     attempts: list[dict[str, Any]] = field(default_factory=list)
     status: Status = "running"
+    repeat: int = 1  # the values around the limit are run this many times in all
+    # Each file the command names: {"name": its last component, redacted, "sha256"}.
+    program_files: list[dict[str, str]] = field(default_factory=list)
 
     def recorded(self, value: int) -> dict[str, Any] | None:
         return next((item for item in self.attempts if item["value"] == value), None)
 
+    def runs(self, value: int) -> list[dict[str, Any]]:
+        """Every attempt of ``value``, in the order they ran (``--repeat``)."""
+        return [item for item in self.attempts if item["value"] == value]
+
     @property
     def last_passing_value(self) -> int | None:
-        return max((item["value"] for item in self.attempts if item["outcome"] == PASSED),
-                   default=None)
+        return last_passing_value(self.attempts)
 
     @property
     def first_failing(self) -> dict[str, Any] | None:
-        failing = [item for item in self.attempts if item["outcome"] != PASSED]
-        return min(failing, key=lambda item: int(item["value"]), default=None)
+        return first_failing(self.attempts)
 
     def as_json(self) -> dict[str, Any]:
         first = self.first_failing
-        return {
+        document = {
             "format": FORMAT, "version": VERSION,
             "tool": {"name": TOOL_NAME, "version": __version__},
             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -74,12 +86,99 @@ class Ramp:
             "factor": self.factor, "bisect": self.bisect,
             "attempt_timeout_s": self.attempt_timeout_s,
             "command": self.command, "command_sha256": self.command_sha256,
+            "program_files": self.program_files, "repeat": self.repeat,
             "attempts": self.attempts,
             "last_passing_value": self.last_passing_value,
             "first_failing": None if first is None else {
                 "value": first["value"], "outcome": first["outcome"],
                 "phase": (first.get("oom") or {}).get("phase"), "signal": first.get("signal")},
         }
+        document["verdict"] = verdict(document)
+        return document
+
+
+def last_passing_value(attempts: Sequence[dict[str, Any]]) -> int | None:
+    """The largest value below every value that did not pass, which passed (None: none)."""
+    first = first_failing(attempts)
+    return max((int(item["value"]) for item in attempts if item["outcome"] == PASSED
+                and (first is None or int(item["value"]) < int(first["value"]))), default=None)
+
+
+def first_failing(attempts: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The attempt of the smallest value that did not pass (a failure or inconclusive)."""
+    failing = [item for item in attempts if item["outcome"] != PASSED]
+    return min(failing, key=lambda item: int(item["value"]), default=None)
+
+
+# What the attempts say together (``verdict``'s kind) and the ramp's exit status's code.
+VERDICT_CODES = {"range": "RAMP_RANGE_MEASURED", "all_passed": "RAMP_RANGE_MEASURED",
+                 "none_passed": "RAMP_NOTHING_PASSED", "no_single_limit": "RAMP_NO_SINGLE_LIMIT",
+                 "flaky": "RAMP_FLAKY", "axis_ignored": "RAMP_INCONCLUSIVE",
+                 "never_started": "RAMP_INCONCLUSIVE", "inconclusive": "RAMP_INCONCLUSIVE",
+                 "unfinished": "RAMP_INCONCLUSIVE"}
+MEASURED = ("range", "all_passed")  # a range was measured: the ramp's pass
+
+
+def verdict(document: dict[str, Any]) -> dict[str, Any]:
+    """What a ramp's attempts say together: ``{"kind", "code", ...}`` with the values that tell
+    it (``passed``, ``failed``, ``flaky``, ``inconclusive``: sorted values; ``not_tried``:
+    whether values between those tried were left out). The kinds, first that holds:
+    ``unfinished`` (the ramp never reached its end), ``axis_ignored`` (an attempt's own Trial
+    parameters name another value of the axis), ``never_started`` (no attempt ran the program),
+    ``flaky`` (a value both passed and failed), ``no_single_limit`` (a value failed below one
+    that passed), ``none_passed`` / ``inconclusive`` (nothing passed, or the first value not
+    passed was inconclusive: no limit known), ``all_passed`` (nothing failed), ``range``."""
+    attempts = [item for item in document.get("attempts") or [] if isinstance(item, dict)]
+    outcomes: dict[int, set[str]] = {}
+    for item in attempts:
+        outcomes.setdefault(int(item["value"]), set()).add(str(item["outcome"]))
+    passed = sorted(value for value, seen in outcomes.items() if PASSED in seen)
+    failed = sorted(value for value, seen in outcomes.items()
+                    if seen - {PASSED, INCONCLUSIVE})
+    flaky = sorted(value for value in failed if PASSED in outcomes[value])
+    unsure = sorted(value for value, seen in outcomes.items() if seen == {INCONCLUSIVE})
+    tried = sorted(outcomes)
+    found: dict[str, Any] = {
+        "passed": passed, "failed": failed, "flaky": flaky, "inconclusive": unsure,
+        "not_tried": any(later - earlier > 1 for earlier, later in zip(tried, tried[1:]))}
+    ignored = next((reason for item in attempts for reason in item.get("reasons") or []
+                    if isinstance(reason, dict) and reason.get("kind") == "axis_not_followed"),
+                   None)
+    first = first_failing(attempts)
+    if document.get("status") != "complete":
+        kind = "unfinished"
+    elif ignored is not None:
+        kind = "axis_ignored"
+        found["reason"] = ignored.get("text")
+    elif attempts and all(never_started(item) for item in attempts):
+        kind = "never_started"
+    elif flaky:
+        kind = "flaky"
+    elif failed and passed and min(failed) < max(passed):
+        kind = "no_single_limit"
+    elif first is not None and first["outcome"] == INCONCLUSIVE:
+        kind = "inconclusive"
+    elif not passed:
+        kind = "none_passed"
+    elif first is None:
+        kind = "all_passed"
+    else:
+        kind = "range"
+    return {"kind": kind, "code": VERDICT_CODES[kind], **found}
+
+
+def never_started(attempt: dict[str, Any]) -> bool:
+    """The attempt's program could not be started (no exit status, no signal, no time limit)."""
+    return (attempt["outcome"] == "failed" and attempt.get("exit_code") is None
+            and attempt.get("signal") is None)
+
+
+def values_text(values: Sequence[int], limit: int = 12) -> str:
+    """Values for people: ``1, 2, 4, 8, 16``; a long list keeps its ends (``1, 2, …, 4096``)."""
+    shown = [str(value) for value in values]
+    if len(shown) > limit:
+        shown = [*shown[:limit // 2], "…", *shown[-(limit // 2):]]
+    return ", ".join(shown) if shown else "-"
 
 
 def command_sha256(argv: Sequence[str]) -> str:
@@ -112,8 +211,9 @@ def load(folder: Folder) -> dict[str, Any] | None:
 
 
 # What an attempt of a saved ramp.json may hold (its schema's ``attempt``), for attempt_from.
-_OUTCOMES = ("passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed")
-_PHASES = ("loading", "first_pass", "later_pass")
+_OUTCOMES = ("passed", "out_of_memory", "timeout", "crashed", "contract_failed", "failed",
+             "inconclusive")
+_PHASES = ("loading", "first_pass", "later_pass", "after_work", "data_loading")
 _PEAK_SOURCES = ("attempt", "events", "process")
 _OOM_SOURCES = ("attempt", "events", "error_text", "kernel")
 _EVIDENCE = ("cgroup_oom_kill", "kernel_log")
@@ -147,7 +247,13 @@ def attempt_from(item: Any) -> dict[str, Any] | None:
             if isinstance(item.get("contracts_failed"), list) else [],
             "error": _text(item.get("error"), ERROR_LIMIT),
             "trial": _one_of(item.get("trial"), _TRIAL_FILES),
-            "folder": _text(item.get("folder"), 200) or f"value-{value}"}
+            "folder": _text(item.get("folder"), 200) or f"value-{value}",
+            "run": item["run"] if _integer(item.get("run")) and item["run"] >= 1 else 1,
+            "trials": _count(item.get("trials")) or 0,
+            "reasons": [{"kind": _text(reason.get("kind"), 40), "text": _text(
+                reason.get("text"), ERROR_LIMIT)} for reason in item.get("reasons") or []
+                if isinstance(reason, dict)][:20]
+            if isinstance(item.get("reasons"), list) else []}
 
 
 def _oom_from(oom: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +263,8 @@ def _oom_from(oom: dict[str, Any]) -> dict[str, Any]:
                              "source": _one_of(oom.get("source"), _OOM_SOURCES) or "attempt"}
     if oom.get("oom_killer") is True:
         found["oom_killer"] = True
+    if oom.get("process") in ("data_loader_worker", "other"):
+        found["process"] = oom["process"]
     if isinstance(oom.get("evidence"), list):
         found["evidence"] = [kind for kind in oom["evidence"] if kind in _EVIDENCE]
     return found
@@ -182,6 +290,16 @@ def same_ramp(document: dict[str, Any], ramp: Ramp) -> list[str]:
     """The settings in which a saved ramp differs from this one (empty: the same ramp)."""
     mine = ramp.as_json()
     return [key for key in IDENTITY if document.get(key) != mine[key]]
+
+
+def changed_files(document: dict[str, Any], ramp: Ramp) -> list[str]:
+    """The names of the program's files that differ from the saved ramp's (a file added or gone
+    included)."""
+    saved = document.get("program_files")
+    before = {(str(item.get("name")), str(item.get("sha256"))) for item in
+              (saved if isinstance(saved, list) else []) if isinstance(item, dict)}
+    now = {(item["name"], item["sha256"]) for item in ramp.program_files}
+    return sorted({name for name, _ in before ^ now}) or ["?"]
 
 
 # -- for people ------------------------------------------------------------------------------
@@ -212,6 +330,9 @@ def detail(attempt: dict[str, Any]) -> str:
                                  if attempt["outcome"] != "passed" else None)
     if stage:
         parts.append(f"in stage {stage}")
+    # The judge's causes that the outcome alone hides, before the error's words.
+    parts += [str(reason.get("text")) for reason in attempt.get("reasons") or []
+              if isinstance(reason, dict) and reason.get("kind") in _TOLD_BY_REASON][:2]
     if attempt.get("signal"):
         parts.append(str(attempt["signal"]))
     elif attempt.get("exit_code"):
@@ -220,14 +341,23 @@ def detail(attempt: dict[str, Any]) -> str:
         parts.append("contracts: " + ", ".join(attempt["contracts_failed"]))
     if attempt.get("error") and attempt["outcome"] != PASSED:
         parts.append(str(attempt["error"]))
+    if attempt.get("run", 1) > 1:
+        parts.append(f"run {attempt['run']}")
     return "; ".join(parts)
+
+
+# The judge's causes a table names besides the facts above (those the outcome alone hides).
+_TOLD_BY_REASON = ("stage_calls_failed", "ended_in_stage", "never_ended", "axis_not_followed",
+                   "oom_killer_run", "oom_killer_data_loader", "status_interrupted",
+                   "error_recorded")
 
 
 def rows(document: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """One row per attempt, by value: value, outcome, duration, peak memory, detail (cut)."""
     return [(str(item["value"]), item["outcome"], f"{item['duration_s']:.2f} s",
              size(item.get("peak_memory_bytes")), cell(detail(item), DETAIL_LIMIT))
-            for item in sorted(document["attempts"], key=lambda item: int(item["value"]))]
+            for item in sorted(document["attempts"],
+                               key=lambda item: (int(item["value"]), item.get("run", 1)))]
 
 
 def markdown(document: dict[str, Any], header: Sequence[str], conclusion: str) -> str:

@@ -89,9 +89,14 @@ _TABLE = (
     Code("SUMMARY_ALL_PASSED", 0, passed=True, kind="command", command="summarize"),
     Code("SUMMARY_SOME_FAILED", 22, kind="command", command="summarize"),
     Code("SUMMARY_NOTHING_READ", 23, kind="command", command="summarize"),
+    Code("SUMMARY_INCONCLUSIVE", 33, kind="command", command="summarize"),
     Code("RAMP_RANGE_MEASURED", 0, passed=True, kind="command", command="ramp"),
     Code("RAMP_NOTHING_PASSED", 24, kind="command", command="ramp"),
     Code("RAMP_INCONCLUSIVE", 25, kind="command", command="ramp"),
+    # Issue 41: a failure below a passing value (no one limit exists); a value that both
+    # passed and failed (--repeat); a set of files with nothing failing but something unjudged.
+    Code("RAMP_NO_SINGLE_LIMIT", 31, kind="command", command="ramp"),
+    Code("RAMP_FLAKY", 32, kind="command", command="ramp"),
     Code("RESUME_INTACT", 0, passed=True, kind="command", command="resume-check"),
     Code("RESUME_RECORDS_LOST", 26, kind="command", command="resume-check"),
     Code("RESUME_RECORDS_DUPLICATED", 27, kind="command", command="resume-check"),

@@ -131,7 +131,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
 # A regression's kind and its sentence.
 REGRESSIONS = {
     "passed_to_failed": "compare.regression.passed_to_failed",
-    "completed_to": "compare.regression.completed_to",
+    "passed_to": "compare.regression.passed_to",
+    "stage_stopped": "compare.regression.stage_stopped",
     "contract_failing": "compare.regression.contract_failing",
     "contract_lost": "compare.regression.contract_lost",
     "contract_new_failing": "compare.regression.contract_new_failing",

@@ -52,7 +52,10 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
    - the tool's own words (rule 0): ``DEVICE=cuda:0`` or ``KIND=system`` hide nothing, and
      redacting them erased the facts that the findings read;
    - the variables of ``NOT_IDENTIFYING_VARIABLES``, which describe the locale, the terminal and
-     the shell that every machine has (``LANG=C.UTF-8``, ``TERM=xterm-256color``).
+     the shell that every machine has (``LANG=C.UTF-8``, ``TERM=xterm-256color``), and the
+     axis and value a ``ramp`` gives each attempt (``KERNODECK_AXIS_NAME=max_len``,
+     ``KERNODECK_AXIS_VALUE=131072``: the user's own command-line words, which a Trial's
+     parameters must keep).
    - the allow-listed configuration variables (``facts.system.CONFIGURATION_VARIABLES``:
      ``PYTORCH_CUDA_ALLOC_CONF``, ``NCCL_DEBUG``...), whose values the report's ``system`` block
      states, bounded; the other rules (secrets, paths, names) still apply to them.
@@ -95,7 +98,8 @@ _MIN_SECRET_LEN = 4
 
 # Rule 5: every other variable's value, with its exemptions.
 MIN_VALUE_CHARS = 6
-NOT_IDENTIFYING_VARIABLES = re.compile(r"LANG|LANGUAGE|LC_[A-Z]+|TERM|COLORTERM|SHELL")
+NOT_IDENTIFYING_VARIABLES = re.compile(r"LANG|LANGUAGE|LC_[A-Z]+|TERM|COLORTERM|SHELL|"
+                                       r"KERNODECK_AXIS_NAME|KERNODECK_AXIS_VALUE")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+~.][0-9A-Za-z]+){0,3}")
 _IPV4 = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}(?!\d)")
 _ARCHITECTURE = re.compile(r"(?:sm|compute)_\d+[a-z]?|gfx[0-9a-f]{3,4}|x86_64|aarch64|arm64|"

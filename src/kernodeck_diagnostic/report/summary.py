@@ -224,8 +224,17 @@ class Summary:
 
     @property
     def attempts_failed(self) -> int:
-        """The attempts (not a ramp's) that did not pass."""
-        return sum(1 for row in self.attempts if row["counted"] and not row["passed"])
+        """The attempts and ramps counted (not a ramp's own attempts: its row speaks for them)
+        that failed: judged (``trial/judge.py``, ``ramp/record.py``'s verdict) not passed and
+        not inconclusive."""
+        return sum(1 for row in self.attempts if row["counted"] and not row["passed"]
+                   and not row.get("inconclusive"))
+
+    @property
+    def attempts_inconclusive(self) -> int:
+        """The attempts and ramps counted that could not be judged: no evidence of a pass."""
+        return sum(1 for row in self.attempts if row["counted"] and not row["passed"]
+                   and row.get("inconclusive"))
 
     def counts(self) -> list[tuple[str, int]]:
         """How many reports have each code, worst first (``SEVERITY``)."""

@@ -315,9 +315,11 @@ def _attempt_cells(item: dict[str, Any]) -> tuple[str, ...]:
 
 def _attempts_total(summary: Summary, t: Translate) -> str:
     counted = [item for item in summary.attempts if item["counted"]]
+    unsure = summary.attempts_inconclusive
     return t("summarize.attempts_total", attempts=len(summary.attempts),
-             passed=len(counted) - summary.attempts_failed, failed=summary.attempts_failed,
-             ramp=len(summary.attempts) - len(counted))
+             passed=len(counted) - summary.attempts_failed - unsure,
+             failed=summary.attempts_failed, ramp=len(summary.attempts) - len(counted)) + (
+        "; " + t("summarize.inconclusive", count=unsure) if unsure else "")
 
 
 def _total(summary: Summary, t: Translate) -> str:

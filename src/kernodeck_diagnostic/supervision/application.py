@@ -59,6 +59,9 @@ class Ending:
     start_error: str | None = None  # why it could not be started (no path in it)
     peak_rss_bytes: int | None = None  # the process's own peak, from wait4 (POSIX)
     oom_evidence: list[Evidence] = field(default_factory=list)
+    # OOM kills the run's cgroups counted while it ran, whichever process of the run they
+    # ended (a child, a data loader's worker); None when no cgroup's count could be read.
+    oom_kills: int | None = None
 
     @property
     def signal_name(self) -> str | None:
@@ -106,6 +109,7 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
     if ending.returncode is None:
         ending.returncode = process.returncode
     ending.duration_s = time.monotonic() - start
+    ending.oom_kills = watch.kills()
     if ending.returncode == -_SIGKILL and not ending.timed_out and not ending.stopped:
         ending.oom_evidence = watch.evidence(process.pid)
     return ending

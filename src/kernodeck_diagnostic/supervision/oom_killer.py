@@ -81,6 +81,15 @@ class OomWatch:
                 if count is not None:
                     self._before[folder] = count
 
+    def kills(self) -> int | None:
+        """How many OOM kills the cgroups seen counted since they were first seen (any process
+        of the run: a child, a data loader's worker, not only the application itself); None
+        when no cgroup's count could be read."""
+        if not self._before:
+            return None
+        return sum(max(0, (oom_kill_count(folder) or before) - before)
+                   for folder, before in self._before.items())
+
     def evidence(self, pid: int) -> list[Evidence]:
         """The signs that the OOM killer ended ``pid``, which died of SIGKILL."""
         found: list[Evidence] = []

@@ -13,9 +13,15 @@ error, the out-of-memory block, the contracts, the parameters, the command, the 
 (``pytorch``, ``runtime``), what was obtained, the tensors described, the memory peak per stage
 (a change counts from 1 MiB and 10 percent) and the timing per stage (pass 0 apart from the
 later passes' median, p95 and max, the slowest pass named; the reports' noise rule) and of the
-passes. The verdict: a regression when A completed and B did not, or a contract that passed in A
-fails or is missing in B (or fails in B, unchecked in A); changed when the status, a contract's
-result or the first error (type, stage) differs; else the same. The walk over the facts, the
+passes. The verdict: a regression when the one judge (``trial/judge.py``) passes A and not B (a
+stage failure B's program caught, B killed before its end), when a stage every call of which
+completed in A has calls in B and none completed, or a contract that passed in A fails or is
+missing in B (or fails in B, unchecked in A); changed when the judge's outcome, a contract's
+result or declaration (its dimension), what was obtained (counts of vectors, ids, dimensions,
+parameters) or the first error (type, stage) differs; else the same. An attempt read from its
+events alone is compared on what its log says (the Python and torch versions of
+``attempt_started`` included): what only ``attempt.json`` holds is left out, never "changed
+to null". The walk over the facts, the
 noise rule of the timings and the output are those of two reports (``report/compare.py``);
 ``compare`` (the command) is ``commands/compare.py``.
 """
@@ -30,9 +36,14 @@ from ..report.compare import TIMINGS, Comparison, differences, render_markdown, 
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
 from . import notebook
-from .folder import ATTEMPT_FILE, FORMAT, VERSION
+from .accessors import UNFINISHED, judge_document, stage_counts
+from .folder import ATTEMPT_FILE, VERSION
+from .judge import Judgement
 from .log import EVENTS_FILE
-from .log_reader import UNFINISHED, from_events
+from .log_reader import from_events, is_attempt_document
+
+__all__ = ["UNFINISHED", "Attempt", "Compared", "compare", "compare_attempts", "from_events",
+           "is_attempt_document", "load", "open_attempt", "regressions"]
 
 PASSES = "passes_ms"  # the passes' own durations, compared like a stage's
 
@@ -44,7 +55,11 @@ MEMORY_MIN_RATIO = 0.1
 def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
     """The differences between two trial attempts, headed by their status as a comparison of
     reports is by their code."""
-    changes = list(differences("", comparable(a), comparable(b)))
+    facts_a, facts_b = comparable(a), comparable(b)
+    for mine, other, document in ((facts_a, facts_b, a), (facts_b, facts_a, b)):
+        if document.get("status") == UNFINISHED:  # what its log cannot say is left out
+            _known_only(mine, other)
+    changes = list(differences("", facts_a, facts_b))
     changes += memory_changes(a, b)
     timings_a, timings_b = timings(a), timings(b)
     for key in [*timings_a, *(k for k in timings_b if k not in timings_a)]:
@@ -57,9 +72,12 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
                                 "b": _slowest(b, slowest)})
     contracts_a, contracts_b = _contract_results(a), _contract_results(b)
     error_a, error_b = _error_key(a), _error_key(b)
+    judged_a, judged_b = judge_document(a), judge_document(b)
     return Comparison(str(a.get("status")), str(b.get("status")), changes, [], [], "status",
                       regressions=regressions(a, b),
-                      verdict_changed=contracts_a != contracts_b or error_a != error_b,
+                      verdict_changed=contracts_a != contracts_b or error_a != error_b
+                      or judged_a.outcome != judged_b.outcome
+                      or _declared(a) != _declared(b),
                       notes=[{"which": which, "stage": document.get("last_started_stage"),
                               "pass_index": _last_started_pass(document)}
                              for which, document in (("A", a), ("B", b))
@@ -79,11 +97,16 @@ class Attempt:
     def status(self) -> str:
         return str(self.document.get("status"))
 
+    @property
+    def verdict(self) -> Judgement:
+        """The one judge's outcome of the attempt and its causes (``trial/judge.py``)."""
+        return judge_document(self.document, self.name)
+
     def _repr_markdown_(self) -> str:
         return notebook.markdown(self.document, self.name)
 
     def __repr__(self) -> str:
-        return f"<Attempt {self.name} {self.status}>"
+        return f"<Attempt {self.name} {self.status}: {self.verdict.outcome}>"
 
 
 class Compared:
@@ -126,11 +149,23 @@ def compare_attempts(a: str | os.PathLike[str] | Attempt,
 
 
 def regressions(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """What got worse from A to B: A completed and B did not; a contract that passed in A fails
-    in B or is gone; a contract that fails in B and was not checked in A."""
+    """What got worse from A to B: the judge passes A and not B; a stage whose every call
+    completed in A has calls in B, none completed; a contract that passed in A fails in B or is
+    gone; a contract that fails in B and was not checked in A."""
     found: list[dict[str, Any]] = []
-    if a.get("status") == "completed" and b.get("status") != "completed":
-        found.append({"kind": "completed_to", "a": a.get("status"), "b": b.get("status")})
+    judged_a, judged_b = judge_document(a), judge_document(b)
+    # Failed contracts are each named below: the judge's other causes are said here.
+    why = [reason.text for reason in judged_b.reasons if reason.kind != "contracts_failed"]
+    if judged_a.passed and not judged_b.passed and why:
+        found.append({"kind": "passed_to", "b": judged_b.outcome, "why": "; ".join(why[:3])})
+    counts_b = {item.name: item for item in stage_counts(b)}
+    for stage in stage_counts(a):
+        then = counts_b.get(stage.name)
+        if stage.calls and stage.completed == stage.calls and then is not None \
+                and then.calls and not then.completed:
+            found.append({"kind": "stage_stopped", "stage": stage.name,
+                          "a": f"{stage.completed}/{stage.calls}",
+                          "b": f"{then.completed}/{then.calls}"})
     before, after = _contract_results(a), _contract_results(b)
     for name, passed in before.items():
         if passed and after.get(name) is False:
@@ -150,6 +185,36 @@ def _contract_results(attempt: dict[str, Any]) -> dict[str, bool]:
             name = str(item.get("name"))
             results[name] = results.get(name, True) and item.get("passed") is True
     return results
+
+
+def _declared(attempt: dict[str, Any]) -> tuple[Any, ...]:
+    """What the contracts declared and obtained, as counts: each contract's declared dimension
+    (``expected_dim``), and ``output`` (vectors, ids, dimensions; parameters): 768 → 384, or
+    100 → 10 ids, is a change a gate sees even when both attempts passed."""
+    dims = sorted((str(item.get("name")), str(item.get("expected_dim")))
+                  for item in _list(attempt.get("contracts"))
+                  if isinstance(item, dict) and "expected_dim" in item)
+    output = _object(attempt.get("output"))
+    counts = sorted((str(block), str(key), str(value)) for block, held in output.items()
+                    if isinstance(held, dict) for key, value in held.items()
+                    if key in ("vectors", "ids", "dimensions", "parameters"))
+    return tuple(dims), tuple(counts)
+
+
+def _known_only(unfinished: dict[str, Any], other: dict[str, Any]) -> None:
+    """What an attempt read from its log cannot say is left out on both sides: of the versions,
+    the keys its ``attempt_started`` gave; what only ``attempt.json`` holds (what was obtained,
+    the tensors described), unless the log said it."""
+    for block in ("runtime", "pytorch"):
+        known = _object(unfinished.get(block))
+        other[block] = {key: value for key, value in _object(other.get(block)).items()
+                        if key in known}
+    for key in ("output", "tensors"):
+        if not unfinished.get(key):
+            unfinished[key] = other[key] = None
+    passes = _object(unfinished.get("passes"))
+    if passes.get("requested") is None:
+        other["passes"] = {**_object(other.get("passes")), "requested": None}
 
 
 def _error_key(attempt: dict[str, Any]) -> tuple[Any, Any]:
@@ -199,10 +264,6 @@ def judge(document: Any, name: str) -> Loaded:
     if document.get("version") != VERSION or isinstance(document.get("version"), bool):
         return Loaded(name, reason="schema_version", detail=str(document.get("version"))[:20])
     return Loaded(name, report=document)
-
-
-def is_attempt_document(document: Any) -> bool:
-    return isinstance(document, dict) and document.get("format") == FORMAT
 
 
 def comparable(attempt: dict[str, Any]) -> dict[str, Any]:

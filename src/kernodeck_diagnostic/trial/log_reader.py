@@ -33,12 +33,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..untrusted_json import Tally, json_objects
+from .accessors import UNFINISHED
 from .folder import FORMAT, VERSION
 from .log import EVENTS_FILE
 from .session import timings_of
 from .stages import BEACON_FILE, BUCKETS_PER_E, first_and_later, read_beacon
 
-UNFINISHED = "unfinished"  # the status of an attempt read from its events alone
 MAX_LOG_BYTES = 32 * 2**20  # of a larger log, its first 24 MiB and its last 8 MiB are read
 TAIL_BYTES = 8 * 2**20
 MAX_EVENT_LINE_BYTES = 2**20  # an event is a few hundred bytes; a longer line is skipped
@@ -173,6 +173,7 @@ class _Fold:
         self.contracts: list[dict[str, Any]] = []
         self.contract_at: dict[str, int] = {}  # a name's first entry
         self.work_done: Any = None
+        self.pass_started = False  # a pass began: the log goes past the loading
         self.first_error: dict[str, Any] | None = None
         self.oom: Any = None
         self.names_dropped = 0  # events of stage names past MAX_STAGE_NAMES
@@ -188,6 +189,8 @@ class _Fold:
             self._summary(event)
         elif kind == "pass_completed" and isinstance(event.get("pass_index"), int):
             self._pass(event)
+        elif kind == "pass_started":
+            self.pass_started = True
         elif kind == "contract_checked":
             self._contract(event)
         elif kind == "work_done":
@@ -236,14 +239,14 @@ class _Fold:
     def _pass(self, event: dict[str, Any]) -> None:
         index = event["pass_index"]
         duration = _number(event.get("duration_ms"))
-        if duration is not None:  # a pass counts as completed when its duration says so
+        if duration is not None:
             self.passes.add(index, duration)
-            if isinstance(self.passes_completed, set):
-                self.passes_completed.add(index)
-                if len(self.passes_completed) > EXACT_PASSES:
-                    self.passes_completed = len(self.passes_completed)
-            else:
-                self.passes_completed += 1
+        if isinstance(self.passes_completed, set):  # completed, timed or not
+            self.passes_completed.add(index)
+            if len(self.passes_completed) > EXACT_PASSES:
+                self.passes_completed = len(self.passes_completed)
+        else:
+            self.passes_completed += 1
         stage_ms = event.get("stage_ms")
         for stage, ms in (stage_ms.items() if isinstance(stage_ms, dict) else ()):
             value = _number(ms)
@@ -292,9 +295,16 @@ def from_events(path: str) -> dict[str, Any] | None:
     name, pass_index, still_open = fold.last_started.result()
     stages = fold.stages()
     passes = fold.passes_completed
+    # Where the log stops: before the first pass, in it, in a later one, or after the work.
+    phase = ("after_work" if fold.work_done is not None else "later_pass" if passes
+             else "first_pass" if fold.pass_started else "loading")
     return {
         "format": FORMAT, "version": VERSION, "attempt_id": started.get("attempt_id"),
         "status": UNFINISHED, "source": EVENTS_FILE, "work_done": fold.work_done,
+        "log_phase": phase,
+        # What the log says of the versions (attempt_started): read, never "changed to null".
+        "runtime": {"python_version": started.get("python_version")},
+        "pytorch": {"version": started.get("torch_version")},
         "last_completed_stage": fold.last_completed, "last_started_stage": name,
         "last_started_pass": pass_index, "last_started_open": still_open,
         "first_error": fold.first_error, "oom": fold.oom, "contracts": fold.contracts,
@@ -305,6 +315,12 @@ def from_events(path: str) -> dict[str, Any] | None:
         "stage_summary": list(fold.summaries.values()),
         "timings": _timings(stages, fold.summaries, fold.stage_ms),
         "log_read": log_read(tally, fold.names_dropped)}
+
+
+def is_attempt_document(document: Any) -> bool:
+    """Whether ``document`` is a Trial's attempt (``attempt.json``, or one ``from_events``
+    rebuilt), not a check's report or anything else."""
+    return isinstance(document, dict) and document.get("format") == FORMAT
 
 
 def _timings(stages: list[dict[str, Any]], summaries: dict[str, dict[str, Any]],

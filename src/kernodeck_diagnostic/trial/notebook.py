@@ -22,12 +22,17 @@ from typing import Any
 from ..facts.caller import in_kernel
 from ..report.markup import code, escape, table
 from . import stage_summary
+from .accessors import judge_document
 
 
 def markdown(document: Mapping[str, Any], folder: str) -> str:
     """The attempt's summary as markdown: what a notebook displays."""
     lines = [f"**kernodeck-diagnostic: attempt {escape(document.get('status'))}** "
              f"(folder {code(folder)})", ""]
+    if document.get("status") != "running":  # the one judge's outcome, once it ended
+        judged = judge_document(document)
+        lines.append(f"- judged {code(judged.outcome)}"
+                     + (f": {escape(judged.explain())}" if judged.explain() else ""))
     lines.append(f"- last completed stage: {_value(document.get('last_completed_stage'))}; "
                  f"last started: {_value(document.get('last_started_stage'))}")
     error = document.get("first_error")

@@ -5,8 +5,11 @@ A file ``summarize`` finds that is not a check report may be an attempt's ``atte
 ramp's ``ramp.json`` (each of its attempts, with what its attempt folder says). Each row: the
 attempt's name, its status (a ramp's: the attempt's outcome), the stage of its first error, its
 contracts (passed, or the names of those that failed), its peak memory, the last stage it had
-started, and whether it counts as passed (a ramp's attempts are not counted: a ramp looks for
-its failures).
+started, and whether it counts as passed: the one judge's outcome (``trial/judge.py``), so an
+attempt that ended ``completed`` after a stage failure its program caught is failed, and one
+killed before its end is not passed. A ramp counts once, by a row of its own: what its attempts
+measured (``ramp/record.py``'s ``verdict``); its attempts' rows are shown, not counted, each
+judged again from its Trial folders (all of them) when they are there.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..ramp.record import FORMAT as RAMP_FORMAT
+from ..ramp.record import MEASURED, attempt_from, verdict
 from ..untrusted_json import load_file
-from .compare import is_attempt_document
+from .accessors import judge_document, peak_of
+from .evidence import run_records
 from .folder import ATTEMPT_FILE
+from .judge import INCONCLUSIVE, PASSED, judge
 from .log import EVENTS_FILE
-from .log_reader import from_events
+from .log_reader import from_events, is_attempt_document
 
 MAX_FILE_BYTES = 16 * 2**20
 
@@ -56,23 +62,37 @@ def row(attempt: dict[str, Any], name: str, *, counted: bool = True) -> dict[str
         text = ": ".join(str(part) for part in (error.get("type"), error.get("message"))
                          if part)
     status = attempt.get("status")
-    return {"attempt": name, "status": status, "first_error_stage": error.get("stage"),
+    judged = judge_document(attempt, name)
+    return {"attempt": name, "status": status if judged.passed or status in (None, judged.outcome)
+            else f"{judged.outcome} ({status})", "outcome": judged.outcome,
+            "why": judged.explain() or None, "first_error_stage": error.get("stage"),
             "first_error": text, "contracts_passed": (not failed) if contracts else None,
-            "contracts_failed": failed, "peak_memory_bytes": _peak(attempt),
+            "contracts_failed": failed, "peak_memory_bytes": peak_of(attempt),
             "last_started_stage": attempt.get("last_started_stage"), "counted": counted,
-            "passed": status == "completed" and not failed}
+            "passed": judged.passed, "inconclusive": judged.inconclusive}
 
 
 def _ramp_rows(document: dict[str, Any], folder: str, name: str) -> list[dict[str, Any]]:
-    """One row per attempt of a ramp, by value, its trial folder read when there is one."""
+    """A row for the ramp itself (counted: what its attempts measured), then one per attempt,
+    by value, each judged again from its Trial folders when they are there (a ramp.json
+    written before the one judge may have passed an attempt they fail)."""
     axis = str(document.get("axis"))
     rows = []
-    attempts = [item for item in document["attempts"] if isinstance(item, dict)]
-    for item in sorted(attempts, key=lambda item: str(item.get("value")).zfill(20)):
-        trial = _trial_of(os.path.join(folder, str(item.get("folder"))))
+    attempts = [item for item in map(attempt_from, document["attempts"]) if item is not None]
+    for item in sorted(attempts, key=lambda item: (int(item["value"]), item.get("run", 1))):
+        where = os.path.join(folder, str(item.get("folder")))
+        trial = _trial_of(where)
         found = row(trial or {}, f"{name}[{axis}={item.get('value')}]", counted=False)
-        found["status"] = item.get("outcome")
-        found["passed"] = item.get("outcome") == "passed"
+        records = run_records(where)
+        if item["outcome"] == PASSED and records:
+            again = judge(records)
+            if not again.passed:
+                item["outcome"] = again.outcome
+                item["reasons"] = [{"kind": reason.kind, "text": reason.text}
+                                   for reason in again.reasons]
+        found["status"] = found["outcome"] = item["outcome"]
+        found["passed"] = item["outcome"] == PASSED
+        found["inconclusive"] = item["outcome"] == INCONCLUSIVE
         if trial is None:
             found["contracts_failed"] = list(item.get("contracts_failed") or [])
             found["first_error"] = item.get("error")
@@ -82,7 +102,14 @@ def _ramp_rows(document: dict[str, Any], folder: str, name: str) -> list[dict[st
         oom: dict[str, Any] = block if isinstance(block, dict) else {}
         found["last_started_stage"] = found["last_started_stage"] or oom.get("stage")
         rows.append(found)
-    return rows
+    said = verdict({**document, "attempts": attempts})
+    ramp_row = {"attempt": f"{name}[{axis}]", "status": f"ramp {said['kind']}",
+                "outcome": said["kind"], "why": said["code"], "first_error_stage": None,
+                "first_error": None, "contracts_passed": None, "contracts_failed": [],
+                "peak_memory_bytes": None, "last_started_stage": None, "counted": True,
+                "passed": said["kind"] in MEASURED,
+                "inconclusive": said["code"] == "RAMP_INCONCLUSIVE"}
+    return [ramp_row, *rows]
 
 
 def _trial_of(folder: str) -> dict[str, Any] | None:
@@ -101,25 +128,3 @@ def _trial_of(folder: str) -> dict[str, Any] | None:
         if os.path.isfile(events):
             return from_events(events)
     return None
-
-
-def _peak(attempt: dict[str, Any]) -> int | None:
-    peak = attempt.get("peak_memory_bytes")
-    if isinstance(peak, int) and not isinstance(peak, bool):
-        return peak
-    peaks = []
-    for item in attempt.get("stage_summary") or []:  # every call's (an attempt read from events)
-        if isinstance(item, dict):
-            value = item.get("device_peak_bytes")
-            value = value if value is not None else item.get("rss_peak_bytes")
-            if isinstance(value, int) and not isinstance(value, bool):
-                peaks.append(value)
-    for record in attempt.get("stages") or []:
-        memory = record.get("memory") if isinstance(record, dict) else None
-        if isinstance(memory, dict):
-            value = memory.get("peak_allocated_bytes") if memory.get("device") else \
-                memory.get("rss_peak_bytes")
-            if isinstance(value, int) and not isinstance(value, bool):
-                peaks.append(value)
-    return max(peaks) if peaks else None
-

@@ -41,6 +41,7 @@ from ..report.redact import (
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
 from . import contracts, folder, notebook, oom, stage_summary
+from .accessors import judge_document
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
 from .stages import Recorder, Stage, first_and_later, memory_reading
@@ -444,6 +445,10 @@ class Trial:
         """``kernodeck-diagnostic: attempt failed; first error in stage compute: ValueError:
         ...; folder runs/<id>``: how the attempt ended, in one line."""
         parts = [f"{TOOL_NAME}: attempt {document['status']}"]
+        judged = judge_document(document)  # the one judge: a caught stage failure is no pass
+        untold = [reason.text for reason in judged.reasons if reason.kind != "contracts_failed"]
+        if document["status"] == "completed" and untold:  # a failed contract is said below
+            parts[0] += f", judged {judged.outcome}: " + "; ".join(untold[:3])
         error = self._first_error
         if error is not None:
             where = f" in stage {error['stage']}" if error.get("stage") else ""
