@@ -12,6 +12,7 @@ import pytest
 from kernodeck_diagnostic.package_data import read
 from kernodeck_diagnostic.ramp import outcome
 from kernodeck_diagnostic.trial import oom
+from kernodeck_diagnostic.trial.passes import Passes
 from trial_helpers import (
     ATTEMPT_SCHEMA,
     assert_valid_attempt,
@@ -150,8 +151,15 @@ def test_the_phase_follows_the_passes() -> None:
     assert oom.phase_of(0, passes_started=True) == "first_pass"
     assert oom.phase_of(3, passes_started=True) == "later_pass"
     assert oom.phase_of(None, passes_started=True) == "later_pass"  # after the passes
-    block = oom.describe(MemoryError(), "later_pass", 3, [100, 300, 500])
-    assert block["growth_per_pass_bytes"] == [200, 200]
+    passes = Passes()
+    for index, kept in ((0, 100), (1, 300), (4, 900)):  # readings of passes 0, 1 and 4
+        passes.memory_read(index, kept, float(index))
+    memory, indexes = passes.memory_after_pass()
+    block = oom.describe(MemoryError(), "later_pass", 5, memory, passes.growth(),
+                         indexes=indexes)
+    assert block["growth_per_pass_bytes"] == [200, 200]  # per pass between the readings
+    assert (block["memory_after_pass_bytes"], block["memory_after_pass_indexes"]) == (
+        [100, 300, 900], [0, 1, 4])
     assert json.dumps(block)  # JSON as it is
 
 

@@ -32,6 +32,7 @@ import os
 import statistics
 import struct
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -41,6 +42,7 @@ from typing import Any
 from ..safe_files import Folder
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
+from .passes import Sketch
 
 FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
@@ -102,10 +104,10 @@ def read_beacon(path: str) -> tuple[int, int | None, bool] | None:
 class StageStats:
     """What is kept of one stage name across its calls (see the module's docstring)."""
 
-    __slots__ = ("by_pass", "completed", "count", "device_peak_bytes", "durations", "encoded",
-                 "failures", "histogram", "index", "last_memory", "max_ms", "min_ms", "name",
-                 "next_summary", "outside_ms", "peak_bytes", "pending", "slowest", "statuses",
-                 "summary_at", "total_ms")
+    __slots__ = ("completed", "count", "device_peak_bytes", "durations", "encoded", "failures",
+                 "first_pass_ms", "histogram", "index", "last_memory", "later_passes", "max_ms",
+                 "min_ms", "name", "next_summary", "outside_ms", "peak_bytes", "pending",
+                 "slowest", "statuses", "summary_at", "total_ms")
 
     def __init__(self, name: str, encoded: str, index: int) -> None:
         self.name, self.encoded, self.index = name, encoded, index
@@ -125,7 +127,8 @@ class StageStats:
         self.device_peak_bytes: int | None = None
         self.last_memory: dict[str, Any] | None = None
         self.outside_ms: float | None = None  # completed calls outside the passes
-        self.by_pass: dict[int, float] = {}
+        self.first_pass_ms: float | None = None  # its time in pass 0
+        self.later_passes = Sketch(1000.0)  # its time in each later pass (bounded)
         self.next_summary = FIRST_SUMMARY
         self.summary_at = time.perf_counter()
 
@@ -215,6 +218,7 @@ class Recorder:
         self.words: memoryview | None = None  # the beacon's words, stored into by the stages
         self.stats: dict[str, StageStats] = {}  # by the name the program gave
         self.pass_index: int | None = None
+        self.owner: int | None = None  # the thread that began the attempt (Trial's alone)
         self.pass_ms: dict[StageStats, float] = {}  # the current pass's completed calls
         self.open: list[Stage] = []
         self.last_started: str | None = None
@@ -274,11 +278,16 @@ class Recorder:
 
     def pass_ended(self, index: int) -> dict[str, float]:
         """The completed time of each stage in pass ``index``; the pass's tally starts over."""
-        found = {stats.name: round(ms, 3) for stats, ms in self.pass_ms.items()}
-        for stats, ms in self.pass_ms.items():
-            stats.by_pass[index] = ms
+        pass_ms = self.pass_ms
+        if not pass_ms:
+            return {}
         self.pass_ms = {}
-        return found
+        for stats, ms in pass_ms.items():
+            if index == 0:
+                stats.first_pass_ms = ms
+            else:
+                stats.later_passes.add(ms, index)
+        return {stats.name: round(ms, 3) for stats, ms in pass_ms.items()}
 
     def forked(self) -> None:
         """In a child forked while the attempt runs (a DataLoader's worker): its stages are its
@@ -287,6 +296,7 @@ class Recorder:
         self.words = None
         self.beacon = None
         self.log = None
+        self.owner = threading.get_ident()  # this process's thread that forked
         self.cpu.reopen()
 
     def pass_abandoned(self) -> None:
@@ -305,7 +315,8 @@ class Recorder:
     def timings(self) -> list[dict[str, Any]]:
         """``session.timings_of``'s result, from the tallies: every call counted, none kept."""
         return [{"stage": stats.name, "outside_passes_ms": _rounded(stats.outside_ms),
-                 **first_and_later({index: round(ms, 3) for index, ms in stats.by_pass.items()})}
+                 "first_pass_ms": _rounded(stats.first_pass_ms),
+                 "later_passes": stats.later_passes.later_passes()}
                 for stats in self.stats.values() if stats.completed]
 
     def begun_in_stage(self) -> list[Accelerator]:
