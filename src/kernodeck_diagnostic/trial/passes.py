@@ -11,7 +11,8 @@ sketch of their own and the newest ``MEMORY_KEPT`` of them, with their pass inde
 growth per pass an out-of-memory error's advice reads.
 
 ``events.jsonl`` receives ``pass_started`` and ``pass_completed`` for the first ``FIRST_KEPT``
-passes, ``pass_slow`` when a later pass becomes one of the slowest (rarer and rarer), and a
+passes, ``pass_slow`` when a later pass becomes one of the slowest (rarer and rarer; at most
+``SLOW_WRITTEN`` times), and a
 ``passes_summary`` each time the count doubles, at most ``SUMMARY_EVERY_S`` after the last one,
 and at the attempt's end: a process killed at any point leaves the count of its passes.
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 FIRST_KEPT = 3  # passes written in full to the event log, and read for memory each
 SLOWEST_KEPT = 5  # slowest later passes kept
+SLOW_WRITTEN = 20  # pass_slow events, at most
 MEMORY_KEPT = 32  # newest memory readings kept, with their pass indexes
 MEMORY_EVERY_S = 0.05  # after the first passes, the memory is read at most this often
 SUMMARY_EVERY_S = 30.0
@@ -112,6 +114,7 @@ class Passes:
         self.kept: list[dict[str, Any]] = []  # the first passes in full (FIRST_KEPT)
         self.durations = Sketch(1000.0)  # later passes, ms
         self.slowest: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap
+        self.slow_written = 0
         self.first_failed: dict[str, Any] | None = None
         self.memory = Sketch(1.0 / 1024)  # memory kept after a pass, bytes (buckets in KiB)
         self.readings: deque[tuple[int, int | None]] = deque(maxlen=MEMORY_KEPT)

@@ -43,7 +43,7 @@ from ..worker.protocol import bounded, encode_number
 from . import contracts, folder, notebook, oom, stage_summary
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
-from .passes import FIRST_KEPT, Passes
+from .passes import FIRST_KEPT, SLOW_WRITTEN, Passes
 from .stages import Recorder, Stage, first_and_later, memory_reading
 
 # How an attempt, and each of its stages, ended. ``incomplete`` is no longer written (a pass the
@@ -356,9 +356,11 @@ class Trial:
                     log.first = record
             if slow:
                 log.keep_slow(duration_ms, record)
-            self._write("pass_completed" if index < FIRST_KEPT else "pass_slow",
-                        pass_index=index, duration_ms=record["duration_ms"], memory=memory,
-                        stage_ms=stage_ms)
+            if index < FIRST_KEPT or log.slow_written < SLOW_WRITTEN:
+                log.slow_written += index >= FIRST_KEPT
+                self._write("pass_completed" if index < FIRST_KEPT else "pass_slow",
+                            pass_index=index, duration_ms=record["duration_ms"], memory=memory,
+                            stage_ms=stage_ms)
         if log.summary_due(now):
             self._write("passes_summary", **log.summary())
 

@@ -11,7 +11,8 @@ once, so a process ended by SIGKILL or the OOM killer leaves the stage it was in
 The event log grows with the distinct stages, not with the calls. Of each stage name
 ``events.jsonl`` holds the first ``FIRST_KEPT`` occurrences in full (``stage_started`` and
 ``stage_completed``), the first ``FAILED_KEPT`` failures, each occurrence that becomes one of
-its ``SLOWEST_KEPT`` slowest (``stage_slow``: that happens ever more rarely), and a
+its ``SLOWEST_KEPT`` slowest (``stage_slow``: that happens ever more rarely, and is written
+``SLOW_WRITTEN`` times at most; the slowest are kept in memory all the same), and a
 ``stage_summary`` (count by status, total, min, p50, p95, max, the memory figures, the slowest
 occurrences) each time its count doubles, at most ``SUMMARY_EVERY_S`` after the last one, and
 at the attempt's end. The percentiles are exact up to ``EXACT_DURATIONS`` calls, then read from
@@ -47,6 +48,7 @@ from .passes import Sketch
 FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
 SLOWEST_KEPT = 5  # slowest occurrences of each stage name kept
+SLOW_WRITTEN = 20  # stage_slow events of each stage name, at most
 SUMMARY_EVERY_S = 30.0  # a stage's summary is written at most this long after its last one
 FIRST_SUMMARY = FIRST_KEPT + 1  # calls at a name's first summary: its first call not kept in full
 # (then at each doubling): a name with no summary yet has every call of its kept in full
@@ -107,7 +109,7 @@ class StageStats:
     __slots__ = ("completed", "count", "device_peak_bytes", "durations", "encoded", "failures",
                  "first_pass_ms", "histogram", "index", "last_memory", "later_passes", "max_ms",
                  "min_ms", "name", "next_summary", "outside_ms", "peak_bytes", "pending",
-                 "slowest", "statuses", "summary_at", "total_ms")
+                 "slow_written", "slowest", "statuses", "summary_at", "total_ms")
 
     def __init__(self, name: str, encoded: str, index: int) -> None:
         self.name, self.encoded, self.index = name, encoded, index
@@ -123,6 +125,7 @@ class StageStats:
         # Completed durations not yet in the tallies above: folded in a batch, not one by one.
         self.pending: list[float] = []
         self.slowest: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap
+        self.slow_written = 0
         self.peak_bytes: int | None = None  # the largest CPU peak of a call
         self.device_peak_bytes: int | None = None
         self.last_memory: dict[str, Any] | None = None
@@ -540,7 +543,9 @@ class Stage:
         else:
             return
         log = self.recorder.log
-        if write and log is not None and self.occurrence > FIRST_KEPT:
+        if write and log is not None and self.occurrence > FIRST_KEPT \
+                and self.stats.slow_written < SLOW_WRITTEN:
+            self.stats.slow_written += 1
             log.write_fields("stage_slow", {"stage": self.stats.name, **{
                 key: value for key, value in record.items()
                 if key not in ("name", "occurrence_sequence")}})
