@@ -317,12 +317,16 @@ def test_an_error_raised_in_a_pass_outside_its_stages_fails_that_pass(tmp_path: 
     one, never counted as completed."""
     from kernodeck_diagnostic import Trial
 
-    with pytest.raises(ValueError), Trial(tmp_path / "runs") as trial:
+    def program(trial: Trial) -> None:
         for index in trial.passes(5):
             with trial.stage("step"):
                 pass
             if index == 2:
                 raise ValueError("bad batch")
+
+    trial = Trial(tmp_path / "runs")
+    with pytest.raises(ValueError, match="bad batch"), trial:
+        program(trial)
     document = attempt_of(Path(str(trial.folder)))
     assert document["status"] == "failed"
     assert document["passes"]["completed"] == 2

@@ -27,9 +27,9 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from .. import TOOL_NAME, __version__
 from ..report.redact import (
@@ -482,10 +482,8 @@ class Trial:
         if log is None or self._dir is None:
             return
         self._release_sigterm()
-        with _signals_held() as held:
+        with signals_held(drop_sigchld=lambda: self._terminated):
             self._end(exc, log, self._dir)
-        for signum in held:  # delivered now, to the handlers they had: the attempt is written
-            signal.raise_signal(signum)
         notebook.after_terminated(exc, Terminated)
 
     def _end(self, exc: BaseException | None, log: EventLog, attempt_folder: Folder) -> None:
@@ -542,6 +540,11 @@ class Trial:
                                  + (self.summary() if self.print_summary else ""))
                 sys.stderr.flush()
 
+    @property
+    def ended_by_sigterm(self) -> bool:
+        """Whether SIGTERM came during the attempt (it ends ``interrupted``)."""
+        return self._terminated
+
     def terminated(self) -> None:
         """SIGTERM arrived (``_terminate``, or an adapter told of it): the stage open now (the
         innermost, or none) is the one it came in, whatever ran before it."""
@@ -583,7 +586,7 @@ class Trial:
             parts.append("SIGTERM " + (f"in stage {where}" if where is not None
                                        else "outside every stage"))
         passes = self._pass_log
-        if passes.left_at is not None:
+        if passes.left_at is not None and document["status"] == "completed":
             parts.append(f"{passes.completed} pass(es) completed; the program stopped asking "
                          f"for passes at pass {passes.left_at}")
         if passes.first_failed is not None and passes.first_failed["index"] != (
@@ -797,21 +800,34 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated
 
 
+class _Hold:
+    """What ``signals_held`` holds now: the signals that came, and how deep the holds are."""
+
+    came: ClassVar[list[int]] = []
+    depth = 0
+
+
 @contextlib.contextmanager
-def _signals_held() -> Iterator[list[int]]:
-    """While the attempt is written: SIGTERM, SIGINT and SIGHUP, and SIGCHLD when a Python
+def signals_held(drop_sigchld: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """While an attempt is written: SIGTERM, SIGINT and SIGHUP, and SIGCHLD when a Python
     handler has it (PyTorch's DataLoader raises from it when a worker dies, as every worker does
-    when SIGTERM reaches the process group), are held; the list says which came, in order, for
-    the caller to deliver again once the attempt is whole. Only the main thread can hold them;
-    elsewhere (and on Windows) nothing is held."""
-    held: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield held
+    when SIGTERM reaches the process group), are held, then delivered again, in the order they
+    came, to the handlers they had, once the outermost hold ends (an adapter holds them over its
+    whole end, the Trial's included). ``drop_sigchld``: asked at the end; true (the attempt was
+    ended by SIGTERM) drops a held SIGCHLD: the workers died of the same signal. Only the main
+    thread can hold them; elsewhere (and on Windows) nothing is held."""
+    if threading.current_thread() is not threading.main_thread() or _Hold.depth:
+        nested = bool(_Hold.depth)
+        _Hold.depth += nested
+        try:
+            yield
+        finally:
+            _Hold.depth -= nested
         return
 
     def hold(signum: int, frame: Any) -> None:
-        if signum not in held:
-            held.append(signum)
+        if signum not in _Hold.came:
+            _Hold.came.append(signum)
 
     previous: dict[int, Any] = {}
     for name in _HELD:
@@ -826,12 +842,20 @@ def _signals_held() -> Iterator[list[int]]:
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signum, hold)
             previous[signum] = handler
+    _Hold.depth = 1
     try:
-        yield held
+        yield
     finally:
+        _Hold.depth = 0
         for signum, handler in previous.items():
             with contextlib.suppress(OSError, ValueError):
                 signal.signal(signum, handler)
+        held = list(_Hold.came)
+        _Hold.came.clear()
+        sigchld = getattr(signal, "SIGCHLD", None)
+        for signum in held:  # delivered now, to the handlers they had: the attempt is written
+            if signum != sigchld or not drop_sigchld():
+                signal.raise_signal(signum)
 
 
 def _torch_version(torch: Any) -> str | None:

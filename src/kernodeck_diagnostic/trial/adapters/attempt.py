@@ -10,6 +10,7 @@ keeps it in the attempt folder. Only the public ``Trial`` API is used.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import sys
@@ -22,7 +23,7 @@ from ...i18n import language_from, translator
 from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary
-from ..session import Trial
+from ..session import Terminated, Trial, signals_held
 
 TRAIN_BATCH = "train_batch"
 
@@ -96,6 +97,14 @@ class TrainingAttempt:
         if not self.started:
             self.started = True
             self.trial.__enter__()
+            atexit.register(self._at_exit)
+
+    def _at_exit(self) -> None:
+        """The interpreter exits with the attempt still open: no framework event said it ended
+        (a SIGTERM's ``SystemExit`` raised through ``trainer.train()``, which no callback is
+        told of, or ``sys.exit`` in the loop): it ends ``interrupted``, written whole."""
+        if self.started and not self.ended:
+            self.end(Terminated() if self.trial.ended_by_sigterm else SystemExit())
 
     def open_stage(self, name: str) -> None:
         if self.started and not self.ended:
@@ -161,6 +170,13 @@ class TrainingAttempt:
         if not self.started or self.ended:
             return
         self.ended = True
+        atexit.unregister(self._at_exit)
+        # Held over the whole end (the stage table's too): a DataLoader worker's death, a second
+        # SIGTERM, never cuts it short.
+        with signals_held(drop_sigchld=lambda: self.trial.ended_by_sigterm):
+            self._end(exc)
+
+    def _end(self, exc: BaseException | None) -> None:
         self._before = None
         kind = None if exc is None else type(exc)
         trace = None if exc is None else exc.__traceback__
