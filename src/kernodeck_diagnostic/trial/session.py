@@ -541,6 +541,11 @@ class Trial:
                 sys.stderr.flush()
 
     @property
+    def pass_index(self) -> int | None:
+        """The pass running now (``passes``), None outside the passes."""
+        return self._recorder.pass_index
+
+    @property
     def ended_by_sigterm(self) -> bool:
         """Whether SIGTERM came during the attempt (it ends ``interrupted``)."""
         return self._terminated
