@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import envs
 import pytest
 
+import envs
 from trial_helpers import app_env, assert_valid_attempt, attempt_of, only_attempt, write_app
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="process groups, SIGTERM")

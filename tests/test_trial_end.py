@@ -333,3 +333,34 @@ def test_an_error_raised_in_a_pass_outside_its_stages_fails_that_pass(tmp_path: 
     assert document["passes"]["first_failed_pass"] == {"index": 2, "stage": None,
                                                        "error_type": "ValueError"}
     assert document["first_error"]["pass_index"] == 2
+
+
+def test_a_trial_used_from_a_second_thread_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A worker thread's stage would land in the main thread's pass, and its error in the
+    main thread's attempt: refused where it is made, the attempt unharmed."""
+    import threading
+
+    from kernodeck_diagnostic import Trial
+
+    refused: list[BaseException] = []
+
+    def worker(trial: Trial) -> None:
+        for use in (lambda: trial.stage("upload"), lambda: trial.passes(2)):
+            try:
+                use()
+            except RuntimeError as error:
+                refused.append(error)
+
+    with Trial(tmp_path / "runs") as trial:
+        for _ in trial.passes(2):
+            with trial.stage("step"):
+                thread = threading.Thread(target=worker, args=(trial,))
+                thread.start()
+                thread.join()
+    assert len(refused) == 4  # two uses, in each of the two passes
+    for error in refused:
+        assert len(str(error).splitlines()) == 1
+        assert "thread" in str(error)
+    document = attempt_of(Path(str(trial.folder)))
+    assert (document["status"], document["passes"]["completed"]) == ("completed", 2)
+    assert [item["stage"] for item in document["stage_summary"]] == ["step"]

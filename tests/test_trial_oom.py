@@ -48,7 +48,10 @@ APPLICATION = """
             pass
         with trial.stage("load_weights"):
             weights = torch.ones(3 * GIB_FLOATS if where == "loading" else 1024)
-        for step in trial.passes(10):
+        def batches():  # the 'fetch' variant: its first batch does not fit
+            yield torch.ones(3 * GIB_FLOATS)
+
+        for step in trial.passes(batches() if where == "fetch" else 10):
             with trial.stage("compute"):
                 if where == "first_pass":
                     activations = torch.ones(3 * GIB_FLOATS)
@@ -104,6 +107,27 @@ def test_refused_in_pass_0_is_the_first_pass_phase(cpu_torch_python: Path,
     assert attempt["oom"]["pass_index"] == 0
     assert attempt["oom"]["requested_bytes"] == 3 * 2**30
     assert attempt["passes"]["completed"] == 0
+
+
+@pytest.mark.slow
+def test_refused_while_fetching_the_first_batch_is_that_pass_data_loading(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    """``trial.passes(loader)``: fetching a batch is part of its pass; never "after the passes
+    completed" in the stage that ran last."""
+    folder, attempt = _failed_attempt(cpu_torch_python, tmp_path, "fetch")
+    assert attempt["last_completed_stage"] == "load_weights"
+    assert (attempt["first_error"]["stage"], attempt["first_error"]["pass_index"]) == (
+        "data_loading", 0)
+    found = attempt["oom"]
+    assert (found["phase"], found["pass_index"], found["data_loading"]) == ("first_pass", 0, True)
+    assert found["requested_bytes"] == 3 * 2**30
+    assert "while fetching pass 0's item" in found["advice"]
+    assert "after the passes" not in found["advice"]
+    assert attempt["passes"]["first_failed_pass"] == {"index": 0, "stage": "data_loading",
+                                                      "error_type": "RuntimeError"}
+    (error,) = [e for e in events_of(folder) if e["event"] == "error"]
+    assert (error["stage"], error["pass_index"], error["oom"]["phase"]) == (
+        "data_loading", 0, "first_pass")
 
 
 @pytest.mark.slow

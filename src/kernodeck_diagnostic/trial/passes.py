@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections import deque
 from typing import Any
 
@@ -121,7 +122,7 @@ class Passes:
         self.read_at = -math.inf  # when the memory was last read
         self.left_at: int | None = None  # the pass the program stopped asking after
         self.next_summary = FIRST_KEPT + 1
-        self.summary_at = 0.0
+        self.summary_at = time.perf_counter()
 
     def wants_memory(self, index: int, now: float) -> bool:
         return index < FIRST_KEPT or now - self.read_at >= MEMORY_EVERY_S
