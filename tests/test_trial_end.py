@@ -364,3 +364,20 @@ def test_a_trial_used_from_a_second_thread_is_refused_in_one_line(tmp_path: Path
     document = attempt_of(Path(str(trial.folder)))
     assert (document["status"], document["passes"]["completed"]) == ("completed", 2)
     assert [item["stage"] for item in document["stage_summary"]] == ["step"]
+
+
+def test_an_attempt_driven_by_a_framework_gives_sigterm_back(tmp_path: Path) -> None:
+    """The adapters hold the signals over their whole end, the Trial's release of SIGTERM
+    inside it: the default action comes back all the same."""
+    import signal
+
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    attempt = TrainingAttempt(tmp_path / "runs", {}, check_step=False)
+    attempt.start()
+    assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    attempt.batch_started()
+    attempt.batch_ended()
+    attempt.end()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -23,6 +23,7 @@ import heapq
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 FIRST_KEPT = 3  # passes written in full to the event log, and read for memory each
@@ -141,6 +142,36 @@ class Passes:
         self.durations.add(ms, index)
         slowest = self.slowest
         return len(slowest) < SLOWEST_KEPT or ms > slowest[0][0]
+
+    def completed_pass(self, index: int, duration_ms: float, stage_ms: dict[str, float],
+                       read_memory: Callable[[], dict[str, Any]],
+                       write: Callable[..., None]) -> None:
+        """Pass ``index`` completed (``stage_ms``: each stage's time in it): counted and
+        summarised; its memory read (``read_memory``) when it is one of the first passes or of
+        the slowest, or the last reading is ``MEMORY_EVERY_S`` old; written (``write``: the
+        event log's) in full when it is one of the first or of the slowest."""
+        now = time.perf_counter()
+        slow = self.add(index, duration_ms)
+        memory = None
+        if slow or self.wants_memory(index, now):
+            memory = read_memory()
+            self.memory_read(index, memory["allocated_bytes"] if memory["device"] is not None
+                             else memory["rss_bytes"], now)
+        if memory is not None and (index < FIRST_KEPT or slow):
+            record = {"index": index, "duration_ms": round(duration_ms, 3), "memory": memory}
+            if index < FIRST_KEPT:
+                self.kept.append(record)
+                if index == 0:
+                    self.first = record
+            if slow:
+                self.keep_slow(duration_ms, record)
+            if index < FIRST_KEPT or self.slow_written < SLOW_WRITTEN:
+                self.slow_written += index >= FIRST_KEPT
+                write("pass_completed" if index < FIRST_KEPT else "pass_slow",
+                      pass_index=index, duration_ms=record["duration_ms"], memory=memory,
+                      stage_ms=stage_ms)
+        if self.summary_due(now):
+            write("passes_summary", **self.summary())
 
     def keep_slow(self, ms: float, record: dict[str, Any]) -> None:
         if len(self.slowest) < SLOWEST_KEPT:

@@ -22,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from .. import TOOL_NAME, __version__
 from ..report.redact import (
@@ -40,11 +39,15 @@ from ..report.redact import (
 )
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
-from . import contracts, folder, notebook, oom, stage_summary
+from . import contracts, folder, notebook, oom, signals, stage_summary
 from .log import EventLog
-from .memory import Accelerator, CpuMemory, Devices
-from .passes import FIRST_KEPT, SLOW_WRITTEN, Passes
-from .stages import Recorder, Stage, first_and_later, memory_reading
+from .memory import Accelerator, AllocatorHistory, CpuMemory, Devices
+from .passes import FIRST_KEPT, Passes
+from .signals import Terminated, signals_held
+from .stages import Recorder, Stage, memory_reading, timings_of
+
+# Terminated: the name trial/__init__ exports; timings_of: where trial/compare.py reads it.
+__all__ = ["Terminated", "Trial", "timings_of"]
 
 # How an attempt, and each of its stages, ended. ``incomplete`` is no longer written (a pass the
 # program stopped asking for is not a missing pass: ``passes.left_at_pass`` says where it
@@ -52,23 +55,12 @@ from .stages import Recorder, Stage, first_and_later, memory_reading
 Status = Literal["completed", "failed", "interrupted", "incomplete"]
 MAX_TENSORS = 200  # descriptions kept in attempt.json and events.jsonl (a loop that describes
 # every batch): the rest are counted
-MAX_CONTRACTS = 200  # contract results kept (each name's first and first failing; as many
-# again for failures): all counted
 DATA_LOADING = "data_loading"  # where an error of trial.passes(iterable)'s fetch is placed
 # Stage records kept in attempt.json: each name's first, failed and slowest calls.
 MAX_STAGE_RECORDS = 10_000
-HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
 # Memory held from the attempt's start and given back when the work is done, so that the trial's
 # own end (attempt.json, written a piece at a time) has room where the program left none.
 RESERVE_BYTES = 2**20
-
-
-class Terminated(SystemExit):
-    """Raised in the program's main thread when SIGTERM arrives during an attempt: the attempt
-    ends as ``interrupted`` and the program exits with status 143, as a shell reports SIGTERM."""
-
-    def __init__(self) -> None:
-        super().__init__(128 + int(signal.SIGTERM))
 
 
 class Trial:
@@ -115,10 +107,7 @@ class Trial:
         self._pass_stages = 0  # stage calls started when the current pass began
         self._tensors: list[dict[str, Any]] = []
         self._tensors_described = 0
-        self._contracts: list[dict[str, Any]] = []
-        self._contract_counts: dict[str, list[int]] = {}  # name: [checked, failed]
-        self._contracts_checked = 0
-        self._contracts_failed = 0
+        self._contracts = contracts.Kept()
         self._terminated = False  # SIGTERM came: what fails after it is its consequence
         self._left_pass: int | None = None  # the pass the program stopped asking after
         self._left: tuple[int, float, bool] | None = None  # its index, time, whether it ran
@@ -126,8 +115,7 @@ class Trial:
         self._failed_pass: int | None = None  # the last pass an error was raised in
         self._signal: dict[str, Any] | None = None  # the SIGTERM: the stage open, the pass
         self._output: dict[str, Any] = {}
-        self._history: dict[str, Any] = {"requested": memory_history, "recorded": False,
-                                         "snapshot": None}
+        self._history = AllocatorHistory(memory_history)
         self._previous_sigterm: Any = None
         self._started_at = ""
         self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
@@ -147,7 +135,7 @@ class Trial:
         self._recorder.attach(self._log, self._dir)
         self._recorder.failed = self._stage_failed
         if self.memory_history:
-            self._recorder.before = self._start_history
+            self._recorder.before = self._history.start
         self._started_at = _now()
         from .facts import command_line
 
@@ -159,9 +147,9 @@ class Trial:
                         python_version=sys.version.split()[0],
                         torch_version=_torch_version(torch))
         self._recorder.owner = threading.get_ident()
-        _OPEN.append(self)
-        self._catch_sigterm()
-        self._start_history(torch)
+        signals.OPEN.append(self)
+        self._previous_sigterm = signals.catch_sigterm()
+        self._history.start(torch)
         self._prepare_end(torch)
         return self
 
@@ -336,33 +324,12 @@ class Trial:
         return memory_reading(rss, peak, devices)
 
     def _pass_completed(self, index: int, duration_ms: float) -> None:
-        """A pass completed: counted and summarised (``passes``); its memory read when it is
-        one of the first passes, or the last reading is ``MEMORY_EVERY_S`` old; written in full
-        when it is one of the first or of the slowest."""
-        log = self._pass_log
-        now = time.perf_counter()
-        stage_ms = self._recorder.pass_ended(index)
-        slow = log.add(index, duration_ms)
-        memory = None
-        if slow or log.wants_memory(index, now):
-            memory = self._memory(self._devices.in_use(sys.modules.get("torch")))
-            log.memory_read(index, memory["allocated_bytes"] if memory["device"] is not None
-                            else memory["rss_bytes"], now)
-        if memory is not None and (index < FIRST_KEPT or slow):
-            record = {"index": index, "duration_ms": round(duration_ms, 3), "memory": memory}
-            if index < FIRST_KEPT:
-                log.kept.append(record)
-                if index == 0:
-                    log.first = record
-            if slow:
-                log.keep_slow(duration_ms, record)
-            if index < FIRST_KEPT or log.slow_written < SLOW_WRITTEN:
-                log.slow_written += index >= FIRST_KEPT
-                self._write("pass_completed" if index < FIRST_KEPT else "pass_slow",
-                            pass_index=index, duration_ms=record["duration_ms"], memory=memory,
-                            stage_ms=stage_ms)
-        if log.summary_due(now):
-            self._write("passes_summary", **log.summary())
+        """A pass completed: ``Passes.completed`` keeps what it keeps of it."""
+        self._pass_log.completed_pass(index, duration_ms, self._recorder.pass_ended(index),
+                                      self._memory_now, self._write)
+
+    def _memory_now(self) -> dict[str, Any]:
+        return self._memory(self._devices.in_use(sys.modules.get("torch")))
 
     def _resolve_left(self, failed: bool) -> None:
         """The pass the program left (``_passes``): completed when the program went on without
@@ -420,7 +387,8 @@ class Trial:
             self._oom = oom.describe(exc, phase, pass_index if phase != "loading" else None,
                                      memory, self._pass_log.growth(), indexes=indexes,
                                      data_loading=stage == DATA_LOADING)
-            self._save_snapshot(torch)
+            if self._dir is not None:
+                self._history.save(self._dir, torch)
         if stage is None or stage == DATA_LOADING:  # a failed stage's own event carries it
             self._write("error", stage=stage, pass_index=pass_index, **self._error_fields(exc))
 
@@ -433,55 +401,13 @@ class Trial:
             folder.write_new(self._dir, folder.TRACE_FILE, text.encode("utf-8", "replace"),
                              PRIVATE_MODE)
 
-    # -- CUDA's allocator history ------------------------------------------------------------------
-
-    def _start_history(self, torch: Any) -> None:
-        if not self.memory_history or self._history["recorded"] or torch is None:
-            return
-        cuda = getattr(torch, "cuda", None)
-        record = getattr(getattr(cuda, "memory", None), "_record_memory_history", None)
-        if record is None or not _asks(getattr(cuda, "is_available", None)):
-            return
-        # An older torch or a build without it: the attempt goes on without the history.
-        with contextlib.suppress(Exception):
-            record(max_entries=HISTORY_ENTRIES)
-            self._history["recorded"] = True
-
-    def _save_snapshot(self, torch: Any) -> None:
-        if not self._history["recorded"] or self._dir is None:
-            return
-        # No room left even for the snapshot: the attempt still says why it failed.
-        with contextlib.suppress(Exception):
-            folder.dump_snapshot(self._dir, torch.cuda.memory._dump_snapshot)
-            self._history["snapshot"] = folder.SNAPSHOT_FILE
-
-    def _stop_history(self) -> None:
-        if self._history["recorded"]:
-            # Recording that cannot be stopped stops with the process.
-            with contextlib.suppress(Exception):
-                sys.modules["torch"].cuda.memory._record_memory_history(enabled=None)
-
-    # -- SIGTERM -----------------------------------------------------------------------------------
-
-    def _catch_sigterm(self) -> None:
-        # Only the main thread may set handlers, and a handler of the program's own stays.
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            self._previous_sigterm = signal.SIG_DFL
-            signal.signal(signal.SIGTERM, _terminate)
-
-    def _release_sigterm(self) -> None:
-        if self._previous_sigterm is not None and signal.getsignal(signal.SIGTERM) is _terminate:
-            signal.signal(signal.SIGTERM, self._previous_sigterm)
-
     # -- the end -----------------------------------------------------------------------------------
 
     def _finish(self, exc: BaseException | None) -> None:
         log = self._log
         if log is None or self._dir is None:
             return
-        self._release_sigterm()
+        signals.release_sigterm(self._previous_sigterm)
         with signals_held(drop_sigchld=lambda: self._terminated):
             self._end(exc, log, self._dir)
         notebook.after_terminated(exc, Terminated)
@@ -489,8 +415,8 @@ class Trial:
     def _end(self, exc: BaseException | None, log: EventLog, attempt_folder: Folder) -> None:
         """The end, with SIGTERM, SIGINT, SIGHUP and a Python SIGCHLD handler (PyTorch's, that
         raises when a DataLoader worker dies) held until attempt.json is written."""
-        if self in _OPEN:
-            _OPEN.remove(self)
+        if self in signals.OPEN:
+            signals.OPEN.remove(self)
         recorder = self._recorder
         if recorder.pass_index is not None:  # a pass still running: the program ended in it
             index = recorder.pass_index
@@ -512,10 +438,10 @@ class Trial:
             self._write("terminated", **self._signal)
         self._write("passes_summary", **self._pass_log.summary())
         self._write("work_done", status=status, last_completed_stage=self._last_completed,
-                    contracts_passed=self._contracts_passed(),
+                    contracts_passed=self._contracts.passed(),
                     stage_summary=self._stage_summary())
         self._reserve = None  # its room is the teardown's
-        self._stop_history()
+        self._history.stop()
         document = self._document(status)
         written = False
         try:
@@ -597,16 +523,16 @@ class Trial:
         if passes.first_failed is not None and passes.first_failed["index"] != (
                 error or {}).get("pass_index"):
             parts.append(f"first failing pass {passes.first_failed['index']}")
-        failed = [item for item in self._contracts if not item["passed"]]
+        kept = self._contracts
+        failed = [item for item in kept.results if not item["passed"]]
         if failed:
             parts.append("contract failed: " + ", ".join(
                 f"{item['name']} ({item['detail']})" for item in failed[:3])
                 + (f" and {len(failed) - 3} more" if len(failed) > 3 else ""))
-            if self._contracts_checked > len(self._contracts):  # checks not kept one by one
-                parts.append(f"{self._contracts_failed} of {self._contracts_checked} contract "
-                             "checks failed")
-        elif self._contracts_checked:
-            parts.append(f"{self._contracts_checked} contract(s) passed")
+            if kept.checked > len(kept.results):  # checks not kept one by one
+                parts.append(f"{kept.failed} of {kept.checked} contract checks failed")
+        elif kept.checked:
+            parts.append(f"{kept.checked} contract(s) passed")
         shown = os.path.join(self.root, self.attempt_id or "")
         parts.append(f"folder {self._text(shown)}")
         return "; ".join(" ".join(part.split()) for part in parts)
@@ -640,9 +566,9 @@ class Trial:
             "last_started_stage": self._recorder.last_started,
             "first_error": self._first_error,
             "oom": self._oom,
-            "contracts": self._contracts,
-            "contracts_passed": self._contracts_passed(),
-            "contracts_summary": self._contracts_summary(),
+            "contracts": self._contracts.results,
+            "contracts_passed": self._contracts.passed(),
+            "contracts_summary": self._contracts.summary(),
             "peak_memory_bytes": self._peak(),
             "command": self._command,
             "params": self._jsonable(hide_secret_keys(self.params)),
@@ -656,7 +582,7 @@ class Trial:
             "tensors_described": self._tensors_described,
             "signal": self._signal,
             "output": self._output,
-            "memory_history": self._history,
+            "memory_history": self._history.block,
             "trace": folder.TRACE_FILE if self._first_error is not None
             and self._dir is not None and self._dir.lstat(folder.TRACE_FILE) is not None
             else None,
@@ -673,12 +599,6 @@ class Trial:
 
     def _passes_summary(self) -> dict[str, Any]:
         return self._pass_log.document()
-
-    def _contracts_summary(self) -> dict[str, Any]:
-        """Every contract check counted: in all and by name (the first MAX_CONTRACTS names)."""
-        return {"checked": self._contracts_checked, "failed": self._contracts_failed,
-                "by_name": [{"name": name, "checked": checked, "failed": failed}
-                            for name, (checked, failed) in self._contract_counts.items()]}
 
     def _timings(self) -> list[dict[str, Any]]:
         return self._recorder.timings()
@@ -714,38 +634,17 @@ class Trial:
                            "`with Trial(...) as trial:`, or after trial.start()")
 
     def _contract(self, found: dict[str, Any]) -> bool:
-        """A contract's result: counted by name; kept (attempt.json, events.jsonl) when it is
-        its name's first result or first failure, at most MAX_CONTRACTS in all: a program that
-        checks each batch keeps a bounded file, and ``contracts_passed`` counts every check."""
+        """A contract's result, counted; kept and written when ``contracts.Kept`` keeps it."""
         self._refuse_unless_open("expect")
-        passed = bool(found["passed"])
-        counts = self._contract_counts.get(found["name"])
-        first = counts is None
-        if counts is None:
-            counts = [0, 0]
-            if len(self._contract_counts) < MAX_CONTRACTS:
-                self._contract_counts[found["name"]] = counts
-        counts[0] += 1
-        counts[1] += not passed
-        self._contracts_checked += 1
-        self._contracts_failed += not passed
-        kept = len(self._contracts)
-        # A failure always finds room: the passing results fill at most half of it.
-        if not (first or (not passed and counts[1] == 1)) or kept >= 2 * MAX_CONTRACTS \
-                or (passed and kept >= MAX_CONTRACTS):
-            return passed
+        if not self._contracts.add(found):
+            return bool(found["passed"])
         for problem in found.get("problems", ()):
             if "ids" in problem:
                 problem["ids"] = [self._text(identifier) for identifier in problem["ids"]]
         found["detail"] = self._text(found["detail"])
-        self._contracts.append(found)
         self._write("contract_checked", name=found["name"], passed=found["passed"],
                     detail=found["detail"])
-        return passed
-
-    def _contracts_passed(self) -> bool | None:
-        """Whether every contract checked passed (None: none was checked)."""
-        return None if not self._contracts_checked else self._contracts_failed == 0
+        return bool(found["passed"])
 
     def _write(self, event: str, **fields: Any) -> None:
         if self._log is not None:
@@ -767,25 +666,6 @@ class Trial:
         return self._text(str(value))
 
 
-def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per stage: its duration outside the passes, or pass 0's apart from the median and
-    spread of the later passes. Never an average that hides the first pass."""
-    by_name: dict[str, dict[int | None, float]] = {}
-    for record in stages:
-        if record.get("status") == "completed" and isinstance(record.get("duration_ms"),
-                                                               (int, float)):
-            durations = by_name.setdefault(str(record.get("name")), {})
-            key = record.get("pass_index")
-            key = key if isinstance(key, int) else None
-            durations[key] = durations.get(key, 0.0) + record["duration_ms"]
-    timings = []
-    for name, durations in by_name.items():
-        in_passes = {key: ms for key, ms in durations.items() if key is not None}
-        timings.append({"stage": name, "outside_passes_ms": durations.get(None),
-                        **first_and_later(in_passes)})
-    return timings
-
-
 def _length(items: Iterable[Any]) -> int | None:
     """How many items an iterable holds, when it says (a DataLoader, a list), else None."""
     try:
@@ -794,85 +674,9 @@ def _length(items: Iterable[Any]) -> int | None:
         return None
 
 
-# The attempts open in this process: SIGTERM marks each (``Trial.terminated``).
-_OPEN: list[Trial] = []
-_HELD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGCHLD")
-
-
-def _terminate(signum: int, frame: Any) -> None:
-    for trial in list(_OPEN):
-        trial.terminated()
-    raise Terminated
-
-
-class _Hold:
-    """What ``signals_held`` holds now: the signals that came, and how deep the holds are."""
-
-    came: ClassVar[list[int]] = []
-    depth = 0
-
-
-@contextlib.contextmanager
-def signals_held(drop_sigchld: Callable[[], bool] = lambda: False) -> Iterator[None]:
-    """While an attempt is written: SIGTERM, SIGINT and SIGHUP, and SIGCHLD when a Python
-    handler has it (PyTorch's DataLoader raises from it when a worker dies, as every worker does
-    when SIGTERM reaches the process group), are held, then delivered again, in the order they
-    came, to the handlers they had, once the outermost hold ends (an adapter holds them over its
-    whole end, the Trial's included). ``drop_sigchld``: asked at the end; true (the attempt was
-    ended by SIGTERM) drops a held SIGCHLD: the workers died of the same signal. Only the main
-    thread can hold them; elsewhere (and on Windows) nothing is held."""
-    if threading.current_thread() is not threading.main_thread() or _Hold.depth:
-        nested = bool(_Hold.depth)
-        _Hold.depth += nested
-        try:
-            yield
-        finally:
-            _Hold.depth -= nested
-        return
-
-    def hold(signum: int, frame: Any) -> None:
-        if signum not in _Hold.came:
-            _Hold.came.append(signum)
-
-    previous: dict[int, Any] = {}
-    for name in _HELD:
-        signum = getattr(signal, name, None)
-        if signum is None:
-            continue
-        handler = signal.getsignal(signum)
-        if name == "SIGCHLD" and not callable(handler):
-            continue  # the default (ignore): nothing raises, nothing to hold
-        if handler is signal.SIG_IGN or handler is None:
-            continue
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(signum, hold)
-            previous[signum] = handler
-    _Hold.depth = 1
-    try:
-        yield
-    finally:
-        _Hold.depth = 0
-        for signum, handler in previous.items():
-            with contextlib.suppress(OSError, ValueError):
-                signal.signal(signum, handler)
-        held = list(_Hold.came)
-        _Hold.came.clear()
-        sigchld = getattr(signal, "SIGCHLD", None)
-        for signum in held:  # delivered now, to the handlers they had: the attempt is written
-            if signum != sigchld or not drop_sigchld():
-                signal.raise_signal(signum)
-
-
 def _torch_version(torch: Any) -> str | None:
     version = getattr(torch, "__version__", None) if torch is not None else None
     return str(version) if version is not None else None
-
-
-def _asks(question: Any) -> bool:
-    try:
-        return bool(question())
-    except Exception:  # a backend that cannot answer is not available
-        return False
 
 
 def _now() -> str:

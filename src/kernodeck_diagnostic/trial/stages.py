@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -557,6 +557,25 @@ class Stage:
             stats.next_summary *= 2
         if self.recorder.log is not None:
             self.recorder.log.write_fields("stage_summary", stats.summary())
+
+
+def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per stage: its duration outside the passes, or pass 0's apart from the median and
+    spread of the later passes. Never an average that hides the first pass."""
+    by_name: dict[str, dict[int | None, float]] = {}
+    for record in stages:
+        if record.get("status") == "completed" and isinstance(record.get("duration_ms"),
+                                                               (int, float)):
+            durations = by_name.setdefault(str(record.get("name")), {})
+            key = record.get("pass_index")
+            key = key if isinstance(key, int) else None
+            durations[key] = durations.get(key, 0.0) + record["duration_ms"]
+    timings = []
+    for name, durations in by_name.items():
+        in_passes = {key: ms for key, ms in durations.items() if key is not None}
+        timings.append({"stage": name, "outside_passes_ms": durations.get(None),
+                        **first_and_later(in_passes)})
+    return timings
 
 
 def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:

@@ -26,7 +26,8 @@ from ...i18n import language_from, translator
 from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary
-from ..session import Terminated, Trial, signals_held
+from ..session import Trial
+from ..signals import Terminated, signals_held
 
 TRAIN_BATCH = "train_batch"
 FINITE_LOSS = "finite_loss"  # the contract every training step's loss is held to
@@ -166,7 +167,8 @@ class TrainingAttempt:
     def before_optimizer_step(self, optimizers: Iterable[Any]) -> None:
         """The learning rates the coming optimizer step uses: a step whose every rate is 0 (the
         first step of a warmup) cannot update a parameter, and is not the one judged."""
-        self._lr_zero = learning_rates_zero(optimizers)
+        if self._before is not None:  # asked only while the first step is not judged yet
+            self._lr_zero = learning_rates_zero(optimizers)
 
     def after_first_step(self, loss: Any, model: Any) -> None:
         """``expect_training_step`` on the first step whose learning rate is not 0 (a warmup
