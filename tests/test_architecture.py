@@ -46,8 +46,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("report",),
     # 4. What stands on the report: the trial toolkit (in the user's program) and its adapters to
     #    training frameworks (Lightning, Transformers, Accelerate, each imported when used), the
-    #    ramp, the output ledger.
-    ("trial", "trial.adapters", "ramp", "ledger"),
+    #    ramp, resume-check's core, the output ledger.
+    ("trial", "trial.adapters", "ramp", "resume", "ledger"),
     # 5. The Python API: check() and Report.
     ("api",),
     # 6. The commands: parse, call, print.

@@ -36,7 +36,7 @@ TAIL_SHAPE = re.compile(r"[._][A-Za-z0-9_.]+")
 NOT_KEYS = {
     # The files of a ramp's folder (ramp/record.py).
     "ramp.json", "ramp.md", "ramp.png",
-    # The captured stderr of resume-check's record check (commands/resume_check.py).
+    # The captured stderr of resume-check's record check (resume/record_check.py).
     "check.stderr",
     # Paths of fields inside a report (report/compare.py, supervision/events.py).
     "error.message_key", "error.message_values",

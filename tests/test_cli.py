@@ -80,7 +80,7 @@ def test_the_top_level_help_lists_every_command(pyz: Path) -> None:
     after = result.stdout.split("\ncommands (the first argument; none runs the check):\n", 1)[1]
     listed = after.split("\n\n", 1)[0].splitlines()
     assert [line.split()[0] for line in listed] == [
-        "(none)", "compare", "summarize", "ramp", "resume-check"]
+        "(none)", "compare", "summarize", "ramp", "resume-check", "health-check"]
     assert all(len(line.split(None, 1)[1]) > 10 for line in listed)
 
 
@@ -98,8 +98,8 @@ def test_an_unknown_word_lists_the_commands_and_the_check_still_runs(pyz: Path) 
     result = run_tool(sys.executable, pyz, ["frobnicate"])
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("kernodeck-diagnostic: error: unknown command 'frobnicate': the "
-                             "commands are compare, summarize, ramp, resume-check, or none for "
-                             "the check (see --help)\n")
+                             "commands are compare, summarize, ramp, resume-check, health-check, "
+                             "or none for the check (see --help)\n")
     check = run_tool(sys.executable, pyz, ["--device", "cpu"], env=fake_gpu_env("cuda_pass"))
     assert check.returncode == 0, check.stderr
 
@@ -132,7 +132,7 @@ def test_the_help_on_a_terminal_says_what_the_tool_is_for_then_every_command(pyz
     assert listed < lines.index("options:")
     commands = lines[listed + 1:lines.index("", listed)]
     assert [line.split()[0] for line in commands] == [
-        "(none)", "compare", "summarize", "ramp", "resume-check"]
+        "(none)", "compare", "summarize", "ramp", "resume-check", "health-check"]
     assert all(len(line) < 80 for line in lines[:lines.index("options:")])  # none wraps
 
 

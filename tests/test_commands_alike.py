@@ -275,7 +275,8 @@ def test_a_report_carries_only_verdicts() -> None:
         "INTERRUPTED"}
     # The other commands' verdicts: exit statuses of their commands, never a report's code.
     assert {code.command for name, code in CODES.items() if name not in VERDICTS
-            and code.kind != "process"} == {"compare", "summarize", "ramp", "resume-check"}
+            and code.kind != "process"} == {"compare", "summarize", "ramp", "resume-check",
+                                            "health-check"}
     block = next(choice for choice in properties["error"]["oneOf"] if "properties" in choice)
     kinds = block["properties"]["kind"]["enum"]
     for kind in [*kinds, "something new"]:

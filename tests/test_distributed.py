@@ -7,6 +7,7 @@ the cached CPU environment, with the package on PYTHONPATH: nothing is installed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -188,6 +189,25 @@ def test_ranks_without_torch_or_with_a_broken_torch_are_named_by_rank_0(
 
 
 @pytest.mark.slow
+def test_ranks_on_different_torch_builds_pass_with_a_warning_naming_them(
+        cpu_torch_python: Path, cuda_torch_python: Path, tmp_path: Path) -> None:
+    """Ranks 0 and 1 on the CPU build of torch 2.13.0, rank 2 on the CUDA build of 2.14.1 (on
+    the CPU here): the job passed without a word (issue 45). It still passes (nothing failed),
+    with a warning naming each build and its ranks, in every rank's report."""
+    pythons = [cpu_torch_python, cpu_torch_python, cuda_torch_python]
+    found, ended = job(tmp_path, 3, {rank: {"python": python}
+                                     for rank, python in enumerate(pythons)})
+    builds = {rank: found[rank]["pytorch"]["version"] for rank in range(3)}
+    assert builds[0] == builds[1] != builds[2], builds
+    for rank in range(3):
+        assert (found[rank]["code"], ended[rank][0]) == ("CPU_CHECK_PASSED", 0)
+        said = [warning["message"] for warning in found[rank]["warnings"]
+                if warning["stage"] == "collective"]
+        assert said == [f"the ranks run different torch builds: {builds[0]} (rank(s) 0, 1); "
+                        f"{builds[2]} (rank(s) 2)"], found[rank]["warnings"]
+
+
+@pytest.mark.slow
 def test_a_rank_that_never_starts_is_missing_and_the_others_end_in_bounds(
         cpu_torch_python: Path, tmp_path: Path) -> None:
     found, ended = job(tmp_path, 3, {rank: {"python": cpu_torch_python} for rank in (0, 1)})
@@ -232,6 +252,67 @@ def test_sigterm_from_the_launcher_does_not_cut_rank_0_short(cpu_torch_python: P
     assert verdict["distributed"]["missing_ranks"] == [1]
     assert verdict["distributed"]["launcher_stopped"] is True  # the job stopped, said so
     assert stdout.startswith("FAILED COLLECTIVE_FAILED (exit 13)")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux's /proc): a rank's worker and its watch."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("every_process", [False, True],
+                         ids=["torchrun-signals-the-front", "srun-kill-on-bad-exit"])
+def test_the_launchers_sigterm_leaves_rank_0_time_to_name_the_failed_rank(
+        cpu_torch_python: Path, broken_torch_python: Path, tmp_path: Path,
+        every_process: bool) -> None:
+    """Rank 1's torch is broken: it ends at once, and the launcher stops the job with SIGTERM
+    and kills what is left 30 s later (torchrun's wait; Slurm's default KillWait). torchrun
+    signals rank 0's front (its worker has a session of its own); ``srun --kill-on-bad-exit=1``
+    signals every process of the step, rank 0's worker included (issue 45: rank 0 said
+    WORKER_FAILED, "killed by SIGTERM", rank 1 named nowhere). With the longest limit (120 s,
+    --kernels' default), rank 0 still writes the job's verdict naming rank 1, before the kill."""
+    port = free_port()
+    env = rank_env({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "GROUP_RANK": "0",
+                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    rank0 = subprocess.Popen(
+        [str(cpu_torch_python), "-m", "kernodeck_diagnostic", "--distributed", "--device", "cpu",
+         "--timeout", "120", "--output", str(tmp_path / "report-{rank}.json")],
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL)
+    rank1 = start_rank(broken_torch_python, rank=1, world=2, port=port, folder=tmp_path)
+    try:
+        rank1.communicate(timeout=90)
+        stopped = time.monotonic()
+        for pid in [rank0.pid, *(_descendants(rank0.pid) if every_process else [])]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        stdout, _ = rank0.communicate(timeout=90)
+        took = time.monotonic() - stopped
+    finally:
+        for process in (rank0, rank1):
+            process.kill()
+            process.communicate()
+    found = reports(tmp_path)
+    assert found[1]["code"] == "TORCH_IMPORT_FAILED"
+    verdict = found[0]
+    assert (rank0.returncode, verdict["code"]) == (13, "COLLECTIVE_FAILED"), verdict["error"]
+    assert verdict["distributed"]["missing_ranks"] == [1]
+    assert verdict["distributed"]["launcher_stopped"] is True
+    assert stdout.startswith("FAILED COLLECTIVE_FAILED (exit 13)")
+    assert took < 25, took  # the launcher's SIGKILL comes 30 s after its SIGTERM
 
 
 # A test double of one rank only: its all-reduce never returns (a peer stuck in the collective).
@@ -301,7 +382,7 @@ def test_slurm_variables_give_the_rank_and_a_derived_store() -> None:
     assert (launch.launcher, launch.rank, launch.world_size, launch.local_rank,
             launch.node) == ("slurm", 5, 8, 1, 2)
     assert launch.master_addr == "gpu03"
-    assert launch.master_port == derived_port("4242", "3") == 20000 + (4242 * 16 + 3) % 10000
+    assert launch.master_port == derived_port("4242", "3") == 20000 + (4242 % 1500) * 8 + 3
     assert first_host("node7") == "node7"
     assert first_host("a[1-2]b[07-09]") == "a1b07"
     # torchrun's variables win: srun starts torchrun, whose ranks these are.
@@ -309,6 +390,19 @@ def test_slurm_variables_give_the_rank_and_a_derived_store() -> None:
                    "SLURM_NODEID": "0", "RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1",
                    "MASTER_ADDR": "h", "MASTER_PORT": "29500", "GROUP_RANK": "1"})
     assert (both.launcher, both.rank, both.node) == ("torchrun", 3, 1)
+
+
+def test_derived_ports_of_near_jobs_and_of_a_jobs_steps_never_meet() -> None:
+    """Jobs 625 ids apart met under the old rule (job * 16 + step mod 10000): now two jobs fewer
+    than 1500 ids apart, and a job's first 8 steps, each have a port of their own, below the
+    ephemeral range."""
+    ports: dict[int, tuple[int, int]] = {}
+    for job in range(100_000, 101_500):
+        for step in range(8):
+            port = derived_port(str(job), str(step))
+            assert 20000 <= port < 32768
+            assert ports.setdefault(port, (job, step)) == (job, step)
+    assert derived_port("100000", "0") == derived_port("101500", "0")  # where they meet again
 
 
 def _state(collective: dict | None, ranks: list[dict]) -> WorkerState:
@@ -356,6 +450,97 @@ def test_a_wrong_sum_or_wrong_values_of_a_rank_fail_the_job() -> None:
     assert alone["code"] == "COLLECTIVE_FAILED"
     assert "gpu01" not in json.dumps([wrong_sum, wrong_values, healthy, alone])
     assert "29500" not in json.dumps([wrong_sum, wrong_values, healthy, alone])
+
+
+# The collective's outcome and the ranks' accounts of a healthy two-rank job; each row below
+# changes ONE thing of it (issue 47: one cause per row), and names the job's error it gives.
+_PASSED_OUTCOME = {"backend": "gloo", "status": "passed", "expected": 3, "observed": 3,
+                   "duration_ms": 1.0, "gathered": True, "store": "joined"}
+JOB_ERRORS = [
+    ("healthy", {}, [], None),
+    ("store refused", {"store": "refused", "status": "failed", "gathered": False}, None,
+     "error.collective.store_refused"),
+    ("another job's store", {"store": "foreign", "status": "failed", "gathered": False}, None,
+     "error.collective.store_foreign"),
+    ("a rank claimed twice", {"duplicated_ranks": [1]}, [], "error.collective.duplicated_ranks"),
+    ("world sizes disagree", {"world_sizes": [2, 3], "status": "skipped"}, [],
+     "error.collective.world_sizes"),
+    ("a rank missing", {}, [_entry(0)], "error.collective.missing_ranks_slurm"),
+    ("a rank's check failed", {"status": "skipped"},
+     [_entry(0), _entry(1, kind="device_unavailable", stage="device", type="RuntimeError")],
+     "error.collective.failed_ranks"),
+    ("a wrong sum", {"observed": 4}, [_entry(0, observed=4), _entry(1, observed=4)],
+     "error.collective.wrong_sum"),
+    ("the collective timed out", {"status": "timeout", "observed": None},
+     [_entry(0, collective="timeout"), _entry(1, collective="timeout")],
+     "error.collective.status"),
+    # Passed, the right sum, but no rank's account came back: never a pass.
+    ("passed, nothing gathered", {"gathered": False}, None, "error.collective.not_gathered"),
+    ("a rank's collective failed", {}, [_entry(0), _entry(1, collective="timeout")],
+     "error.collective.failed_ranks"),
+]
+
+
+@pytest.mark.parametrize(("outcome", "ranks", "key"),
+                         [row[1:] for row in JOB_ERRORS], ids=[row[0] for row in JOB_ERRORS])
+def test_each_cause_of_a_failed_job_alone_gives_its_error(outcome: dict, ranks: list | None,
+                                                          key: str | None) -> None:
+    accounts = [_entry(0), _entry(1)] if ranks == [] else ranks or []
+    verdict = apply(dict(PASSED), LAUNCH, _state({**_PASSED_OUTCOME, **outcome}, accounts))
+    assert (verdict["error"] or {}).get("message_key") == key
+    assert verdict["code"] == ("CPU_CHECK_PASSED" if key is None else "COLLECTIVE_FAILED")
+
+
+def test_the_stores_address_and_port_never_reach_a_message() -> None:
+    """A c10d line quoted in a message (a rank's stderr) names the store's place: hidden, as
+    a variable's value too short for the redaction's own rule would not be (issue 45)."""
+    from kernodeck_diagnostic.api import _store_place
+    from kernodeck_diagnostic.report.redact import Redactor
+
+    launch = detect({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1",
+                     "MASTER_ADDR": "gpu-node-7", "MASTER_PORT": "29517"})
+    line = ("[W1206 socket.cpp:767] [c10d] The client socket has failed to connect to "
+            "[gpu-node-7]:29517 (errno: 111 - Connection refused); port 29517 refused")
+    hidden = Redactor.for_this_machine(environ={}, secrets=_store_place(launch)).text(line)
+    assert "29517" not in hidden, hidden
+    assert "gpu-node-7" not in hidden, hidden
+    assert "Connection refused" in hidden
+    assert _store_place(None) == []
+
+
+def test_a_wrong_sum_is_never_shown_as_a_passed_collective() -> None:
+    from kernodeck_diagnostic.i18n import ENGLISH
+    from kernodeck_diagnostic.report.render import _distributed
+
+    for observed, shown in ((4, "collective summed wrong: 4 (expected 3)"),
+                            (3, "collective passed: sum 3 (expected 3)")):
+        verdict = apply(dict(PASSED), LAUNCH, _state(
+            {**_PASSED_OUTCOME, "observed": observed},
+            [_entry(0, observed=observed), _entry(1, observed=observed)]))
+        (_, line), *_ = _distributed(verdict["distributed"], ENGLISH)
+        assert shown in line
+        assert ("passed" in line) is (observed == 3), line
+
+
+def test_a_world_the_launcher_did_not_start_fails_the_job() -> None:
+    """torchrun's variables exported into an srun step of two tasks: two "rank 0 of 1" passed
+    (issue 45). Slurm's own count of the step's tasks is kept, and differs from the world."""
+    environ = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "h",
+               "MASTER_PORT": "29500", "SLURM_PROCID": "1", "SLURM_NTASKS": "2",
+               "SLURM_LOCALID": "1", "SLURM_NODEID": "0", "SLURM_STEP_NUM_TASKS": "2"}
+    launch = detect(environ)
+    assert (launch.launcher, launch.world_size, launch.launcher_tasks) == ("torchrun", 1, 2)
+    # torchrun running under srun sets its run id: its ranks are its own, no count kept.
+    assert detect({**environ, "TORCHELASTIC_RUN_ID": "r"}).launcher_tasks is None
+    alone = apply(dict(PASSED), launch, _state({**_PASSED_OUTCOME, "expected": 1,
+                                                "observed": 1}, [_entry(0, observed=1)]))
+    assert alone["error"]["message_key"] == "error.collective.launcher_tasks"
+    assert alone["error"]["message"].startswith("the launcher started 2 task(s) but the ranks "
+                                                "formed a world of 1")
+    # The same task where the counts agree: its one-rank job passes.
+    agree = detect({**environ, "SLURM_STEP_NUM_TASKS": "1"})
+    assert apply(dict(PASSED), agree, _state({**_PASSED_OUTCOME, "expected": 1, "observed": 1},
+                                             [_entry(0, observed=1)]))["error"] is None
 
 
 def test_the_distributed_findings_fire_on_their_facts_only() -> None:

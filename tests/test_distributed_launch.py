@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,3 +227,217 @@ def test_a_missing_task_under_slurm_names_kill_on_bad_exit(cpu_torch_python: Pat
     assert verdict["error"]["message_key"] == "error.collective.missing_ranks_slurm"
     assert "--kill-on-bad-exit=1" in verdict["next_action"]
     assert "--kill-on-bad-exit" in completed.stdout
+
+
+def _processes(python: Path, started: list[tuple[Path, dict[str, str]]],
+               limit_s: int = SHORT_S) -> list[tuple[int, dict[str, Any]]]:
+    """Ranks started by hand, each from its own folder (its report-{rank}.json there): the exit
+    status and report of each, in the order given."""
+    processes = []
+    for folder, variables in started:
+        folder.mkdir(exist_ok=True)
+        processes.append(subprocess.Popen(
+            [str(python), "-m", "kernodeck_diagnostic", "--distributed", "--device", "cpu",
+             "--timeout", str(limit_s), "--output", str(folder / "report-{rank}.json")],
+            env=rank_env(variables), text=True, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL))
+        time.sleep(0.2)
+    found = []
+    for (folder, _), process in zip(started, processes):
+        process.communicate(timeout=90)
+        (path,) = folder.glob("report-*.json")
+        report = json.loads(path.read_text(encoding="utf-8"))
+        assert_valid_report(report)
+        found.append((process.returncode, report))
+    return found
+
+
+def _by_hand(rank: int, world: int, port: int) -> dict[str, str]:
+    return {"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
+            "GROUP_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claimed", [(0, 1, 1), (0, 0, 1)], ids=["rank-1-twice", "rank-0-twice"])
+def test_a_rank_started_twice_fails_the_job_and_is_named(
+        cpu_torch_python: Path, tmp_path: Path, claimed: tuple[int, ...]) -> None:
+    """Three processes for a world of two (RANK copied between two nodes): rank 0 passed with
+    one of the two "rank 1" (issue 45). Each process counts itself in: no process passes, and
+    the rank claimed twice is named, never called a port taken by another program."""
+    port = free_port()
+    # A limit that a loaded machine's torch imports leave room in: every process joins.
+    found = _processes(cpu_torch_python, [(tmp_path / str(place), _by_hand(rank, 2, port))
+                                          for place, rank in enumerate(claimed)], limit_s=40)
+    twice = 1 if claimed.count(1) == 2 else 0
+    for status, report in found:
+        assert (status, report["code"]) == (13, "COLLECTIVE_FAILED"), report["error"]
+        assert report["distributed"]["collective"]["duplicated_ranks"] == [twice]
+        assert report["error"]["message_key"] == "error.collective.duplicated_ranks"
+        assert report["next_action"].startswith("Give every process its own rank")
+        assert str(port) not in json.dumps(report)
+
+
+def _slurm_task(job: int, task: int, port: int) -> dict[str, str]:
+    """A task of an srun step of two, as Slurm's variables say it, with MASTER_PORT exported."""
+    return {"SLURM_PROCID": str(task), "SLURM_NTASKS": "2", "SLURM_LOCALID": str(task),
+            "SLURM_NODEID": "0", "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0",
+            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+
+
+def _listening(port: int, within_s: float) -> bool:
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow
+def test_a_rank_of_another_job_on_the_port_is_refused_never_counted(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    """Two jobs with one exported MASTER_PORT (issue 45: a job's rank 0 passed with the other
+    job's rank standing in). Job 101's rank 0 serves the store; job 102's two tasks meet it:
+    its rank 0 cannot serve and finds another job's store there, and says so to its rank 1,
+    which joined that store; job 101 then passes with its own rank 1, job 102's never counted."""
+    port = free_port()
+
+    def start(job: int, task: int, limit_s: int = 40) -> subprocess.Popen[str]:
+        folder = tmp_path / f"job-{job}"
+        folder.mkdir(exist_ok=True)
+        return subprocess.Popen(
+            [str(cpu_torch_python), "-m", "kernodeck_diagnostic", "--distributed", "--device",
+             "cpu", "--timeout", str(limit_s), "--output", str(folder / "report-{rank}.json")],
+            env=rank_env(_slurm_task(job, task, port)), text=True, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+
+    # Job 101's rank 0 waits for its rank 1 for 45 % of its limit: job 102 comes and goes.
+    first = start(101, 0, limit_s=110)
+    try:
+        assert _listening(port, 35), "job 101's rank 0 never served its store"
+        others = [start(102, 0), start(102, 1)]
+        for process in others:
+            process.communicate(timeout=90)
+        second = start(101, 1)
+        second.communicate(timeout=90)
+        first.communicate(timeout=90)
+    finally:
+        for process in (first, *locals().get("others", []), *([second] if "second" in locals()
+                                                             else [])):
+            kill_tree(process)
+    found = {(job, task): json.loads((tmp_path / f"job-{job}" / f"report-{task}.json")
+                                     .read_text(encoding="utf-8"))
+             for job in (101, 102) for task in (0, 1)}
+    for report in found.values():
+        assert_valid_report(report)
+    assert [found[101, task]["code"] for task in (0, 1)] == ["CPU_CHECK_PASSED"] * 2, [
+        found[101, task]["error"] for task in (0, 1)]
+    assert [entry["rank"] for entry in found[101, 0]["distributed"]["ranks"]] == [0, 1]
+    for task in (0, 1):
+        verdict = found[102, task]
+        assert verdict["code"] == "COLLECTIVE_FAILED", verdict["error"]
+        assert verdict["distributed"]["collective"]["store"] == "foreign"
+        assert verdict["error"]["message_key"] == "error.collective.store_foreign"
+        assert str(port) not in json.dumps(verdict)
+
+
+# torchrun's variables exported into a batch script, for a world of one: every task is "rank 0".
+_EXPORTED = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
+
+
+@pytest.mark.slow
+def test_torchrun_variables_exported_into_two_tasks_never_pass(cpu_torch_python: Path,
+                                                                tmp_path: Path) -> None:
+    """Two tasks of an srun step (Slurm's variables, as srun sets them) with torchrun's variables
+    exported for a world of one (issue 45: two "rank 0 of 1 PASSED", srun exit 0). Neither
+    passes: Slurm started two tasks, the world formed is one (or rank 0 is claimed twice)."""
+    port = str(free_port())
+    found = _processes(cpu_torch_python, [
+        (tmp_path / str(task), {**_EXPORTED, "MASTER_PORT": port, "SLURM_PROCID": str(task),
+                                "SLURM_NTASKS": "2", "SLURM_LOCALID": str(task),
+                                "SLURM_NODEID": "0", "SLURM_JOB_ID": "88",
+                                "SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "2"})
+        for task in (0, 1)])
+    for status, report in found:
+        assert (status, report["code"]) == (13, "COLLECTIVE_FAILED"), report["error"]
+        assert report["distributed"]["launcher_tasks"] == 2
+        # Slurm's two tasks formed no group of two; on one node and one port the second
+        # "rank 0" is also a rank claimed twice, said first when the first heard of it.
+        assert report["error"]["message_key"] in ("error.collective.launcher_tasks",
+                                                  "error.collective.duplicated_ranks")
+
+
+@pytest.mark.slow
+def test_torchrun_variables_exported_into_srun_never_pass(cpu_torch_python: Path,
+                                                          tmp_path: Path) -> None:
+    """The same under a real Slurm: ``srun -n 2`` in a shell that exported torchrun's
+    variables; each task writes its own file (both are "rank 0")."""
+    from test_slurm import slurm_up
+
+    reason = slurm_up()
+    if reason is not None:
+        pytest.skip(reason)
+    script = (f'exec "{cpu_torch_python}" -m kernodeck_diagnostic --distributed --device cpu '
+              f'--timeout {SHORT_S} --output "{tmp_path}/task-$SLURM_PROCID.json"')
+    completed = subprocess.run(
+        ["srun", "-O", "-n", "2", "--time", "2", "bash", "-c", script],
+        env=rank_env({**_EXPORTED, "MASTER_PORT": str(free_port())}), cwd=tmp_path,
+        capture_output=True, text=True, timeout=150, check=False)
+    assert completed.returncode != 0, completed.stdout
+    assert "PASSED" not in completed.stdout
+    for task in (0, 1):
+        report = json.loads((tmp_path / f"task-{task}.json").read_text(encoding="utf-8"))
+        assert_valid_report(report)
+        assert report["code"] == "COLLECTIVE_FAILED", report["error"]
+        assert report["distributed"]["launcher_tasks"] == 2
+
+
+@pytest.mark.slow
+def test_a_rank_whose_output_names_no_rank_says_it_writes_no_file(notorch_python: Path,
+                                                                 tmp_path: Path) -> None:
+    """--output report-$SLURM_PROCID.json, expanded by the shell: every task's name is rank 0's
+    alone, so rank 1 wrote nothing, silently (issue 45). It says so."""
+    env = rank_env({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "GROUP_RANK": "0",
+                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())})
+    completed = subprocess.run(
+        [str(notorch_python), "-m", "kernodeck_diagnostic", "--distributed", "--device", "cpu",
+         "--timeout", str(SHORT_S), "--output", str(tmp_path / "report-1.json")],
+        env=env, capture_output=True, text=True, timeout=90, check=False)
+    assert list(tmp_path.iterdir()) == []
+    assert ("rank 1 writes no file: --output without {rank} names rank 0's report alone"
+            in completed.stderr), completed.stderr
+
+
+@pytest.mark.slow
+def test_srun_kill_on_bad_exit_leaves_rank_0_time_to_name_the_failed_task(
+        cpu_torch_python: Path, broken_torch_python: Path, tmp_path: Path) -> None:
+    """The advice of docs/scale.md, for real: ``srun --kill-on-bad-exit=1``, task 1's torch
+    broken. Slurm signals every process of the step once task 1 ends, rank 0's worker included
+    (issue 45: WORKER_FAILED, "killed by SIGTERM", task 1 named nowhere, 6 runs in 6). Rank 0
+    names task 1, with the longest limit, before Slurm's kill."""
+    from test_slurm import slurm_up
+
+    reason = slurm_up()
+    if reason is not None:
+        pytest.skip(reason)
+    script = (f'[ "$SLURM_PROCID" = 1 ] && py="{broken_torch_python}" || '
+              f'py="{cpu_torch_python}"; exec "$py" -m kernodeck_diagnostic --distributed '
+              f'--device cpu --timeout 120 --output "{tmp_path}/report-{{rank}}.json"')
+    start = time.monotonic()
+    completed = subprocess.run(
+        ["srun", "-O", "-n", "2", "--kill-on-bad-exit=1", "--time", "3", "bash", "-c", script],
+        env=rank_env(), cwd=tmp_path, capture_output=True, text=True, timeout=200, check=False)
+    took = time.monotonic() - start
+    found = {task: json.loads((tmp_path / f"report-{task}.json").read_text(encoding="utf-8"))
+             for task in (0, 1)}
+    for report in found.values():
+        assert_valid_report(report)
+    assert found[1]["code"] == "TORCH_IMPORT_FAILED"
+    verdict = found[0]
+    assert verdict["code"] == "COLLECTIVE_FAILED", (verdict["error"], completed.stderr)
+    assert verdict["distributed"]["missing_ranks"] == [1]
+    assert verdict["distributed"]["launcher_stopped"] is True
+    assert "FAILED COLLECTIVE_FAILED (exit 13)" in completed.stdout
+    assert took < 90, took  # not the 120 s limit: the stop cut what was left

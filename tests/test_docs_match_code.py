@@ -68,8 +68,6 @@ NOT_IDS = {
     "GROUP_RANK", "LOCAL_RANK", "MASTER_PORT", "SLURM_JOB_NODELIST", "SLURM_LOCALID",
     "SLURM_NODEID", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_STEP_NODELIST", "SLURM_SUBMIT_DIR",
     "BUDGET_S", "TIMEOUT_S", "WORLD_SIZE",
-    # what names a job (facts/launcher.JOB_VARIABLES), hashed into its identity
-    "TORCHELASTIC_RUN_ID",
     # the interface variables --distributed checks by name (facts/network.py), never their value
     "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
     # what facts/system.py reads of the system: a confstr name, an os-release key

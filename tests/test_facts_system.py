@@ -53,7 +53,7 @@ def test_the_machine_as_the_system_says_it() -> None:
     fields = system.os_release("/etc/os-release") or system.os_release("/usr/lib/os-release")
     assert fields is not None
     assert block["os_name"] == fields["NAME"]
-    assert block["os_version"] == fields.get("VERSION") or fields.get("VERSION_ID")
+    assert block["os_version"] == (fields.get("VERSION") or fields.get("VERSION_ID"))
     assert block["kernel"] == platform.release()
     assert block["libc"] == "glibc " + platform.libc_ver()[1]
     assert block["logical_cpus"] == os.cpu_count()

@@ -204,6 +204,29 @@ def test_rule_fires_on_its_signal(finding_id: str) -> None:
     assert finding["severity"] in ("error", "warning", "info")
 
 
+def _local(name: str, folder: str) -> dict[str, str]:
+    return {"name": name, "file": f"{name}.py", "folder": folder, "hides": "standard-library"}
+
+
+@pytest.mark.parametrize(("entries", "said", "advice"), [
+    # The command line's program starts in the working folder: another folder helps.
+    ([_local("typing", "working-folder")], "the working folder", "from another folder"),
+    # The API's calling script: Python searches its folder wherever it runs from.
+    ([_local("typing", "script-folder")], "the folder of the script", "a folder of its own"),
+    # Both, in an API call from a script run where both are searched.
+    ([_local("typing", "working-folder"), _local("re", "script-folder")],
+     "the working folder and the calling script's own", "Rename them"),
+], ids=["working-folder", "script-folder", "both"])
+def test_local_module_shadows_names_the_folder_it_blames(
+        entries: list[dict[str, str]], said: str, advice: str) -> None:
+    """The sentence says which folder holds the modules (issue 43: the zipapp's folder was blamed
+    as "the folder your program starts from"), and advice that helps for that folder."""
+    found = {f["id"]: f for f in derive(report(**{"runtime.local_modules": entries}))}
+    shadows = found["LOCAL_MODULE_SHADOWS"]
+    assert said in shadows["summary"], shadows["summary"]
+    assert advice in shadows["next_action"], shadows["next_action"]
+
+
 def test_a_healthy_report_has_no_finding() -> None:
     assert derive(BASE) == []
 

@@ -29,10 +29,11 @@ def test_records_are_appended_and_their_ids_read_back(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert lines == [{"format": "kernodeck-ledger", "version": 1, "expected_ids": ["a", "b", "c"]},
                      {"id": "a", "record": {"dim": 3}}, {"id": "b", "record": [1.5, 2.5]}]
+    ledger.close()
     # A second run opens the same file: the header, expected ids and records stay.
-    again = OutputLedger(path)
-    assert again.expected_ids == ["a", "b", "c"]
-    assert again.done_ids() == {"a", "b"}
+    with OutputLedger(path) as again:
+        assert again.expected_ids == ["a", "b", "c"]
+        assert again.done_ids() == {"a", "b"}
     with pytest.raises(ValueError, match="other expected ids"):
         OutputLedger(path, expected_ids=["x"])
 
@@ -282,3 +283,154 @@ def test_settings_refused_before_any_file_is_touched(tmp_path: Path) -> None:
             OutputLedger(tmp_path / "never.jsonl", **settings)  # type: ignore[arg-type]
     assert not (tmp_path / "never.jsonl").exists()
     assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_a_second_writer_is_refused_and_a_torn_tail_is_cut_only_under_the_lock(
+        tmp_path: Path) -> None:
+    """Before: opening a ledger cut a "torn tail" seen in an unlocked read, which can be a live
+    writer's line in progress: an acknowledged record was cut."""
+    from kernodeck_diagnostic.ledger import LedgerInUse
+
+    path = tmp_path / "results.jsonl"
+    writer = OutputLedger(path, expected_ids=["a", "b"])
+    writer.append("a", 1)
+    with open(path, "ab") as file:
+        file.write(b'{"id":"b","rec')  # as a line in progress looks to a reader
+    before = path.read_bytes()
+    with pytest.raises(LedgerInUse) as refused:
+        OutputLedger(path)
+    assert refused.value.errno == errno.EBUSY
+    assert path.read_bytes() == before  # nothing cut
+    other = subprocess.run(  # another process: refused the same way
+        [sys.executable, "-c", "import sys\nfrom kernodeck_diagnostic import OutputLedger\n"
+         "try:\n    OutputLedger(sys.argv[1])\nexcept OSError as exc:\n"
+         "    sys.exit(type(exc).__name__)\n", str(path)],
+        env=clean_env({"PYTHONPATH": str(SRC)}), capture_output=True, text=True, timeout=60,
+        check=False)
+    assert (other.returncode, other.stderr) == (1, "LedgerInUse\n")
+    assert path.read_bytes() == before
+    writer.close()
+    with OutputLedger(path) as again:  # the one writer now: the torn tail is cut
+        assert again.done_ids() == {"a"}
+        again.append("b", 2)
+    assert read_ledger(str(path)).counts == {"a": 1, "b": 1}
+
+
+@pytest.mark.parametrize("cut", [1, 5, 28, 40])
+def test_a_header_cut_short_is_written_again(tmp_path: Path, cut: int) -> None:
+    """Before: once a full disk had cut the header, every restart failed with "the file exists
+    and is not an output ledger"."""
+    path = tmp_path / "results.jsonl"
+    with OutputLedger(tmp_path / "whole.jsonl", expected_ids=["a"]):
+        pass
+    header = (tmp_path / "whole.jsonl").read_bytes()
+    path.write_bytes(header[:cut])
+    with OutputLedger(path, expected_ids=["a"]) as ledger:
+        ledger.append("a", 1)
+    contents = read_ledger(str(path))
+    assert (contents.has_header, contents.counts, contents.half_records) == (True, {"a": 1}, [])
+    assert path.read_bytes().startswith(header)
+
+
+def test_a_header_write_cut_by_a_full_disk_is_taken_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernodeck_diagnostic import ledger as ledger_module
+
+    path = tmp_path / "results.jsonl"
+    real_write = os.write
+
+    def full(fd: int, data: bytes) -> int:
+        real_write(fd, bytes(data[:10]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ledger_module.os, "write", full)
+    with pytest.raises(OSError, match="No space"):
+        OutputLedger(path, expected_ids=["a"])
+    monkeypatch.undo()
+    assert path.read_bytes() == b""  # no cut header left
+    with OutputLedger(path, expected_ids=["a"]) as ledger:  # space freed: it starts
+        ledger.append("a", 1)
+    assert read_ledger(str(path)).counts == {"a": 1}
+
+
+def test_a_file_that_is_no_ledger_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"id,score\n1,0.5\n")
+    with pytest.raises(ValueError, match=r"is not an output ledger .*; use a new file"):
+        OutputLedger(path)
+    assert path.read_bytes() == b"id,score\n1,0.5\n"
+
+
+@pytest.mark.parametrize("durability", ["group", "record"])
+def test_a_file_swapped_under_the_ledger_is_refused_by_the_next_sync(
+        tmp_path: Path, durability: str) -> None:
+    """The name is checked before each sync, off the path of each append (issue 42); the
+    records of the window go to the file the ledger holds (moved), none to the new one. In
+    "record" mode each append syncs, so the very next one is refused."""
+    path, moved = tmp_path / "results.jsonl", tmp_path / "moved.jsonl"
+    ledger = OutputLedger(path, durability=durability)  # type: ignore[arg-type]
+    ledger.append("a", 1)
+    path.rename(moved)
+    path.write_bytes(b"")  # another file at the name
+    if durability == "group":
+        ledger.append("b", 2)  # in the window: held by the moved file
+        with pytest.raises(FileNotFoundError, match="moved or replaced"):
+            ledger.sync()
+    with pytest.raises(FileNotFoundError, match="moved or replaced"):
+        ledger.append("c", 3)
+    ledger.close()
+    assert path.read_bytes() == b""
+    assert set(read_ledger(str(moved)).counts) == ({"a", "b"} if durability == "group"
+                                                   else {"a"})
+
+
+def test_the_helper_finds_a_swap_within_its_window(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    ledger = OutputLedger(path, sync_interval_s=0.01)
+    ledger.append("a", 1)
+    path.rename(tmp_path / "moved.jsonl")
+    ledger.append("b", 2)  # opens a window: the helper syncs, and checks, within 0.01 s
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            ledger.append(f"c{time.monotonic()}", 3)
+        except FileNotFoundError:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    ledger.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="umask")
+def test_a_folder_made_under_umask_000_is_private(tmp_path: Path) -> None:
+    """Before: umask 000 made the folder 0777, which the ledger then refused."""
+    made = subprocess.run(
+        [sys.executable, "-c", "import os, sys\nfrom kernodeck_diagnostic import OutputLedger\n"
+         "os.umask(0)\nOutputLedger(sys.argv[1], create_folder=True).append('a', 1)\n",
+         str(tmp_path / "out" / "deep" / "results.jsonl")],
+        env=clean_env({"PYTHONPATH": str(SRC)}), capture_output=True, text=True, timeout=60,
+        check=False)
+    assert made.returncode == 0, made.stderr
+    for folder in (tmp_path / "out", tmp_path / "out" / "deep"):
+        assert folder.stat().st_mode & 0o777 == 0o700
+    assert read_ledger(str(tmp_path / "out" / "deep" / "results.jsonl")).counts == {"a": 1}
+
+
+def test_a_refused_ledger_dropped_without_close_leaves_no_thread(tmp_path: Path) -> None:
+    """A refusal kept as an exception held, through its traceback, the program's frames and so
+    the ledger: dropped, it lived on with its helper thread until the cyclic collector ran
+    (another test's fork-only path then saw a second thread)."""
+    path = tmp_path / "results.jsonl"
+    threads = threading.active_count()
+
+    def refused_then_dropped() -> None:
+        ledger = OutputLedger(path)
+        ledger.append("a", 1)
+        path.rename(tmp_path / "moved.jsonl")
+        with pytest.raises(FileNotFoundError):
+            ledger.sync()
+        with pytest.raises(FileNotFoundError, match="moved or replaced"):
+            ledger.append("b", 2)
+
+    refused_then_dropped()
+    assert threading.active_count() == threads

@@ -12,6 +12,13 @@ verdict of its own exit status: a first run that finished its work while being s
 (inconclusive), records of the wrong dimension or failing the user's own check (a bad record), a
 second run that fails, each stop signal, a ledger verified without running anything, garbage and a
 misplaced header named as what they are, and a ledger whose folder does not exist.
+
+Last, the false passes of issue 42, each a real program run twice (slow): a program that starts
+over (truncating its output, or renaming a temporary file over it), records buffered while
+"done" is durable (lost to the default hard stop), an output file written after ``append``
+(found by ``--record-check`` and examples/resume_record_check.py), a second run that hangs, a
+duplicate the ledger refuses, a first run that crashed by itself. Every branch of the verdict is
+also pinned without running anything, in tests/test_resume_verdict.py.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 import pytest
 
 import envs
-from conftest import SRC, Result, clean_env, run_tool
+from conftest import ROOT, SRC, Result, clean_env, run_tool
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
 
@@ -159,7 +166,8 @@ def test_an_application_that_never_flushes_has_its_lost_ids_named(pyz: Path,
     count = 200  # more work (some 5 s) than the 3 s before the stop
     expected = tmp_path / "ids.txt"
     expected.write_text("".join(f"doc-{i}\n" for i in range(count)))
-    result, ledger = _check(pyz, tmp_path, NEVER_FLUSHES, "--stop-after", "3", "--grace", "1",
+    result, ledger = _check(pyz, tmp_path, NEVER_FLUSHES, "--stop-after", "3",
+                            "--stop-signal", "SIGINT", "--grace", "1",
                             "--expect-ids", str(expected), "--format", "json", count=count)
     assert result.returncode == 26, result.stdout + result.stderr  # RESUME_RECORDS_LOST
     verdict = json.loads(result.stdout)
@@ -301,7 +309,7 @@ def test_a_first_run_that_finished_its_work_while_stopped_is_inconclusive(
     """Before: "RESUME OK", intact, exit 0, records_at_stop 5 (when the stop was decided), though
     the program ignored the stop, wrote all 40 records, and the second run had nothing to do."""
     result, ledger = _plain(pyz, tmp_path, FINISHES_WHILE_STOPPED, "--stop-after-records", "5",
-                            "--grace", "1", "--format", "json")
+                            "--stop-signal", "SIGINT", "--grace", "1", "--format", "json")
     assert len(_complete_ids(ledger)) == 40
     assert result.returncode == 29, result.stdout + result.stderr  # RESUME_INCONCLUSIVE
     verdict = json.loads(result.stdout)
@@ -313,7 +321,7 @@ def test_a_first_run_that_finished_its_work_while_stopped_is_inconclusive(
     assert set(verdict["inconclusive"]) == {"first_run_finished", "second_run_idle"}
     (tmp_path / "text").mkdir()
     text, _ = _plain(pyz, tmp_path / "text", FINISHES_WHILE_STOPPED, "--stop-after-records", "5",
-                     "--grace", "1")
+                     "--stop-signal", "SIGINT", "--grace", "1")
     assert text.returncode == 29
     lines = text.stdout.splitlines()
     assert lines[0] == "RESUME INCONCLUSIVE (exit 29, RESUME_INCONCLUSIVE)"
@@ -362,14 +370,16 @@ def test_a_record_check_that_cannot_be_imported_is_a_usage_error_before_anything
 
 
 @pytest.mark.parametrize(("stop_signal", "seen"), [("SIGINT", "SIGINT"), ("SIGTERM", "SIGTERM"),
-                                                    ("SIGKILL", None)])
-def test_the_stop_signal_is_the_one_asked_for(pyz: Path, tmp_path: Path, stop_signal: str,
+                                                    ("SIGKILL", None), (None, None)])
+def test_the_stop_signal_is_the_one_asked_for(pyz: Path, tmp_path: Path, stop_signal: str | None,
                                               seen: str | None) -> None:
-    result, _ = _plain(pyz, tmp_path, RESUMES, "--stop-after-records", "5", "--stop-signal",
-                       stop_signal, "--format", "json", count=80)
+    """None: the default, a hard stop (SIGKILL at once), as a preemption or the OOM killer."""
+    asked = ["--stop-signal", stop_signal] if stop_signal else []
+    result, _ = _plain(pyz, tmp_path, RESUMES, "--stop-after-records", "5", *asked,
+                       "--format", "json", count=80)
     assert result.returncode == 0, result.stdout + result.stderr
     verdict = json.loads(result.stdout)
-    assert verdict["stop_signal"] == stop_signal
+    assert verdict["stop_signal"] == (stop_signal or "SIGKILL")
     assert verdict["intact"] is True
     assert 5 <= verdict["records_at_stop"] < 80
     for name in ("SIGINT", "SIGTERM"):
@@ -492,3 +502,227 @@ def test_garbage_and_a_misplaced_header_are_named_as_what_they_are(pyz: Path,
     assert "  the ledger's header is on line 2, not line 1: its expected ids are not used" in text
     assert "  not records (2) at line(s): 3 (binary bytes, not UTF-8 text), 4 (text that is " \
            "not JSON)" in text
+
+
+# -- the false passes of issue 42, each a real program run twice (slow) ---------------------------
+
+# Starts over on every run: its own writer truncates the output (an --overwrite default) and
+# writes every id again, each once: the ledger at the end looks perfect.
+STARTS_OVER = PLAIN + OWN_WRITER + """
+open(sys.argv[1], "w").close()
+for item in ids:
+    append(sys.argv[1], item, {"vector": compute(item)})
+"""
+# Starts over into a temporary file, renamed over the output at the end.
+STARTS_OVER_RENAMED = PLAIN + OWN_WRITER + """
+partial = sys.argv[1] + ".tmp"
+open(partial, "w").close()
+for item in ids:
+    append(partial, item, {"vector": compute(item)})
+os.replace(partial, sys.argv[1])
+"""
+# Records in a userspace buffer, "done" made durable per record (a progress file replaced
+# atomically); SIGINT and SIGTERM end it through its finally, which flushes the buffer.
+BUFFERED = PLAIN + """
+import json
+stopping = []
+signal.signal(signal.SIGINT, lambda signum, frame: stopping.append(signum))
+signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
+progress = sys.argv[1] + ".progress"
+done = set(open(progress).read().split()) if os.path.exists(progress) else set()
+if not os.path.exists(sys.argv[1]):
+    with open(sys.argv[1], "w") as header:
+        header.write(json.dumps({"format": "kernodeck-ledger", "version": 1,
+                                 "expected_ids": ids}) + "\\n")
+out = open(sys.argv[1], "a", buffering=2**20)
+try:
+    for item in ids:
+        if stopping:
+            sys.exit(1)
+        if item in done:
+            continue
+        # Small records: a second of them stays within the buffer, never flushed by itself.
+        out.write(json.dumps({"id": item, "record": {"vector": compute(item, 32)}}) + "\\n")
+        done.add(item)
+        with open(progress + ".tmp", "w") as marks:
+            marks.write("\\n".join(sorted(done)))
+            marks.flush()
+            os.fsync(marks.fileno())
+        os.replace(progress + ".tmp", progress)
+finally:
+    out.close()
+"""
+# Appends the id, then writes its real output (a file per id): the wrong order.
+OUTPUT_AFTER_APPEND = PLAIN + """
+import hashlib, json
+outputs = os.path.join(os.path.dirname(sys.argv[1]), "outputs")
+os.makedirs(outputs, exist_ok=True)
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item in done:
+        continue
+    data = json.dumps({"id": item}).encode()  # what the output will hold, known at once
+    path = os.path.join(outputs, item + ".json")
+    ledger.append(item, {"output": path, "sha256": hashlib.sha256(data).hexdigest()})
+    compute(item)  # the id's work, all of it after the ledger said done: a kill lands here
+    open(path, "wb").write(data)
+"""
+# The second run waits forever on a lock the killed first run left.
+HANGS_WHEN_RESUMED = PLAIN + """
+import time
+lock = sys.argv[1] + ".lock"
+while os.path.exists(lock):
+    time.sleep(0.1)
+open(lock, "w").close()
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item not in done:
+        ledger.append(item, {"vector": compute(item)})
+os.remove(lock)
+"""
+# Uses OutputLedger but never asks which ids are done: the ledger refuses the first again.
+NEVER_ASKS = PLAIN + """
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+for item in ids:
+    ledger.append(item, {"vector": compute(item)})
+"""
+# Fails by itself after 3 records the first time; complete the second.
+CRASHES_FIRST = PLAIN + """
+crashed = os.path.join(os.environ["APP_MARKS"], "crashed")
+ledger = OutputLedger(sys.argv[1], expected_ids=ids)
+done = ledger.done_ids()
+for item in ids:
+    if item in done:
+        continue
+    ledger.append(item, {"vector": compute(item)})
+    if len(ledger.done_ids()) == 3 and not os.path.exists(crashed):
+        open(crashed, "w").close()
+        sys.exit("a bug of the first run")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", [STARTS_OVER, STARTS_OVER_RENAMED],
+                         ids=["truncates", "renames_a_temporary_file"])
+def test_a_program_that_starts_over_is_never_intact(pyz: Path, tmp_path: Path,
+                                                    source: str) -> None:
+    """Before: RESUME_INTACT, and "the second run wrote 20 records" when it rewrote all 40."""
+    result, ledger = _plain(pyz, tmp_path, source, "--stop-after-records", "5",
+                            "--format", "json")
+    assert result.returncode == 27, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert sorted(_complete_ids(ledger)) == sorted(f"doc-{i}" for i in range(40))  # each once
+    assert (verdict["duplicated"], verdict["lost"]) == ([], [])
+    assert verdict["second_run_rewrote_ledger"] is True
+    assert verdict["second_run_records"] == 40
+    assert verdict["redone"] == [f"doc-{i}" for i in range(verdict["records_at_stop"])]
+    assert verdict["records_at_stop"] >= 5
+    (tmp_path / "text").mkdir()
+    text, _ = _plain(pyz, tmp_path / "text", source, "--stop-after-records", "5")
+    lines = text.stdout.splitlines()
+    assert lines[0] == "RESUME FAILED (exit 27, RESUME_RECORDS_DUPLICATED)"
+    assert any(line.startswith("  redone (") for line in lines)
+    assert "  the second run did not keep the ledger as the stop left it (truncated or " \
+           "replaced): it started over instead of resuming" in lines
+
+
+@pytest.mark.slow
+def test_records_buffered_while_done_is_durable_are_lost_to_the_default_hard_stop(
+        pyz: Path, tmp_path: Path) -> None:
+    """Before: the default stop (SIGINT) let the program's finally flush its buffer: intact.
+    Now the default is SIGKILL, and a gentle stop is said to be one."""
+    result, ledger = _plain(pyz, tmp_path, BUFFERED, "--stop-after", "1", "--format", "json",
+                            count=1000)
+    assert result.returncode == 26, result.stdout + result.stderr  # RESUME_RECORDS_LOST
+    verdict = json.loads(result.stdout)
+    assert (verdict["stop_signal"], verdict["first_run_signal"]) == ("SIGKILL", "SIGKILL")
+    assert verdict["lost"]
+    assert verdict["lost"] == [f"doc-{i}" for i in range(len(verdict["lost"]))]
+    assert not set(verdict["lost"]) & set(_complete_ids(ledger))
+    (tmp_path / "gentle").mkdir()
+    gentle, _ = _plain(pyz, tmp_path / "gentle", BUFFERED, "--stop-after", "1",
+                       "--stop-signal", "SIGINT", count=1000)
+    assert gentle.returncode == 0, gentle.stdout + gentle.stderr
+    lines = gentle.stdout.splitlines()
+    assert lines[0] == ("RESUME OK after a stop by SIGINT: nothing lost, nothing redone, "
+                        "nothing counted twice")
+    assert "  SIGINT is a gentle stop: the program could flush what it still held; prove the " \
+           "resume against a hard stop too (--stop-signal SIGKILL, the default)" in lines
+
+
+@pytest.mark.slow
+def test_an_output_written_after_append_is_found_by_the_record_check(
+        pyz: Path, tmp_path: Path) -> None:
+    """Before: RESUME_INTACT with an id's file missing, and nothing said how to see it."""
+    example = (ROOT / "examples" / "resume_record_check.py").read_text()
+    (tmp_path / "resume_record_check.py").write_text(example)  # the check, from the cwd
+    result, _ = _plain(pyz, tmp_path, OUTPUT_AFTER_APPEND, "--stop-after-records", "5")
+    assert result.returncode == 0, result.stdout + result.stderr  # the ledger alone is whole
+    assert "  only the ledger's lines were verified: when each id has an output of its own (a " \
+           "file written after append), verify it with --record-check MODULE:FUNCTION " \
+           "(examples/resume_record_check.py)" in result.stdout.splitlines()
+    (tmp_path / "checked").mkdir()
+    (tmp_path / "checked" / "resume_record_check.py").write_text(example)
+    checked, _ = _plain(pyz, tmp_path / "checked", OUTPUT_AFTER_APPEND, "--stop-after-records",
+                        "5", "--record-check", "resume_record_check:output_exists",
+                        "--format", "json")
+    assert checked.returncode == 28, checked.stdout + checked.stderr  # RESUME_BAD_RECORD
+    verdict = json.loads(checked.stdout)
+    missing = [bad for bad in verdict["bad_records"] if bad["problem"] == "record_check"]
+    assert len(missing) == 1
+    assert missing[0]["detail"] == f"AssertionError: no output file for {missing[0]['id']}"
+    assert verdict["records_checked"] == 40
+
+
+@pytest.mark.slow
+def test_the_example_that_writes_its_output_first_passes_its_record_check(
+        pyz: Path, tmp_path: Path) -> None:
+    example = (ROOT / "examples" / "resume_record_check.py").read_text()
+    (tmp_path / "resume_record_check.py").write_text(example)
+    result, ledger = _plain(pyz, tmp_path, example, "--stop-after-records", "20",
+                            "--record-check", "resume_record_check:output_exists",
+                            "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert (verdict["records_checked"], verdict["bad_records"], verdict["redone"]) == (
+        100, [], [])
+    assert 20 <= verdict["records_at_stop"] < 100
+    assert len(list((ledger.parent / "outputs").glob("*.json"))) == 100
+
+
+@pytest.mark.slow
+def test_a_hung_second_run_is_said_ended_by_its_time_limit(pyz: Path, tmp_path: Path) -> None:
+    """Before: "the second run did not end well (exit -9): -" and "it had nothing to do"."""
+    result, _ = _plain(pyz, tmp_path, HANGS_WHEN_RESUMED, "--stop-after-records", "5",
+                       "--timeout", "8")
+    assert result.returncode == 30, result.stdout + result.stderr  # RESUME_RUN_FAILED
+    lines = result.stdout.splitlines()
+    assert lines[0] == "RESUME FAILED (exit 30, RESUME_RUN_FAILED)"
+    assert "  the second run was ended by its time limit (8 s, --timeout): it hung (a stale " \
+           "lock, a wait that never ends) or needs more time" in lines
+    assert not any("exit -9" in line or "nothing to do" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_a_duplicate_refused_by_the_ledger_is_explained(pyz: Path, tmp_path: Path) -> None:
+    result, _ = _plain(pyz, tmp_path, NEVER_ASKS, "--stop-after-records", "5")
+    assert result.returncode == 30, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("  the second run did not end well (exit 1): ValueError: the "
+                               "ledger already holds the id 'doc-0'") for line in lines)
+    assert "  the ledger refused an id it already held: the program does not skip the ids in " \
+           "done_ids() when it starts" in lines
+    assert not any("nothing to do" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_a_first_run_that_crashed_then_a_complete_second_is_never_intact(
+        pyz: Path, tmp_path: Path) -> None:
+    result, ledger = _plain(pyz, tmp_path, CRASHES_FIRST, "--stop-after-records", "20",
+                            "--format", "json")
+    assert result.returncode == 30, result.stdout + result.stderr  # RESUME_RUN_FAILED
+    verdict = json.loads(result.stdout)
+    assert (verdict["stopped"], verdict["first_run_exit"], verdict["lost"]) == (False, 1, [])
+    assert sorted(_complete_ids(ledger)) == sorted(f"doc-{i}" for i in range(40))

@@ -248,9 +248,13 @@ def test_every_rank_of_a_job_gets_one_identity_and_no_value_of_it() -> None:
     assert len(job) == JOB_DIGEST_LENGTH
     # Another rank of the job: the same; another store, run or restart: another job.
     assert detect({**TORCHRUN_RANK, "RANK": "3", "LOCAL_RANK": "0"}).job == job
-    for change in ({"MASTER_PORT": "29501"}, {"MASTER_ADDR": "node-b"},
-                   {"TORCHELASTIC_RUN_ID": "other"}, {"TORCHELASTIC_RESTART_COUNT": "1"}):
+    for change in ({"MASTER_PORT": "29501"}, {"TORCHELASTIC_RUN_ID": "other"},
+                   {"TORCHELASTIC_RESTART_COUNT": "1"}):
         assert detect({**TORCHRUN_RANK, **change}).job != job, change
+    # Nodes that spell the store's address differently are still of one job (issue 45: a
+    # passing two-node job was split in two).
+    for address in ("127.0.0.1", "localhost", "node-b"):
+        assert detect({**TORCHRUN_RANK, "MASTER_ADDR": address}).job == job, address
     # Ranks that disagree on the world size are still of one job: the summary says so.
     assert detect({**TORCHRUN_RANK, "WORLD_SIZE": "3"}).job == job
     slurm = detect(SLURM_TASK).job
@@ -286,6 +290,37 @@ def test_ranks_that_disagree_on_the_world_size_leave_the_job_incomplete_or_faile
     members.append(member_of(_rank_report(2, 3, "TORCH_MISSING"), "r-2.json"))
     (job,) = jobs([member for member in members if member is not None], RANK)
     assert (job.status, job.code) == ("failed", "TORCH_MISSING")
+
+
+def _seeing(report: dict[str, Any], *ranks: int) -> dict[str, Any]:
+    """Rank 0's report, its accounts of ``ranks`` each passed."""
+    entry = report["distributed"]["ranks"][0]
+    report["distributed"]["ranks"] = [{**entry, "rank": number} for number in ranks]
+    return report
+
+
+# The job's status by its reports; each row plants ONE cause (issue 47: a test that planted a
+# missing rank beside the disagreeing sizes left the sizes' own branch untested).
+JOB_STATUSES = [
+    ("every rank passed", [_seeing(_rank_report(0, 2), 0, 1), _rank_report(1, 2)], "passed"),
+    ("a rank never reported", [_seeing(_rank_report(0, 2), 0)], "incomplete"),
+    # Every rank of the larger world has a passing verdict (rank 2 from rank 0's account):
+    # only the sizes disagree.
+    ("world sizes disagree, all passed",
+     [_seeing(_rank_report(0, 2), 0, 1, 2), _rank_report(1, 3)], "incomplete"),
+    ("a rank failed",
+     [_seeing(_rank_report(0, 2), 0, 1), _rank_report(1, 2, "TORCH_MISSING")], "failed"),
+]
+
+
+@pytest.mark.parametrize(("reports", "status"), [row[1:] for row in JOB_STATUSES],
+                         ids=[row[0] for row in JOB_STATUSES])
+def test_each_cause_alone_gives_the_jobs_status(reports: list[dict[str, Any]],
+                                                status: str) -> None:
+    members = [member_of(report, f"r-{n}.json") for n, report in enumerate(reports)]
+    (job,) = jobs([member for member in members if member is not None], RANK)
+    assert job.status == status
+    assert (job.world_sizes is not None) == (len({m.world_size for m in members if m}) > 1)
 
 
 @pytest.mark.parametrize("change", [

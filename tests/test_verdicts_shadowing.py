@@ -243,16 +243,142 @@ def test_the_environments_own_packages_listed_on_pythonpath_stay_site_packages(
     assert stages.place_of(str(other), None) == "pythonpath"
 
 
-def test_torch_py_beside_the_downloaded_zipapp(cuda_torch_python: Path, pyz: Path,
-                                               tmp_path: Path) -> None:
-    """python ~/tools/kd.pyz imports from ~/tools first, as python ~/tools/app.py would."""
+# -- issue 43: the folder of the tool's own file is none of the user's ----------------------------
+
+# Modules import torch loads first, planted where only the tool's own file is: each one notes that
+# it ran (and fails, as a stranger's module would). torch.py apart: a torch.py on the worker's
+# path is located and never run, so the verdict says whether the worker searched its folder.
+EARLY_MODULES = ("typing_extensions", "numpy", "filelock", "sympy")
+
+
+def plant(folder: Path, marker: Path, names: tuple[str, ...]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\nraise RuntimeError('planted')\n",
+            encoding="utf-8")
+
+
+def console_script(folder: Path) -> Path:
+    """The console script as pip writes it (``CONSOLE_SCRIPT``), in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "kernodeck-diagnostic"
+    script.write_text(CONSOLE_SCRIPT, encoding="utf-8")
+    return script
+
+
+def run_beside(how: str, python: Path, pyz: Path, tools: Path, cwd: Path, *args: str,
+               out: Path) -> Result:
+    """The check started ``how``, its own file in ``tools``, from ``cwd``: the zipapp copied
+    there; the console script written there; ``python -m`` with the package copied there (its
+    folder on PYTHONPATH, the modules planted inside the package, beside ``__main__.py``)."""
+    if how == "zipapp":
+        shutil.copy(pyz, tools / pyz.name)
+        return run_tool(python, tools / pyz.name, [*args, "--output", str(out)],
+                        env=clean_env(), cwd=cwd)
+    if how == "console-script":
+        script = console_script(tools)
+        return run_tool(python, [str(script)], [*args, "--output", str(out)],
+                        env=clean_env({"PYTHONPATH": str(SRC)}), cwd=cwd)
+    return run_tool(python, ["-m", "kernodeck_diagnostic"], [*args, "--output", str(out)],
+                    env=clean_env({"PYTHONPATH": str(tools.parent)}), cwd=cwd)
+
+
+ENTRIES = ("zipapp", "console-script", "python-m")
+
+
+@pytest.mark.parametrize("planted", [("torch",), EARLY_MODULES], ids=["torch.py", "early"])
+@pytest.mark.parametrize("how", ENTRIES)
+def test_modules_beside_the_tools_own_file_never_run(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path, how: str,
+        planted: tuple[str, ...]) -> None:
+    """python3 /tmp/kd.pyz from $HOME: Python puts the archive on the import path, never its
+    folder; anyone who can write beside the download (/tmp, ~/Downloads) must not run code as
+    the user who runs the check (issue 43). Was TORCH_SHADOWED (script-folder) for a torch.py,
+    and the planted typing_extensions.py run in the worker. The same for the console script's
+    folder and for the package's own folder under python -m."""
+    marker = tmp_path / "ran"
+    tools = tmp_path / "shared" / ("kernodeck_diagnostic" if how == "python-m" else "tools")
+    if how == "python-m":
+        shutil.copytree(SRC / "kernodeck_diagnostic", tools,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    plant(tools, marker, planted)
+    out = tmp_path / "report.json"
+    report = checked(run_beside(how, cpu_torch_python, pyz, tools, project(tmp_path),
+                                "--device", "cpu", out=out), tmp_path)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert report["code"] == "CPU_CHECK_PASSED", report["error"]
+    assert (report["pytorch"]["origin"], report["pytorch"]["module_kind"]) == (
+        "site-packages", "installed")
+    assert report["runtime"]["local_modules"] == []
+    assert {"TORCH_SHADOWED", "LOCAL_MODULE_SHADOWS"}.isdisjoint(findings(report))
+
+
+@pytest.mark.parametrize("how", ["zipapp", "console-script"])
+def test_modules_beside_the_tools_own_file_never_run_under_python(
+        notorch_python: Path, cpu_torch_python: Path, pyz: Path, tmp_path: Path,
+        how: str) -> None:
+    """--python: the worker runs in another interpreter; its import path is still a program's
+    started in the working folder, never the folder of the tool's file."""
+    marker = tmp_path / "ran"
+    tools = tmp_path / "shared" / "tools"
+    plant(tools, marker, ("torch", *EARLY_MODULES))
+    report = checked(run_beside(how, notorch_python, pyz, tools, project(tmp_path),
+                                "--python", str(cpu_torch_python), "--device", "cpu",
+                                out=tmp_path / "report.json"), tmp_path)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert report["code"] == "CPU_CHECK_PASSED", report["error"]
+    assert report["pytorch"]["origin"] == "site-packages"
+    assert {"TORCH_SHADOWED", "LOCAL_MODULE_SHADOWS"}.isdisjoint(findings(report))
+
+
+@pytest.mark.parametrize("case", [
+    ((), {}, True),  # python -c there searches the working folder first: so does the worker
+    (("-P",), {}, False),
+    ((), {"PYTHONSAFEPATH": "1"}, False),
+    (("-I",), {}, False),
+], ids=["plain", "-P", "PYTHONSAFEPATH", "-I"])
+def test_the_working_folder_is_searched_as_python_c_there_would(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path,
+        case: tuple[tuple[str, ...], dict[str, str], bool]) -> None:
+    """The zipapp run from a folder holding a typing_extensions.py: the worker imports it exactly
+    when python -c in that folder, under the same flags, would (the planted module is the
+    proof: it runs, or it does not)."""
+    flags, env, searched = case
+    if not hasattr(sys.flags, "safe_path") and (flags == ("-P",) or env):
+        pytest.skip("-P and PYTHONSAFEPATH are Python 3.11's")
+    marker = tmp_path / "ran"
+    work = project(tmp_path)
+    plant(work, marker, ("typing_extensions",))
+    python_c = subprocess.run([str(cpu_torch_python), *flags, "-c", "import typing_extensions"],
+                              capture_output=True, text=True, timeout=60, check=False, cwd=work,
+                              env=clean_env(env))
+    assert marker.exists() == searched == (python_c.returncode != 0), python_c.stderr
+    marker.unlink(missing_ok=True)
+    result = run_tool(cpu_torch_python, [*flags, str(pyz)],
+                      ["--device", "cpu", "--output", str(tmp_path / "report.json")],
+                      env=clean_env(env), cwd=work)
+    report = checked(result, tmp_path)
+    assert marker.exists() == searched
+    assert report["code"] == ("TORCH_IMPORT_FAILED" if searched else "CPU_CHECK_PASSED")
+    named = {entry["name"] for entry in report["runtime"]["local_modules"]}
+    assert named == ({"typing_extensions"} if searched else set())
+
+
+def test_torch_py_beside_the_downloaded_zipapp_hides_nothing(
+        cuda_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """python ~/tools/kd.pyz: Python searches the archive, not ~/tools (was TORCH_SHADOWED,
+    script-folder); the CUDA build, with no GPU here, is then checked as installed."""
     tools = tmp_path / "tools"
     tools.mkdir()
     shutil.copy(pyz, tools / pyz.name)
     (tools / "torch.py").write_text("print('hello')\n")
     work = project(tmp_path)
     report = checked(zipapp(cuda_torch_python, tools / pyz.name, work), tmp_path)
-    assert_shadowed(report, "script-folder", "file", "a file torch.py")
+    assert report["code"] != "TORCH_IMPORT_FAILED", report["error"]
+    assert (report["pytorch"]["origin"], report["pytorch"]["module_kind"]) == (
+        "site-packages", "installed")
+    assert "TORCH_SHADOWED" not in findings(report)
 
 
 def test_an_installed_torch_without_torch_version_is_not_a_cpu_build(
@@ -350,22 +476,32 @@ def assert_local_shadows(report: dict[str, Any], names: set[str]) -> dict[str, A
     return found
 
 
-def test_zipapp_run_from_a_folder_that_hides_modules_warns(cpu_torch_python: Path, pyz: Path,
-                                                           tmp_path: Path) -> None:
-    """The zipapp imports torch from its own folder; python app.py here would fail: say so."""
-    work = project(tmp_path, **LOCAL)
-    report = checked(zipapp(cpu_torch_python, pyz, work, "--device", "cpu"), tmp_path)
-    assert report["code"] == "CPU_CHECK_PASSED"  # the install itself is fine
-    found = assert_local_shadows(report, {"typing", "numpy", "torch"})
+def assert_as_python_app_py_here(report: dict[str, Any]) -> None:
+    """What python app.py in the LOCAL folder meets: torch.py located (never run) and named
+    where it is, typing.py and numpy.py named as hiding what the program needs."""
+    assert_shadowed(report, "working-folder", "file", "a file torch.py")
+    found = assert_local_shadows(report, {"typing", "numpy"})
     evidence = " ".join(found["evidence"])
     assert "typing.py in the working-folder hides the standard library's typing" in evidence
     assert "numpy.py in the working-folder hides numpy, which torch needs" in evidence
+    assert "the working folder" in found["summary"]
     assert "another folder" in found["next_action"]
+
+
+def test_zipapp_run_from_a_folder_that_hides_modules_warns(cpu_torch_python: Path, pyz: Path,
+                                                           tmp_path: Path) -> None:
+    """The zipapp kept elsewhere imports torch as python app.py in the working folder would
+    (was: from the zipapp's own folder, CPU_CHECK_PASSED while app.py failed; issue 43)."""
+    work = project(tmp_path, **LOCAL)
+    result = zipapp(cpu_torch_python, pyz, work, "--device", "cpu")
+    assert_as_python_app_py_here(checked(result, tmp_path))
+    assert "hello" not in result.stdout  # torch.py never ran
 
 
 def test_console_script_run_from_such_a_folder_warns(cpu_torch_python: Path,
                                                      tmp_path: Path) -> None:
-    """The console script pip installed (here, the test environment's own), with --python."""
+    """The console script pip installed (here, the test environment's own), with --python: the
+    same verdict as the zipapp and python -m in that folder."""
     script = Path(sys.executable).parent / "kernodeck-diagnostic"
     if not script.is_file():
         pytest.skip("the package's console script is not installed in this environment")
@@ -375,9 +511,7 @@ def test_console_script_run_from_such_a_folder_warns(cpu_torch_python: Path,
                                    "--output", str(out)], cwd=work,
                       env=clean_env({"PYTHONPATH": str(SRC)}))  # these sources, not an old copy
     # run_tool starts "python TOOL": here the "python" is the script itself, run by its shebang.
-    report = checked(result, tmp_path)
-    assert report["code"] == "CPU_CHECK_PASSED"
-    assert_local_shadows(report, {"typing", "numpy", "torch"})
+    assert_as_python_app_py_here(checked(result, tmp_path))
 
 
 def test_api_from_a_script_in_such_a_folder_warns(cpu_torch_python: Path,

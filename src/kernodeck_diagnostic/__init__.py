@@ -38,9 +38,10 @@ def _leave_the_working_folder() -> str | None:
 
     ``python -m`` puts the working folder first: a typing.py, re.py or argparse.py of the user's
     there would replace the standard library's for the tool's own imports, and end the run in a
-    traceback. The user's program does see that folder, so the worker is given it back
-    (``supervisor.user_path0``). Nothing else is touched: under -P (PYTHONSAFEPATH) or -I, or
-    when another program imports this package, the import path stays as it is.
+    traceback. The user's program does see that folder, so the worker is given it back, as from
+    every entry point of the command line (``supervisor.user_path0``). Nothing else is touched:
+    under -P (PYTHONSAFEPATH) or -I, or when another program imports this package, the import
+    path stays as it is.
     """
     if not (_started_by_python_m() and sys.path):
         return None

@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 from .i18n import ENGLISH, Translate
 from .request import (  # below the API and the report
@@ -456,7 +456,7 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
 
     from .supervision.captures import tail_of
 
-    with tempfile.TemporaryFile() as output:
+    with _scratch_file(tempfile) as output:
         try:
             process = spawn([path, "-E", "-S", "-c", _VERSION_PROBE], stdout=output,
                             stderr=subprocess.DEVNULL)
@@ -477,6 +477,17 @@ def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> Inter
     return InterpreterProbe("python", (int(major), int(minor)))
 
 
+def _scratch_file(tempfile: Any) -> IO[bytes]:
+    """A nameless file for a child's output: in the temporary folder, or, where no folder takes
+    one (a full ``/tmp``, a read-only ``/var/tmp``), in memory (Linux's ``memfd_create``)."""
+    try:
+        return tempfile.TemporaryFile()  # type: ignore[no-any-return]
+    except OSError:
+        if not hasattr(os, "memfd_create"):
+            raise
+        return os.fdopen(os.memfd_create("kernodeck-probe"), "w+b")
+
+
 def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float) -> None:
     """Raise ``InterpreterRejected`` when the worker never ran because ``python`` is not a
     Python 3.9+ (it wrote no event at all); a Python that ran it, or hung, has its report, and
@@ -495,8 +506,12 @@ def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float)
     # A Python 3.9+ that ended before the worker's first event: the report says how.
 
 
-def run(options: Options, on_progress: Callable[[str, float], None] | None = None) -> Report:
-    """Run a validated check: host probe and worker side by side, then the report."""
+def run(options: Options, on_progress: Callable[[str, float], None] | None = None, *,
+        command_line: bool = False) -> Report:
+    """Run a validated check: host probe and worker side by side, then the report.
+
+    ``command_line``: the check of the command line, whose user's program is one started in the
+    working folder; else the calling program is the user's (``supervisor.user_path0``)."""
     if options.host_check:
         # First of all: the probe's few seconds overlap everything that follows. Only when asked:
         # a check without it never loads the module.
@@ -532,13 +547,13 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         from .facts.node import collect as node_facts
         from .report.redact import Redactor
 
-        redactors.append(Redactor.for_this_machine())
+        redactors.append(Redactor.for_this_machine(secrets=_store_place(launch)))
         nodes.append(node_facts())
 
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
                         on_progress=on_progress, on_started=beside_the_worker,
-                        path0=user_path0(), caller=options.caller,
+                        path0=user_path0(command_line=command_line), caller=options.caller,
                         extra=[*(launch.worker_arguments() if launch is not None else
                                  ["--all-devices"] if options.all_devices else []),
                                *library_arguments(options)])
@@ -574,7 +589,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         from .report.distributed import Job
 
         job["job"] = Job(launch, network)
-    redactor = redactors[0] if redactors else Redactor.for_this_machine()
+    redactor = (redactors[0] if redactors
+                else Redactor.for_this_machine(secrets=_store_place(launch)))
     built = build(options, worker, host.result() if host else None, redactor, front, **job)
     return Report(built.report, worker.state.local_paths, built.findings)
 
@@ -596,6 +612,14 @@ def _system_facts(started: list[Callable[[], dict[str, Any] | None]]) -> dict[st
 
         started.append(start_probe())
     return started[0]()
+
+
+def _store_place(launch: Launch | None) -> list[str]:
+    """--distributed: the store's address and port, hidden wherever a message quotes them (a
+    c10d line names ``[host]:port``); a port is too short for the rule on variables' values."""
+    if launch is None:
+        return []
+    return [launch.master_addr, f":{launch.master_port}", f"port {launch.master_port}"]
 
 
 def _load_what_reads_the_result() -> None:

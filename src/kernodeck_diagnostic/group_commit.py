@@ -14,11 +14,12 @@ durable before they return.
 ``mode="record"`` syncs each record before ``append`` returns, for programs whose records have
 effects elsewhere (a message sent, a row in another system) that must never be done twice.
 
-A write that fails part-way (a full disk) is taken back (the file cut to where the line began):
-no torn line is left in the middle of the file. A failed ``fsync`` (the helper's included) breaks
-the writer for good: Linux reports a write-back error once per open file, so a later ``fsync``
-that succeeds would say nothing of the records lost; every later ``append``, ``sync`` and
-``close`` raises it instead (``NotDurable``).
+``check`` (the ledger's: its name still is the file open) runs before each sync, never on the
+path of each ``append`` in the default mode (in ``"record"`` mode, before each write): once it
+raises, every later ``append`` and ``sync`` raises the same. In the default mode a file swapped
+under the writer is so refused within one window (``interval_s``), or at the next ``sync``; the
+records of that window are in the file the writer holds (moved, not lost: their ids are simply
+done again from the file at the name).
 
 Standard library only: this runs inside the user's program.
 """
@@ -26,9 +27,11 @@ Standard library only: this runs inside the user's program.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Literal
 
 Mode = Literal["group", "record"]
@@ -53,8 +56,9 @@ class GroupCommit:
     and makes them durable by ``mode``: see the module's docstring."""
 
     def __init__(self, fd: int, *, mode: Mode = "group", interval_s: float = 0.1,
-                 max_records: int = 1000) -> None:
+                 max_records: int = 1000, check: Callable[[], None] | None = None) -> None:
         check_settings(mode, interval_s, max_records)
+        self._check = check
         self.mode = mode
         self.interval_s = float(interval_s)
         self.max_records = int(max_records)
@@ -66,6 +70,9 @@ class GroupCommit:
         self._stop = threading.Event()  # set by close: the helper's window ends at once
         self._closing = False
         self._broken: OSError | None = None  # the failed sync: every later call raises it
+        # ``check`` raised: every later call raises again (a fresh exception each time: one kept
+        # here would hold, through its traceback, the frames of the program that appended).
+        self._refused = False
         self._helper: threading.Thread | None = None
         _LIVE.add(self)
         if mode == "group":
@@ -85,6 +92,9 @@ class GroupCommit:
         if fd is None:
             raise ValueError("the file is closed")
         self._raise_if_broken()
+        if self.mode == "record":  # a sync per record anyway: the name checked before writing
+            with self._lock:
+                self._run_check()
         view = memoryview(data)
         try:
             while view:  # a short write (a full disk, a signal) goes on where it stopped
@@ -98,26 +108,45 @@ class GroupCommit:
                     os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_END) - written)
             raise
         self._written += records
-        if self.mode == "record" or self._written - self._durable >= self.max_records:
+        if self.mode == "record":
+            self.sync(checked=False)  # checked before the write
+        elif self._written - self._durable >= self.max_records:
             self.sync()
         elif not self._pending.is_set():  # a read; set() takes a lock
             self._pending.set()
 
-    def sync(self) -> None:
-        """Every record appended so far is durable when this returns (``NotDurable`` if not)."""
+    def sync(self, *, checked: bool = True) -> None:
+        """Every record appended so far is durable when this returns (``NotDurable`` if not).
+        ``check`` runs first (``checked``): what it raises refuses every later call."""
         with self._lock:
             self._raise_if_broken()
+            if checked:
+                self._run_check()
             target = self._written
             if self._fd is None or self._durable >= target:
                 return
             try:
                 os.fsync(self._fd)
             except OSError as exc:
-                self._broken = exc
+                self._broken = exc.with_traceback(None)  # kept without the callers' frames
                 self._raise_if_broken()
             self._durable = target
 
+    def _run_check(self) -> None:
+        """``check``, with the lock held: what it raises refuses every later call."""
+        if self._check is not None and self._fd is not None:
+            try:
+                self._check()
+            except OSError:
+                self._refused = True
+                raise
+
     def _raise_if_broken(self) -> None:
+        if self._refused:
+            if self._check is not None:
+                self._check()  # says again why, afresh
+            raise FileNotFoundError(errno.ENOENT, "the file was refused by its check since it "
+                                    "was opened; open it again")
         if self._broken is not None:
             raise NotDurable(self._broken.errno, "a sync of the file failed; the records "
                              f"written since the last one may be lost ({self._broken})")
@@ -127,7 +156,8 @@ class GroupCommit:
         if self._fd is None:
             return
         try:
-            self.sync()
+            if not self._refused:  # the records are durable wherever the file now is
+                self.sync(checked=False)
         finally:
             self._closing = True
             self._stop.set()

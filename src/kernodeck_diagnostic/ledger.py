@@ -31,16 +31,27 @@ ignores it, and the next ``OutputLedger`` opened on the file cuts it off before 
 the record is simply done again. docs/performance.md measures each mode against a bare write and
 SQLite.
 
+One writer at a time: the ledger holds a lock on its file (``flock``, POSIX) from its opening to
+``close``, and a second ``OutputLedger`` on the same file, in this process or another, raises
+``LedgerInUse`` (an ``OSError``). A torn tail is cut only under that lock, so a live writer's
+line in progress is never taken for one. A header cut short (a full disk, a kill while it was
+written: the file is then one line without its newline that begins as a header) held no record
+and is written again, whole; a failed header write is taken back at once.
+
 A ledger whose folder does not exist is refused in one line (``FileNotFoundError``), unless
-``create_folder=True`` asks for it to be made. Reading names what a line is when it is not a
-record: a *half record* (a write cut by a kill), binary bytes, text that is not JSON, JSON
-without an id, or a ledger header away from line 1 (``LedgerContents.not_records``).
+``create_folder=True`` asks for it to be made (mode 0700, the folders above it too, whatever the
+umask). Reading names what a line is when it is not a record: a *half record* (a write cut by a
+kill), binary bytes, text that is not JSON, JSON without an id, or a ledger header away from
+line 1 (``LedgerContents.not_records``).
 
 Nothing is written through a link: the ledger's folder is opened and checked, and the file
 created exclusively or opened without following a link (``safe_files``); a link at the ledger's
 name, or another user's file there, raises ``UnsafePath`` (an ``OSError``). Both stay open until
-``close``, and each append checks that the name still is the file open (one ``lstat``): a
-ledger renamed and replaced by a link is refused, never written through or around.
+``close``. Whether the name still is the file open is checked before each sync, not at each
+append (a system call per record would cost a fifth of an append): a ledger renamed and
+replaced (by a link, by another file) is refused, never written through, within one sync window
+(``sync_interval_s``) or at the next ``sync()``; the records appended in that window are in the
+renamed file, and their ids, not in the file at the name, are simply done again.
 
 This module runs in the user's application: standard library only, Python 3.9+. ``read_ledger``
 is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/operating-range.md).
@@ -48,6 +59,7 @@ is what ``kernodeck-diagnostic resume-check`` uses to verify a ledger (docs/oper
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -59,12 +71,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
+try:  # POSIX: the writer's lock
+    import fcntl
+except ImportError:  # pragma: no cover (Windows: no lock, a second writer is not refused)
+    fcntl = None  # type: ignore[assignment]
+
 from .group_commit import GroupCommit, Mode, NotDurable, check_settings
 from .safe_files import Folder, UnsafePath, check_file
 from .untrusted_json import MAX_LINE_BYTES, json_lines, loads, open_regular
 
 FORMAT = "kernodeck-ledger"
 VERSION = 1
+HEADER_START = b'{"format":"kernodeck-ledger"'  # how every header this module writes begins
 # What a line that is not a record holds (a half record is apart: ``half_records``).
 NotRecord = Literal["misplaced_header", "binary", "not_json", "no_id"]
 _NOT_RECORD: dict[str, NotRecord] = {"header": "misplaced_header", "binary": "binary",
@@ -75,6 +93,15 @@ MAX_INT_DIGITS = 4300
 # The group-commit window (``durability="group"``): what a crash of the machine can cost at most.
 SYNC_INTERVAL_S = 0.1
 SYNC_RECORDS = 1000
+
+
+class LedgerInUse(OSError):
+    """Another ``OutputLedger`` (in this process or another) holds the ledger open for writing:
+    a second writer is refused, never raced."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.EBUSY, "another OutputLedger has this ledger open for writing "
+                         "(close it, or wait for its program to end)", path)
 
 
 class OutputLedger:
@@ -101,12 +128,14 @@ class OutputLedger:
         self._make_folder(create_folder)
         folder = Folder.open(self._folder or ".")
         try:
-            self._done = self._open_or_start(folder, wanted, vectors)
-            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
+            fd = self._open_locked(folder)
             try:
-                self._identity = _identity(os.fstat(fd))
+                self._done = self._open_or_start(folder, fd, wanted, vectors)
+                identity = _identity(os.fstat(fd))
                 self._writer = GroupCommit(fd, mode=durability, interval_s=sync_interval_s,
-                                           max_records=sync_records)
+                                           max_records=sync_records,
+                                           check=_NameCheck(folder, self._name, identity,
+                                                            self.path))
             except BaseException:
                 os.close(fd)
                 raise
@@ -117,18 +146,40 @@ class OutputLedger:
         # At the interpreter's exit, what waits is synced (the finalizer holds no ledger).
         self._finalizer = weakref.finalize(self, _close, self._writer, folder)
 
-    def _open_or_start(self, folder: Folder, wanted: list[str] | None,
-                       vectors: dict[str, Any] | None) -> set[str]:
-        """Read the ledger there (its torn tail cut off) or start it with its header: the ids
-        it already holds."""
-        existing = None
+    def _open_locked(self, folder: Folder) -> int:
+        """The ledger's file, opened (created exclusively when missing) for appending without
+        following a link, and locked for writing: held until ``close``, so that a torn tail is
+        only ever cut by the one writer (``LedgerInUse`` for a second)."""
+        fd = None
         found = folder.lstat(self._name)
-        if found is not None:
-            check_file(found, self.path)  # a link, a FIFO, another user's file: refused
-            fd = folder.open_existing(self._name, os.O_RDONLY)
-            with os.fdopen(fd, "rb") as file:
-                existing = scan_ledger(file)
-        if existing is not None and existing.has_header:
+        if found is None:
+            with contextlib.suppress(FileExistsError):  # made meanwhile: opened as existing
+                fd = folder.open_new(self._name, 0o666, append=True)
+        if fd is None:
+            found = folder.lstat(self._name)
+            if found is not None:
+                check_file(found, self.path)  # a link, a FIFO, another user's file: refused
+            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise LedgerInUse(self.path) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_or_start(self, folder: Folder, fd: int, wanted: list[str] | None,
+                       vectors: dict[str, Any] | None) -> set[str]:
+        """Read the ledger (its torn tail cut off: the lock is held) or start it with its
+        header: the ids it already holds."""
+        with os.fdopen(folder.open_existing(self._name, os.O_RDONLY), "rb") as file:
+            existing = scan_ledger(file)
+            file.seek(0)
+            start = file.read(len(HEADER_START))
+        if existing.has_header:
             if wanted is not None and existing.expected_ids not in (None, wanted):
                 raise ValueError("the ledger was started with other expected ids; use a new file")
             self.expected_ids = existing.expected_ids if wanted is None else wanted
@@ -138,25 +189,27 @@ class OutputLedger:
             self.vector_dim = existing.vector_dim
             if existing.torn_tail_bytes:
                 # A record cut by a kill: it never counted; the next append starts a clean line.
-                _truncate(folder, self._name, existing.size - existing.torn_tail_bytes)
+                _truncate(fd, existing.size - existing.torn_tail_bytes)
             return set(existing.counts)
-        if existing is not None and existing.size:
-            raise ValueError("the file exists and is not an output ledger")
+        if existing.size and not _cut_header(existing, start):
+            raise ValueError("the file exists and is not an output ledger (its first line is no "
+                             "ledger header); use a new file")
+        # Empty, or a header cut short (a full disk, a kill while it was written): no record
+        # was ever written after it, so the header is written again, whole.
         self.expected_ids = wanted
         self.vector_dim = vectors["dim"] if vectors else None
         header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "expected_ids": wanted}
         if vectors is not None:
             header["vectors"] = vectors
-        data = _encode(header)
-        if existing is None:
-            fd = folder.open_new(self._name, 0o666, append=True)
-        else:  # an empty file: the header is its first line
-            fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
+        if existing.size:
+            _truncate(fd, 0)
         try:
-            _write_all(fd, data)
+            _write_all(fd, _encode(header))
             os.fsync(fd)
-        finally:
-            os.close(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):  # no cut header left behind (a full disk)
+                _truncate(fd, 0)
+            raise
         folder.sync()  # the new file's name is durable too
         return set()
 
@@ -168,7 +221,6 @@ class OutputLedger:
             raise ValueError(f"the ledger already holds the id {key!r}: a record is written "
                              "once (skip the ids in done_ids())")
         data = _encode({"id": key, "record": record})
-        self._check_name()
         try:
             self._writer.append(data)
         except NotDurable:
@@ -191,7 +243,6 @@ class OutputLedger:
                              "twice: a record is written once; nothing of the batch was written")
         if not keys:
             return
-        self._check_name()
         try:
             self._writer.append(b"".join(lines), records=len(keys))
         except NotDurable:
@@ -228,20 +279,27 @@ class OutputLedger:
         if os.path.isdir(folder):
             return
         if create:
-            os.makedirs(folder, exist_ok=True)
+            _make_private(folder)
             return
         if not os.path.lexists(folder):
             raise FileNotFoundError(
                 errno.ENOENT, f"the ledger's folder does not exist: {folder} (create it, or "
                 "pass create_folder=True)")
 
-    def _check_name(self) -> None:
-        """The ledger's name still is the file open: a ledger renamed and replaced (by a link,
-        by another file) is refused before anything is written."""
-        found = self._dir.lstat(self._name)
+
+class _NameCheck:
+    """The ledger's name still is the file open: a ledger renamed and replaced (by a link, by
+    another file) is refused (``GroupCommit`` calls it before each sync, off the path of each
+    append). It holds no ledger, so that an unreferenced ledger is still closed at once."""
+
+    def __init__(self, folder: Folder, name: str, identity: tuple[int, int], path: str) -> None:
+        self.folder, self.name, self.identity, self.path = folder, name, identity, path
+
+    def __call__(self) -> None:
+        found = self.folder.lstat(self.name)
         if found is not None and stat.S_ISLNK(found.st_mode):
             raise UnsafePath("link", self.path)
-        if found is None or _identity(found) != self._identity:
+        if found is None or _identity(found) != self.identity:
             raise FileNotFoundError(errno.ENOENT, "the ledger was moved or replaced since it "
                                     "was opened; open it again", self.path)
 
@@ -310,8 +368,9 @@ def parse_ledger(data: bytes) -> LedgerContents:
     return scan_ledger(io.BytesIO(data))
 
 
-def scan_ledger(file: IO[bytes]) -> LedgerContents:
-    """``read_ledger`` of an open ledger, read line by line (``json_lines``)."""
+def scan_ledger(file: IO[bytes], *, header: bool = True) -> LedgerContents:
+    """``read_ledger`` of an open ledger, read line by line (``json_lines``) from where the file
+    is; ``header`` False: from the middle of a ledger (a header there is misplaced)."""
     contents = LedgerContents()
     for number, (raw, length, ended) in enumerate(json_lines(file, MAX_LINE_BYTES), start=1):
         contents.size += length + ended
@@ -320,7 +379,7 @@ def scan_ledger(file: IO[bytes]) -> LedgerContents:
             contents.half_records.append(number)
             break
         kind, document = _line(raw)
-        if kind == "header" and number == 1:
+        if kind == "header" and number == 1 and header:
             contents.has_header = True
             ids = document.get("expected_ids")
             contents.expected_ids = [str(i) for i in ids] if isinstance(ids, list) else None
@@ -338,13 +397,19 @@ def scan_ledger(file: IO[bytes]) -> LedgerContents:
 
 def records(data: bytes) -> Iterator[tuple[int, str, Any]]:
     """(line number, id, record) of each complete record of a ledger's bytes, in order."""
-    for number, (raw, _, ended) in enumerate(json_lines(io.BytesIO(data), MAX_LINE_BYTES),
-                                             start=1):
+    for number, key, record, _ in scan_records(io.BytesIO(data)):
+        yield number, key, record
+
+
+def scan_records(file: IO[bytes]) -> Iterator[tuple[int, str, Any, bytes]]:
+    """(line number, id, record, the line's bytes) of each complete record of an open ledger,
+    in order, read line by line."""
+    for number, (raw, _, ended) in enumerate(json_lines(file, MAX_LINE_BYTES), start=1):
         if not ended:  # the last line without its newline is a half record
             break
         kind, document = _line(raw)
-        if kind == "record":
-            yield number, str(document["id"]), document.get("record")
+        if kind == "record" and raw is not None:
+            yield number, str(document["id"]), document.get("record"), raw
 
 
 # A cut record starts as one ({"id": ...) and is followed, on the same line, by what was written
@@ -391,10 +456,30 @@ def natural_order(ids: Iterable[str]) -> list[str]:
     return sorted(ids, key=_natural)
 
 
-def _truncate(folder: Folder, name: str, size: int) -> None:
-    fd = folder.open_existing(name, os.O_WRONLY)
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _make_private(folder: str) -> None:
+    """``folder`` and the folders missing above it, each made with the explicit mode 0700:
+    never one that others may write in, whatever the umask (``umask 000`` would make
+    ``os.makedirs``'s 0777, which the ledger then refuses)."""
+    missing = []
+    while folder and not os.path.lexists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(missing):
+        # 0700 is within any umask; one made by someone else meanwhile is checked when opened
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path, 0o700)
+
+
+def _truncate(fd: int, size: int) -> None:
+    os.ftruncate(fd, size)
+    os.fsync(fd)
+
+
+def _cut_header(existing: LedgerContents, start: bytes) -> bool:
+    """The file is one line without its newline that begins as a ledger header does (or is a
+    prefix of that beginning): a header whose write was cut, with no record after it."""
+    return (existing.torn_tail_bytes == existing.size
+            and (start.startswith(HEADER_START) or HEADER_START.startswith(start)))

@@ -19,7 +19,8 @@ and replaced by a link between two writes receives the second one. So:
   ours). Writable by its group is accepted only when this process belongs to that group (a
   user's private group under ``umask 002``, or a team the user shares the folder with): root,
   whose groups are root's, refuses a folder a team of users can write. A folder the tool created
-  itself must be owned by the current user (whatever the umask gave it).
+  itself is made with ``FOLDER_MODE`` (never writable by others, whatever the umask) and must
+  be owned by the current user.
 - Files are created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``): a name already taken, a
   link included, is never written through. A file replaced atomically is written to
   ``<name>.partial`` first (created exclusively; a leftover of ours from a killed run is removed,
@@ -54,6 +55,10 @@ DIR_FDS = bool(_NOFOLLOW and _DIRECTORY) and all(
                                             os.readlink))
 # What only the file's owner may read: a program's captured output, a local trace.
 PRIVATE_MODE = 0o600
+# Every folder the tool makes (a Trial's root and attempt folders, a ramp's): others may read
+# it, never write in it, whatever the umask (under ``umask 000`` a plain mkdir gives 0777, and
+# anyone could then rename or replace the files in it); a narrower umask narrows it further.
+FOLDER_MODE = 0o755
 MAX_LINKS = 40  # links followed on one path (Linux's own limit)
 PARTIAL = ".partial"
 WRITE_BUFFER = 64 * 1024  # what a file written in pieces holds before it writes
@@ -174,7 +179,7 @@ class Folder:
 
     def _open_by_path(self, create: bool) -> Folder:
         if create:
-            os.makedirs(self.path, exist_ok=True)
+            os.makedirs(self.path, FOLDER_MODE, exist_ok=True)
         if os.path.islink(self.path):
             raise UnsafePath("link", self.path)
         check_folder(os.stat(self.path), self.path)
@@ -341,9 +346,9 @@ class Folder:
         and it exists), opened without following a link and checked."""
         try:
             if self.fd is None:
-                os.mkdir(self.child(name))
+                os.mkdir(self.child(name), FOLDER_MODE)
             else:
-                os.mkdir(name, dir_fd=self.fd)
+                os.mkdir(name, FOLDER_MODE, dir_fd=self.fd)
             created = True
         except FileExistsError:
             if exclusive:
@@ -441,7 +446,7 @@ class _Walk:
             if not create:
                 raise
         try:
-            os.mkdir(name, dir_fd=self.fd)
+            os.mkdir(name, FOLDER_MODE, dir_fd=self.fd)
         except FileExistsError:
             return None, False
         return os.stat(name, dir_fd=self.fd, follow_symlinks=False), True

@@ -45,24 +45,48 @@ def line(stream: IO[str] | None, message: str) -> None:
     write(stream, one_line(message) + "\n")
 
 
+# What a terminal must never receive raw from data, in every form the tool prints: whatever
+# ``str.isprintable`` refuses. C0 and C1 controls (ESC starts a sequence, U+009B is CSI, BEL
+# ends an OSC), line and paragraph separators, bidi marks and overrides (U+202E), the other
+# format characters (zero-width ones, U+E0000's tags) and separators other than the space.
+# ``one_line`` (text) and ``json_text`` (JSON) are its two spellings; both are decided here.
+def safe(char: str) -> bool:
+    """Whether ``char`` may reach a terminal as it is."""
+    return char.isprintable()
+
+
 def one_line(message: str) -> str:
+    """``message`` as one printable line: every character ``safe`` refuses (a line break
+    included) written as its Python escape (``\\x1b``, ``\\u202e``)."""
     if message.isprintable():  # the usual case, without a Python step per character
         return message
-    return "".join(char if char.isprintable() else
+    return "".join(char if safe(char) else
                    char.encode("unicode_escape", "backslashreplace").decode("ascii")
                    for char in message)
 
 
-# What JSON leaves raw (it escapes only U+0000-U+001F) and a terminal obeys or a reader is
-# fooled by: C1 controls (U+009B is CSI), line and paragraph separators, bidi marks and overrides.
-_JSON_UNSAFE = re.compile("[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# The characters JSON text may hold raw that ``safe`` might refuse: all but the printable ASCII
+# and the line breaks of its indentation (JSON escapes C0 controls inside strings itself).
+_JSON_CANDIDATE = re.compile("[^\n\x20-\x7e]")
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    char = found.group()
+    if safe(char):
+        return char
+    code = ord(char)
+    if code > 0xFFFF:  # JSON writes a character beyond the first plane as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def json_text(text: str) -> str:
-    """JSON text (``json.dumps(..., ensure_ascii=False)``) whose strings hold none of the
-    characters above raw: each becomes its ``\\uXXXX`` escape, the same JSON. They can only
-    stand inside strings (JSON's own syntax is ASCII), where the escape means the character."""
-    return _JSON_UNSAFE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) whose strings hold nothing ``safe``
+    refuses raw: each such character becomes its ``\\uXXXX`` escape, the same JSON. They can
+    only stand inside strings (JSON's own syntax is ASCII, its line breaks kept), where the
+    escape means the character."""
+    return _JSON_CANDIDATE.sub(_json_escape, text)
 
 
 def language_asked(argv: Sequence[str]) -> str:

@@ -149,10 +149,10 @@ def test_the_record_counter_reads_a_growing_ledger_in_bounded_steps(tmp_path: Pa
     zero = tmp_path / "zero"
     zero.symlink_to("/dev/zero")
     done = _limited(f"""
-        from kernodeck_diagnostic.commands.resume_check import _RecordCounter
+        from kernodeck_diagnostic.resume.observe import RecordCounter
         for path in ({str(fifo)!r}, {str(zero)!r}):
-            print(_RecordCounter(path).count())
-        counter = _RecordCounter({str(ledger)!r})
+            print(RecordCounter(path).count())
+        counter = RecordCounter({str(ledger)!r})
         counts = [counter.count() for _ in range(80)]
         print(counts[-1])
     """, timeout=300)

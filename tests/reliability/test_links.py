@@ -15,6 +15,7 @@ write is refused, the path-only fallback of Windows) need no second user.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pwd
 import shutil
@@ -241,14 +242,22 @@ def test_output_ledger_never_writes_through_a_link(shared: Path, victims: Path,
 @as_root_with_adversary
 def test_output_ledger_refuses_a_link_planted_between_two_records(shared: Path,
                                                                   victims: Path) -> None:
-    ledger = OutputLedger(shared / "results.jsonl", expected_ids=["a", "b"])
+    """The name is checked before each sync, not at each append (issue 42: a system call per
+    record): the record appended in the window goes to the file the ledger holds (moved), never
+    through the link; the sync refuses, and so does every later append."""
+    ledger = OutputLedger(shared / "results.jsonl", expected_ids=["a", "b", "c"])
     ledger.append("a", {"ok": True})
     (shared / "results.jsonl").rename(shared / "moved.jsonl")
     plant_link(victims / "empty", shared / "results.jsonl")
     before = state(victims)
+    ledger.append("b", {"ok": True})
     with pytest.raises(UnsafePath):
-        ledger.append("b", {"ok": True})
+        ledger.sync()
+    with pytest.raises(UnsafePath):
+        ledger.append("c", {"ok": True})
     assert state(victims) == before
+    assert [json.loads(line).get("id") for line in
+            (shared / "moved.jsonl").read_text().splitlines()] == [None, "a", "b"]
 
 
 # -- Trial ----------------------------------------------------------------------------------------

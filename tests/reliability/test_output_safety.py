@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -161,7 +162,8 @@ def test_disk_full_during_the_write_on_a_real_tmpfs(pyz: Path, nearly_full_disk:
 
 
 class _Faulty:
-    """os.write, os.fsync or os.close of the writer, failing as a full or broken disk does."""
+    """os.write, os.fsync or os.close of the writer on the report's own file, failing as a full
+    or broken disk does (the folders the writer opens on the way are closed as usual)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, call: str, error: BaseException) -> None:
         self.real = getattr(os, call)
@@ -170,6 +172,8 @@ class _Faulty:
         monkeypatch.setattr(output.os, call, self)
 
     def __call__(self, *args: Any) -> Any:
+        if not stat.S_ISREG(os.fstat(args[0]).st_mode):
+            return self.real(*args)
         self.calls += 1
         if self.calls == 2 or (self.real is not os.write and self.calls == 1):
             raise self.error

@@ -6,4 +6,5 @@ prints: what it shows is made by the report's, the ramp's and the ledger's modul
 # The commands besides the check, by the first argument that names them, in the order the help
 # lists them (``cli.py`` dispatches; the check's help lists them, one line each).
 SUBCOMMANDS = {"compare": "commands.compare", "summarize": "commands.summarize",
-               "ramp": "commands.ramp", "resume-check": "commands.resume_check"}
+               "ramp": "commands.ramp", "resume-check": "commands.resume_check",
+               "health-check": "commands.health_check"}

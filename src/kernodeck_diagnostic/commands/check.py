@@ -90,6 +90,7 @@ _COMMAND_LINES = {
     "summarize": "cli.command.summarize",
     "ramp": "cli.command.ramp",
     "resume-check": "cli.command.resume-check",
+    "health-check": "cli.command.health-check",
 }
 
 
@@ -164,6 +165,7 @@ def parser(t: Translate = ENGLISH) -> Parser:
                    help=h("check.help.timeout", low=TIMEOUT_MIN_S, high=TIMEOUT_MAX_S,
                           default=TIMEOUT_DEFAULT_S, kernels=KERNELS_TIMEOUT_DEFAULT_S))
     p.add_argument("--output", metavar="FILE", help=h("check.help.output"))
+    p.add_argument("--prometheus", metavar="FILE", help=h("check.help.prometheus"))
     p.add_argument("--host-check", action="store_true", help=h("check.help.host_check"))
     p.add_argument("--distributed", action="store_true", help=h("check.help.distributed"))
     p.add_argument("--all-devices", action="store_true", help=h("check.help.all_devices"))
@@ -203,6 +205,8 @@ def _options(args: argparse.Namespace, t: Translate) -> Options:
                            extensions=args.extensions, kernels=args.kernels, translate=t)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if args.prometheus is not None and not args.prometheus.endswith(".prom"):
+        raise UsageError(t("metrics.suffix", suffix=".prom"), typed=False)
     if args.output == "-":
         # Not a file named '-' made by surprise, and not a second report on stdout beside the
         # text: the JSON on stdout is --format json; a file really named '-' is ./-
@@ -236,7 +240,7 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     options = _options(args, t)
     from ..report.writer import OutputError, preflight, write_new
 
-    launch = _as_rank(options.launch, args, guard)
+    launch = _as_rank(options.launch, args, guard, t)
     if args.output is not None:
         try:
             preflight(args.output)
@@ -246,7 +250,7 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
             return EXIT_OUTPUT
     live = _LiveLine(sys.stderr, args.timeout, t)
     try:
-        result = run(options, on_progress=live.update)
+        result = run(options, on_progress=live.update, command_line=True)
     except InterpreterRejected as exc:  # --python named no Python 3.9+: found by running it
         raise UsageError(f"--python: {t(exc.key, **exc.values)}", typed=False) from None
     finally:
@@ -269,6 +273,8 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
             guard.disarm()  # the report is complete on disk: a late signal no longer undoes it
         except OutputError as exc:
             not_saved, exit_code = exc, EXIT_OUTPUT
+    metrics_lost = args.prometheus is not None and not _metrics_saved(args.prometheus, report, t)
+    exit_code = EXIT_OUTPUT if metrics_lost else exit_code
     # JSON and markdown are the report to share: the check's own code and exit code. The text is
     # this run on this terminal: its first line says the exit status the process ends with.
     if args.format == "json":
@@ -293,13 +299,39 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     return exit_code
 
 
+def _metrics_saved(path: str, report: dict[str, Any], t: Translate) -> bool:
+    """--prometheus: the verdict as metrics for node_exporter's textfile collector, replaced
+    atomically (``report/prometheus.py``); False, said on stderr, when it could not be."""
+    from ..report.prometheus import check_metrics, write
+    from ..safe_files import UnsafePath
+    from ..supervision.start import reason
+
+    try:
+        write(path, check_metrics(report))
+    except OSError as exc:
+        said = t(exc.key) if isinstance(exc, UnsafePath) else reason(exc)
+        line(sys.stderr, f"{TOOL_NAME}: " + t("metrics.not_saved", what="--prometheus",
+                                               reason=said))
+        return False
+    return True
+
+
 def _as_rank(launch: Launch | None, args: argparse.Namespace,
-             guard: InterruptOnSignals) -> Launch | None:
-    """--distributed: this rank's file for --output (see ``Launch.output_path``), and SIGTERM
-    held: a launcher stops every rank with it as soon as one ends with a failure (torchrun
-    does), and rank 0 must still print the job's report. The check stays bounded by its limit."""
+             guard: InterruptOnSignals, t: Translate) -> Launch | None:
+    """--distributed: this rank's file for --output (see ``Launch.output_path``; a rank that
+    writes none says so), and SIGTERM held: a launcher stops every rank with it as soon as one
+    ends with a failure (torchrun does), and rank 0 must still print the job's report. The check
+    stays bounded by its limit."""
     if launch is not None:
-        guard.hold_sigterm()
+        if args.output is not None and launch.output_path(args.output) is None:
+            # report-$SLURM_PROCID.json, expanded by the shell: every name is rank 0's.
+            line(sys.stderr, f"{TOOL_NAME}: " + t("cli.distributed.no_file", rank=launch.rank,
+                                                   placeholder="{rank}"))
+        from ..supervision.supervisor import launcher_stopping
+
+        # The worker hears it too, and cuts what is left of its collective stage: rank 0's
+        # report is written before the launcher's kill (supervision/supervisor.py).
+        guard.hold_sigterm(on_held=launcher_stopping)
         args.output = launch.output_path(args.output) if args.output is not None else None
     return launch
 

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from ..i18n import Translate
 from ..report.compare import Comparison, compare, render_markdown, render_text
 from ..report.load import Loaded, load
-from ..terminal import line
+from ..terminal import json_text, line
 from ..trial import compare as attempts
 from .runner import (
     InterruptOnSignals,
@@ -97,7 +97,7 @@ def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> 
 
 def _render(form: str, result: Comparison, a: Loaded, b: Loaded, t: Translate) -> str:
     if form == "json":
-        return json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n"
+        return json_text(json.dumps(result.as_json(), indent=2, ensure_ascii=False)) + "\n"
     if form == "markdown":
         return render_markdown(result, a.name, b.name, t)
     return render_text(result, a.name, b.name, t)

@@ -266,10 +266,14 @@ class InterruptOnSignals:
         """From now on a signal no longer stops the command (its product is safe)."""
         self._armed = False
 
-    def hold_sigterm(self) -> None:
+    def hold_sigterm(self, on_held: Callable[[], None] | None = None) -> None:
         """From now on SIGTERM no longer stops the command, which ends within its own time limit
-        (``--distributed``: see commands/check.py); SIGINT and SIGHUP still do."""
+        (``--distributed``: see commands/check.py), and calls ``on_held`` instead; SIGINT and
+        SIGHUP still stop it."""
         self._held = True
+        self._on_held = on_held
+
+    _on_held: Callable[[], None] | None = None
 
     _held = False
     # A held SIGTERM arrived: the launcher is stopping the job (another rank ended first).
@@ -278,6 +282,8 @@ class InterruptOnSignals:
     def _raise(self, signum: int, frame: object) -> None:
         if self._held and signum == int(signal.SIGTERM):
             self.sigterm_held = True
+            if self._on_held is not None:
+                self._on_held()
             return
         if self._armed:
             self._armed = False

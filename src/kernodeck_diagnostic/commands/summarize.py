@@ -51,7 +51,7 @@ from ..i18n import Translate
 from ..report.codes import CODES
 from ..report.summary import SEVERITY, Files, Judged, Summary, collect
 from ..report.summary_render import json_lines, keep, markdown_lines, text_lines
-from ..terminal import line
+from ..terminal import json_text, line
 from ..trial.rows import read_too, rows_of
 from .runner import (
     InterruptOnSignals,
@@ -92,8 +92,9 @@ def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> 
         line(sys.stderr, f"{PROG}: " + t("summarize.nothing_found"))
         return EXIT_NOTHING_READ
     summary = Summary(keep(args.format), rows_of).read(found, _in_parts)
+    lines: Iterable[str]
     if args.format == "json":
-        lines = json_lines(summary)
+        lines = map(json_text, json_lines(summary))  # a report's text: no raw control
     elif args.format == "markdown":
         lines = markdown_lines(summary, t, args.list_unreadable)
     else:

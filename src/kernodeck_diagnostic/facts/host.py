@@ -8,14 +8,13 @@ the block: it becomes a status.
 from __future__ import annotations
 
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..supervision.process import run_bounded
+from ..supervision.process import find_program, run_bounded
 from ..terminal import one_line
 from ..untrusted_json import loads
 
@@ -77,7 +76,7 @@ def empty_block(tool: str, status: HostStatus = "not_found") -> dict[str, Any]:
             "mig_devices": None}
 
 
-def probe_host(which: Which = shutil.which, runner: Runner = default_runner) -> dict[str, Any]:
+def probe_host(which: Which = find_program, runner: Runner = default_runner) -> dict[str, Any]:
     """The report's host block, from the first GPU tool found on PATH."""
     for tool, probe in (("nvidia-smi", _nvidia), ("amd-smi", _amd_smi), ("rocm-smi", _rocm_smi)):
         executable = which(tool)
@@ -92,11 +91,15 @@ def _concurrently(runner: Runner, *commands: Sequence[str]) -> list[ToolOutput]:
     def run(slot: int, argv: Sequence[str]) -> None:
         results[slot] = runner(argv, HOST_TIMEOUT_S)
 
-    threads = [threading.Thread(target=run, args=(slot, argv), daemon=True)
-               for slot, argv in enumerate(commands)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
+    started = []
+    for slot, argv in enumerate(commands):
+        thread = threading.Thread(target=run, args=(slot, argv), daemon=True)
+        try:
+            thread.start()
+            started.append(thread)
+        except RuntimeError:  # no thread to be had (`ulimit -u`, pids.max): this one in turn
+            run(slot, argv)
+    for thread in started:
         thread.join(HOST_TIMEOUT_S + 2.0)
     return results
 
@@ -301,11 +304,16 @@ class HostProbe:
 
     def __init__(self, probe: Callable[[], dict[str, Any]] = probe_host) -> None:
         self._result: dict[str, Any] | None = None
+        self._probe = probe
+        self._started = True
         self._thread = threading.Thread(target=self._run, args=(probe,), daemon=True,
                                         name="host-probe")
 
     def start(self) -> HostProbe:
-        self._thread.start()
+        try:
+            self._thread.start()
+        except RuntimeError:  # no thread to be had (`ulimit -u`, pids.max): the probe runs
+            self._started = False  # when its block is asked for, after the worker
         return self
 
     def _run(self, probe: Callable[[], dict[str, Any]]) -> None:
@@ -315,8 +323,10 @@ class HostProbe:
             self._result = empty_block("nvidia-smi", "failed")
 
     def result(self) -> dict[str, Any]:
-        # The probe bounds itself; the margin covers killing and reaping a hung tool.
-        self._thread.join(HOST_TIMEOUT_S + 2.0)
+        if not self._started:
+            self._run(self._probe)
+        else:  # the probe bounds itself; the margin covers killing and reaping a hung tool
+            self._thread.join(HOST_TIMEOUT_S + 2.0)
         if self._result is None:
             return empty_block("nvidia-smi", "timeout")
         return self._result

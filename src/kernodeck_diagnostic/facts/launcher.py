@@ -11,16 +11,23 @@ line; none of them (an address, a port, a host name) ever reaches a report.
   and MASTER_PORT are used when set; otherwise the address is the first host of the step's node
   list (SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST: ``gpu[03-05,09]`` gives ``gpu03``), where
   task 0 runs with Slurm's default block distribution, and the port is derived from the job and
-  step ids (``derived_port``), so that two steps of one job do not meet at one port. Reading the
-  node list needs no ``scontrol``: the compressed form is expanded here, for its first host only.
+  step ids (``derived_port``), so that two steps of one job, or two jobs whose ids are near, do
+  not meet at one port. Reading the node list needs no ``scontrol``: the compressed form is
+  expanded here, for its first host only.
 
 Every rank of one job gets the same ``Launch.job`` (``job_digest``), what ``summarize`` groups
-the job's reports by: a digest of what identifies the job where the launcher says it (Slurm's job
-and step ids; torchrun's run id and restart count, with the store's address and port, which
-ranks started by hand share too), never the values themselves. The digest is a grouping key, not
-a secret: values from a small set (a job number, an IPv4 address and a port) could be found
-again by trying them all, so it adds nothing a report's reader could not learn elsewhere; it
-keeps a host name or an address out of the report as text (docs/report.md).
+the job's reports by and what the job's keys in the store are prefixed with (a rank of another
+job meets none of them): a digest of what identifies the job where the launcher says it (Slurm's
+job and step ids; torchrun's run id and restart count, with the store's port, which ranks started
+by hand share too), never the values themselves. The store's address is not part of it: nodes
+spell it differently (``127.0.0.1``, ``localhost``, a host name) for one store. The digest is a
+grouping key, not a secret: values from a small set (a job number, a port) could be found again
+by trying them all, so it adds nothing a report's reader could not learn elsewhere.
+
+A task of an ``srun`` step whose ranks are torchrun's variables exported by hand (no torchrun
+runs: it would set ``TORCHELASTIC_RUN_ID``) keeps Slurm's own count of the step's tasks
+(``Launch.launcher_tasks``): when it differs from the world size, the tasks never formed the
+group Slurm started, and the job cannot pass (report/distributed.py).
 
 torchrun's variables win when both are set: ``srun torchrun ...`` starts torchrun once per node,
 and the ranks are torchrun's. But a Slurm job whose own variables are all set, with only some of
@@ -42,8 +49,12 @@ TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER
 SLURM_VARIABLES = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID")
 SLURM_NODELISTS = ("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST")
 # The derived port: in the dynamic range's lower part, below Linux's default ephemeral range
-# (32768-60999), so that it rarely meets a port the system handed to a client connection.
-PORT_BASE, PORT_SPAN = 20000, 10000
+# (32768-60999), so that it rarely meets a port the system handed to a client connection. Each
+# job id (modulo PORT_JOBS) has PORT_STEPS ports of its own, one per step (modulo PORT_STEPS):
+# two jobs fewer than PORT_JOBS ids apart never share a port, nor do two of a job's first
+# PORT_STEPS steps. Where two jobs still meet (ids PORT_JOBS apart on one first host), the
+# store's keys carry each job's identity: the second cannot serve, and says whose store it met.
+PORT_BASE, PORT_STEPS, PORT_JOBS = 20000, 8, 1500
 MAX_WORLD_SIZE = 65536
 
 
@@ -71,13 +82,17 @@ class Launch:
     ignored: tuple[str, ...] = ()
     # The job's identity, the same on each of its ranks (``job_digest``); None: none given.
     job: str | None = None
+    # Slurm's count of its step's tasks, where the ranks are torchrun's variables that no
+    # torchrun set (exported by hand into an srun step); None otherwise.
+    launcher_tasks: int | None = None
 
     def worker_arguments(self) -> list[str]:
         """The worker's command-line arguments for the collective stage."""
         return ["--launcher", self.launcher, "--rank", str(self.rank),
                 "--world-size", str(self.world_size), "--local-rank", str(self.local_rank),
                 "--node", str(self.node), "--master-addr", self.master_addr,
-                "--master-port", str(self.master_port)]
+                "--master-port", str(self.master_port),
+                *(["--job", self.job] if self.job is not None else [])]
 
     def serves_store(self, environ: Mapping[str, str]) -> bool:
         """Whether this rank serves the job's store itself (rank 0, unless torchrun's own store
@@ -99,7 +114,8 @@ def detect(environ: Mapping[str, str]) -> Launch:
         if len(stray) < len(TORCHRUN_VARIABLES) and all(
                 environ.get(name) for name in SLURM_VARIABLES):
             return _identified(replace(_slurm(environ), ignored=stray), environ)
-        return _identified(_torchrun(environ), environ)
+        return _identified(replace(_torchrun(environ), launcher_tasks=_step_tasks(environ)),
+                           environ)
     if any(name in environ for name in SLURM_VARIABLES):
         return _identified(_slurm(environ), environ)
     raise LaunchError("cli.distributed.no_launcher", torchrun=", ".join(TORCHRUN_VARIABLES),
@@ -135,11 +151,20 @@ def _slurm(environ: Mapping[str, str]) -> Launch:
         _address(address), port))
 
 
+def _step_tasks(environ: Mapping[str, str]) -> int | None:
+    """Inside an srun step (SLURM_STEP_NUM_TASKS, which srun alone sets) where no torchrun
+    runs (it sets TORCHELASTIC_RUN_ID for its workers): the step's number of tasks."""
+    text = environ.get("SLURM_STEP_NUM_TASKS", "").strip()
+    if environ.get("TORCHELASTIC_RUN_ID") or not text.isdigit() or int(text) < 1:
+        return None
+    return int(text)
+
+
 # What tells one job from another, by launcher, after the store's address and port: torchrun's
 # run id (``--rdzv-id``; random under ``--standalone``) and its restart count (a restarted group
 # is another run of the job, with reports of its own); Slurm's job and step ids, which name the
-# job by themselves (the address and port are then left out: a task given another address is
-# still of the job, and its report says what it could not reach).
+# job by themselves (the port is then left out: a task given another port is still of the job,
+# and its report says what it could not reach). Never the address: one store has many spellings.
 JOB_VARIABLES = {"torchrun": (("TORCHELASTIC_RUN_ID",), ("TORCHELASTIC_RESTART_COUNT",)),
                  "slurm": (("SLURM_JOB_ID", "SLURM_JOBID"), ("SLURM_STEP_ID", "SLURM_STEPID"))}
 JOB_DIGEST_LENGTH = 12  # hex digits: 48 bits, no two jobs of one folder alike
@@ -147,13 +172,13 @@ JOB_DIGEST_LENGTH = 12  # hex digits: 48 bits, no two jobs of one folder alike
 
 def job_digest(launch: Launch, environ: Mapping[str, str]) -> str:
     """The job's identity: the first hex digits of a SHA-256 of the launcher and what names
-    its job (``JOB_VARIABLES``, each the first of its names set); the store's address and port
-    too, unless Slurm's job id is set."""
+    its job (``JOB_VARIABLES``, each the first of its names set); the store's port too, unless
+    Slurm's job id is set."""
     values = [next((environ[name].strip() for name in names if environ.get(name)), "")
               for names in JOB_VARIABLES[launch.launcher]]
     parts = [launch.launcher, *values]
     if launch.launcher == "torchrun" or not values[0]:
-        parts += [launch.master_addr, str(launch.master_port)]
+        parts += [str(launch.master_port)]
     text = "\0".join(["kernodeck-diagnostic job", *parts])
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:JOB_DIGEST_LENGTH]
 
@@ -164,10 +189,10 @@ def _identified(launch: Launch, environ: Mapping[str, str]) -> Launch:
 
 def derived_port(job_id: str | None, step_id: str | None) -> int:
     """The store's port when Slurm sets none: from the job and step ids, the same on every task
-    of the step (PORT_BASE + (job * 16 + step) mod PORT_SPAN)."""
+    of the step (PORT_BASE + (job mod PORT_JOBS) * PORT_STEPS + step mod PORT_STEPS)."""
     job = int(job_id) if job_id and job_id.isdigit() else 0
     step = int(step_id) if step_id and step_id.isdigit() else 0
-    return PORT_BASE + (job * 16 + step) % PORT_SPAN
+    return PORT_BASE + (job % PORT_JOBS) * PORT_STEPS + step % PORT_STEPS
 
 
 _RANGE = re.compile(r"\[([^\]]*)\]")

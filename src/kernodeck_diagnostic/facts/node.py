@@ -56,7 +56,6 @@ PCI_DRIVERS = ("nvidia", "nouveau", "vfio-pci", "other", "none")
 LibraryPlace = Literal["absent", "wsl", "library_path", "system"]
 
 _NVIDIA_VENDOR = "0x10de"
-_NVIDIA_MAJOR = 195  # /dev/nvidiaN's character-device major number
 _CACHE_MAGIC = b"glibc-ld.so.cache1.1"
 _CACHE_HEADER = 48  # magic and version (20), nlibs, len_strings, flags + padding, 4 more words
 _CACHE_ENTRY = struct.Struct("=iIIIQ")  # flags, key, value, osversion, hwcap

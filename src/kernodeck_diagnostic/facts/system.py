@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..supervision.process import find_program
 from .host import Runner, ToolOutput, default_runner
 
 TOOLKIT_TIMEOUT_S = 3.0
@@ -64,7 +64,7 @@ _GFX_TARGET = re.compile(r"^gfx_target_version\s+(\d+)\s*$", re.MULTILINE)
 
 
 def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str], str | None]
-                 = shutil.which, runner: Runner = default_runner,
+                 = find_program, runner: Runner = default_runner,
                  default_cuda_home: str = DEFAULT_CUDA_HOME) -> dict[str, Any]:
     """The report's ``system`` block, every fact guarded: one that cannot be read is None."""
     env = os.environ if environ is None else environ
@@ -296,7 +296,7 @@ def gfx_name(target: int) -> str:
     return f"gfx{major}{minor:x}{stepping:x}"
 
 
-def cuda_toolkit(environ: Mapping[str, str], which: Callable[[str], str | None] = shutil.which,
+def cuda_toolkit(environ: Mapping[str, str], which: Callable[[str], str | None] = find_program,
                  runner: Runner = default_runner,
                  default_cuda_home: str = DEFAULT_CUDA_HOME) -> dict[str, Any]:
     """The CUDA toolkit PyTorch's extension builder (torch.utils.cpp_extension) would compile
@@ -348,11 +348,14 @@ def _toolkit(status: ToolkitStatus, source: ToolkitSource | None, version: str |
 def configuration(environ: Mapping[str, str],
                   names: Sequence[str] = CONFIGURATION_VARIABLES) -> dict[str, str]:
     """Each allow-listed variable that is set, with its value as one line of at most
-    MAX_VALUE_CHARS characters (the report's redaction still reduces a path or a name in it)."""
+    MAX_VALUE_CHARS characters (the report's redaction still reduces a path or a name in it).
+    A byte that is not UTF-8 (``NCCL_DEBUG=$'INFO\\xa0'``, which Python keeps as a lone
+    surrogate that no JSON file or terminal can take) is shown as its escape, ``\\xa0``."""
     found = {}
     for name in names:
         if name in environ:
-            value = " ".join(environ[name].split())
+            raw = environ[name].encode("utf-8", "surrogateescape")
+            value = " ".join(raw.decode("utf-8", "backslashreplace").split())
             found[name] = value if len(value) <= MAX_VALUE_CHARS else \
                 value[: MAX_VALUE_CHARS - 1] + "\u2026"
     return found
@@ -368,12 +371,18 @@ def start_probe(probe: Callable[[], dict[str, Any]] = probe_system,
         with contextlib.suppress(Exception):  # a probe that breaks never fails the check
             found.append(probe())
 
-    thread = threading.Thread(target=run, daemon=True, name="system-probe")
-    thread.start()
+    thread: threading.Thread | None = threading.Thread(target=run, daemon=True,
+                                                       name="system-probe")
+    try:
+        thread.start()  # type: ignore[union-attr]
+    except RuntimeError:  # no thread to be had (`ulimit -u`, a cgroup's pids.max), while the
+        thread = None     # worker may still compute: the probe runs when its block is asked for
 
     def result() -> dict[str, Any] | None:
-        # The toolkit's run bounds itself; the margin covers killing and reaping a hung nvcc.
-        thread.join(TOOLKIT_TIMEOUT_S + 2.0)
+        if thread is None:
+            run()
+        else:  # the toolkit's run bounds itself; the margin covers killing and reaping a hung nvcc
+            thread.join(TOOLKIT_TIMEOUT_S + 2.0)
         return found[0] if found else None
 
     return result

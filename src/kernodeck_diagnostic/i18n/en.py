@@ -303,11 +303,25 @@ MESSAGES = {
         "Remove the stray {module} (--show-paths prints where it is, on your terminal only), then "
         "reinstall PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
-        "Modules in the folder your program starts from hide ones it needs: {names}.",
+        "Modules in the folders your program imports from first (the working folder and the "
+        "calling script's own) hide ones it needs: {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Rename them (and delete the __pycache__ folder beside them): your program imports them "
+        "instead of the standard library's or torch's own.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.summary":
+        "Modules in the working folder, which a program started here imports from first, hide "
+        "ones it needs: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.next_action":
         "Rename them (and delete the __pycache__ folder beside them), or run your program from "
         "another folder: python app.py there imports them instead of the standard library's or "
         "torch's own.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.summary":
+        "Modules in the folder of the script that called the check, which Python searches first "
+        "for that script, hide ones it needs: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.next_action":
+        "Rename them (and delete the __pycache__ folder beside them), or move your script to a "
+        "folder of its own: Python imports them for it, wherever it is run from, instead of the "
+        "standard library's or torch's own.",
     "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
         "import torch failed in {module}, loaded from a folder on PYTHONPATH: Python searches it "
         "before this environment's own packages, so that copy replaced the one installed with "
@@ -776,6 +790,21 @@ MESSAGES = {
         "a program that is not the job's store holds the store's port: the store never answered",
     "error.collective.store_in_use":
         "rank 0 could not serve the store: its port is in use by another program",
+    "error.collective.store_foreign":
+        "rank 0 could not serve the store: another job's store holds its port (two jobs on one "
+        "MASTER_PORT)",
+    "error.collective.duplicated_ranks":
+        "rank(s) {ranks} joined twice: two processes were started as the same rank (RANK or "
+        "SLURM_PROCID alike on two processes, or two jobs on one store)",
+    "error.collective.launcher_tasks":
+        "the launcher started {tasks} task(s) but the ranks formed a world of {world_size}: "
+        "torchrun's variables exported into an srun step place every task alone",
+    "next.collective.duplicated_ranks":
+        "Give every process its own rank (RANK from 0 to WORLD_SIZE - 1, once each), and one "
+        "MASTER_PORT per job.",
+    "next.collective.launcher_tasks":
+        "Do not export RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT into an srun "
+        "step: let each task take its rank from Slurm (SLURM_PROCID), or run torchrun under srun.",
     "error.collective.world_sizes":
         "the ranks disagree on the world size ({sizes}): set WORLD_SIZE (or srun -n) alike for "
         "every rank",
@@ -846,6 +875,8 @@ MESSAGES = {
     "ui.label.distributed": "distributed",
     "ui.distributed.job": "{launcher}, rank {rank} of {world_size}",
     "ui.distributed.collective": "collective {status}: sum {observed} (expected {expected})",
+    "ui.distributed.collective_wrong_sum":
+        "collective summed wrong: {observed} (expected {expected})",
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} at {stage}, node {node}, local rank {local_rank}",
     "ui.distributed.missing": "missing ranks: {ranks}",
@@ -1006,6 +1037,9 @@ MESSAGES = {
     "cli.distributed.ignored":
         "warning: --distributed under Slurm: {names} set without the rest of torchrun's variables "
         "(a batch script's export?): ignored, Slurm's own variables place this rank",
+    "cli.distributed.no_file":
+        "rank {rank} writes no file: --output without {placeholder} names rank 0's report alone "
+        "(the job's); put {placeholder} in the name for one file per rank",
     "cli.distributed.rank_verdict":
         "rank {rank} of {world_size}: {code} (exit {exit}); the job's report is rank 0's",
     "cli.output.dash":
@@ -1349,12 +1383,14 @@ MESSAGES = {
     "code.RESUME_RECORDS_LOST.summary": "Expected ids have no record after the resume.",
     "code.RESUME_RECORDS_LOST.next_action":
         "Make each record durable before counting it done (OutputLedger).",
-    "code.RESUME_RECORDS_DUPLICATED.summary": "Ids were written more than once.",
+    "code.RESUME_RECORDS_DUPLICATED.summary":
+        "Ids were written more than once, or redone: written again by the second run though the "
+        "ledger held them at the stop.",
     "code.RESUME_RECORDS_DUPLICATED.next_action":
         "Skip the ids already in the ledger when the program starts (done_ids).",
     "code.RESUME_BAD_RECORD.summary":
         "A line is no whole record, or a record breaks its rules (dimension, finite values, "
-        "--record-check).",
+        "--record-check), or its id was never expected.",
     "code.RESUME_BAD_RECORD.next_action": "See the lines and ids named.",
     "code.RESUME_INCONCLUSIVE.summary":
         "Nothing was proven: not stopped with work left, a second run with nothing to do, or no "
@@ -1364,6 +1400,67 @@ MESSAGES = {
     "code.RESUME_RUN_FAILED.summary":
         "A run of the program failed for another reason (its exit status, the time limit).",
     "code.RESUME_RUN_FAILED.next_action": "Read the run's last error line named.",
+    "code.HEALTH_PASSED.summary": "Every GPU of this node passed the check.",
+    "code.HEALTH_PASSED.next_action": "Nothing to do.",
+    "code.HEALTH_NODE_FAULT.summary":
+        "A GPU of this node or its driver failed the check: unusable, a wrong result, a backend"
+        " error.",
+    "code.HEALTH_NODE_FAULT.next_action":
+        "Drain the node (--slurm does) and run the check on the GPU named.",
+    "code.HEALTH_ENVIRONMENT_FAULT.summary":
+        "The software failed, not the node: PyTorch missing, broken or without a GPU backend, "
+        "or the devices hidden by a setting.",
+    "code.HEALTH_ENVIRONMENT_FAULT.next_action":
+        "Fix the image or venv the check ran with; do not drain the node for it.",
+    "code.HEALTH_INCONCLUSIVE.summary":
+        "Nothing was proven about the node: the time limit (a busy node), memory held by a job,"
+        " or a check that ended without a result.",
+    "code.HEALTH_INCONCLUSIVE.next_action":
+        "Run it again when the node is idle; do not drain the node for it.",
+    "cli.command.health-check": "a node's GPUs checked for Slurm, NHC or node-problem-detector",
+    "health.help.description":
+        "The check on every GPU of this node, for a node's health check: whose fault a failure "
+        "is (the node's, the environment's, or nothing proven), one reason line, an exit status"
+        " the host understands, and with --slurm the node drained or resumed.",
+    "health.help.epilog":
+        "Exit profiles: native (the statuses below), npd (node-problem-detector: 0 OK, 1 a "
+        "problem, 2 unknown), prolog (a Slurm prolog or NHC: 1 for the node's own fault only, "
+        "else 0, so that a tool's bug never drains a node).",
+    "health.help.timeout": "seconds the whole check may take, 5-120 (default {default})",
+    "health.help.python": "the interpreter to check (default: this one)",
+    "health.help.output": "also write the check's JSON report to this new file",
+    "health.help.prometheus":
+        "write the verdict as Prometheus metrics to this *.prom file (replaced atomically)",
+    "health.help.slurm":
+        "drain this node on its own fault, resume it on a pass only if this command drained it",
+    "health.help.node":
+        "the Slurm node's name (default: SLURMD_NODENAME, else the short host name)",
+    "health.help.exit_profile": "the exit statuses: native, npd or prolog (see below)",
+    "health.help.format": "text (default) or json (one object)",
+    "health.timeout_range": "--timeout must be between {low} and {high} seconds",
+    "metrics.suffix":
+        "--prometheus: node_exporter's textfile collector reads only files ending in {suffix}",
+    "metrics.not_saved": "{what} was not saved: {reason}",
+    "health.fault.passed": "HEALTHY",
+    "health.fault.node": "NODE FAULT",
+    "health.fault.environment": "ENVIRONMENT",
+    "health.fault.inconclusive": "INCONCLUSIVE",
+    "health.next.node": "the GPU or its driver failed: drain the node and check the GPU named",
+    "health.next.environment":
+        "the software failed, not the node: fix the image or venv; the node is not drained",
+    "health.next.inconclusive": "nothing proven about the node: run it again when it is idle",
+    "health.slurm.drained": "drained this node with that reason",
+    "health.slurm.already_drained": "already drained with that reason: left as it is",
+    "health.slurm.resumed": "resumed this node (it had drained it itself)",
+    "health.slurm.left_operator_drain":
+        "the node is drained for another reason (an operator's): left as it is",
+    "health.slurm.not_drained": "not drained: not the node's fault",
+    "health.slurm.nothing": "nothing to do",
+    "health.slurm.unknown_node": "scontrol does not know this node: nothing done (--node NAME)",
+    "health.slurm.scontrol_failed": "scontrol update failed: nothing done",
+    "health.passed": "{code}: {count} GPU(s) checked",
+    "check.help.prometheus":
+        "also write the verdict as Prometheus metrics to FILE (*.prom, replaced atomically)",
     "command.help.statuses": "exit statuses (name, exit status, meaning):",
     "command.help.process_statuses": "how the process ended otherwise:",
     "check.help.epilog.commands": "commands (the first argument; none runs the check):",
@@ -1386,8 +1483,9 @@ MESSAGES = {
     "resume.help.verify_ledger":
         "verify this ledger as it is (a job stopped for real), running nothing",
     "resume.help.stop_signal":
-        "how the first run is stopped: SIGINT as Ctrl-C, then SIGTERM, then SIGKILL, --grace apart "
-        "(the default); SIGTERM, then SIGKILL; or SIGKILL at once (a preemption, the OOM killer)",
+        "how the first run is stopped: SIGKILL at once, as a preemption or the OOM killer (the "
+        "default: a hard stop proves that what the program counted done was on disk); SIGINT as "
+        "Ctrl-C, then SIGTERM, then SIGKILL, --grace apart; or SIGTERM, then SIGKILL",
     "resume.help.record_check":
         "a function imported from the current folder (as python -m), called as FUNCTION(record_id, "
         "record) on every record: a record fails when it raises or returns False",
@@ -1408,11 +1506,14 @@ MESSAGES = {
         "checked",
     "resume.inconclusive.never_stopped":
         "the first run ended by itself before the stop: nothing was resumed (stop it earlier)",
+    "resume.inconclusive.stopped_before_any_record":
+        "the first run was stopped before it wrote any record: nothing was there to skip, so no "
+        "resume was exercised (stop it later)",
     "resume.inconclusive.first_run_finished":
         "the first run had finished its work when it ended: {records} record(s), no expected id "
         "left; nothing was resumed (stop it earlier, or give it more work)",
     "resume.inconclusive.second_run_idle":
-        "the second run wrote no record: it had nothing to do, so no resume was exercised",
+        "the second run ended well and wrote no record: no resume was exercised",
     "resume.inconclusive.record_check_unfinished":
         "the record check did not finish ({error}): the records it did not see are unchecked",
     "resume.misplaced_header":
@@ -1422,4 +1523,29 @@ MESSAGES = {
     "resume.not_record.not_json": "text that is not JSON",
     "resume.not_record.no_id": "JSON without an id",
     "resume.bad_records": "bad records ({count}): {ids}",
+    "resume.intact_after_stop":
+        "RESUME OK after a stop by {signal}: nothing lost, nothing redone, nothing counted twice",
+    "resume.stopped_by":
+        "the first run was stopped by {signal} with {records} record(s) in the ledger "
+        "({remaining} expected id(s) left)",
+    "resume.first_time_limit":
+        "the first run was ended by its time limit ({timeout} s, --timeout) before the stop",
+    "resume.second_time_limit":
+        "the second run was ended by its time limit ({timeout} s, --timeout): it hung (a stale "
+        "lock, a wait that never ends) or needs more time",
+    "resume.refused_duplicate":
+        "the ledger refused an id it already held: the program does not skip the ids in "
+        "done_ids() when it starts",
+    "resume.rewrote":
+        "the second run did not keep the ledger as the stop left it (truncated or replaced): it "
+        "started over instead of resuming",
+    "resume.redone":
+        "redone ({count}): held by the ledger at the stop, written again by the second run: {ids}",
+    "resume.gentle_stop":
+        "{signal} is a gentle stop: the program could flush what it still held; prove the resume "
+        "against a hard stop too (--stop-signal SIGKILL, the default)",
+    "resume.no_record_check":
+        "only the ledger's lines were verified: when each id has an output of its own (a file "
+        "written after append), verify it with --record-check MODULE:FUNCTION "
+        "(examples/resume_record_check.py)",
 }

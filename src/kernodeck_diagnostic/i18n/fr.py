@@ -320,12 +320,25 @@ MESSAGES = {
         "Supprimez {module} égaré (--show-paths affiche où il se trouve, sur votre terminal "
         "seulement), puis réinstallez PyTorch : {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
-        "Des modules du dossier d'où part votre programme masquent des modules dont il a "
-        "besoin : {names}.",
+        "Des modules des dossiers où votre programme cherche d'abord (le dossier de travail et "
+        "celui du script appelant) masquent des modules dont il a besoin : {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Renommez-les (et supprimez le dossier __pycache__ à côté) : votre programme les importe "
+        "au lieu de ceux de la bibliothèque standard ou de torch.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.summary":
+        "Des modules du dossier de travail, où un programme lancé ici cherche d'abord, masquent "
+        "des modules dont il a besoin : {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.next_action":
         "Renommez-les (et supprimez le dossier __pycache__ à côté), ou lancez votre programme "
         "depuis un autre dossier : python app.py y importe ceux-là au lieu de ceux de la "
         "bibliothèque standard ou de torch.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.summary":
+        "Des modules du dossier du script qui a appelé la vérification, où Python cherche "
+        "d'abord pour ce script, masquent des modules dont il a besoin : {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.next_action":
+        "Renommez-les (et supprimez le dossier __pycache__ à côté), ou placez votre script dans "
+        "un dossier à lui : Python les importe pour lui, d'où qu'il soit lancé, au lieu de ceux "
+        "de la bibliothèque standard ou de torch.",
     "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
         "import torch a échoué dans {module}, chargé depuis un dossier du PYTHONPATH : Python le "
         "parcourt avant les paquets de cet environnement, donc cette copie a remplacé celle "
@@ -824,6 +837,23 @@ MESSAGES = {
         "un programme qui n'est pas le store du job occupe son port : le store n'a jamais répondu",
     "error.collective.store_in_use":
         "le rang 0 n'a pas pu servir le store : son port est utilisé par un autre programme",
+    "error.collective.store_foreign":
+        "le rang 0 n'a pas pu servir le store : le store d'un autre job occupe son port (deux jobs "
+        "sur un même MASTER_PORT)",
+    "error.collective.duplicated_ranks":
+        "rang(s) {ranks} rejoint(s) deux fois : deux processus ont été lancés comme le même rang "
+        "(RANK ou SLURM_PROCID identique sur deux processus, ou deux jobs sur un même store)",
+    "error.collective.launcher_tasks":
+        "le lanceur a démarré {tasks} tâche(s) mais les rangs ont formé un monde de "
+        "{world_size} : les variables de torchrun exportées dans une étape srun isolent chaque "
+        "tâche",
+    "next.collective.duplicated_ranks":
+        "Donnez à chaque processus son propre rang (RANK de 0 à WORLD_SIZE - 1, une fois "
+        "chacun), et un MASTER_PORT par job.",
+    "next.collective.launcher_tasks":
+        "N'exportez pas RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR et MASTER_PORT dans une étape "
+        "srun : laissez chaque tâche prendre son rang de Slurm (SLURM_PROCID), ou lancez torchrun "
+        "sous srun.",
     "error.collective.world_sizes":
         "les rangs ne s'accordent pas sur la taille du monde ({sizes}) : donnez la même valeur à "
         "WORLD_SIZE (ou srun -n) pour chaque rang",
@@ -898,6 +928,8 @@ MESSAGES = {
     "ui.label.distributed": "distribué",
     "ui.distributed.job": "{launcher}, rang {rank} sur {world_size}",
     "ui.distributed.collective": "collective {status} : somme {observed} (attendue {expected})",
+    "ui.distributed.collective_wrong_sum":
+        "collective à la somme fausse : {observed} (attendue {expected})",
     "ui.distributed.rank": "rang {rank}",
     "ui.distributed.rank_entry": "{code} à {stage}, nœud {node}, rang local {local_rank}",
     "ui.distributed.missing": "rangs absents : {ranks}",
@@ -1068,6 +1100,10 @@ MESSAGES = {
     "cli.distributed.ignored":
         "avertissement : --distributed sous Slurm : {names} définie(s) sans les autres variables "
         "de torchrun (un export du script du job ?) : ignorée(s), celles de Slurm placent ce rang",
+    "cli.distributed.no_file":
+        "le rang {rank} n'écrit aucun fichier : --output sans {placeholder} nomme le seul "
+        "rapport du rang 0 (celui du job) ; mettez {placeholder} dans le nom pour un fichier par "
+        "rang",
     "cli.distributed.rank_verdict":
         "rang {rank} sur {world_size} : {code} (sortie {exit}) ; le rapport du job est "
         "celui du rang 0",
@@ -1458,12 +1494,14 @@ MESSAGES = {
         "Des ids attendus n'ont pas d'enregistrement après la reprise.",
     "code.RESUME_RECORDS_LOST.next_action":
         "Rendez chaque enregistrement durable avant de le compter comme fait (OutputLedger).",
-    "code.RESUME_RECORDS_DUPLICATED.summary": "Des ids ont été écrits plus d'une fois.",
+    "code.RESUME_RECORDS_DUPLICATED.summary":
+        "Des ids ont été écrits plus d'une fois, ou refaits : réécrits par la seconde exécution "
+        "alors que le registre les contenait à l'arrêt.",
     "code.RESUME_RECORDS_DUPLICATED.next_action":
         "Sautez les ids déjà dans le registre au démarrage du programme (done_ids).",
     "code.RESUME_BAD_RECORD.summary":
         "Une ligne n'est pas un enregistrement entier, ou un enregistrement enfreint ses règles "
-        "(dimension, valeurs finies, --record-check).",
+        "(dimension, valeurs finies, --record-check), ou son id n'était pas attendu.",
     "code.RESUME_BAD_RECORD.next_action": "Voyez les lignes et les ids nommés.",
     "code.RESUME_INCONCLUSIVE.summary":
         "Rien n'a été prouvé : pas arrêté avec du travail restant, une seconde exécution sans rien "
@@ -1474,6 +1512,74 @@ MESSAGES = {
         "Une exécution du programme a échoué pour une autre raison (son code de sortie, la limite "
         "de temps).",
     "code.RESUME_RUN_FAILED.next_action": "Lisez la dernière ligne d'erreur de l'exécution nommée.",
+    "code.HEALTH_PASSED.summary": "Chaque GPU de ce nœud a passé la vérification.",
+    "code.HEALTH_PASSED.next_action": "Rien à faire.",
+    "code.HEALTH_NODE_FAULT.summary":
+        "Un GPU de ce nœud ou son pilote a échoué à la vérification : inutilisable, un résultat"
+        " faux, une erreur du backend.",
+    "code.HEALTH_NODE_FAULT.next_action":
+        "Retirez le nœud du service (--slurm le fait) et vérifiez le GPU nommé.",
+    "code.HEALTH_ENVIRONMENT_FAULT.summary":
+        "Le logiciel a échoué, pas le nœud : PyTorch absent, cassé ou sans backend GPU, ou les "
+        "périphériques cachés par un réglage.",
+    "code.HEALTH_ENVIRONMENT_FAULT.next_action":
+        "Corrigez l'image ou le venv de la vérification ; ne retirez pas le nœud pour cela.",
+    "code.HEALTH_INCONCLUSIVE.summary":
+        "Rien n'est prouvé sur le nœud : la limite de temps (un nœud occupé), de la mémoire "
+        "tenue par un job, ou une vérification finie sans résultat.",
+    "code.HEALTH_INCONCLUSIVE.next_action":
+        "Relancez-la quand le nœud est libre ; ne retirez pas le nœud pour cela.",
+    "cli.command.health-check":
+        "les GPU d'un nœud vérifiés pour Slurm, NHC ou node-problem-detector",
+    "health.help.description":
+        "La vérification de chaque GPU de ce nœud, pour le contrôle de santé d'un nœud : à qui "
+        "est la faute (au nœud, à l'environnement, ou rien de prouvé), une ligne de raison, un "
+        "code de sortie que l'hôte comprend, et avec --slurm le nœud retiré ou remis en "
+        "service.",
+    "health.help.epilog":
+        "Profils de sortie : native (les codes ci-dessous), npd (node-problem-detector : 0 OK, "
+        "1 un problème, 2 inconnu), prolog (un prologue Slurm ou NHC : 1 pour la seule faute du"
+        " nœud, sinon 0, pour qu'un bogue de l'outil ne retire jamais un nœud).",
+    "health.help.timeout":
+        "secondes que toute la vérification peut prendre, 5-120 (défaut {default})",
+    "health.help.python": "l'interpréteur à vérifier (défaut : celui-ci)",
+    "health.help.output": "écrire aussi le rapport JSON de la vérification dans ce nouveau fichier",
+    "health.help.prometheus":
+        "écrire le verdict en métriques Prometheus dans ce fichier *.prom (remplacé "
+        "atomiquement)",
+    "health.help.slurm":
+        "retirer ce nœud pour sa propre faute, le remettre en service après un succès seulement"
+        " si cette commande l'a retiré",
+    "health.help.node":
+        "le nom du nœud Slurm (défaut : SLURMD_NODENAME, sinon le nom d'hôte court)",
+    "health.help.exit_profile": "les codes de sortie : native, npd ou prolog (voir plus bas)",
+    "health.help.format": "text (défaut) ou json (un objet)",
+    "health.timeout_range": "--timeout doit être entre {low} et {high} secondes",
+    "metrics.suffix":
+        "--prometheus : le collecteur textfile de node_exporter ne lit que les fichiers "
+        "finissant par {suffix}",
+    "metrics.not_saved": "{what} n'a pas été enregistré : {reason}",
+    "health.fault.passed": "SAIN",
+    "health.fault.node": "FAUTE DU NŒUD",
+    "health.fault.environment": "ENVIRONNEMENT",
+    "health.fault.inconclusive": "NON CONCLUANT",
+    "health.next.node": "le GPU ou son pilote a échoué : retirez le nœud et vérifiez le GPU nommé",
+    "health.next.environment":
+        "le logiciel a échoué, pas le nœud : corrigez l'image ou le venv ; le nœud n'est pas "
+        "retiré",
+    "health.next.inconclusive": "rien de prouvé sur le nœud : relancez quand il est libre",
+    "health.slurm.drained": "nœud retiré du service avec cette raison",
+    "health.slurm.already_drained": "déjà retiré avec cette raison : laissé tel quel",
+    "health.slurm.resumed": "nœud remis en service (cette commande l'avait retiré)",
+    "health.slurm.left_operator_drain":
+        "le nœud est retiré pour une autre raison (celle d'un opérateur) : laissé tel quel",
+    "health.slurm.not_drained": "non retiré : pas la faute du nœud",
+    "health.slurm.nothing": "rien à faire",
+    "health.slurm.unknown_node": "scontrol ne connaît pas ce nœud : rien de fait (--node NOM)",
+    "health.slurm.scontrol_failed": "scontrol update a échoué : rien de fait",
+    "health.passed": "{code} : {count} GPU vérifié(s)",
+    "check.help.prometheus":
+        "écrit aussi le verdict en métriques Prometheus dans FILE (*.prom, remplacé atomiquement)",
     "command.help.statuses": "codes de sortie (nom, code de sortie, sens) :",
     "command.help.process_statuses": "comment le processus s'est terminé autrement :",
     "check.help.epilog.commands":
@@ -1503,9 +1609,10 @@ MESSAGES = {
     "resume.help.verify_ledger":
         "vérifie ce registre tel quel (un job vraiment arrêté), sans rien exécuter",
     "resume.help.stop_signal":
-        "comment la première exécution est arrêtée : SIGINT comme Ctrl-C, puis SIGTERM, puis "
-        "SIGKILL, à --grace d'intervalle (par défaut) ; SIGTERM, puis SIGKILL ; ou SIGKILL tout de "
-        "suite (une préemption, l'OOM killer)",
+        "comment la première exécution est arrêtée : SIGKILL tout de suite, comme une préemption "
+        "ou l'OOM killer (par défaut : un arrêt brutal prouve que ce que le programme comptait "
+        "fait était sur le disque) ; SIGINT comme Ctrl-C, puis SIGTERM, puis SIGKILL, à --grace "
+        "d'intervalle ; ou SIGTERM, puis SIGKILL",
     "resume.help.record_check":
         "une fonction importée depuis le dossier courant (comme python -m), appelée comme "
         "FUNCTION(record_id, record) sur chaque enregistrement : un enregistrement échoue quand "
@@ -1532,13 +1639,16 @@ MESSAGES = {
     "resume.inconclusive.never_stopped":
         "la première exécution s'est terminée seule avant l'arrêt : rien n'a été repris "
         "(arrêtez-la plus tôt)",
+    "resume.inconclusive.stopped_before_any_record":
+        "la première exécution a été arrêtée avant d'écrire le moindre enregistrement : il n'y "
+        "avait rien à sauter, donc aucune reprise n'a été éprouvée (arrêtez-la plus tard)",
     "resume.inconclusive.first_run_finished":
         "la première exécution avait fini son travail quand elle s'est terminée : {records} "
         "enregistrement(s), plus aucun id attendu ; rien n'a été repris (arrêtez-la plus tôt, ou "
         "donnez-lui plus de travail)",
     "resume.inconclusive.second_run_idle":
-        "la seconde exécution n'a écrit aucun enregistrement : elle n'avait rien à faire, donc "
-        "aucune reprise n'a été éprouvée",
+        "la seconde exécution s'est bien terminée sans écrire aucun enregistrement : aucune "
+        "reprise n'a été éprouvée",
     "resume.inconclusive.record_check_unfinished":
         "la vérification des enregistrements n'a pas abouti ({error}) : ceux qu'elle n'a pas vus "
         "ne sont pas vérifiés",
@@ -1550,4 +1660,31 @@ MESSAGES = {
     "resume.not_record.not_json": "du texte qui n'est pas du JSON",
     "resume.not_record.no_id": "du JSON sans id",
     "resume.bad_records": "enregistrements mauvais ({count}) : {ids}",
+    "resume.intact_after_stop":
+        "REPRISE OK après un arrêt par {signal} : rien de perdu, rien de refait, rien de compté "
+        "deux fois",
+    "resume.stopped_by":
+        "la première exécution a été arrêtée par {signal} avec {records} enregistrement(s) dans "
+        "le registre ({remaining} id(s) attendu(s) restant(s))",
+    "resume.first_time_limit":
+        "la première exécution a été arrêtée par sa limite de temps ({timeout} s, --timeout) "
+        "avant l'arrêt",
+    "resume.second_time_limit":
+        "la seconde exécution a été arrêtée par sa limite de temps ({timeout} s, --timeout) : "
+        "elle était bloquée (un verrou périmé, une attente sans fin) ou il lui faut plus de temps",
+    "resume.refused_duplicate":
+        "le registre a refusé un id qu'il contenait déjà : le programme ne saute pas les ids de "
+        "done_ids() au démarrage",
+    "resume.rewrote":
+        "la seconde exécution n'a pas gardé le registre tel que l'arrêt l'a laissé (tronqué ou "
+        "remplacé) : elle a tout recommencé au lieu de reprendre",
+    "resume.redone":
+        "refaits ({count}) : dans le registre à l'arrêt, réécrits par la seconde exécution : {ids}",
+    "resume.gentle_stop":
+        "{signal} est un arrêt en douceur : le programme a pu écrire ce qu'il gardait encore ; "
+        "éprouvez aussi la reprise après un arrêt brutal (--stop-signal SIGKILL, par défaut)",
+    "resume.no_record_check":
+        "seules les lignes du registre ont été vérifiées : quand chaque id a sa propre sortie (un "
+        "fichier écrit après append), vérifiez-la avec --record-check MODULE:FONCTION "
+        "(examples/resume_record_check.py)",
 }

@@ -314,12 +314,25 @@ MESSAGES = {
         "Remova {module} perdido (--show-paths mostra onde está, só no seu terminal), depois "
         "reinstale o PyTorch: {reinstall}.",
     "finding.LOCAL_MODULE_SHADOWS.summary":
-        "Módulos na pasta de onde seu programa parte escondem módulos de que ele precisa: "
-        "{names}.",
+        "Módulos nas pastas onde seu programa procura primeiro (a pasta de trabalho e a do "
+        "script que chamou a verificação) escondem módulos de que ele precisa: {names}.",
     "finding.LOCAL_MODULE_SHADOWS.next_action":
+        "Renomeie-os (e apague a pasta __pycache__ ao lado deles): seu programa importa esses no "
+        "lugar dos da biblioteca padrão ou dos do próprio torch.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.summary":
+        "Módulos na pasta de trabalho, onde um programa iniciado aqui procura primeiro, escondem "
+        "módulos de que ele precisa: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.working_folder.next_action":
         "Renomeie-os (e apague a pasta __pycache__ ao lado deles), ou rode seu programa de outra "
         "pasta: python app.py ali importa esses no lugar dos da biblioteca padrão ou dos do "
         "próprio torch.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.summary":
+        "Módulos na pasta do script que chamou a verificação, onde o Python procura primeiro "
+        "para esse script, escondem módulos de que ele precisa: {names}.",
+    "finding.LOCAL_MODULE_SHADOWS.script_folder.next_action":
+        "Renomeie-os (e apague a pasta __pycache__ ao lado deles), ou mova seu script para uma "
+        "pasta só dele: o Python os importa para ele, de onde quer que seja rodado, no lugar dos "
+        "da biblioteca padrão ou dos do próprio torch.",
     "finding.PYTHONPATH_MODULE_BREAKS_IMPORT.summary":
         "import torch falhou em {module}, carregado de uma pasta do PYTHONPATH: o Python a "
         "procura antes dos pacotes deste ambiente, então essa cópia substituiu a instalada com o "
@@ -811,6 +824,21 @@ MESSAGES = {
         "um programa que não é o store do job ocupa a porta do store: o store nunca respondeu",
     "error.collective.store_in_use":
         "o rank 0 não pôde servir o store: a porta está em uso por outro programa",
+    "error.collective.store_foreign":
+        "o rank 0 não pôde servir o store: o store de outro job ocupa a porta (dois jobs na "
+        "mesma MASTER_PORT)",
+    "error.collective.duplicated_ranks":
+        "rank(s) {ranks} entraram duas vezes: dois processos foram iniciados como o mesmo rank "
+        "(RANK ou SLURM_PROCID igual em dois processos, ou dois jobs no mesmo store)",
+    "error.collective.launcher_tasks":
+        "o lançador iniciou {tasks} tarefa(s) mas os ranks formaram um mundo de {world_size}: "
+        "as variáveis do torchrun exportadas numa etapa do srun deixam cada tarefa sozinha",
+    "next.collective.duplicated_ranks":
+        "Dê a cada processo o seu próprio rank (RANK de 0 a WORLD_SIZE - 1, uma vez cada), e uma "
+        "MASTER_PORT por job.",
+    "next.collective.launcher_tasks":
+        "Não exporte RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR e MASTER_PORT numa etapa do srun: "
+        "deixe cada tarefa tomar o rank do Slurm (SLURM_PROCID), ou rode o torchrun sob o srun.",
     "error.collective.world_sizes":
         "os ranks discordam do tamanho do mundo ({sizes}): defina WORLD_SIZE (ou srun -n) igual "
         "para todos os ranks",
@@ -883,6 +911,8 @@ MESSAGES = {
     "ui.label.distributed": "distribuído",
     "ui.distributed.job": "{launcher}, rank {rank} de {world_size}",
     "ui.distributed.collective": "coletiva {status}: soma {observed} (esperada {expected})",
+    "ui.distributed.collective_wrong_sum":
+        "coletiva com soma errada: {observed} (esperada {expected})",
     "ui.distributed.rank": "rank {rank}",
     "ui.distributed.rank_entry": "{code} em {stage}, nó {node}, rank local {local_rank}",
     "ui.distributed.missing": "ranks ausentes: {ranks}",
@@ -1048,6 +1078,9 @@ MESSAGES = {
     "cli.distributed.ignored":
         "aviso: --distributed sob Slurm: {names} definida(s) sem as demais variáveis do "
         "torchrun (um export do script do job?): ignorada(s), as do próprio Slurm situam este rank",
+    "cli.distributed.no_file":
+        "o rank {rank} não grava arquivo: --output sem {placeholder} nomeia só o relatório do "
+        "rank 0 (o do job); ponha {placeholder} no nome para um arquivo por rank",
     "cli.distributed.rank_verdict":
         "rank {rank} de {world_size}: {code} (saída {exit}); o relatório do job é o do rank 0",
     "cli.output.dash":
@@ -1420,12 +1453,14 @@ MESSAGES = {
     "code.RESUME_RECORDS_LOST.summary": "Ids esperados não têm registro após a retomada.",
     "code.RESUME_RECORDS_LOST.next_action":
         "Torne cada registro durável antes de contá-lo como feito (OutputLedger).",
-    "code.RESUME_RECORDS_DUPLICATED.summary": "Ids foram gravados mais de uma vez.",
+    "code.RESUME_RECORDS_DUPLICATED.summary":
+        "Ids foram gravados mais de uma vez, ou refeitos: gravados de novo pela segunda execução "
+        "embora o registro os tivesse na parada.",
     "code.RESUME_RECORDS_DUPLICATED.next_action":
         "Pule os ids já presentes no registro quando o programa inicia (done_ids).",
     "code.RESUME_BAD_RECORD.summary":
         "Uma linha não é um registro inteiro, ou um registro viola suas regras (dimensão, valores "
-        "finitos, --record-check).",
+        "finitos, --record-check), ou seu id nunca era esperado.",
     "code.RESUME_BAD_RECORD.next_action": "Veja as linhas e os ids indicados.",
     "code.RESUME_INCONCLUSIVE.summary":
         "Nada foi provado: não parado com trabalho restante, uma segunda execução sem nada a "
@@ -1436,6 +1471,72 @@ MESSAGES = {
         "Uma execução do programa falhou por outro motivo (seu código de saída, o limite de "
         "tempo).",
     "code.RESUME_RUN_FAILED.next_action": "Leia a última linha de erro da execução indicada.",
+    "code.HEALTH_PASSED.summary": "Cada GPU deste nó passou na verificação.",
+    "code.HEALTH_PASSED.next_action": "Nada a fazer.",
+    "code.HEALTH_NODE_FAULT.summary":
+        "Uma GPU deste nó ou o seu driver falhou na verificação: inutilizável, um resultado "
+        "errado, um erro do backend.",
+    "code.HEALTH_NODE_FAULT.next_action":
+        "Retire o nó de serviço (--slurm faz isso) e verifique a GPU indicada.",
+    "code.HEALTH_ENVIRONMENT_FAULT.summary":
+        "O software falhou, não o nó: PyTorch ausente, quebrado ou sem backend de GPU, ou os "
+        "dispositivos ocultados por uma configuração.",
+    "code.HEALTH_ENVIRONMENT_FAULT.next_action":
+        "Corrija a imagem ou o venv da verificação; não retire o nó por isso.",
+    "code.HEALTH_INCONCLUSIVE.summary":
+        "Nada foi provado sobre o nó: o tempo limite (um nó ocupado), memória ocupada por um "
+        "job, ou uma verificação terminada sem resultado.",
+    "code.HEALTH_INCONCLUSIVE.next_action":
+        "Execute de novo quando o nó estiver livre; não retire o nó por isso.",
+    "cli.command.health-check":
+        "as GPUs de um nó verificadas para Slurm, NHC ou node-problem-detector",
+    "health.help.description":
+        "A verificação de cada GPU deste nó, para o controle de saúde de um nó: de quem é a "
+        "falha (do nó, do ambiente, ou nada provado), uma linha de motivo, um código de saída "
+        "que o hospedeiro entende e, com --slurm, o nó retirado ou devolvido ao serviço.",
+    "health.help.epilog":
+        "Perfis de saída: native (os códigos abaixo), npd (node-problem-detector: 0 OK, 1 um "
+        "problema, 2 desconhecido), prolog (um prólogo do Slurm ou NHC: 1 só para a falha do "
+        "próprio nó, senão 0, para que um bug da ferramenta nunca retire um nó).",
+    "health.help.timeout": "segundos que toda a verificação pode levar, 5-120 (padrão {default})",
+    "health.help.python": "o interpretador a verificar (padrão: este)",
+    "health.help.output": "escrever também o relatório JSON da verificação neste novo arquivo",
+    "health.help.prometheus":
+        "escrever o veredito como métricas do Prometheus neste arquivo *.prom (substituído "
+        "atomicamente)",
+    "health.help.slurm":
+        "retirar este nó por falha própria, devolvê-lo após um sucesso só se este comando o "
+        "retirou",
+    "health.help.node":
+        "o nome do nó no Slurm (padrão: SLURMD_NODENAME, senão o nome curto do host)",
+    "health.help.exit_profile": "os códigos de saída: native, npd ou prolog (ver abaixo)",
+    "health.help.format": "text (padrão) ou json (um objeto)",
+    "health.timeout_range": "--timeout deve estar entre {low} e {high} segundos",
+    "metrics.suffix":
+        "--prometheus: o coletor textfile do node_exporter só lê arquivos terminados em "
+        "{suffix}",
+    "metrics.not_saved": "{what} não foi salvo: {reason}",
+    "health.fault.passed": "SAUDÁVEL",
+    "health.fault.node": "FALHA DO NÓ",
+    "health.fault.environment": "AMBIENTE",
+    "health.fault.inconclusive": "INCONCLUSIVO",
+    "health.next.node": "a GPU ou o seu driver falhou: retire o nó e verifique a GPU indicada",
+    "health.next.environment":
+        "o software falhou, não o nó: corrija a imagem ou o venv; o nó não é retirado",
+    "health.next.inconclusive": "nada provado sobre o nó: execute de novo quando estiver livre",
+    "health.slurm.drained": "nó retirado de serviço com esse motivo",
+    "health.slurm.already_drained": "já retirado com esse motivo: deixado como está",
+    "health.slurm.resumed": "nó devolvido ao serviço (este comando o tinha retirado)",
+    "health.slurm.left_operator_drain":
+        "o nó está retirado por outro motivo (de um operador): deixado como está",
+    "health.slurm.not_drained": "não retirado: não é falha do nó",
+    "health.slurm.nothing": "nada a fazer",
+    "health.slurm.unknown_node": "o scontrol não conhece este nó: nada feito (--node NOME)",
+    "health.slurm.scontrol_failed": "scontrol update falhou: nada feito",
+    "health.passed": "{code}: {count} GPU(s) verificada(s)",
+    "check.help.prometheus":
+        "também grava o veredito como métricas do Prometheus em FILE (*.prom, substituído "
+        "atomicamente)",
     "command.help.statuses": "códigos de saída (nome, código de saída, significado):",
     "command.help.process_statuses": "como o processo terminou de outra forma:",
     "check.help.epilog.commands": "comandos (o primeiro argumento; nenhum executa a verificação):",
@@ -1461,9 +1562,10 @@ MESSAGES = {
     "resume.help.verify_ledger":
         "verifica este registro tal como está (um job parado de verdade), sem executar nada",
     "resume.help.stop_signal":
-        "como a primeira execução é parada: SIGINT como Ctrl-C, depois SIGTERM, depois SIGKILL, "
-        "com --grace entre eles (o padrão); SIGTERM, depois SIGKILL; ou SIGKILL de imediato (uma "
-        "preempção, o OOM killer)",
+        "como a primeira execução é parada: SIGKILL de imediato, como uma preempção ou o OOM "
+        "killer (o padrão: uma parada brusca prova que o que o programa contava como feito estava "
+        "no disco); SIGINT como Ctrl-C, depois SIGTERM, depois SIGKILL, com --grace entre eles; "
+        "ou SIGTERM, depois SIGKILL",
     "resume.help.record_check":
         "uma função importada da pasta atual (como python -m), chamada como FUNCTION(record_id, "
         "record) em cada registro: um registro falha quando ela levanta uma exceção ou retorna "
@@ -1487,13 +1589,16 @@ MESSAGES = {
     "resume.inconclusive.never_stopped":
         "a primeira execução terminou sozinha antes da parada: nada foi retomado (pare-a mais "
         "cedo)",
+    "resume.inconclusive.stopped_before_any_record":
+        "a primeira execução foi parada antes de gravar qualquer registro: não havia nada a "
+        "pular, então nenhuma retomada foi exercitada (pare-a mais tarde)",
     "resume.inconclusive.first_run_finished":
         "a primeira execução já tinha terminado seu trabalho quando acabou: {records} "
         "registro(s), nenhum id esperado restante; nada foi retomado (pare-a mais cedo, ou "
         "dê-lhe mais trabalho)",
     "resume.inconclusive.second_run_idle":
-        "a segunda execução não gravou nenhum registro: não tinha nada a fazer, então nenhuma "
-        "retomada foi exercitada",
+        "a segunda execução terminou bem sem gravar nenhum registro: nenhuma retomada foi "
+        "exercitada",
     "resume.inconclusive.record_check_unfinished":
         "a verificação dos registros não terminou ({error}): os registros que ela não viu não "
         "foram verificados",
@@ -1505,4 +1610,31 @@ MESSAGES = {
     "resume.not_record.not_json": "texto que não é JSON",
     "resume.not_record.no_id": "JSON sem id",
     "resume.bad_records": "registros ruins ({count}): {ids}",
+    "resume.intact_after_stop":
+        "RETOMADA OK após uma parada por {signal}: nada perdido, nada refeito, nada contado duas "
+        "vezes",
+    "resume.stopped_by":
+        "a primeira execução foi parada por {signal} com {records} registro(s) no registro "
+        "({remaining} id(s) esperado(s) restante(s))",
+    "resume.first_time_limit":
+        "a primeira execução foi encerrada pelo seu limite de tempo ({timeout} s, --timeout) "
+        "antes da parada",
+    "resume.second_time_limit":
+        "a segunda execução foi encerrada pelo seu limite de tempo ({timeout} s, --timeout): "
+        "travou (um lock antigo, uma espera sem fim) ou precisa de mais tempo",
+    "resume.refused_duplicate":
+        "o registro recusou um id que já tinha: o programa não pula os ids de done_ids() ao "
+        "iniciar",
+    "resume.rewrote":
+        "a segunda execução não manteve o registro como a parada o deixou (truncado ou "
+        "substituído): recomeçou tudo em vez de retomar",
+    "resume.redone":
+        "refeitos ({count}): no registro na parada, gravados de novo pela segunda execução: {ids}",
+    "resume.gentle_stop":
+        "{signal} é uma parada suave: o programa pôde gravar o que ainda guardava; prove a "
+        "retomada também após uma parada brusca (--stop-signal SIGKILL, o padrão)",
+    "resume.no_record_check":
+        "só as linhas do registro foram verificadas: quando cada id tem sua própria saída (um "
+        "arquivo gravado após append), verifique-a com --record-check MODULE:FUNCTION "
+        "(examples/resume_record_check.py)",
 }

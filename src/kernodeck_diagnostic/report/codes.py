@@ -98,6 +98,11 @@ _TABLE = (
     Code("RESUME_BAD_RECORD", 28, kind="command", command="resume-check"),
     Code("RESUME_INCONCLUSIVE", 29, kind="command", command="resume-check"),
     Code("RESUME_RUN_FAILED", 30, kind="command", command="resume-check"),
+    # health-check: whose fault a failed check is (report/health.py); only the node's drains.
+    Code("HEALTH_PASSED", 0, passed=True, kind="command", command="health-check"),
+    Code("HEALTH_NODE_FAULT", 40, kind="command", command="health-check"),
+    Code("HEALTH_ENVIRONMENT_FAULT", 41, kind="command", command="health-check"),
+    Code("HEALTH_INCONCLUSIVE", 42, kind="command", command="health-check"),
 )
 
 CODES: Mapping[str, Code] = {code.name: code for code in _TABLE}

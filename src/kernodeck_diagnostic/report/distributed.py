@@ -4,8 +4,9 @@ Every rank's front gets the same accounts of every rank from its worker (gathere
 through the job's store, see worker/collective.py) and classifies each with the check's own rules
 (``codes.classify``, the same expected values): each reaches the same verdict on the job, and
 rank 0's report is the job's. A rank keeps its own code when its own check failed; otherwise any
-rank that failed, is missing (never joined, or never reported), a collective that did not pass
-or a wrong sum make the verdict ``COLLECTIVE_FAILED``, naming the ranks.
+rank that failed, is missing (never joined, or never reported), claimed by two processes, a
+collective that did not pass, a wrong sum, or a world that is not the one the launcher started
+(Slurm's count of its tasks) make the verdict ``COLLECTIVE_FAILED``, naming the ranks.
 
 The block holds no host name, address or port: the job's digest (``facts/launcher.job_digest``,
 what ``summarize`` groups a job's reports by), ranks, local ranks, anonymous node indices, codes,
@@ -60,6 +61,7 @@ def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
     status = outcome.get("status") or ("timeout" if state.stage == "collective" else "not_reached")
     gathered = bool(outcome.get("gathered"))
     sizes = outcome.get("world_sizes") or None
+    duplicated = outcome.get("duplicated_ranks") or None
     ranks: dict[int, dict[str, Any]] = {}
     for entry in state.ranks:
         number = entry["rank"]
@@ -76,11 +78,12 @@ def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
                else {})
     return {"launcher": launch.launcher, "job": launch.job or job_digest(launch, {}),
             "rank": launch.rank, "world_size": launch.world_size,
-            "backend": outcome.get("backend"),
+            "launcher_tasks": launch.launcher_tasks, "backend": outcome.get("backend"),
             "collective": {"status": status, "expected": expected,
                            "observed": outcome.get("observed"),
                            "duration_ms": outcome.get("duration_ms"),
-                           "store": outcome.get("store"), "world_sizes": sizes, **reached},
+                           "store": outcome.get("store"), "world_sizes": sizes,
+                           "duplicated_ranks": duplicated, **reached},
             "ranks": [ranks[number] for number in sorted(ranks)], "missing_ranks": missing,
             "shared_devices": shared_devices(state.ranks),
             **{name: (job.network or {}).get(name) for name in NETWORK_FACTS}}
@@ -146,7 +149,8 @@ STORE_KEYS = {"unresolvable": "error.collective.store_unresolvable",
               "refused": "error.collective.store_refused",
               "unreachable": "error.collective.store_unreachable",
               "silent": "error.collective.store_silent",
-              "in_use": "error.collective.store_in_use"}
+              "in_use": "error.collective.store_in_use",
+              "foreign": "error.collective.store_foreign"}
 
 
 # The next line of a job's error whose advice is not the code's (which points at the ranks named).
@@ -155,6 +159,9 @@ NEXT_KEYS = {"error.collective.store_unresolvable": "next.collective.store",
              "error.collective.store_unreachable": "next.collective.store",
              "error.collective.store_silent": "next.collective.store",
              "error.collective.store_in_use": "next.collective.store",
+             "error.collective.store_foreign": "next.collective.store",
+             "error.collective.duplicated_ranks": "next.collective.duplicated_ranks",
+             "error.collective.launcher_tasks": "next.collective.launcher_tasks",
              "error.collective.world_sizes": "next.collective.world_sizes",
              "error.collective.missing_ranks_slurm": "next.collective.missing_slurm"}
 
@@ -174,8 +181,17 @@ def job_error(block: dict[str, Any], error_type: str | None) -> dict[str, Any] |
               and entry["code"] != "COLLECTIVE_FAILED"]
     values: dict[str, str] = {"status": collective["status"]}
     store = collective.get("store")
-    if store not in (None, "joined"):
+    tasks = block.get("launcher_tasks")
+    if collective.get("duplicated_ranks"):
+        # Before the store's state: a second rank 0 found the port taken by its own job's store.
+        key = "error.collective.duplicated_ranks"
+        values["ranks"] = _named([str(number) for number in collective["duplicated_ranks"]])
+    elif store not in (None, "joined"):
         key = STORE_KEYS[store]
+    elif tasks is not None and tasks != block["world_size"]:
+        # Whatever the ranks formed, it is not the group the launcher started.
+        key = "error.collective.launcher_tasks"
+        values.update(tasks=str(tasks), world_size=str(block["world_size"]))
     elif collective.get("world_sizes"):
         key = "error.collective.world_sizes"
         values["sizes"] = ", ".join(map(str, collective["world_sizes"]))

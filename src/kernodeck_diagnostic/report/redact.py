@@ -12,17 +12,22 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
 1. The values of variables named like secrets (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...) become
    ``<redacted>`` wherever they appear, even inside a longer word.
 2. Credentials in URLs become ``<redacted>@`` (a password holding a ``/`` too:
-   ``postgres://u:pa/ss@host``); token-shaped strings ``<token>``: Hugging Face's, GitHub's,
-   OpenAI's, Stripe's (``sk_live_``), Google's (``AIza``), npm's, PyPI's, AWS's access key ids
-   (``AKIA``, ``ASIA``...), Slack's, GitLab's, and JSON Web Tokens (``eyJ...``). Other secret
-   shapes become ``<redacted>``: a PEM private-key block (to its end, or to the end of the text
-   when it was cut), what follows ``Bearer``, an Azure ``AccountKey=``, and the value given to
-   a keyword named like a secret (``password=...``, ``api_key=...``, ``HF_TOKEN=...``,
-   ``'secret': '...'``). The shapes are the public secret-scanning rule sets' (gitleaks,
-   detect-secrets); each rule starts only where a match can begin, so a hostile megabyte of
-   text costs one pass, never a scan from every position (tests/reliability/test_secrets.py).
-   Arguments of a command and parameters are read by name as well (``hidden_options``,
-   ``hide_secret_keys``): ``--password X``, ``--api-key=X``, ``-p X``, ``{"token": X}``.
+   ``postgres://u:pa/ss@host``); token-shaped strings ``<token>``: the shapes of the public
+   secret-scanning rule sets, gitleaks v8.30.1 and detect-secrets v1.5.0, one row per rule in
+   ``secret_rules.py`` (which says what was left out, and why): Hugging Face's, GitHub's,
+   OpenAI's, Stripe's, Google's, npm's, PyPI's, AWS's key ids, Slack's tokens and webhooks,
+   GitLab's, Grafana's (``glsa_``), DigitalOcean's (``dop_v1_``), Telegram's bot tokens, JSON Web
+   Tokens (``eyJ...``) and about eighty more. Other secret shapes become ``<redacted>``: a PEM
+   private-key block (to its end, or to the end of the text when it was cut), what follows
+   ``Bearer``, an Azure ``AccountKey=``, a credential header (``Authorization: Basic ...``, any
+   scheme, ``x-api-key: ...``, ``Private-Token``, ``Cookie`` to the end of its line), and the
+   value given to a name like a secret's (``is_secret_name``: ``password=...``,
+   ``wandb_key=...``, ``HF_TOKEN=...``, ``'secret': '...'``, a signed URL's ``?sig=``,
+   ``X-Amz-Signature=``, ``Signature=``). Each rule starts only where a match can begin, so a
+   hostile megabyte of text costs one pass, never a scan from every position
+   (tests/reliability/test_secrets_kept.py, test_secret_rules.py). Arguments of a command and
+   parameters are read by name as well (``hidden_options``, ``hide_secret_keys``):
+   ``--password X``, ``--api-key=X``, ``--wandb-key X``, ``-p X``, ``-k X``, ``{"token": X}``.
 3. The home and working folders, found as they are written (spaces and all), become ``<home>``
    and ``<cwd>``, however short (``/root`` too); only the file system's root is left alone. At the
    start of a longer path, the folder becomes its label and the rest is reduced as rule 4 does:
@@ -76,11 +81,12 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..facts.system import CONFIGURATION_SET
 from ..report_schema import fact_schema, named_values
+from .secret_rules import CONTEXT_SHAPES, PREFIX_SHAPES
 
 # Names of environment variables whose values are secrets wherever they appear.
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PASS$|API_?KEY|ACCESS_KEY|PRIVATE|"
@@ -111,14 +117,10 @@ _HOST_VARIABLES = ("HOSTNAME", "COMPUTERNAME")
 _URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])(?P<lead>[0-9+.-]*)"
                               r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]{0,256}"
                               r"(?::(?!\d+(?:[/?#]|$))[^\s@]{0,256})?@")
-_TOKEN_SHAPES = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
-    r"|sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{12,}|xox[abposr]-[A-Za-z0-9-]{8,}|glpat-[A-Za-z0-9_-]{8,}"
-    r"|[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}"
-    r"|pypi-AgE[A-Za-z0-9_-]{40,}"
-    r"|(?:A3T[A-Z0-9]|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b"
-    # A JSON Web Token: two base64url JSON objects and a signature, dot-separated.
-    r"|(?<!-)eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)")
+# The token shapes: the public rule sets' (``secret_rules``: gitleaks, detect-secrets), each
+# compiled once at import; the prefixed ones in one expression grouped by first character.
+_TOKEN_SHAPES = PREFIX_SHAPES
+_CONTEXT_SHAPES = tuple((pattern, rule.needles) for rule, pattern in CONTEXT_SHAPES)
 # Secret shapes whose value becomes <redacted>, the words that name it kept.
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----END)[\s\S])*"
@@ -128,20 +130,32 @@ _BEARER = re.compile(r"\b(?P<word>[Bb]earer|BEARER)(?P<space>\s+)"
                      r"(?=[A-Za-z._~+/=-]{0,64}\d|[A-Za-z0-9._~+/=-]{20})[A-Za-z0-9._~+/=-]{8,}")
 _AZURE_KEY = re.compile(r"\b(?P<word>AccountKey|SharedAccessKey|SharedAccessSignature)="
                         r"[^;\s'\"]+")
-# A keyword named like a secret, then its value: ``password=hunter2``, ``HF_TOKEN=...``,
-# ``'api_key': '...'`` (a colon only before a quoted value: "secret: not found" is prose).
-_SECRET_KEYWORD = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<lead>[_.-]*)"
-    r"(?P<word>(?i:(?:[a-z0-9]+[_.-])*(?:password|passwd|passphrase|secret|api_?key|access_?key"
-    r"|private_?key|token|auth_?token|credentials?)))(?![A-Za-z0-9])"
-    r"(?P<sep>[\"']?\s*(?:=|:(?=\s*[\"']))\s*)"
+# An HTTP header that carries a credential (gitleaks' curl-auth-header, detect-secrets'
+# KeywordDetector): ``Authorization: Basic <value>`` (any scheme: the scheme's word is kept),
+# ``Proxy-Authorization``, ``Cookie`` and ``Set-Cookie`` (to the end of the line), GitLab's
+# ``Private-Token``, ``api-key`` and an ``X-`` header named like a secret (``x-api-key``,
+# ``X-Auth-Token``, ``X-Amz-Security-Token``), unquoted after its colon as headers are written.
+_HEADER = re.compile(
+    r"(?<![A-Za-z0-9-])(?P<word>(?i:x-[a-z0-9-]{1,60}|(?:proxy-)?authorization|private-token"
+    r"|api-?key))(?P<sep>[\"']?[ \t]*:[ \t]*)"
+    r"(?P<scheme>(?i:(?:basic|bearer|token|digest|negotiate|ntlm|aws4-hmac-sha256|apikey|sso-key"
+    r"|key)[ \t]+)?)(?P<value>[^\s'\",;]{1,4096})")
+_COOKIE = re.compile(r"(?<![A-Za-z0-9-])(?P<word>(?i:(?:set-)?cookie))"
+                     r"(?P<sep>[\"']?[ \t]*:[ \t]*)[^\r\n'\"]{1,4096}")
+# A name, then a value assigned to it: ``password=hunter2``, ``HF_TOKEN=...``, ``?sig=...``,
+# ``'api_key': '...'`` (a colon only before a quoted value: "secret: not found" is prose). The
+# value is hidden when the name is a secret's (``is_secret_name``: the same words as options and
+# params), else the search goes on inside the value (``opts=password=x``).
+_KEYWORD = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<lead>[_.-]*)(?P<word>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})"
+    r"(?![A-Za-z0-9_.-])(?P<sep>[\"']?\s*(?:=|:(?=\s*[\"']))\s*)"
     r"(?P<value>\"[^\"]{0,256}\"|'[^']{0,256}'|[^\s;,'\"&<>]{1,256})")
 # Each with the strings one of which a text must hold for the rule to be tried at all: a
 # substring test is far cheaper than a search that fails at every position.
 _VALUE_SHAPES = ((_PRIVATE_KEY, "<redacted>", ("PRIVATE KEY",)),
                  (_BEARER, r"\g<word>\g<space><redacted>", ("earer", "EARER")),
                  (_AZURE_KEY, r"\g<word>=<redacted>", ("Key=", "Signature=")),
-                 (_SECRET_KEYWORD, r"\g<lead>\g<word>\g<sep><redacted>", ("=", ":")))
+                 (_COOKIE, r"\g<word>\g<sep><redacted>", ("ookie", "OOKIE")))
 # Rule 6: the host is an IPv4 address or a name with a letter in it, of two characters or more;
 # ``recall@10``, ``torch@2.5.1`` or ``precision@k`` (a metric, a pinned version) name no one.
 # The user starts where a run of its characters does (``lead``: the ``.``, ``-`` a word does not
@@ -182,6 +196,17 @@ def _one_line(value: str) -> str:
     # Messages reach the report as one line with single spaces (the worker's ``bounded``): a
     # value is looked for in the same form.
     return " ".join(value.split())
+
+
+def _secret_variable(name: str) -> bool:
+    """Whether a variable's value is a secret, hidden wherever it appears (rule 1): its name
+    matches ``_SECRET_NAME`` or is named like a secret option (``WANDB_KEY``), except the
+    shell's working folders (``PWD``: a folder, which rules 3 and 5 say as such)."""
+    return _SECRET_NAME.search(name) is not None or (name not in _SHELL_FOLDERS
+                                                     and is_secret_name(name))
+
+
+_SHELL_FOLDERS = frozenset({"PWD", "OLDPWD"})
 
 
 def is_exempt_value(name: str, value: str) -> bool:
@@ -255,7 +280,7 @@ class Redactor:
         home and working folders; ``secrets``: more values hidden wherever they appear (those
         of a command's secret options, ``argument_secrets``)."""
         env = os.environ if environ is None else environ
-        secrets = [*secrets, *(value for key, value in env.items() if _SECRET_NAME.search(key))]
+        secrets = [*secrets, *(value for key, value in env.items() if _secret_variable(key))]
         homes = {home for home in (_safe(_home), env.get("HOME", ""), env.get("USERPROFILE", ""))
                  if home}
         names: dict[str, str] = {}
@@ -268,7 +293,7 @@ class Redactor:
         folders[_safe(os.getcwd)] = "<cwd>"
         lowered = {name.lower() for name in names}
         values = [value for key, value in env.items()
-                  if not _SECRET_NAME.search(key) and not is_exempt_value(key, value)
+                  if not _secret_variable(key) and not is_exempt_value(key, value)
                   # a value that is a host or user name keeps that name's label
                   and _one_line(value).lower() not in lowered]
         return cls(secrets, names, folders, values)
@@ -278,12 +303,7 @@ class Redactor:
             return text  # a fact in the tool's own words, whatever a variable or name also says
         for secret in self._secrets:
             text = text.replace(secret, "<redacted>")
-        if "://" in text:
-            text = _URL_CREDENTIALS.sub(r"\g<lead>\g<scheme><redacted>@", text)
-        for shape, replacement, needles in _VALUE_SHAPES:
-            if any(needle in text for needle in needles):
-                text = shape.sub(replacement, text)
-        text = _TOKEN_SHAPES.sub("<token>", text)
+        text = _hide_secret_shapes(text)
         if self._path_values is not None:
             text = self._path_values.sub("<redacted>", text)
         if self._known is not None:
@@ -318,9 +338,16 @@ class Redactor:
             return False
         if any(secret in joined for secret in self._secrets):
             return False
+        if ":" in joined and any(_header(found) != found.group(0)
+                                 for found in _HEADER.finditer(joined)):
+            return False
+        if next(_secret_keywords(joined), None) is not None:
+            return False
         patterns = [_URL_CREDENTIALS if "://" in joined else None,
                     *(shape for shape, _, needles in _VALUE_SHAPES
                       if any(needle in joined for needle in needles)),
+                    *(context for context, hints in _CONTEXT_SHAPES
+                      if any(hint in joined for hint in hints)),
                     _TOKEN_SHAPES, self._path_values, self._known, _QUOTED_PATH,
                     _FILE_URL, _WINDOWS_PATH, _POSIX_PATH, self._values,
                     _USER_AT_HOST if "@" in joined else None,
@@ -357,30 +384,97 @@ class Redactor:
         return "<path>" + separator + parts[-1] if parts else "<path>"
 
 
+def _hide_secret_shapes(text: str) -> str:
+    """Rule 2: credentials in URLs, the value shapes, headers, keywords and token shapes."""
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(r"\g<lead>\g<scheme><redacted>@", text)
+    for shape, replacement, needles in _VALUE_SHAPES:
+        if any(needle in text for needle in needles):
+            text = shape.sub(replacement, text)
+    if ":" in text:
+        text = _HEADER.sub(_header, text)
+    text = _hide_keywords(text)
+    for context, hints in _CONTEXT_SHAPES:
+        if any(hint in text for hint in hints):
+            text = context.sub("<token>", text)
+    return _TOKEN_SHAPES.sub("<token>", text)
+
+
+def _header(found: re.Match[str]) -> str:
+    """A header's credential hidden, its name and scheme kept; an ``X-`` header not named like
+    a secret (``X-Request-Id``) as it is."""
+    word = found.group("word")
+    if word[:2].lower() == "x-" and not is_secret_name(word):
+        return found.group(0)
+    return word + found.group("sep") + found.group("scheme") + REDACTED
+
+
+def _secret_keywords(text: str) -> Iterator[re.Match[str]]:
+    """The assignments of ``text`` whose name is a secret's, in order. After any other one the
+    search goes on at its value, which may hold one (``opts=password=x``)."""
+    if "=" not in text and ":" not in text:
+        return
+    position = 0
+    while True:
+        found = _KEYWORD.search(text, position)
+        if found is None:
+            return
+        if is_secret_name(found.group("word")):
+            yield found
+            position = found.end()
+        else:
+            position = found.start("value")
+
+
+def _hide_keywords(text: str) -> str:
+    """Each value assigned to a name like a secret's (``_secret_keywords``) as ``<redacted>``."""
+    parts: list[str] = []
+    kept = 0
+    for found in _secret_keywords(text):
+        parts += [text[kept:found.start("value")], REDACTED]
+        kept = found.end()
+    return "".join(parts) + text[kept:] if parts else text
+
+
 # Names of options, parameters and keywords that hold secrets, as words (``--hf-token``,
-# ``db.password``, ``apiKey``): one of these words, or one of these pairs of words in a row.
-# ``--max-tokens`` or ``tokenizer`` name no secret.
-_SECRET_WORDS = frozenset({"password", "passwd", "passphrase", "pass", "pwd", "secret", "token",
-                           "apikey", "credential", "credentials", "cookie", "auth",
-                           "authorization", "privatekey", "accesskey", "secretkey"})
+# ``db.password``, ``apiKey``, ``--wandb-key``): one of ``_SECRET_WORDS`` anywhere in the name,
+# one of ``_SECRET_LAST_WORDS`` as its last word, or one of ``_SECRET_PAIRS`` in a row. The
+# words are detect-secrets' KeywordDetector's and gitleaks' generic-api-key's (password, secret,
+# token, key, auth, credential...), with the short forms people give options (``--pw``,
+# ``--privkey``, ``--sig``). A word that names a secret only as the name's end (``key``,
+# ``token``, ``pass``, ``auth``, ``session``) leaves a name that goes on alone: ``--key-dim 64``,
+# ``--num-key-value-heads``, ``--token-limit``, ``--pass-count``, ``auth_type`` say no secret,
+# while ``--key``, ``--signing-key``, ``--max-key`` hide their value (a false redaction there
+# costs a value in a record; a missed one, a credential). ``--max-tokens`` or ``tokenizer``
+# name no secret (``tokens`` and ``tokenizer`` are other words).
+_SECRET_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "secret",
+                           "secrets", "apikey", "credential", "credentials", "creds", "cookie",
+                           "cookies", "authorization", "bearer", "jwt", "privkey", "privatekey",
+                           "accesskey", "secretkey", "sessionid", "authtoken"})
+_SECRET_LAST_WORDS = frozenset({"key", "token", "pass", "auth", "session", "sig", "signature"})
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"),
-                           ("secret", "key"), ("account", "key"), ("client", "secret")})
+                           ("secret", "key"), ("account", "key"), ("client", "secret"),
+                           ("session", "id"), ("auth", "token"), ("access", "token")})
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 # ``NAME=value`` as a command's argument: a variable given to ``env``, an override (Hydra's
 # ``db.password=...``).
 _ASSIGNED_NAME = re.compile(r"[+~]{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
 # Short options that hold a password by convention (mysql, psql's clients...).
-_SECRET_SHORT_OPTIONS = frozenset({"-p"})
+# ``-k``: a key, as ``--key``'s short form (curl's ``-k`` is a flag: what follows it, if not an
+# option, is hidden too).
+_SECRET_SHORT_OPTIONS = frozenset({"-p", "-k"})
 REDACTED = "<redacted>"
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Whether an option, a parameter or a variable named ``name`` holds a secret: one of its
-    words (split at ``-``, ``_``, ``.`` and camelCase) is one of ``_SECRET_WORDS``, or two in a
-    row one of ``_SECRET_PAIRS``."""
+    words (split at ``-``, ``_``, ``.`` and camelCase) is one of ``_SECRET_WORDS``, its last
+    one of ``_SECRET_LAST_WORDS``, or two in a row one of ``_SECRET_PAIRS``."""
     words = [word.lower() for word in _WORD_SPLIT.split(name) if word]
-    return (any(word in _SECRET_WORDS for word in words)
-            or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])))
+    return bool(words) and (words[-1] in _SECRET_LAST_WORDS
+                            or any(word in _SECRET_WORDS for word in words)
+                            or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])))
 
 
 def _secret_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -287,6 +287,10 @@ def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, 
         t("ui.distributed.job", launcher=block["launcher"], rank=block["rank"],
           world_size=block["world_size"]),
         block["backend"],
+        # A sum that is not the expected one is never shown as a passed collective.
+        t("ui.distributed.collective_wrong_sum", observed=observed,
+          expected=collective["expected"])
+        if collective["status"] == "passed" and observed != collective["expected"] else
         t("ui.distributed.collective", status=collective["status"],
           observed="-" if observed is None else observed, expected=collective["expected"]),
         f"{duration:.0f} ms" if duration is not None else None))]

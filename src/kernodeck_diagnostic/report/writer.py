@@ -9,9 +9,10 @@ import stat
 from typing import IO
 
 from ..i18n import ENGLISH, Translate
+from ..safe_files import Folder, UnsafePath
 from ..terminal import discard, write
 
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+NEW_FILE_MODE = 0o644  # a report is made to be shared (less the umask)
 
 
 class OutputError(Exception):
@@ -55,6 +56,9 @@ def preflight(path: str) -> None:
         raise OutputError("output.reason.no_folder")
     if not os.path.isdir(parent):
         raise OutputError("output.reason.not_a_folder")
+    # As the write will open it: a link of another user's on the way, a folder of theirs or one
+    # others can write without the sticky bit, refused now rather than after the check.
+    _open_folder(os.path.dirname(path)).close()
     kind = pseudo_filesystem(parent)
     if kind is not None:  # root may "write" there: the kernel then refuses every new name
         raise OutputError("output.reason.pseudo_filesystem", kind=kind)
@@ -125,38 +129,82 @@ def _check_name(path: str) -> None:
 
 
 def write_new(path: str, data: bytes) -> None:
-    """Create ``path`` exclusively and write ``data``; on any failure no file is left behind."""
+    """Create ``path`` exclusively and write ``data``; on any failure no file is left behind.
+
+    Through the safe file layer, as every file the tool writes (``safe_files``): the folder is
+    opened one component at a time, a link owned by another user refused, never followed (one
+    planted at ``/tmp/reports`` once made root write where it pointed), the folder checked as
+    every folder the tool writes into; the file created relative to that folder's descriptor,
+    never through a link at its name. A failed write empties the file through its own
+    descriptor, then removes the name from the folder opened, and only while that name is
+    still this very file: never by a path that a renamed folder or a planted link can redirect.
+    """
     _check_name(path)
-    try:
-        descriptor = os.open(path, _NEW_FILE_FLAGS, 0o644)
-    except FileExistsError:
-        # Taken since the pre-flight, or never checked: say what took it (a device, a FIFO...).
+    parent, name = os.path.split(path)
+    folder = _open_folder(parent)
+    with folder:
         try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            raise OutputError("output.reason.exists_file") from None
-        raise _taken(mode) from None
+            descriptor = folder.open_new(name, NEW_FILE_MODE)
+        except UnsafePath as exc:
+            raise OutputError(exc.key) from None
+        except FileExistsError:
+            # Taken since the pre-flight, or never checked: say what took it (a device, a FIFO...).
+            found = folder.lstat(name)
+            if found is None:
+                raise OutputError("output.reason.exists_file") from None
+            raise _taken(found.st_mode) from None
+        except OSError as exc:
+            raise _reason(exc) from None
+        try:
+            created = os.fstat(descriptor)
+        except OSError as exc:
+            os.close(descriptor)
+            raise _reason(exc) from None
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(descriptor, view)
+                view = view[written:]
+            os.fsync(descriptor)
+        except BaseException as exc:
+            _discard(folder, name, descriptor, created)
+            if isinstance(exc, OSError):
+                raise _reason(exc) from None
+            raise
+        try:
+            os.close(descriptor)
+        except OSError as exc:  # NFS and full disks may report the failure only here
+            _remove_if_ours(folder, name, created)
+            raise _reason(exc) from None
+        folder.sync()
+
+
+def _open_folder(parent: str) -> Folder:
+    """The folder a report goes into, opened and checked by the safe file layer."""
+    try:
+        return Folder.open(parent or ".")
+    except UnsafePath as exc:
+        raise OutputError(exc.key) from None
     except OSError as exc:
         raise _reason(exc) from None
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(descriptor, view)
-            view = view[written:]
-        os.fsync(descriptor)
-    except OSError as exc:
+
+
+def _discard(folder: Folder, name: str, descriptor: int, created: os.stat_result) -> None:
+    """A write that failed: nothing of it kept, wherever its name went meanwhile."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(descriptor, 0)
+    with contextlib.suppress(OSError):
         os.close(descriptor)
-        _remove_quietly(path)
-        raise _reason(exc) from None
-    except BaseException:
-        os.close(descriptor)
-        _remove_quietly(path)
-        raise
-    try:
-        os.close(descriptor)
-    except OSError as exc:  # NFS and full disks may report the failure only here
-        _remove_quietly(path)
-        raise _reason(exc) from None
+    _remove_if_ours(folder, name, created)
+
+
+def _remove_if_ours(folder: Folder, name: str, created: os.stat_result) -> None:
+    """Remove ``name`` from the folder opened when it is still the file this process created."""
+    with contextlib.suppress(OSError):
+        found = folder.lstat(name)
+        if found is not None and (found.st_dev, found.st_ino) == (created.st_dev,
+                                                                  created.st_ino):
+            folder.unlink(name)
 
 
 def show(stream: IO[str] | None, message: str) -> OutputError | None:
@@ -179,11 +227,6 @@ def show(stream: IO[str] | None, message: str) -> OutputError | None:
         return _reason(exc)
     return None
 
-
-
-def _remove_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 def _name_max(folder: str) -> int | None:

@@ -163,7 +163,9 @@ FIELDS: Mapping[str, Mapping[str, Check]] = {
                    "gathered": lambda value: isinstance(value, bool),
                    "store": _or_null(_one_of(STORE_STATES)),
                    "world_sizes": _or_null(lambda value: isinstance(value, list) and all(
-                       isinstance(size, int) and size > 0 for size in value))},
+                       isinstance(size, int) and size > 0 for size in value)),
+                   "duplicated_ranks": _or_null(lambda value: isinstance(value, list) and all(
+                       type(rank) is int and rank >= 0 for rank in value))},
 }
 
 

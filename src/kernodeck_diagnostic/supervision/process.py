@@ -197,6 +197,31 @@ class BoundedResult(NamedTuple):
     timed_out: bool
 
 
+def find_program(name: str) -> str | None:
+    """``name`` as the shell finds it on ``PATH``, from its absolute folders only.
+
+    An empty entry (``PATH=:/usr/bin``, a trailing or doubled ``:``) or a relative one (``.``,
+    ``bin``) is the working folder or a folder under it: whoever can write there (a shared
+    ``/tmp``, a project folder of a team) would choose what the check runs, on every check. Such
+    entries are skipped, and the working folder is never searched first as Windows' own lookup
+    (and ``shutil.which`` there) does: only a program in one of the absolute folders is run.
+    """
+    folders = [entry for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)
+               if entry and os.path.isabs(entry)]
+    names = [name]
+    if sys.platform == "win32":
+        extensions = [ext for ext in os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(";")
+                      if ext]
+        given = any(name.lower().endswith(ext.lower()) for ext in extensions)
+        names = ([name] if given else []) + [name + ext for ext in extensions]
+    for folder in folders:
+        for candidate in names:
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
+
+
 def run_bounded(argv: Sequence[str], timeout: float) -> BoundedResult:
     """Run a short tool with a hard time limit; its output is cut at MAX_TOOL_OUTPUT bytes."""
     try:

@@ -416,8 +416,13 @@ def _as_a_fresh_interpreter(script: str, words: list[str]) -> None:
     from .. import PATH_AT_START
 
     path = list(PATH_AT_START)
-    if path and not getattr(sys.flags, "safe_path", False):  # -P, and -I from 3.11 on
+    safe = getattr(sys.flags, "safe_path", False)  # -P, and -I from 3.11 on
+    if path and not safe:
         path[0] = os.path.dirname(script)
+    elif path and _is_this_archive(path[0]):
+        # The single-file download is first even under -P (Python runs it from there): a script
+        # run under -P has nothing of its own on its path.
+        del path[0]
     sys.path[:] = path
     sys.argv[:] = [script, *words]
     main = type(sys)("__main__")
@@ -427,6 +432,16 @@ def _as_a_fresh_interpreter(script: str, words: list[str]) -> None:
     if getattr(sys.stdout, "line_buffering", False) and reconfigure and not os.isatty(1):
         with contextlib.suppress(Exception):
             reconfigure(line_buffering=False)
+
+
+def _is_this_archive(entry: str) -> bool:
+    """Whether ``entry`` is the archive the front's package was loaded from (the zipapp)."""
+    package_file = getattr(sys.modules.get(__name__.partition(".")[0]), "__file__", None)
+    archive = os.path.dirname(os.path.dirname(package_file or ""))
+    try:
+        return os.path.isfile(archive) and os.path.samefile(entry, archive)
+    except (OSError, ValueError):
+        return False
 
 
 def _inheritable_descriptors() -> list[int]:
@@ -594,24 +609,44 @@ def private_folder() -> str:
 
     On POSIX, the first folder that ``TMPDIR``, ``TEMP`` or ``TMP`` names, else ``/tmp``: where
     tempfile also begins. Anything else (that folder missing or not writable, Windows) is left
-    to ``tempfile.mkdtemp`` itself, whose search goes on to the next place and raises
-    ``OSError`` when there is none.
+    to ``tempfile.mkdtemp`` itself, whose search goes on to the next place. Where none of its
+    places takes a folder (a full ``/tmp``, a read-only ``/var/tmp``, a working folder nobody
+    can write), the tool's own needs are not a fault of the machine checked: the user's private
+    runtime folder (``XDG_RUNTIME_DIR``) and ``/dev/shm`` are tried last, and ``OSError`` is
+    raised when there is none.
     """
     if os.name == "posix":
         root = next((os.environ[name] for name in _TEMP_VARIABLES if os.environ.get(name)),
                     "/tmp")  # noqa: S108 - a new name, made with mkdir's own exclusion
-        for _ in range(_NAME_TRIES):
-            path = os.path.join(os.path.abspath(root), "kernodeck-" + os.urandom(6).hex())
-            try:
-                os.mkdir(path, 0o700)
-            except FileExistsError:
-                continue
-            except OSError:
-                break
-            return path
+        made = _made_in(root)
+        if made is not None:
+            return made
     import tempfile
 
-    return tempfile.mkdtemp(prefix="kernodeck-")
+    try:
+        return tempfile.mkdtemp(prefix="kernodeck-")
+    except OSError:
+        if os.name != "posix":
+            raise
+        for last in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):  # noqa: S108 - as above
+            made = _made_in(last) if last else None
+            if made is not None:
+                return made
+        raise
+
+
+def _made_in(root: str) -> str | None:
+    """A new private folder in ``root``, or None when ``root`` takes none."""
+    for _ in range(_NAME_TRIES):
+        path = os.path.join(os.path.abspath(root), "kernodeck-" + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        return path
+    return None
 
 
 def reason(exc: OSError) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from ..safe_files import PRIVATE_MODE, Folder
-from ..worker.protocol import deadline_argument
+from ..worker.protocol import LAUNCHER_HURRY_S, deadline_argument
 
 # Where the user's code imports from, for the worker (run_worker): a file of its private folder.
 PLACES_FILE = "places.json"
@@ -31,6 +31,18 @@ POLL_INTERVAL_S = 0.05
 # After its final event the worker has this long to exit; then its tree is killed and the result
 # stands (a library's non-daemon thread must not turn a finished check into a timeout).
 FINAL_GRACE_S = 1.0
+# --distributed: when the launcher's SIGTERM reached the front (held there: commands/check.py),
+# once. The worker, in a session of its own, never gets torchrun's: it is forwarded, the worker
+# cuts what is left of its collective stage to LAUNCHER_HURRY_S, and the front's limit is cut to
+# that and HURRY_MARGIN_S (the worker's own end margin, the report).
+LAUNCHER_STOP: list[float] = []
+HURRY_MARGIN_S = 8.0
+
+
+def launcher_stopping() -> None:
+    """The launcher is stopping the job (its SIGTERM, from a signal handler): said once."""
+    if not LAUNCHER_STOP:
+        LAUNCHER_STOP.append(time.monotonic())
 
 ProgressCallback = Callable[[str, float], None]
 # How the worker ended: its final event written (whatever its exit), the time limit reached, an
@@ -91,22 +103,34 @@ class WorkerRun:
         return "error.worker_ended.exit", {"code": str(code)}
 
 
-def user_path0() -> str:
-    """The first import path of code started where the tool was: what shadows an install.
+def user_path0(*, command_line: bool = False) -> str:
+    """The first import path of the user's own code: what shadows an install.
 
-    ``python -m`` and ``python -c`` search the working folder first; a script or the zipapp,
-    the folder that holds it. The worker, run from a private folder, imports torch from there.
-    Under ``python -m kernodeck_diagnostic`` the package took the working folder off the front's
-    own import path (see ``PYTHON_M_PATH0``): it is still the user's.
+    From the command line (whichever entry point: the console script, ``python -m``, the
+    single-file download), the user's program is one started in the working folder, as
+    ``python -c`` or ``python app.py`` there: the working folder comes first. Never the folder
+    of the tool's own file: Python puts a script's folder first for that script only, and for
+    an archive (``python kd.pyz``) the archive itself, never its folder, so a module written
+    beside the download (``/tmp``, ``~/Downloads``) is none of the user's. A working folder that
+    no longer exists is ``''``, as ``python -c`` has it (the import system skips it).
+
+    From the API, the calling program is the user's: its own first entry, as Python put it (a
+    script's folder; an archive, itself), the working folder for ``''`` (``python -c``, a
+    REPL). Under -P (PYTHONSAFEPATH) or -I the caller has none: ``run_worker`` then sends
+    none for the same interpreter, and the worker's own flags decide for another one.
     """
-    from .. import PYTHON_M_PATH0
-
-    if PYTHON_M_PATH0 is not None:
-        return PYTHON_M_PATH0
+    if command_line:
+        try:
+            return os.getcwd()
+        except OSError:  # removed under the user's shell
+            return ""
     first = sys.path[0] if sys.path else ""
     if not first:
-        return os.getcwd()
-    return os.path.dirname(first) if os.path.isfile(first) else first
+        try:
+            return os.getcwd()
+        except OSError:
+            return ""
+    return first
 
 
 def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
@@ -180,6 +204,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     outcome: Outcome = "timeout"
     cpu_s: float | None = None
     exit_watch = _ExitWatch(process, started.done)
+    ranked, hurried = "--launcher" in request, False
     try:
         from .captures import bound_capture
         from .events import EventReader
@@ -189,6 +214,10 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
         if on_started is not None:
             on_started()
         while True:
+            if ranked and LAUNCHER_STOP and not hurried:
+                hurried = True
+                _forward_stop(process.pid)
+                deadline = min(deadline, time.monotonic() + LAUNCHER_HURRY_S + HURRY_MARGIN_S)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
@@ -260,6 +289,13 @@ class _ExitWatch:
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
+
+
+def _forward_stop(pid: int) -> None:
+    """The launcher's SIGTERM, to the worker alone (it holds it: worker/collective.py)."""
+    if sys.platform != "win32":  # there SIGTERM would end it at once
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
 
 
 def process_cpu_seconds(pid: int, proc: str = "/proc") -> float | None:

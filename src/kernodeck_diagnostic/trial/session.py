@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
-from .. import TOOL_NAME, __version__
+from .. import TOOL_NAME, __version__, terminal
 from ..report.redact import (
     Redactor,
     argument_secrets,
@@ -462,9 +462,9 @@ class Trial:
         self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
             if not notebook.show(self._repr_markdown_()):  # a notebook's cell shows the summary
-                sys.stderr.write(self._ending_line(document) + "\n"
-                                 + (self.summary() if self.print_summary else ""))
-                sys.stderr.flush()
+                # Stage names, messages and contracts are the program's: escaped (terminal).
+                terminal.write(sys.stderr, terminal.one_line(self._ending_line(document)) + "\n"
+                               + (self.summary() if self.print_summary else ""))
 
     @property
     def pass_index(self) -> int | None:

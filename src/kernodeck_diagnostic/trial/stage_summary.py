@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..terminal import one_line
+
 SUMMARY_FILE = "summary.txt"
 COLUMNS = ("stage", "count", "failed", "first_ms", "total_ms", "mean_ms", "p95_ms", "max_ms",
            "peak_memory")
@@ -90,8 +92,9 @@ def table(found: list[dict[str, Any]]) -> str:
 
 
 def cells(found: list[dict[str, Any]]) -> list[tuple[str, ...]]:
-    """Each row's cells as text, in COLUMNS' order."""
-    return [(row["stage"], str(row["count"]), str(row["failed"]), _ms(row["first_ms"]),
+    """Each row's cells as text, in COLUMNS' order; a stage's name (the program's) on one
+    printable line (``terminal.one_line``)."""
+    return [(one_line(row["stage"]), str(row["count"]), str(row["failed"]), _ms(row["first_ms"]),
              _ms(row["total_ms"]), _ms(row["mean_ms"]), _ms(row["p95_ms"]), _ms(row["max_ms"]),
              _size(row["peak_memory_bytes"])) for row in found]
 

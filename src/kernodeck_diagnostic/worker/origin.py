@@ -410,23 +410,29 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
                   import_path: list[str] | None = None) -> list[dict[str, str]]:
     """The user's modules that hide one their program needs, in the folders it imports from first.
 
-    ``python app.py`` searches app.py's folder before anything installed, ``python -m`` the
-    working folder: a typing.py or numpy.py there replaces the real one for the user's program,
-    whichever way the check itself was started (the worker has loaded its own typing already, and
-    the installed command or the zipapp imports from elsewhere). Names and categories only, at
-    most MAX_LOCAL_MODULES. None searched when the interpreter's flags say the program's folder
-    is not searched (path0 is None).
+    The folders are those of the user's program, where its import path searches them: the
+    working folder (the command line's program starts there, whatever entry point ran the
+    check, as ``python -c`` or ``python app.py`` there would) and the calling script's folder
+    (the API's). A typing.py or numpy.py there replaces the real one for the user's program (the
+    worker has loaded its own typing already). Never a folder the program does not search: the
+    working folder of a script run from elsewhere, the folder of the tool's own file. Names and
+    categories only, at most MAX_LOCAL_MODULES. None searched when the interpreter's flags say
+    the program's folder is not searched (path0 is None).
 
-    ``import_path``: the API caller's own path, in order. A folder it searches after the
-    standard library's (a notebook's folder in a kernel) hides no standard-library module.
+    ``import_path``: the API caller's own path, in order, else the program's first entry
+    ``path0`` stands for it. A folder it searches after the standard library's (a notebook's
+    folder in a kernel) hides no standard-library module.
     """
     if path0 is None:
         return []
+    searched = import_path if import_path is not None else [path0]
     folders: list[tuple[str, str]] = []
-    with contextlib.suppress(OSError):
-        folders.append(("working-folder", os.getcwd()))
-    if not any(same_path(path0, folder) for _, folder in folders):
-        folders.append(("script-folder", path0))
+    for place, folder in (("working-folder", _working_folder()), ("script-folder", path0)):
+        with contextlib.suppress(OSError):  # '' (python -c's entry) with the folder removed
+            if (folder and not any(same_path(folder, known) for _, known in folders)
+                    and not same_path(folder, stdlib_folder())
+                    and any(same_path(entry or os.getcwd(), folder) for entry in searched)):
+                folders.append((place, folder))
     stdlib = stdlib_names()
     found: list[dict[str, str]] = []
     for place, folder in folders:
@@ -444,6 +450,13 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
             if len(found) >= MAX_LOCAL_MODULES:
                 return found
     return found
+
+
+def _working_folder() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under the user's shell: no folder to search
+        return ""
 
 
 def _searched_before_stdlib(folder: str, import_path: list[str]) -> bool:

@@ -62,14 +62,20 @@ MAX_WARNINGS_PER_STAGE = 20
 # passed: the sum was computed (the front compares it); failed: forming the group or the
 # all-reduce raised; timeout: a rank did not join, or the collective did not end, in time;
 # skipped: every rank joined but one's own check had failed (or the ranks disagree on the world
-# size), so no group was formed; not_reached: this rank's own check ended before the stage (the
-# front says so, never the worker).
+# size, or a rank was claimed twice), so no group was formed; not_reached: this rank's own
+# check ended before the stage (the front says so, never the worker).
 CollectiveStatus = Literal["passed", "failed", "timeout", "skipped", "not_reached"]
 COLLECTIVE_STATUSES: tuple[CollectiveStatus, ...] = get_args(CollectiveStatus)
 # The job's store as this rank found it: joined; its address does not resolve; nothing listens
-# there; no answer; a program there that is not the store; rank 0 could not serve it (in use).
-StoreState = Literal["joined", "unresolvable", "refused", "unreachable", "silent", "in_use"]
+# there; no answer; a program there that is not the store; rank 0 could not serve it (in use);
+# another job's store holds the port (foreign).
+StoreState = Literal["joined", "unresolvable", "refused", "unreachable", "silent", "in_use",
+                     "foreign"]
 STORE_STATES: tuple[StoreState, ...] = get_args(StoreState)
+# A launcher's SIGTERM to a rank (--distributed): what is left of the collective stage is cut to
+# this (worker/collective.py), and the front's limit to this and a margin (supervision), so that
+# rank 0's report is written before the launcher's kill (30 s on: torchrun, Slurm's KillWait).
+LAUNCHER_HURRY_S = 10.0
 Backend = Literal["gloo", "nccl"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 

@@ -224,8 +224,7 @@ class Worker:
                 failure = err
             except Exception as exc:  # a stage that fails in an unforeseen way is still reported
                 # (a warning that the user's filters turn into an error among them)
-                failure = StageError(
-                    "import_failed" if name == "import" else "runtime_error", exc)
+                failure = StageError("import_failed" if name == "import" else "runtime_error", exc)
         for category, message in caught:
             self.events.emit("warning", stage=name, category=category, message=message)
         duration = round((time.monotonic() - start) * 1000, 1)
@@ -505,9 +504,10 @@ def watch_front(events_path: str) -> None:
         if child > 0:
             return
     import threading
-
-    threading.Thread(target=_watch_in_thread, args=(folder, worker), daemon=True,
-                     name="front-watch").start()
+    # No process nor thread to spare (ulimit -u, pids.max): unwatched (docs/reliability.md).
+    with contextlib.suppress(RuntimeError):
+        threading.Thread(target=_watch_in_thread, args=(folder, worker), daemon=True,
+                         name="front-watch").start()
 
 
 def _watch_in_thread(folder: str | None, worker: int) -> None:
@@ -562,19 +562,17 @@ def _remove(folder: str | None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def release_sigterm() -> None:
+def release_sigterm(keep_pending: bool = False) -> None:
     """SIGTERM unblocked: the front forks this process with it blocked (supervision/process.py).
     One that arrived before this process had its own process group was meant for the front's
-    group (a launcher stopping the job): discarded, since ignoring a pending signal drops it."""
+    group: discarded (ignoring a pending signal drops it), unless ``keep_pending`` (a rank's)."""
     if sys.platform == "win32":  # no signal mask there
         return
-    term = signal.SIGTERM
-    if term in signal.sigpending():
-        previous = signal.signal(term, signal.SIG_IGN)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {term})
-        signal.signal(term, previous)
-    else:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {term})
+    dropped = signal.SIGTERM in signal.sigpending() and not keep_pending
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN) if dropped else signal.SIG_DFL
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    if dropped:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def companions_used(args: Any) -> list[str]:
@@ -615,8 +613,18 @@ def _json_file(path: str) -> Any:
         return json.load(file)
 
 
+def _as_rank(worker: Worker, args: Any, deadline: float | None, held: bool) -> None:
+    """--launcher: this rank's place (collective.place); then SIGTERM released if ``held``."""
+    if args.launcher is not None:
+        companion("collective").place(worker, args, deadline)
+    if held:
+        release_sigterm(keep_pending=args.launcher is not None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    release_sigterm()
+    words = sys.argv[1:] if argv is None else list(argv)
+    if "--request-on-stdin" not in words and "--launcher" not in words:
+        release_sigterm()  # else once the request says whether it is a rank's (_as_rank)
     if sys.version_info < MINIMUM_PYTHON:
         # Before any event: the front, seeing none, asks the interpreter its version and says
         # it is too old (a partial run on 3.7 or 3.8 would look like a diagnosis).
@@ -640,14 +648,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="the computation on every visible device (all_devices.py)")
     # The front's time limit, as time.time() says it (protocol.deadline_argument).
     parser.add_argument("--deadline", type=float)
-    # --distributed (collective.py): this rank's place in the job.
-    parser.add_argument("--launcher")
+    # --distributed (collective.py): this rank's place in the job, the job's identity (--job).
     for name in ("--rank", "--world-size", "--local-rank", "--node", "--master-port"):
         parser.add_argument(name, type=int)
+    parser.add_argument("--launcher")
     parser.add_argument("--master-addr")
+    parser.add_argument("--job")
     for name in protocol.LIBRARY_STAGES:  # --extensions, --kernels (libraries.py)
         parser.add_argument(f"--{name}", action="store_true")
-    words = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(words)
     if args.watch_front and WATCHES_FIRST:
         watch_front(args.events)
@@ -678,12 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     worker.all_devices = args.all_devices
     worker.libraries = frozenset(name for name in protocol.LIBRARY_STAGES if getattr(args, name))
     worker.deadline, worker.caller = deadline, args.places.get("caller")
-    if args.launcher is not None:
-        worker.distributed = {
-            "launcher": args.launcher, "rank": args.rank, "world_size": args.world_size,
-            "local_rank": args.local_rank, "node": args.node, "master_addr": args.master_addr,
-            "master_port": args.master_port,
-            "deadline": companion("collective").worker_deadline(deadline)}
+    _as_rank(worker, args, deadline, "--request-on-stdin" in words or "--launcher" in words)
     worker.run()
     return 0
 

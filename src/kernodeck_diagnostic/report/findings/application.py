@@ -22,9 +22,13 @@ from .interpreter import torch_shadowed
 layer = Layer("application")
 
 
-@layer.rule(150, "LOCAL_MODULE_SHADOWS")
+@layer.rule(150, "LOCAL_MODULE_SHADOWS", variants=(None, "working_folder", "script_folder"))
 def local_module_shadows(report: Report) -> Finding | None:
-    """Modules of the user's, where their program imports first, named like ones it needs."""
+    """Modules of the user's, where their program imports first, named like ones it needs.
+
+    The sentence names the folder: the working folder (the command line's program starts
+    there; running it from another folder helps), the calling script's own (Python searches it
+    first wherever the script is run from), or both (the plain one)."""
     pytorch = report["pytorch"]
     entries = [entry for entry in report["runtime"].get("local_modules") or []
                # torch hidden where the check imports it from is TORCH_SHADOWED's to say
@@ -40,7 +44,11 @@ def local_module_shadows(report: Report) -> Finding | None:
                 f"the standard library's {name}")
         evidence.append(f"{entry.get('file')} in the {entry.get('folder')} hides {what}")
     names = ", ".join(dict.fromkeys(str(entry.get("name")) for entry in entries))
-    return Finding("LOCAL_MODULE_SHADOWS", "warning", tuple(evidence), {"names": names})
+    places = {entry.get("folder") for entry in entries}
+    variant = ("working_folder" if places == {"working-folder"} else
+               "script_folder" if places == {"script-folder"} else None)
+    return Finding("LOCAL_MODULE_SHADOWS", "warning", tuple(evidence), {"names": names},
+                   variant=variant)
 
 
 @layer.rule(240, "WARNING_AS_ERROR")
