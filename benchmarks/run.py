@@ -56,8 +56,9 @@ What is measured (issue 4), with its target:
 7. ``python -X importtime`` of the front: what it imports and what that costs;
 8. the trial toolkit in a program (``benchmarks/trial_probe.py``): ``with trial.stage(...)`` per
    call against ``torch.profiler.record_function`` and a bare ``with`` in the same rounds (target:
-   below ``record_function``), and the size of ``events.jsonl`` after a million stage calls of
-   three names (target < 5 MB);
+   below ``record_function``); a pass of ``trial.passes(n)`` with a stage in it against two
+   ``record_function`` ranges (target: below them); and the size of ``events.jsonl`` after a
+   million stage calls of three names (target < 5 MB);
 9. one event written to its ``events.jsonl`` (in the program's thread; its fsync apart);
 10. ``OutputLedger.append`` (records of 256 floats): the group-commit mode against a bare write +
    flush (target <= 1.20) and SQLite in WAL mode (target: faster), the per-record mode against a
@@ -215,6 +216,7 @@ TARGETS = {"tool_vs_floor": 1.03, "zipapp_vs_floor": 1.05,
            "tool_vs_bare": 1.10, "tool_vs_collect_env": 0.80, "zipapp_vs_installed": 1.05,
            "front_rss_mb": 30.0, "host_margin_s": 0.1, "timeout_margin_s": 1.0,
            "stage_vs_record_function": 1.0, "events_mb_per_million": 5.0,
+           "step_vs_two_record_functions": 1.0,
            "ledger_vs_write": 1.20, "ledger_vs_sqlite": 1.0, "all_devices_vs_one": 1.20,
            "summarize_s": 1.5, "summarize_kib_per_report": 2.0}
 # Row 12b: summarize on a fleet of this many reports, and on a tenth of it for the memory's
@@ -1006,6 +1008,13 @@ def trial_rows(trial: Mapping[str, float]) -> list[Row]:
                  f"time of the program's thread {trial['stage_cpu_us']:.1f} µs)",
                  f"< {TARGETS['stage_vs_record_function']:.2f}",
                  ratio < TARGETS["stage_vs_record_function"])]
+    steps = trial["step_vs_two_record_functions"]
+    found.append(Row("8", "a step: a pass of `trial.passes(n)` with a stage in it (no sync, CPU)",
+                     f"{trial['step_us']:.1f} µs per step",
+                     f"two `torch.profiler.record_function` ranges "
+                     f"{trial['two_record_functions_us']:.1f} µs", f"ratio {steps:.3f} (paired)",
+                     f"< {TARGETS['step_vs_two_record_functions']:.2f}",
+                     steps < TARGETS["step_vs_two_record_functions"]))
     per_million = trial["events_bytes"] / trial["events_calls"]  # MB per million: bytes per call
     found.append(Row("8", f"events.jsonl after {trial['events_calls']:,.0f} stage calls of 3 "
                      "names", f"{trial['events_bytes'] / 1e6:.3f} MB", "the calls",

@@ -6,6 +6,8 @@ tool is installed; it prints one line, ``KD-BENCH-TRIAL {json}``, on stderr:
 - ``with trial.stage(...)`` (no sync, torch imported, CPU) against a bare context manager and
   ``torch.profiler.record_function`` (no profiler session: what it costs in a job), alternated
   round by round, medians of the rounds; and the CPU time of the program's thread;
+- a step of a loop, a pass of ``trial.passes(n)`` with a stage in it, against two
+  ``record_function`` ranges, in the same rounds;
 - the bytes of ``events.jsonl`` after ``million`` stage calls of three names;
 - one event written to ``events.jsonl`` (JSON, write, flush) and a write made durable (fsync);
 - ``OutputLedger.append`` of records of 256 floats, in each durability mode, against a bare
@@ -60,9 +62,22 @@ def per_call_us(run: Callable[[], None], calls: int) -> float:
 def stage_costs(where: str, calls: int, rounds: int) -> dict[str, float]:
     """Per call: a bare ``with``, ``record_function``, ``trial.stage``, alternated by round."""
     bare = Bare()
-    times: dict[str, list[float]] = {"bare": [], "record_function": [], "stage": []}
+    times: dict[str, list[float]] = {"bare": [], "record_function": [], "stage": [],
+                                     "two_record_functions": [], "step": []}
     stage_cpu: list[float] = []
     with Trial(where) as trial:
+
+        def two_ranges_loop() -> None:
+            for _ in range(calls):
+                with torch.profiler.record_function("bench"):
+                    pass
+                with torch.profiler.record_function("bench"):
+                    pass
+
+        def step_loop() -> None:  # a training loop's step: a pass and a stage in it
+            for _ in trial.passes(calls):
+                with trial.stage("step"):
+                    pass
 
         def bare_loop() -> None:
             for _ in range(calls):
@@ -85,12 +100,16 @@ def stage_costs(where: str, calls: int, rounds: int) -> dict[str, float]:
             cpu = time.thread_time()
             times["stage"].append(per_call_us(stage_loop, calls))
             stage_cpu.append((time.thread_time() - cpu) / calls * 1e6)
+            times["two_record_functions"].append(per_call_us(two_ranges_loop, calls))
+            times["step"].append(per_call_us(step_loop, calls))
     found = {f"{key}_us": statistics.median(values) for key, values in times.items()}
     found["stage_min_us"] = min(times["stage"])
     found["stage_cpu_us"] = statistics.median(stage_cpu)
     # Paired: each round ran both, so the load of the moment cancels out.
     found["stage_vs_record_function"] = statistics.median(
         a / b for a, b in zip(times["stage"], times["record_function"]))
+    found["step_vs_two_record_functions"] = statistics.median(
+        a / b for a, b in zip(times["step"], times["two_record_functions"]))
     return found
 
 

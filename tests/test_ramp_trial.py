@@ -149,16 +149,22 @@ def test_a_trials_failed_contract_is_contract_failed(pyz: Path, tmp_path: Path) 
     assert "one_row_per_input" in " ".join(rows["ramp.json[n=4]"])
 
 
-def test_a_pass_the_loader_never_fed_fails_the_attempt(pyz: Path, tmp_path: Path) -> None:
-    """Before: zip(trial.passes(3), loader) with a 2-batch loader said ``completed`` and the
-    ramp ``passed``; the attempt is ``incomplete`` now, a failure for the ramp."""
+def test_a_pass_the_loader_never_fed_is_no_missing_pass(pyz: Path, tmp_path: Path) -> None:
+    """zip(trial.passes(3), loader) with a 2-batch loader: pass 2 starts, the loader has no
+    more, no work runs in it. Issue 41: a pass the program never asked for is not a missing
+    pass (``incomplete`` was a false failure for islice and zip): the attempt is completed, with
+    2 of 3 passes and the pass the program stopped in named."""
     app, out = tmp_path / "app.py", tmp_path / "ramp"
     app.write_text(SHORT_LOADER_APP)
     result = _ramp(pyz, out, app, sys.executable, "--axis", "n", "--start", "1", "--stop", "16")
     assert result.returncode == 0, result.stderr
     document = _record(out)
     assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
-        (1, "passed"), (2, "passed"), (4, "failed")]
+        (1, "passed"), (2, "passed"), (4, "passed"), (8, "passed"), (16, "passed")]
+    attempt = _attempt_file(out, "n-4")
+    assert attempt["status"] == "completed"
+    assert (attempt["passes"]["requested"], attempt["passes"]["completed"],
+            attempt["passes"]["left_at_pass"]) == (3, 2, 2)
 
 
 @posix_only

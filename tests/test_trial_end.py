@@ -9,6 +9,7 @@ refusing under RLIMIT_AS raises a real MemoryError.
 from __future__ import annotations
 
 import sys
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -252,40 +253,131 @@ def test_a_stage_error_that_left_its_cell_fails_the_attempt_ended_by_end(
     assert (second["status"], second["first_error"]["type"]) == ("completed", "MemoryError")
 
 
-def test_a_pass_started_and_never_completed_leaves_the_attempt_incomplete(
-        tmp_path: Path) -> None:
+def test_a_loop_the_program_leaves_is_no_missing_pass(tmp_path: Path) -> None:
     """``zip(trial.passes(10), loader)`` with a 3-batch loader: pass 3 starts, the loader has no
-    more; the attempt is ``incomplete``, never ``completed``. An iterable is taken as passes."""
+    more, no work runs in it; ``islice(trial.passes(10), 3)`` and ``zip(loader,
+    trial.passes(n))`` stop asking after their last pass's work. Each attempt is
+    ``completed``: a pass the program never asked for is not a missing pass; the passes count
+    those a stage ran in, and ``left_at_pass`` says where the program stopped. An iterable is
+    taken as passes."""
     from kernodeck_diagnostic import Trial
 
     with Trial(tmp_path / "runs") as whole:
         batches = [batch for batch in whole.passes(iter([[1], [2], [3]]))]
     with Trial(tmp_path / "runs") as cut:
         for _step, _batch in zip(cut.passes(10), [[1], [2], [3]]):
-            pass
+            with cut.stage("step"):
+                pass
+    with Trial(tmp_path / "runs") as sliced:
+        for _step in islice(sliced.passes(10), 3):
+            with sliced.stage("step"):
+                pass
+    with Trial(tmp_path / "runs") as zipped:
+        for _batch, _step in zip([[1], [2], [3]], zipped.passes(10)):
+            with zipped.stage("step"):
+                pass
     assert batches == [[1], [2], [3]]
-    first, second = (attempt_of(Path(str(trial.folder))) for trial in (whole, cut))
-    assert (first["status"], first["passes"]["requested"], first["passes"]["completed"]) == (
-        "completed", 3, 3)
-    assert (second["status"], second["passes"]["completed"]) == ("incomplete", 3)
-    assert_valid_attempt(second)
+    first, second, third, fourth = (attempt_of(Path(str(trial.folder)))
+                                    for trial in (whole, cut, sliced, zipped))
+    assert (first["status"], first["passes"]["requested"], first["passes"]["completed"],
+            first["passes"]["left_at_pass"]) == ("completed", 3, 3, None)
+    assert (second["status"], second["passes"]["completed"],
+            second["passes"]["left_at_pass"]) == ("completed", 3, 3)
+    assert (third["status"], third["passes"]["completed"],
+            third["passes"]["left_at_pass"]) == ("completed", 3, 2)
+    assert (fourth["status"], fourth["passes"]["completed"],
+            fourth["passes"]["left_at_pass"]) == ("completed", 3, 2)
+    for document in (first, second, third, fourth):
+        assert_valid_attempt(document)
     with Trial(tmp_path / "runs") as trial, pytest.raises(TypeError, match="DataLoader"):
         trial.passes(2.5)  # type: ignore[arg-type]
 
 
-def test_a_pass_left_by_break_adds_nothing_to_the_timings_of_passes(tmp_path: Path) -> None:
-    """The stages of a pass that never completed ran, and are counted; their time is no pass's:
-    the per-stage timing of the passes holds the completed ones only, as the passes do."""
+def test_a_pass_left_before_its_work_adds_nothing_to_the_timings_of_passes(
+        tmp_path: Path) -> None:
+    """A pass left by break before any stage of it ran is not counted; the per-stage timing of
+    the passes holds the completed ones only, as the passes do."""
     from kernodeck_diagnostic import Trial
 
     with Trial(tmp_path / "runs") as trial:
         for index in trial.passes(3):
-            with trial.stage("step"):
-                pass
             if index == 1:
                 break
+            with trial.stage("step"):
+                pass
     document = attempt_of(Path(str(trial.folder)))
-    assert document["passes"]["completed"] == 1
+    assert (document["status"], document["passes"]["completed"]) == ("completed", 1)
     (step,) = [item for item in document["timings"] if item["stage"] == "step"]
     assert step["first_pass_ms"] is not None
     assert step["later_passes"] is None
+
+
+def test_an_error_raised_in_a_pass_outside_its_stages_fails_that_pass(tmp_path: Path) -> None:
+    """The loop is closed before the error reaches the Trial: the pass is still the failing
+    one, never counted as completed."""
+    from kernodeck_diagnostic import Trial
+
+    def program(trial: Trial) -> None:
+        for index in trial.passes(5):
+            with trial.stage("step"):
+                pass
+            if index == 2:
+                raise ValueError("bad batch")
+
+    trial = Trial(tmp_path / "runs")
+    with pytest.raises(ValueError, match="bad batch"), trial:
+        program(trial)
+    document = attempt_of(Path(str(trial.folder)))
+    assert document["status"] == "failed"
+    assert document["passes"]["completed"] == 2
+    assert document["passes"]["first_failed_pass"] == {"index": 2, "stage": None,
+                                                       "error_type": "ValueError"}
+    assert document["first_error"]["pass_index"] == 2
+
+
+def test_a_trial_used_from_a_second_thread_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A worker thread's stage would land in the main thread's pass, and its error in the
+    main thread's attempt: refused where it is made, the attempt unharmed."""
+    import threading
+
+    from kernodeck_diagnostic import Trial
+
+    refused: list[BaseException] = []
+
+    def worker(trial: Trial) -> None:
+        for use in (lambda: trial.stage("upload"), lambda: trial.passes(2)):
+            try:
+                use()
+            except RuntimeError as error:
+                refused.append(error)
+
+    with Trial(tmp_path / "runs") as trial:
+        for _ in trial.passes(2):
+            with trial.stage("step"):
+                thread = threading.Thread(target=worker, args=(trial,))
+                thread.start()
+                thread.join()
+    assert len(refused) == 4  # two uses, in each of the two passes
+    for error in refused:
+        assert len(str(error).splitlines()) == 1
+        assert "thread" in str(error)
+    document = attempt_of(Path(str(trial.folder)))
+    assert (document["status"], document["passes"]["completed"]) == ("completed", 2)
+    assert [item["stage"] for item in document["stage_summary"]] == ["step"]
+
+
+def test_an_attempt_driven_by_a_framework_gives_sigterm_back(tmp_path: Path) -> None:
+    """The adapters hold the signals over their whole end, the Trial's release of SIGTERM
+    inside it: the default action comes back all the same."""
+    import signal
+
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    attempt = TrainingAttempt(tmp_path / "runs", {}, check_step=False)
+    attempt.start()
+    assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    attempt.batch_started()
+    attempt.batch_ended()
+    attempt.end()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

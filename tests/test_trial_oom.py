@@ -12,6 +12,7 @@ import pytest
 from kernodeck_diagnostic.package_data import read
 from kernodeck_diagnostic.ramp import outcome
 from kernodeck_diagnostic.trial import oom
+from kernodeck_diagnostic.trial.passes import Passes
 from trial_helpers import (
     ATTEMPT_SCHEMA,
     assert_valid_attempt,
@@ -47,7 +48,10 @@ APPLICATION = """
             pass
         with trial.stage("load_weights"):
             weights = torch.ones(3 * GIB_FLOATS if where == "loading" else 1024)
-        for step in trial.passes(10):
+        def batches():  # the 'fetch' variant: its first batch does not fit
+            yield torch.ones(3 * GIB_FLOATS)
+
+        for step in trial.passes(batches() if where == "fetch" else 10):
             with trial.stage("compute"):
                 if where == "first_pass":
                     activations = torch.ones(3 * GIB_FLOATS)
@@ -106,6 +110,27 @@ def test_refused_in_pass_0_is_the_first_pass_phase(cpu_torch_python: Path,
 
 
 @pytest.mark.slow
+def test_refused_while_fetching_the_first_batch_is_that_pass_data_loading(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    """``trial.passes(loader)``: fetching a batch is part of its pass; never "after the passes
+    completed" in the stage that ran last."""
+    folder, attempt = _failed_attempt(cpu_torch_python, tmp_path, "fetch")
+    assert attempt["last_completed_stage"] == "load_weights"
+    assert (attempt["first_error"]["stage"], attempt["first_error"]["pass_index"]) == (
+        "data_loading", 0)
+    found = attempt["oom"]
+    assert (found["phase"], found["pass_index"], found["data_loading"]) == ("first_pass", 0, True)
+    assert found["requested_bytes"] == 3 * 2**30
+    assert "while fetching pass 0's item" in found["advice"]
+    assert "after the passes" not in found["advice"]
+    assert attempt["passes"]["first_failed_pass"] == {"index": 0, "stage": "data_loading",
+                                                      "error_type": "RuntimeError"}
+    (error,) = [e for e in events_of(folder) if e["event"] == "error"]
+    assert (error["stage"], error["pass_index"], error["oom"]["phase"]) == (
+        "data_loading", 0, "first_pass")
+
+
+@pytest.mark.slow
 def test_refused_after_retained_outputs_grew_is_a_later_pass_with_its_growth(
         cpu_torch_python: Path, tmp_path: Path) -> None:
     _, attempt = _failed_attempt(cpu_torch_python, tmp_path, "retained")
@@ -150,8 +175,15 @@ def test_the_phase_follows_the_passes() -> None:
     assert oom.phase_of(0, passes_started=True) == "first_pass"
     assert oom.phase_of(3, passes_started=True) == "later_pass"
     assert oom.phase_of(None, passes_started=True) == "later_pass"  # after the passes
-    block = oom.describe(MemoryError(), "later_pass", 3, [100, 300, 500])
-    assert block["growth_per_pass_bytes"] == [200, 200]
+    passes = Passes()
+    for index, kept in ((0, 100), (1, 300), (4, 900)):  # readings of passes 0, 1 and 4
+        passes.memory_read(index, kept, float(index))
+    memory, indexes = passes.memory_after_pass()
+    block = oom.describe(MemoryError(), "later_pass", 5, memory, passes.growth(),
+                         indexes=indexes)
+    assert block["growth_per_pass_bytes"] == [200, 200]  # per pass between the readings
+    assert (block["memory_after_pass_bytes"], block["memory_after_pass_indexes"]) == (
+        [100, 300, 900], [0, 1, 4])
     assert json.dumps(block)  # JSON as it is
 
 

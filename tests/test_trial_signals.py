@@ -27,6 +27,7 @@ APPLICATION = """
     import torch
     from kernodeck_diagnostic import Trial
 
+    outside = len(sys.argv) > 1  # the wait between two stages, none open
     try:
         with Trial("runs") as trial:
             with trial.stage("load_weights"):
@@ -36,9 +37,12 @@ APPLICATION = """
             for step in trial.passes(3):
                 with trial.stage("compute"):
                     out = model(batch)
-                    if step == 1:
+                    if step == 1 and not outside:
                         open("inside-compute", "w").close()
                         time.sleep(60)
+                if step == 1 and outside:
+                    open("inside-compute", "w").close()
+                    time.sleep(60)
     except KeyboardInterrupt:
         print("the program saw KeyboardInterrupt")
         raise
@@ -46,9 +50,9 @@ APPLICATION = """
 WAIT_S = 60
 
 
-def _start(python: Path, work: Path) -> subprocess.Popen[str]:
+def _start(python: Path, work: Path, *args: str) -> subprocess.Popen[str]:
     script = write_app(work, APPLICATION)
-    process = subprocess.Popen([str(python), script.name], cwd=work, env=app_env(),
+    process = subprocess.Popen([str(python), script.name, *args], cwd=work, env=app_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + WAIT_S
@@ -81,10 +85,30 @@ def test_an_interrupt_in_a_stage_ends_the_attempt_as_interrupted(
     assert attempt["passes"]["completed"] == 1
     assert attempt["stages"][-1]["status"] == "interrupted"
     assert attempt["stages"][-1]["pass_index"] == 1
+    # SIGTERM names the stage open when it came; Ctrl-C is no signal the trial handles.
+    assert attempt["signal"] == ({"signal": "SIGTERM", "stage": "compute", "pass_index": 1}
+                                 if signum == signal.SIGTERM else None)
     events = events_of(folder)
     # The stage interrupted, then the program's work over (said before the teardown), then the end.
-    assert [e["event"] for e in events][-3:] == ["stage_interrupted", "work_done", "attempt_ended"]
+    shown = [e["event"] for e in events if e["event"] not in ("terminated", "passes_summary")]
+    assert shown[-3:] == ["stage_interrupted", "work_done", "attempt_ended"]
     assert events[-2]["status"] == events[-1]["status"] == "interrupted"
+
+
+def test_a_time_limit_between_stages_names_no_stage(cpu_torch_python: Path,
+                                                    tmp_path: Path) -> None:
+    """A time limit's SIGTERM that comes while no stage is open names none: not the last one
+    started (which had completed)."""
+    process = _start(cpu_torch_python, tmp_path, "outside")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=WAIT_S)
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    assert_valid_attempt(attempt)
+    assert attempt["status"] == "interrupted"
+    assert attempt["last_started_stage"] == "compute"
+    assert attempt["signal"] == {"signal": "SIGTERM", "stage": None, "pass_index": 1}
+    assert "SIGTERM outside every stage" in stderr
 
 
 def test_sigkill_leaves_every_completed_stage_in_the_event_log(cpu_torch_python: Path,

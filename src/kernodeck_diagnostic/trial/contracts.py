@@ -318,3 +318,50 @@ def _length(value: Any) -> int | None:
         return len(value)
     except TypeError:
         return None
+
+
+MAX_KEPT = 200  # contract results kept (each name's first and first failure; as many again for
+# failures): every check counted
+
+
+class Kept:
+    """The contracts of an attempt in a bounded size: each name's first result and first failure
+    kept (at most ``MAX_KEPT`` passing, as many failing: a failure always finds room), every
+    check counted, in all and by name (the first ``MAX_KEPT`` names). A program that checks each
+    batch keeps the same attempt as one that checks once."""
+
+    def __init__(self) -> None:
+        self.results: list[dict[str, Any]] = []
+        self.by_name: dict[str, list[int]] = {}  # name: [checked, failed]
+        self.checked = 0
+        self.failed = 0
+
+    def add(self, found: dict[str, Any]) -> bool:
+        """Count ``found``; True when it is kept (appended to ``results``)."""
+        passed = bool(found["passed"])
+        counts = self.by_name.get(found["name"])
+        first = counts is None
+        if counts is None:
+            counts = [0, 0]
+            if len(self.by_name) < MAX_KEPT:
+                self.by_name[found["name"]] = counts
+        counts[0] += 1
+        counts[1] += not passed
+        self.checked += 1
+        self.failed += not passed
+        kept = len(self.results)
+        if not (first or (not passed and counts[1] == 1)) or kept >= 2 * MAX_KEPT \
+                or (passed and kept >= MAX_KEPT):
+            return False
+        self.results.append(found)
+        return True
+
+    def passed(self) -> bool | None:
+        """Whether every check passed, kept or not (None: none was made)."""
+        return None if not self.checked else self.failed == 0
+
+    def summary(self) -> dict[str, Any]:
+        """attempt.json's ``contracts_summary``."""
+        return {"checked": self.checked, "failed": self.failed,
+                "by_name": [{"name": name, "checked": checked, "failed": failed}
+                            for name, (checked, failed) in self.by_name.items()]}

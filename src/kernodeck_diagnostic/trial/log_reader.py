@@ -174,6 +174,9 @@ class _Fold:
         self.contract_at: dict[str, int] = {}  # a name's first entry
         self.work_done: Any = None
         self.pass_started = False  # a pass began: the log goes past the loading
+        # The Trial writes each pass's events for its first passes only, then a passes_summary
+        # (counts and figures) as the count doubles and at the end: the latest one counts.
+        self.passes_summary: dict[str, Any] = {}
         self.first_error: dict[str, Any] | None = None
         self.oom: Any = None
         self.names_dropped = 0  # events of stage names past MAX_STAGE_NAMES
@@ -191,6 +194,8 @@ class _Fold:
             self._pass(event)
         elif kind == "pass_started":
             self.pass_started = True
+        elif kind == "passes_summary":
+            self.passes_summary = event
         elif kind == "contract_checked":
             self._contract(event)
         elif kind == "work_done":
@@ -294,7 +299,10 @@ def from_events(path: str) -> dict[str, Any] | None:
         return None
     name, pass_index, still_open = fold.last_started.result()
     stages = fold.stages()
-    passes = fold.passes_completed
+    counted = fold.passes_completed
+    told = fold.passes_summary
+    passes = max(len(counted) if isinstance(counted, set) else counted,
+                 _count(told.get("completed")) or 0)
     # Where the log stops: before the first pass, in it, in a later one, or after the work.
     phase = ("after_work" if fold.work_done is not None else "later_pass" if passes
              else "first_pass" if fold.pass_started else "loading")
@@ -309,8 +317,9 @@ def from_events(path: str) -> dict[str, Any] | None:
         "last_started_pass": pass_index, "last_started_open": still_open,
         "first_error": fold.first_error, "oom": fold.oom, "contracts": fold.contracts,
         "params": started.get("params"), "command": started.get("command"), "stages": stages,
-        "passes": {"requested": None,
-                   "completed": len(passes) if isinstance(passes, set) else passes,
+        "passes": {"requested": _count(told.get("requested")), "completed": passes,
+                   "first_failed_pass": _object(told.get("first_failed_pass")) or None,
+                   "left_at_pass": _count(told.get("left_at_pass")),
                    **fold.passes.summary()},
         "stage_summary": list(fold.summaries.values()),
         "timings": _timings(stages, fold.summaries, fold.stage_ms),
@@ -350,6 +359,11 @@ def _peak(record: dict[str, Any]) -> int | None:
 def _number(value: Any) -> float | None:
     """A JSON number as a float (``loads`` bounded its digits); None for anything else."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
         else None
 
 

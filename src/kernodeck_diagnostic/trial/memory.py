@@ -204,3 +204,45 @@ def _true(ask: Callable[[], Any]) -> bool:
         return bool(ask())
     except Exception:  # a backend that cannot answer is one the program does not use
         return False
+
+
+HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
+
+
+class AllocatorHistory:
+    """CUDA's allocator history (``Trial(memory_history=True)``): recorded from the attempt's
+    start (or the first stage after torch is imported), saved as a snapshot for PyTorch's memory
+    visualiser when the attempt runs out of memory; ``block`` is attempt.json's
+    ``memory_history``."""
+
+    def __init__(self, requested: bool) -> None:
+        self.block: dict[str, Any] = {"requested": requested, "recorded": False,
+                                      "snapshot": None}
+
+    def start(self, torch: Any) -> None:
+        if not self.block["requested"] or self.block["recorded"] or torch is None:
+            return
+        cuda = getattr(torch, "cuda", None)
+        record = getattr(getattr(cuda, "memory", None), "_record_memory_history", None)
+        if record is None or not _true(getattr(cuda, "is_available", lambda: False)):
+            return
+        # An older torch or a build without it: the attempt goes on without the history.
+        with contextlib.suppress(Exception):
+            record(max_entries=HISTORY_ENTRIES)
+            self.block["recorded"] = True
+
+    def save(self, attempt_folder: Any, torch: Any) -> None:
+        if not self.block["recorded"]:
+            return
+        from . import folder
+
+        # No room left even for the snapshot: the attempt still says why it failed.
+        with contextlib.suppress(Exception):
+            folder.dump_snapshot(attempt_folder, torch.cuda.memory._dump_snapshot)
+            self.block["snapshot"] = folder.SNAPSHOT_FILE
+
+    def stop(self) -> None:
+        if self.block["recorded"]:
+            # Recording that cannot be stopped stops with the process.
+            with contextlib.suppress(Exception):
+                sys.modules["torch"].cuda.memory._record_memory_history(enabled=None)

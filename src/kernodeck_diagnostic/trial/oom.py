@@ -152,13 +152,26 @@ def growth(memory_after_pass: list[int | None]) -> list[int | None]:
             for a, b in zip(memory_after_pass, memory_after_pass[1:])]
 
 
+DATA_LOADING_ADVICE = (
+    "Out of memory while fetching pass {index}'s item from the iterable given to "
+    "trial.passes (the data loader: reading, decoding, a transform, collating the batch, "
+    "pinned memory, the batches its workers prefetch): not the model's computation. Look at "
+    "that batch's size and the loader's settings (batch_size, num_workers, prefetch_factor, "
+    "pin_memory).")
+
+
 def describe(exc: BaseException, phase: Phase, pass_index: int | None,
-             memory_after_pass: list[int | None]) -> dict[str, Any]:
-    """The attempt's ``oom`` block for ``exc``: phase, pass, sizes, device, growth, advice."""
+             memory_after_pass: list[int | None], growth_per_pass: list[int | None], *,
+             indexes: list[int] | None = None, data_loading: bool = False) -> dict[str, Any]:
+    """The attempt's ``oom`` block for ``exc``: phase, pass, sizes, device, the newest readings
+    of the memory kept after a pass (``indexes``: their passes) and the growth per pass between
+    them, advice. ``data_loading``: raised while fetching the pass's item."""
     message = str(exc)
     block: dict[str, Any] = {"phase": phase, "pass_index": pass_index, **sizes(message),
-                             "device": device_of(message)}
+                             "device": device_of(message), "data_loading": data_loading}
     block["memory_after_pass_bytes"] = list(memory_after_pass)
-    block["growth_per_pass_bytes"] = growth(memory_after_pass)
-    block["advice"] = advice(phase, pass_index, block["growth_per_pass_bytes"])
+    block["memory_after_pass_indexes"] = list(indexes or [])
+    block["growth_per_pass_bytes"] = list(growth_per_pass)
+    block["advice"] = (DATA_LOADING_ADVICE.format(index=pass_index) if data_loading
+                       else advice(phase, pass_index, block["growth_per_pass_bytes"]))
     return block

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -40,30 +39,29 @@ from ..report.redact import (
 )
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import bounded, encode_number
-from . import contracts, folder, notebook, oom, stage_summary
+from . import contracts, folder, notebook, oom, signals, stage_summary
 from .accessors import judge_document
 from .log import EventLog
-from .memory import Accelerator, CpuMemory, Devices
-from .stages import Recorder, Stage, first_and_later, memory_reading
+from .memory import Accelerator, AllocatorHistory, CpuMemory, Devices
+from .passes import FIRST_KEPT, Passes
+from .signals import Terminated, signals_held
+from .stages import Recorder, Stage, memory_reading, timings_of
 
-# How an attempt, and each of its stages, ended; an attempt left with a pass started and never
-# completed (a loop left by break, a zip with a shorter loader) is ``incomplete``, not completed.
+# Terminated: the name trial/__init__ exports; timings_of: where trial/compare.py reads it.
+__all__ = ["Terminated", "Trial", "timings_of"]
+
+# How an attempt, and each of its stages, ended. ``incomplete`` is no longer written (a pass the
+# program stopped asking for is not a missing pass: ``passes.left_at_pass`` says where it
+# stopped); it stays for the attempts written before.
 Status = Literal["completed", "failed", "interrupted", "incomplete"]
-MAX_TENSORS = 200  # descriptions kept in attempt.json (a loop that describes every batch)
+MAX_TENSORS = 200  # descriptions kept in attempt.json and events.jsonl (a loop that describes
+# every batch): the rest are counted
+DATA_LOADING = "data_loading"  # where an error of trial.passes(iterable)'s fetch is placed
 # Stage records kept in attempt.json: each name's first, failed and slowest calls.
 MAX_STAGE_RECORDS = 10_000
-HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)
 # Memory held from the attempt's start and given back when the work is done, so that the trial's
 # own end (attempt.json, written a piece at a time) has room where the program left none.
 RESERVE_BYTES = 2**20
-
-
-class Terminated(SystemExit):
-    """Raised in the program's main thread when SIGTERM arrives during an attempt: the attempt
-    ends as ``interrupted`` and the program exits with status 143, as a shell reports SIGTERM."""
-
-    def __init__(self) -> None:
-        super().__init__(128 + int(signal.SIGTERM))
 
 
 class Trial:
@@ -105,16 +103,20 @@ class Trial:
         self._error: BaseException | None = None
         self._oom: dict[str, Any] | None = None
         self._passes_started = False
-        self._passes_requested = 0
         self._next_pass = 0
-        self._abandoned_pass: int | None = None
-        self._pass_records: list[dict[str, Any]] = []
-        self._memory_after_pass: list[int | None] = []
+        self._pass_log = Passes()
+        self._pass_stages = 0  # stage calls started when the current pass began
         self._tensors: list[dict[str, Any]] = []
-        self._contracts: list[dict[str, Any]] = []
+        self._tensors_described = 0
+        self._contracts = contracts.Kept()
+        self._terminated = False  # SIGTERM came: what fails after it is its consequence
+        self._left_pass: int | None = None  # the pass the program stopped asking after
+        self._left: tuple[int, float, bool] | None = None  # its index, time, whether it ran
+        self._pass_start = 0.0  # when the current pass began (its fetch included)
+        self._failed_pass: int | None = None  # the last pass an error was raised in
+        self._signal: dict[str, Any] | None = None  # the SIGTERM: the stage open, the pass
         self._output: dict[str, Any] = {}
-        self._history: dict[str, Any] = {"requested": memory_history, "recorded": False,
-                                         "snapshot": None}
+        self._history = AllocatorHistory(memory_history)
         self._previous_sigterm: Any = None
         self._started_at = ""
         self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
@@ -134,7 +136,7 @@ class Trial:
         self._recorder.attach(self._log, self._dir)
         self._recorder.failed = self._stage_failed
         if self.memory_history:
-            self._recorder.before = self._start_history
+            self._recorder.before = self._history.start
         self._started_at = _now()
         from .facts import command_line
 
@@ -145,8 +147,10 @@ class Trial:
                         params=self._jsonable(hide_secret_keys(self.params)),
                         python_version=sys.version.split()[0],
                         torch_version=_torch_version(torch))
-        self._catch_sigterm()
-        self._start_history(torch)
+        self._recorder.owner = threading.get_ident()
+        signals.OPEN.append(self)
+        self._previous_sigterm = signals.catch_sigterm()
+        self._history.start(torch)
         self._prepare_end(torch)
         return self
 
@@ -189,6 +193,8 @@ class Trial:
         """
         if self._log is None:
             self._refuse_unless_open("stage")
+        if threading.get_ident() != self._recorder.owner:
+            self._refuse_other_thread("stage")
         stats = self._recorder.stats.get(name)
         if stats is None:
             shown = self._text(str(name))
@@ -197,11 +203,17 @@ class Trial:
 
     def passes(self, count: int | Iterable[Any]) -> Iterator[Any]:
         """Yield the pass indexes (0, 1, ...) of ``count`` passes, or each item of an iterable
-        (a DataLoader's batches, its fetch timed with its pass): each pass is timed and its
-        memory read at its end; the report keeps pass 0 apart from the following ones. A pass
-        started and never completed (a ``break``, a ``zip`` with a shorter loader) leaves the
-        attempt ``incomplete``."""
+        (a DataLoader's batches, its fetch timed with its pass: an error while fetching is
+        placed in that pass, stage ``data_loading``): each pass is timed and its memory read at
+        its end; the report keeps pass 0 apart from the following ones. What is kept does not
+        grow with the passes (``passes``). A loop the program leaves (``break``, ``islice``, a
+        ``zip`` with a shorter loader) ends the passes where it left them, the attempt
+        unharmed: the pass it was in counts as completed when a stage of it ran (the evidence
+        that its work did; an error raised in it fails it), and ``passes.left_at_pass`` names
+        it."""
         self._refuse_unless_open("passes")
+        self._refuse_other_thread("passes")
+        self._resolve_left(failed=False)  # the program went on: the pass it left was whole
         if isinstance(count, bool) or not isinstance(count, (int, Iterable)):
             raise TypeError(f"passes() takes a count or an iterable (a DataLoader), not "
                             f"{type(count).__name__}")
@@ -214,28 +226,43 @@ class Trial:
     def _passes(self, items: Iterator[Any], count: int | None, *,
                 indexes: bool) -> Iterator[Any]:
         self._passes_started = True
-        self._passes_requested += count or 0
+        log = self._pass_log
+        log.requested += count or 0
+        recorder = self._recorder
+        perf_counter = time.perf_counter
         while True:
-            start = time.perf_counter()
+            start = perf_counter()
+            index = self._next_pass
             try:
                 item = next(items)
             except StopIteration:
                 return
-            index = self._next_pass
-            self._next_pass += 1
-            self._passes_requested += count is None  # an iterable of unknown length: as drawn
-            self._pass = index
-            self._write("pass_started", pass_index=index)
+            except BaseException as error:  # fetching this pass's item: its data loading
+                self._fetch_failed(error, index)
+                raise
+            self._next_pass = index + 1
+            if count is None:
+                log.requested += 1  # an iterable of unknown length: as drawn
+            recorder.pass_index = index
+            self._pass_stages = recorder.sequence
+            self._pass_start = start
+            if index < FIRST_KEPT:
+                self._write("pass_started", pass_index=index)
             try:
                 yield index if indexes else item
             except GeneratorExit:
-                # A body that raised, or a loop left by break: the pass did not complete. An
-                # error raised outside every stage is still placed in it.
-                self._pass, self._abandoned_pass = None, index
-                self._recorder.pass_abandoned()  # its partial time is no pass's timing
+                if self._log is None:  # closed after the attempt ended: it counted it then
+                    raise
+                # The program stopped asking (a break, islice, zip, or an error raised in the
+                # pass, not seen yet: the loop is closed before the error reaches the Trial):
+                # decided when the program goes on (``_resolve_left``).
+                recorder.pass_index = None
+                ran = recorder.sequence > self._pass_stages  # a stage of it ran
+                self._left = (index, (perf_counter() - start) * 1000, ran)
+                log.left_at = self._left_pass = index
                 raise
-            self._pass = None
-            self._pass_completed(index, (time.perf_counter() - start) * 1000)
+            recorder.pass_index = None
+            self._pass_completed(index, (perf_counter() - start) * 1000)
 
     def describe(self, **values: Any) -> str:
         """Record the dtype, shape and device of tensors (never their values); return the
@@ -249,7 +276,9 @@ class Trial:
             item.update(where)
             if len(self._tensors) < MAX_TENSORS:
                 self._tensors.append(item)
-        self._write("tensors_described", tensors=described, **where)
+        self._tensors_described += len(described)
+        if self._tensors_described - len(described) < MAX_TENSORS:
+            self._write("tensors_described", tensors=described, **where)
         return "\n".join(item["text"] for item in described)
 
     def expect(self, name: str, ok: bool, detail: str = "") -> bool:
@@ -296,36 +325,73 @@ class Trial:
         return memory_reading(rss, peak, devices)
 
     def _pass_completed(self, index: int, duration_ms: float) -> None:
-        memory = self._memory(self._devices.in_use(sys.modules.get("torch")))
-        kept = (memory["allocated_bytes"] if memory["device"] is not None
-                else memory["rss_bytes"])
-        self._memory_after_pass.append(kept)
-        record = {"index": index, "duration_ms": round(duration_ms, 3), "memory": memory}
-        self._pass_records.append(record)
-        self._write("pass_completed", pass_index=index, duration_ms=record["duration_ms"],
-                    memory=memory, stage_ms=self._recorder.pass_ended(index))
+        """A pass completed: ``Passes.completed`` keeps what it keeps of it."""
+        self._pass_log.completed_pass(index, duration_ms, self._recorder.pass_ended(index),
+                                      self._memory_now, self._write)
 
-    def _failed(self, exc: BaseException, stage: str | None) -> None:
-        """Keep the first error: its type and redacted message, its trace (locally), and, for
-        an out-of-memory failure, its phase, sizes and the allocator's snapshot."""
-        if not isinstance(exc, Exception):  # KeyboardInterrupt, Terminated: no error of the program
+    def _memory_now(self) -> dict[str, Any]:
+        return self._memory(self._devices.in_use(sys.modules.get("torch")))
+
+    def _resolve_left(self, failed: bool) -> None:
+        """The pass the program left (``_passes``): completed when the program went on without
+        an error and a stage of it ran; else its partial time is no pass's."""
+        left, self._left = self._left, None
+        if left is None:
             return
+        index, duration_ms, ran = left
+        failed = failed or self._failed_pass == index  # a stage of it failed, caught or not
+        if ran and not failed and not self._terminated:
+            self._pass_completed(index, duration_ms)
+        else:
+            self._recorder.pass_abandoned()
+
+    def _fetch_failed(self, error: BaseException, index: int) -> None:
+        """Fetching pass ``index``'s item raised: its data loading failed (an out-of-memory
+        error there is that pass's, in its data-loading phase)."""
+        self._recorder.pass_index = None
+        if isinstance(error, Exception) and self._log is not None:
+            self._failed(error, DATA_LOADING, pass_index=index)
+
+    def _refuse_other_thread(self, use: str) -> None:
+        owner = self._recorder.owner
+        if owner is not None and threading.get_ident() != owner:
+            raise RuntimeError(
+                f"Trial.{use}(): a Trial records the thread that began it; another thread's "
+                "stages would land in its passes: give each thread its own Trial")
+
+    def _failed(self, exc: BaseException, stage: str | None, *,
+                pass_index: int | None = None) -> None:
+        """Keep the first error: its type and redacted message, its trace (locally), and, for
+        an out-of-memory failure, its phase, sizes and the allocator's snapshot. An error that
+        follows a SIGTERM (a DataLoader worker killed by the same signal) is its consequence,
+        not the program's failure."""
+        if not isinstance(exc, Exception) or self._terminated:
+            return  # KeyboardInterrupt, Terminated: no error of the program
+        if pass_index is None:
+            pass_index = self._pass if self._pass is not None else self._left_pass
+        if self._left is not None and self._left[0] == pass_index:
+            self._resolve_left(failed=True)
+        if pass_index is not None:
+            self._failed_pass = pass_index
+            self._pass_log.failed(pass_index, stage, type(exc).__name__)
         if self._error is not None:
             return
         self._error = exc
         self._completed_at_error = self._completed_calls()
-        pass_index = self._pass if self._pass is not None else self._abandoned_pass
         self._first_error = {"stage": stage, "pass_index": pass_index,
                              "type": type(exc).__name__, "message": self._text(bounded(str(exc)))}
         self._write_trace(exc)
         torch = sys.modules.get("torch")
         if oom.is_oom(exc, torch):
             phase = oom.phase_of(pass_index, self._passes_started)
+            memory, indexes = self._pass_log.memory_after_pass()
             self._oom = oom.describe(exc, phase, pass_index if phase != "loading" else None,
-                                     list(self._memory_after_pass))
-            self._save_snapshot(torch)
-        if stage is None:  # a failed stage's own event carries the error
-            self._write("error", pass_index=pass_index, **self._error_fields(exc))
+                                     memory, self._pass_log.growth(), indexes=indexes,
+                                     data_loading=stage == DATA_LOADING)
+            if self._dir is not None:
+                self._history.save(self._dir, torch)
+        if stage is None or stage == DATA_LOADING:  # a failed stage's own event carries it
+            self._write("error", stage=stage, pass_index=pass_index, **self._error_fields(exc))
 
     def _write_trace(self, exc: BaseException) -> None:
         if self._dir is None:
@@ -336,73 +402,51 @@ class Trial:
             folder.write_new(self._dir, folder.TRACE_FILE, text.encode("utf-8", "replace"),
                              PRIVATE_MODE)
 
-    # -- CUDA's allocator history ------------------------------------------------------------------
-
-    def _start_history(self, torch: Any) -> None:
-        if not self.memory_history or self._history["recorded"] or torch is None:
-            return
-        cuda = getattr(torch, "cuda", None)
-        record = getattr(getattr(cuda, "memory", None), "_record_memory_history", None)
-        if record is None or not _asks(getattr(cuda, "is_available", None)):
-            return
-        # An older torch or a build without it: the attempt goes on without the history.
-        with contextlib.suppress(Exception):
-            record(max_entries=HISTORY_ENTRIES)
-            self._history["recorded"] = True
-
-    def _save_snapshot(self, torch: Any) -> None:
-        if not self._history["recorded"] or self._dir is None:
-            return
-        # No room left even for the snapshot: the attempt still says why it failed.
-        with contextlib.suppress(Exception):
-            folder.dump_snapshot(self._dir, torch.cuda.memory._dump_snapshot)
-            self._history["snapshot"] = folder.SNAPSHOT_FILE
-
-    def _stop_history(self) -> None:
-        if self._history["recorded"]:
-            # Recording that cannot be stopped stops with the process.
-            with contextlib.suppress(Exception):
-                sys.modules["torch"].cuda.memory._record_memory_history(enabled=None)
-
-    # -- SIGTERM -----------------------------------------------------------------------------------
-
-    def _catch_sigterm(self) -> None:
-        # Only the main thread may set handlers, and a handler of the program's own stays.
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            self._previous_sigterm = signal.SIG_DFL
-            signal.signal(signal.SIGTERM, _terminate)
-
-    def _release_sigterm(self) -> None:
-        if self._previous_sigterm is not None and signal.getsignal(signal.SIGTERM) is _terminate:
-            signal.signal(signal.SIGTERM, self._previous_sigterm)
-
     # -- the end -----------------------------------------------------------------------------------
 
     def _finish(self, exc: BaseException | None) -> None:
         log = self._log
         if log is None or self._dir is None:
             return
-        self._release_sigterm()
+        signals.release_sigterm(self._previous_sigterm)
+        with signals_held(drop_sigchld=lambda: self._terminated):
+            self._end(exc, log, self._dir)
+        notebook.after_terminated(exc, Terminated)
+
+    def _end(self, exc: BaseException | None, log: EventLog, attempt_folder: Folder) -> None:
+        """The end, with SIGTERM, SIGINT, SIGHUP and a Python SIGCHLD handler (PyTorch's, that
+        raises when a DataLoader worker dies) held until attempt.json is written."""
+        if self in signals.OPEN:
+            signals.OPEN.remove(self)
+        recorder = self._recorder
+        if recorder.pass_index is not None:  # a pass still running: the program ended in it
+            index = recorder.pass_index
+            self._resolve_left(failed=False)
+            self._left = (index, (time.perf_counter() - self._pass_start) * 1000,
+                          recorder.sequence > self._pass_stages)
+            self._left_pass = self._pass_log.left_at = index
+            recorder.pass_index = None
         if exc is not None and exc is not self._error:
             self._failed(exc, None)  # raised outside every stage
-        status: Status = ("failed" if isinstance(exc, Exception) else "interrupted"
-                          if exc is not None else "completed" if self._unfinished_pass() is None
-                          else "incomplete")
+        self._resolve_left(failed=exc is not None)
+        status: Status = ("interrupted" if self._terminated or (
+            exc is not None and not isinstance(exc, Exception))
+            else "failed" if exc is not None else "completed")
         # The program's work is over: said first, so that an end killed from here on (the OOM
         # killer during the teardown) is known as one after the work, never as a pass's.
-        passed = [item["passed"] for item in self._contracts]
-        # With each stage's summary: the log alone then says all of them, whatever follows.
+        # With each stage's summary and the passes': the log alone then says all of them.
+        if self._signal is not None:
+            self._write("terminated", **self._signal)
+        self._write("passes_summary", **self._pass_log.summary())
         self._write("work_done", status=status, last_completed_stage=self._last_completed,
-                    contracts_passed=all(passed) if passed else None,
+                    contracts_passed=self._contracts.passed(),
                     stage_summary=self._stage_summary())
         self._reserve = None  # its room is the teardown's
-        self._stop_history()
+        self._history.stop()
         document = self._document(status)
         written = False
         try:
-            folder.write_json(self._dir, folder.ATTEMPT_FILE, document)
+            folder.write_json(attempt_folder, folder.ATTEMPT_FILE, document)
             written = True
         except OSError as error:
             sys.stderr.write(f"{TOOL_NAME}: the attempt's attempt.json could not be written "
@@ -411,18 +455,37 @@ class Trial:
                     last_completed_stage=self._last_completed,
                     contracts_passed=document["contracts_passed"],
                     peak_memory_bytes=document["peak_memory_bytes"])
-        self._recorder.close(self._dir if written else None)  # the beacon, kept if it is needed
+        self._recorder.close(attempt_folder if written else None)  # the beacon, if needed
         log.close()
         self._log = None  # the attempt is over: what uses it now is refused
         self._cpu.close()
-        self._dir.close()
+        attempt_folder.close()
         self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
             if not notebook.show(self._repr_markdown_()):  # a notebook's cell shows the summary
                 # Stage names, messages and contracts are the program's: escaped (terminal).
                 terminal.write(sys.stderr, terminal.one_line(self._ending_line(document)) + "\n"
                                + (self.summary() if self.print_summary else ""))
-        notebook.after_terminated(exc, Terminated)
+
+    @property
+    def pass_index(self) -> int | None:
+        """The pass running now (``passes``), None outside the passes."""
+        return self._recorder.pass_index
+
+    @property
+    def ended_by_sigterm(self) -> bool:
+        """Whether SIGTERM came during the attempt (it ends ``interrupted``)."""
+        return self._terminated
+
+    def terminated(self) -> None:
+        """SIGTERM arrived (``_terminate``, or an adapter told of it): the stage open now (the
+        innermost, or none) is the one it came in, whatever ran before it."""
+        if self._terminated:
+            return
+        self._terminated = True
+        opened = self._recorder.open
+        self._signal = {"signal": "SIGTERM", "stage": opened[-1].name if opened else None,
+                        "pass_index": self._recorder.pass_index}
 
     def _repr_markdown_(self) -> str:
         """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
@@ -454,15 +517,27 @@ class Trial:
             where = f" in stage {error['stage']}" if error.get("stage") else ""
             message = f": {error['message']}" if error["message"] else ""
             parts.append(f"first error{where}: {error['type']}{message}")
-        if document["status"] == "incomplete":
-            parts.append(f"pass {self._unfinished_pass()} started and never completed")
-        failed = [item for item in self._contracts if not item["passed"]]
+        if self._signal is not None:
+            where = self._signal["stage"]
+            parts.append("SIGTERM " + (f"in stage {where}" if where is not None
+                                       else "outside every stage"))
+        passes = self._pass_log
+        if passes.left_at is not None and document["status"] == "completed":
+            parts.append(f"{passes.completed} pass(es) completed; the program stopped asking "
+                         f"for passes at pass {passes.left_at}")
+        if passes.first_failed is not None and passes.first_failed["index"] != (
+                error or {}).get("pass_index"):
+            parts.append(f"first failing pass {passes.first_failed['index']}")
+        kept = self._contracts
+        failed = [item for item in kept.results if not item["passed"]]
         if failed:
             parts.append("contract failed: " + ", ".join(
                 f"{item['name']} ({item['detail']})" for item in failed[:3])
                 + (f" and {len(failed) - 3} more" if len(failed) > 3 else ""))
-        elif self._contracts:
-            parts.append(f"{len(self._contracts)} contract(s) passed")
+            if kept.checked > len(kept.results):  # checks not kept one by one
+                parts.append(f"{kept.failed} of {kept.checked} contract checks failed")
+        elif kept.checked:
+            parts.append(f"{kept.checked} contract(s) passed")
         shown = os.path.join(self.root, self.attempt_id or "")
         parts.append(f"folder {self._text(shown)}")
         return "; ".join(" ".join(part.split()) for part in parts)
@@ -484,7 +559,6 @@ class Trial:
             runtime, pytorch = environment(torch, self._redactor or Redactor())
         except Exception:  # facts are a help, never a reason to lose the attempt
             runtime, pytorch = self._environment or ({}, {})
-        passed = [item["passed"] for item in self._contracts]
         return {
             "format": folder.FORMAT,
             "version": folder.VERSION,
@@ -497,8 +571,9 @@ class Trial:
             "last_started_stage": self._recorder.last_started,
             "first_error": self._first_error,
             "oom": self._oom,
-            "contracts": self._contracts,
-            "contracts_passed": all(passed) if passed else None,
+            "contracts": self._contracts.results,
+            "contracts_passed": self._contracts.passed(),
+            "contracts_summary": self._contracts.summary(),
             "peak_memory_bytes": self._peak(),
             "command": self._command,
             "params": self._jsonable(hide_secret_keys(self.params)),
@@ -509,8 +584,10 @@ class Trial:
             "passes": self._passes_summary(),
             "timings": self._timings(),
             "tensors": self._tensors,
+            "tensors_described": self._tensors_described,
+            "signal": self._signal,
             "output": self._output,
-            "memory_history": self._history,
+            "memory_history": self._history.block,
             "trace": folder.TRACE_FILE if self._first_error is not None
             and self._dir is not None and self._dir.lstat(folder.TRACE_FILE) is not None
             else None,
@@ -526,12 +603,7 @@ class Trial:
                 for record in self._recorder.records()[:MAX_STAGE_RECORDS]]
 
     def _passes_summary(self) -> dict[str, Any]:
-        durations = {record["index"]: record["duration_ms"] for record in self._pass_records}
-        return {"requested": self._passes_requested, "completed": len(self._pass_records),
-                **first_and_later(durations),
-                "memory_after_pass_bytes": list(self._memory_after_pass),
-                "growth_per_pass_bytes": oom.growth(self._memory_after_pass),
-                "items": self._pass_records}
+        return self._pass_log.document()
 
     def _timings(self) -> list[dict[str, Any]]:
         return self._recorder.timings()
@@ -556,10 +628,6 @@ class Trial:
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    def _unfinished_pass(self) -> int | None:
-        """The pass started and never completed, if any (one left, or one still running)."""
-        return self._pass if self._pass is not None else self._abandoned_pass
-
     def _refuse_unless_open(self, use: str) -> None:
         """Refuse to record anything outside the attempt: nothing may be silently dropped."""
         if self._log is not None:
@@ -571,12 +639,14 @@ class Trial:
                            "`with Trial(...) as trial:`, or after trial.start()")
 
     def _contract(self, found: dict[str, Any]) -> bool:
+        """A contract's result, counted; kept and written when ``contracts.Kept`` keeps it."""
         self._refuse_unless_open("expect")
+        if not self._contracts.add(found):
+            return bool(found["passed"])
         for problem in found.get("problems", ()):
             if "ids" in problem:
                 problem["ids"] = [self._text(identifier) for identifier in problem["ids"]]
         found["detail"] = self._text(found["detail"])
-        self._contracts.append(found)
         self._write("contract_checked", name=found["name"], passed=found["passed"],
                     detail=found["detail"])
         return bool(found["passed"])
@@ -601,25 +671,6 @@ class Trial:
         return self._text(str(value))
 
 
-def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per stage: its duration outside the passes, or pass 0's apart from the median and
-    spread of the later passes. Never an average that hides the first pass."""
-    by_name: dict[str, dict[int | None, float]] = {}
-    for record in stages:
-        if record.get("status") == "completed" and isinstance(record.get("duration_ms"),
-                                                               (int, float)):
-            durations = by_name.setdefault(str(record.get("name")), {})
-            key = record.get("pass_index")
-            key = key if isinstance(key, int) else None
-            durations[key] = durations.get(key, 0.0) + record["duration_ms"]
-    timings = []
-    for name, durations in by_name.items():
-        in_passes = {key: ms for key, ms in durations.items() if key is not None}
-        timings.append({"stage": name, "outside_passes_ms": durations.get(None),
-                        **first_and_later(in_passes)})
-    return timings
-
-
 def _length(items: Iterable[Any]) -> int | None:
     """How many items an iterable holds, when it says (a DataLoader, a list), else None."""
     try:
@@ -628,20 +679,9 @@ def _length(items: Iterable[Any]) -> int | None:
         return None
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated
-
-
 def _torch_version(torch: Any) -> str | None:
     version = getattr(torch, "__version__", None) if torch is not None else None
     return str(version) if version is not None else None
-
-
-def _asks(question: Any) -> bool:
-    try:
-        return bool(question())
-    except Exception:  # a backend that cannot answer is not available
-        return False
 
 
 def _now() -> str:

@@ -11,7 +11,8 @@ once, so a process ended by SIGKILL or the OOM killer leaves the stage it was in
 The event log grows with the distinct stages, not with the calls. Of each stage name
 ``events.jsonl`` holds the first ``FIRST_KEPT`` occurrences in full (``stage_started`` and
 ``stage_completed``), the first ``FAILED_KEPT`` failures, each occurrence that becomes one of
-its ``SLOWEST_KEPT`` slowest (``stage_slow``: that happens ever more rarely), and a
+its ``SLOWEST_KEPT`` slowest (``stage_slow``: that happens ever more rarely, and is written
+``SLOW_WRITTEN`` times at most; the slowest are kept in memory all the same), and a
 ``stage_summary`` (count by status, total, min, p50, p95, max, the memory figures, the slowest
 occurrences) each time its count doubles, at most ``SUMMARY_EVERY_S`` after the last one, and
 at the attempt's end. The percentiles are exact up to ``EXACT_DURATIONS`` calls, then read from
@@ -32,9 +33,10 @@ import os
 import statistics
 import struct
 import sys
+import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -42,10 +44,12 @@ from ..safe_files import Folder
 from ..untrusted_json import read_regular
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
+from .passes import Sketch
 
 FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
 SLOWEST_KEPT = 5  # slowest occurrences of each stage name kept
+SLOW_WRITTEN = 20  # stage_slow events of each stage name, at most
 SUMMARY_EVERY_S = 30.0  # a stage's summary is written at most this long after its last one
 FIRST_SUMMARY = FIRST_KEPT + 1  # calls at a name's first summary: its first call not kept in full
 # (then at each doubling): a name with no summary yet has every call of its kept in full
@@ -104,10 +108,10 @@ def read_beacon(path: str) -> tuple[int, int | None, bool] | None:
 class StageStats:
     """What is kept of one stage name across its calls (see the module's docstring)."""
 
-    __slots__ = ("by_pass", "completed", "count", "device_peak_bytes", "durations", "encoded",
-                 "failures", "histogram", "index", "last_memory", "max_ms", "min_ms", "name",
-                 "next_summary", "outside_ms", "peak_bytes", "pending", "slowest", "statuses",
-                 "summary_at", "total_ms")
+    __slots__ = ("completed", "count", "device_peak_bytes", "durations", "encoded", "failures",
+                 "first_pass_ms", "histogram", "index", "last_memory", "later_passes", "max_ms",
+                 "min_ms", "name", "next_summary", "outside_ms", "peak_bytes", "pending",
+                 "slow_written", "slowest", "statuses", "summary_at", "total_ms")
 
     def __init__(self, name: str, encoded: str, index: int) -> None:
         self.name, self.encoded, self.index = name, encoded, index
@@ -123,11 +127,13 @@ class StageStats:
         # Completed durations not yet in the tallies above: folded in a batch, not one by one.
         self.pending: list[float] = []
         self.slowest: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap
+        self.slow_written = 0
         self.peak_bytes: int | None = None  # the largest CPU peak of a call
         self.device_peak_bytes: int | None = None
         self.last_memory: dict[str, Any] | None = None
         self.outside_ms: float | None = None  # completed calls outside the passes
-        self.by_pass: dict[int, float] = {}
+        self.first_pass_ms: float | None = None  # its time in pass 0
+        self.later_passes = Sketch(1000.0)  # its time in each later pass (bounded)
         self.next_summary = FIRST_SUMMARY
         self.summary_at = time.perf_counter()
 
@@ -217,6 +223,7 @@ class Recorder:
         self.words: memoryview | None = None  # the beacon's words, stored into by the stages
         self.stats: dict[str, StageStats] = {}  # by the name the program gave
         self.pass_index: int | None = None
+        self.owner: int | None = None  # the thread that began the attempt (Trial's alone)
         self.pass_ms: dict[StageStats, float] = {}  # the current pass's completed calls
         self.open: list[Stage] = []
         self.last_started: str | None = None
@@ -276,11 +283,16 @@ class Recorder:
 
     def pass_ended(self, index: int) -> dict[str, float]:
         """The completed time of each stage in pass ``index``; the pass's tally starts over."""
-        found = {stats.name: round(ms, 3) for stats, ms in self.pass_ms.items()}
-        for stats, ms in self.pass_ms.items():
-            stats.by_pass[index] = ms
+        pass_ms = self.pass_ms
+        if not pass_ms:
+            return {}
         self.pass_ms = {}
-        return found
+        for stats, ms in pass_ms.items():
+            if index == 0:
+                stats.first_pass_ms = ms
+            else:
+                stats.later_passes.add(ms, index)
+        return {stats.name: round(ms, 3) for stats, ms in pass_ms.items()}
 
     def forked(self) -> None:
         """In a child forked while the attempt runs (a DataLoader's worker): its stages are its
@@ -289,6 +301,7 @@ class Recorder:
         self.words = None
         self.beacon = None
         self.log = None
+        self.owner = threading.get_ident()  # this process's thread that forked
         self.cpu.reopen()
 
     def pass_abandoned(self) -> None:
@@ -307,7 +320,8 @@ class Recorder:
     def timings(self) -> list[dict[str, Any]]:
         """``session.timings_of``'s result, from the tallies: every call counted, none kept."""
         return [{"stage": stats.name, "outside_passes_ms": _rounded(stats.outside_ms),
-                 **first_and_later({index: round(ms, 3) for index, ms in stats.by_pass.items()})}
+                 "first_pass_ms": _rounded(stats.first_pass_ms),
+                 "later_passes": stats.later_passes.later_passes()}
                 for stats in self.stats.values() if stats.completed]
 
     def begun_in_stage(self) -> list[Accelerator]:
@@ -531,7 +545,9 @@ class Stage:
         else:
             return
         log = self.recorder.log
-        if write and log is not None and self.occurrence > FIRST_KEPT:
+        if write and log is not None and self.occurrence > FIRST_KEPT \
+                and self.stats.slow_written < SLOW_WRITTEN:
+            self.stats.slow_written += 1
             log.write_fields("stage_slow", {"stage": self.stats.name, **{
                 key: value for key, value in record.items()
                 if key not in ("name", "occurrence_sequence")}})
@@ -543,6 +559,25 @@ class Stage:
             stats.next_summary *= 2
         if self.recorder.log is not None:
             self.recorder.log.write_fields("stage_summary", stats.summary())
+
+
+def timings_of(stages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per stage: its duration outside the passes, or pass 0's apart from the median and
+    spread of the later passes. Never an average that hides the first pass."""
+    by_name: dict[str, dict[int | None, float]] = {}
+    for record in stages:
+        if record.get("status") == "completed" and isinstance(record.get("duration_ms"),
+                                                               (int, float)):
+            durations = by_name.setdefault(str(record.get("name")), {})
+            key = record.get("pass_index")
+            key = key if isinstance(key, int) else None
+            durations[key] = durations.get(key, 0.0) + record["duration_ms"]
+    timings = []
+    for name, durations in by_name.items():
+        in_passes = {key: ms for key, ms in durations.items() if key is not None}
+        timings.append({"stage": name, "outside_passes_ms": durations.get(None),
+                        **first_and_later(in_passes)})
+    return timings
 
 
 def first_and_later(durations: Mapping[int, float]) -> dict[str, Any]:

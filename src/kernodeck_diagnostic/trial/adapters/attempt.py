@@ -10,9 +10,13 @@ keeps it in the attempt folder. Only the public ``Trial`` API is used.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
+import math
 import os
 import sys
+import time
 from collections.abc import Generator, Iterable, Mapping
 from types import ModuleType
 from typing import Any, cast
@@ -23,8 +27,13 @@ from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary
 from ..session import Trial
+from ..signals import Terminated, signals_held
 
 TRAIN_BATCH = "train_batch"
+FINITE_LOSS = "finite_loss"  # the contract every training step's loss is held to
+CHECK_EVERY = 64  # losses kept before they are checked together
+CHECK_EVERY_S = 1.0  # or this long after the last check
+WARMUP_STEPS_WAITED = 100  # steps at a learning rate of 0 before the first step is judged anyway
 
 
 class FrameworkMissing(ImportError):
@@ -71,6 +80,11 @@ class TrainingAttempt:
         self._stages: list[tuple[str, Any]] = []  # the open stages, innermost last
         self._pass: Generator[int, None, None] | None = None
         self._before: dict[str, Any] | None = None
+        self._lr_zero: bool | None = None  # the coming step's learning rates are all 0
+        self._waited = 0  # steps at a learning rate of 0 not judged
+        self._pending: tuple[Any, Any] | None = None  # the last of them: its loss, the model
+        self.losses = LossWatch()
+        self.step: int | None = None  # the pass of the training batch or step running, or last
         if rank is not None:
             self.place(rank, world_size)
 
@@ -96,6 +110,14 @@ class TrainingAttempt:
         if not self.started:
             self.started = True
             self.trial.__enter__()
+            atexit.register(self._at_exit)
+
+    def _at_exit(self) -> None:
+        """The interpreter exits with the attempt still open: no framework event said it ended
+        (a SIGTERM's ``SystemExit`` raised through ``trainer.train()``, which no callback is
+        told of, or ``sys.exit`` in the loop): it ends ``interrupted``, written whole."""
+        if self.started and not self.ended:
+            self.end(Terminated() if self.trial.ended_by_sigterm else SystemExit())
 
     def open_stage(self, name: str) -> None:
         if self.started and not self.ended:
@@ -123,7 +145,7 @@ class TrainingAttempt:
             return
         # ``passes`` is a generator: closed, it marks its pass as not completed.
         passes = cast(Generator[int, None, None], self.trial.passes(1))
-        next(passes)
+        self.step = next(passes)
         self._pass = passes
         self.open_stage(name)
 
@@ -142,16 +164,65 @@ class TrainingAttempt:
         self._before = {name: parameter.detach().to("cpu", copy=True)
                         for name, parameter in trained_parameters(model, optimizers).items()}
 
+    def before_optimizer_step(self, optimizers: Iterable[Any]) -> None:
+        """The learning rates the coming optimizer step uses: a step whose every rate is 0 (the
+        first step of a warmup) cannot update a parameter, and is not the one judged."""
+        if self._before is not None:  # asked only while the first step is not judged yet
+            self._lr_zero = learning_rates_zero(optimizers)
+
     def after_first_step(self, loss: Any, model: Any) -> None:
-        """``expect_training_step`` on the first step, once: the loss, and every parameter the
-        optimizers held changed and finite."""
+        """``expect_training_step`` on the first step whose learning rate is not 0 (a warmup
+        starts at 0), once: the loss, and every parameter the optimizers held changed and
+        finite. After ``WARMUP_STEPS_WAITED`` steps at 0, or at the end, the step is judged all
+        the same (a rate of 0 throughout updates nothing: the contract fails, as it should)."""
+        if self._before is None or self.ended:
+            return
+        lr_zero, self._lr_zero = self._lr_zero, None
+        if lr_zero and self._waited < WARMUP_STEPS_WAITED:
+            self._waited += 1
+            self._pending = (loss, model)
+            return
+        self._judge_step(loss, model)
+
+    def _judge_step(self, loss: Any, model: Any) -> None:
         before, self._before = self._before, None
-        if before is None or self.ended:
+        self._pending = None
+        if before is None:
             return
         self.check_step = False
         after = {name: parameter for name, parameter in model.named_parameters()
                  if name in before}
         self.trial.expect_training_step(loss, before, after)
+
+    # -- the loss of every step ----------------------------------------------------------------
+
+    def observe_loss(self, loss: Any, step: int | None) -> None:
+        """A training step's loss (a tensor, kept detached, checked in batches: no device
+        synchronisation per step; or a number): a non-finite one fails contract
+        ``finite_loss``, naming its step."""
+        if self.started and not self.ended and self.losses.observe(loss, step):
+            self._loss_failed()
+
+    def observe_number(self, name: str, value: Any, step: int | None) -> None:
+        """A figure the framework logged for a step (the gradient norm): non-finite, it fails
+        contract ``finite_loss`` too (a trainer that filters non-finite losses out of its logs
+        still logs the gradient norm it measured)."""
+        if self.started and not self.ended and self.losses.number(name, value, step):
+            self._loss_failed()
+
+    def _loss_failed(self) -> None:
+        found = self.losses.first_bad
+        if found is not None:
+            name, value, step = found
+            self.trial.expect(FINITE_LOSS, False,
+                              f"non-finite {name} ({value}) at step {step}")
+
+    def _losses_at_end(self) -> None:
+        if self.losses.first_bad is None and self.losses.check():
+            self._loss_failed()
+        elif self.losses.first_bad is None and self.losses.checked:
+            self.trial.expect(FINITE_LOSS, True,
+                              f"{self.losses.checked} training step losses finite")
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -161,7 +232,19 @@ class TrainingAttempt:
         if not self.started or self.ended:
             return
         self.ended = True
+        atexit.unregister(self._at_exit)
+        # Held over the whole end (the stage table's too): a DataLoader worker's death, a second
+        # SIGTERM, never cuts it short.
+        with signals_held(drop_sigchld=lambda: self.trial.ended_by_sigterm):
+            self._end(exc)
+
+    def _end(self, exc: BaseException | None) -> None:
+        if exc is None:
+            if self._pending is not None:  # every step so far at a learning rate of 0
+                self._judge_step(*self._pending)
+            self._losses_at_end()
         self._before = None
+        self._pending = None
         kind = None if exc is None else type(exc)
         trace = None if exc is None else exc.__traceback__
         while self._stages:
@@ -193,6 +276,92 @@ class TrainingAttempt:
         if not self.rank:
             sys.stderr.write(text)
             sys.stderr.flush()
+
+
+class LossWatch:
+    """The losses of the training steps, checked for non-finite values without synchronising
+    the device each step: kept (detached) and checked together every ``CHECK_EVERY`` steps or
+    ``CHECK_EVERY_S``, and at the end; the first non-finite one is kept with its step."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[int | None, Any]] = []
+        self.checked = 0
+        self.first_bad: tuple[str, str, int | None] | None = None
+        self.checked_at = time.perf_counter()
+
+    def observe(self, loss: Any, step: int | None) -> bool:
+        """Keep ``loss``; True when a check found the first non-finite one."""
+        if loss is None or self.first_bad is not None:
+            return False
+        detach = getattr(loss, "detach", None)
+        self.pending.append((step, detach() if detach is not None else loss))
+        if len(self.pending) >= CHECK_EVERY or time.perf_counter() - self.checked_at \
+                >= CHECK_EVERY_S:
+            return self.check()
+        return False
+
+    def number(self, name: str, value: Any, step: int | None) -> bool:
+        if self.first_bad is not None or not isinstance(value, (int, float)) \
+                or isinstance(value, bool) or math.isfinite(value):
+            return False
+        self.check()  # a loss before it, non-finite, is named first
+        if self.first_bad is None:
+            self.first_bad = (name, str(value), step)
+        return True
+
+    def check(self) -> bool:
+        """Check the losses kept; True when the first non-finite one is among them."""
+        pending, self.pending = self.pending, []
+        self.checked_at = time.perf_counter()
+        if not pending or self.first_bad is not None:
+            return False
+        finite = _finite([value for _, value in pending])
+        for (step, value), ok in zip(pending, finite):
+            if not ok:
+                self.first_bad = ("loss", _shown(value), step)
+                return True
+            self.checked += 1
+        return False
+
+
+def _finite(values: list[Any]) -> list[bool]:
+    """Whether each value (a tensor: all its elements; a number) is finite: the tensors in one
+    device operation and one transfer where they allow it."""
+    torch = sys.modules.get("torch")
+    if torch is not None and values and all(torch.is_tensor(value) for value in values):
+        # One number per value: itself, or its largest magnitude (NaN and inf propagate).
+        # Tensors on several devices, or an exotic type: one by one, below.
+        with contextlib.suppress(Exception):
+            flat = torch.stack([value.reshape(()).float() if value.numel() == 1
+                                else value.float().abs().max() for value in values])
+            return [bool(ok) for ok in torch.isfinite(flat).tolist()]
+    found = []
+    for value in values:
+        try:
+            if torch is not None and torch.is_tensor(value):
+                found.append(bool(torch.isfinite(value).all()))
+            else:
+                found.append(math.isfinite(float(value)))
+        except Exception:  # not a number at all: nothing to say of it
+            found.append(True)
+    return found
+
+
+def _shown(value: Any) -> str:
+    try:
+        number = float(value) if getattr(value, "numel", lambda: 1)() == 1 else None
+    except Exception:  # a tensor that cannot become a number
+        number = None
+    return "non-finite values" if number is None else str(number)
+
+
+def learning_rates_zero(optimizers: Iterable[Any]) -> bool | None:
+    """Whether every learning rate of the optimizers' groups is 0 (None: none is known)."""
+    rates = [group.get("lr") for optimizer in optimizers if optimizer is not None
+             for group in getattr(optimizer, "param_groups", ())]
+    known = [float(rate) for rate in rates if isinstance(rate, (int, float))
+             and not isinstance(rate, bool)]
+    return None if not known else all(rate == 0 for rate in known)
 
 
 def trained_parameters(model: Any, optimizers: Iterable[Any]) -> dict[str, Any]:

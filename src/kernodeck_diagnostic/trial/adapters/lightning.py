@@ -4,8 +4,9 @@ The trainer's phases become the trial's stages: ``setup`` (from the callback's `
 start of the fit: the model configured, moved to its device, its optimizers made),
 ``sanity_check``, ``train_batch`` (each batch a pass: pass 0, the first batch, kept apart),
 ``validation``, ``save_checkpoint``. An error the trainer meets (``on_exception``) is placed in
-the stage that was open, an out-of-memory one classified by phase. The first optimizer step is
-held to ``expect_training_step``.
+the stage that was open, an out-of-memory one classified by phase. The first optimizer step whose
+learning rate is not 0 is held to ``expect_training_step``; every batch's loss to contract
+``finite_loss`` (checked in batches of steps, never a synchronisation per step).
 
 The Lightning this program imported is used (``lightning.pytorch`` or ``pytorch_lightning``,
 whichever is in ``sys.modules``; else ``pytorch_lightning``, else ``lightning``): its
@@ -85,12 +86,14 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
         self.stepped = True
+        self.attempt.before_optimizer_step([optimizer])
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         self.attempt.batch_ended()
+        loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
+        self.attempt.observe_loss(loss, self.attempt.step)
         if self.stepped:  # the first step that updated: with gradient accumulation, not batch 0
-            loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
             self.attempt.after_first_step(loss, pl_module)
 
     def on_validation_start(self, trainer: Any, pl_module: Any) -> None:

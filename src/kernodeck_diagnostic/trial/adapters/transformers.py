@@ -4,7 +4,11 @@ The attempt starts with ``trainer.train()`` (``on_train_begin``: the model is on
 optimizer made). Each optimizer step is a pass of its own, stage ``train_step`` (pass 0, the
 first step, kept apart); ``evaluate`` and ``save_checkpoint`` are the evaluation and the saving
 the trainer runs after a step or an epoch (it says so in ``control`` before it runs them). The
-first step is held to ``expect_training_step``, its loss the ``loss`` of the model's output.
+first step whose learning rate is not 0 (``warmup_steps`` start at 0) is held to
+``expect_training_step``, its loss the ``loss`` of the model's output; every training forward's
+loss, and the ``loss`` and ``grad_norm`` the trainer logs, to contract ``finite_loss`` (the
+trainer replaces a non-finite loss in its logs, not the gradient norm it measured). A SIGTERM
+raised through ``train()`` (no callback is told) ends the attempt at exit, ``interrupted``.
 
 A ``TrainerCallback`` is never told of an error: the trainer raises it. An error that leaves
 ``trainer.train()`` and the program (a script that stops on it) is recorded on its way out, by
@@ -54,6 +58,7 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
     def failed(self, error: BaseException) -> None:
         """End the attempt with ``error``, raised by ``trainer.train()`` and caught."""
         self._release_excepthook()
+        self._remove_hook()
         self.attempt.end(error)
 
     # -- the trainer's events --------------------------------------------------------------------
@@ -69,22 +74,33 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         self.attempt.start()
         self._catch_uncaught()
         model = kwargs.get("model")
-        if model is not None and self.attempt.check_step:
-            self.attempt.before_first_step(model, [kwargs.get("optimizer")])
+        if model is not None:
+            if self.attempt.check_step:
+                self.attempt.before_first_step(model, [kwargs.get("optimizer")])
+            self._remove_hook()
             self._hook = model.register_forward_hook(self._keep_loss)
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._after_step_done()
         self.attempt.batch_started(TRAIN_STEP)
 
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any,
+                              **kwargs: Any) -> None:
+        self.attempt.before_optimizer_step([kwargs.get("optimizer")])
+
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.attempt.batch_ended(TRAIN_STEP)
-        if self._hook is not None:
-            self._hook.remove()
-            self._hook = None
-            self.attempt.after_first_step(self._loss, kwargs["model"])
-            self._loss = None
+        self.attempt.after_first_step(self._loss, kwargs["model"])
+        self._loss = None
         self._before_evaluate_or_save(control)
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None,
+               **kwargs: Any) -> None:
+        """The trainer's logs: its ``loss`` (an average, non-finite ones filtered out by
+        default) and ``grad_norm`` (what it measured): a non-finite one fails ``finite_loss``."""
+        if isinstance(logs, Mapping):
+            for name in ("loss", "grad_norm"):
+                self.attempt.observe_number(name, logs.get(name), state.global_step - 1)
 
     def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._after_step_done()
@@ -100,6 +116,7 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._release_excepthook()
+        self._remove_hook()
         self.attempt.end()
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -115,11 +132,21 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         self.attempt.close_stage("evaluate")
         self.attempt.close_stage("save_checkpoint")
 
+    def _remove_hook(self) -> None:
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+
     def _keep_loss(self, module: Any, inputs: Any, output: Any) -> None:
+        """Each training forward's loss: the step's (for its contract) and every one's
+        finiteness (``finite_loss``); an evaluation's forward is left out."""
+        if not getattr(module, "training", True):
+            return
         loss = output.get("loss") if isinstance(output, Mapping) else getattr(output, "loss",
                                                                                None)
         if loss is not None:
             self._loss = loss.detach()
+            self.attempt.observe_loss(self._loss, self.attempt.step)
 
     def _catch_uncaught(self) -> None:
         if self._previous_excepthook is None:

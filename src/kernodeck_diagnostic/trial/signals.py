@@ -1,0 +1,124 @@
+"""SIGTERM during an attempt, and the signals held while an attempt is written.
+
+During an attempt SIGTERM raises ``Terminated`` in the main thread (a ``SystemExit`` with status
+143, as a shell reports SIGTERM), after marking every attempt open in the process: the stage open
+when it came is the one it came in, and what fails after it (a DataLoader worker killed by the
+same signal, PyTorch's SIGCHLD handler raising for it) is its consequence. ``signals_held``
+keeps SIGTERM, SIGINT, SIGHUP and a Python SIGCHLD handler from cutting an attempt's end short
+(docs/trial.md, "Interrupts").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Protocol
+
+
+class Marked(Protocol):
+    def terminated(self) -> None: ...
+
+
+class Terminated(SystemExit):
+    """Raised in the program's main thread when SIGTERM arrives during an attempt: the attempt
+    ends as ``interrupted`` and the program exits with status 143, as a shell reports SIGTERM."""
+
+    def __init__(self) -> None:
+        super().__init__(128 + int(signal.SIGTERM))
+
+
+# The attempts open in this process: SIGTERM marks each (``Trial.terminated``).
+OPEN: list[Marked] = []
+_HELD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGCHLD")
+
+
+def terminate(signum: int, frame: Any) -> None:
+    for trial in list(OPEN):
+        trial.terminated()
+    raise Terminated
+
+
+class _Hold:
+    """What ``signals_held`` holds now: the signals that came, and how deep the holds are."""
+
+    came: ClassVar[list[int]] = []
+    previous: ClassVar[dict[int, Any]] = {}  # the handlers held signals go back to
+    depth = 0
+
+
+@contextlib.contextmanager
+def signals_held(drop_sigchld: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """While an attempt is written: SIGTERM, SIGINT and SIGHUP, and SIGCHLD when a Python
+    handler has it (PyTorch's DataLoader raises from it when a worker dies, as every worker does
+    when SIGTERM reaches the process group), are held, then delivered again, in the order they
+    came, to the handlers they had, once the outermost hold ends (an adapter holds them over its
+    whole end, the Trial's included). ``drop_sigchld``: asked at the end; true (the attempt was
+    ended by SIGTERM) drops a held SIGCHLD: the workers died of the same signal. Only the main
+    thread can hold them; elsewhere (and on Windows) nothing is held."""
+    if threading.current_thread() is not threading.main_thread() or _Hold.depth:
+        nested = bool(_Hold.depth)
+        _Hold.depth += nested
+        try:
+            yield
+        finally:
+            _Hold.depth -= nested
+        return
+
+    def hold(signum: int, frame: Any) -> None:
+        if signum not in _Hold.came:
+            _Hold.came.append(signum)
+
+    previous = _Hold.previous
+    previous.clear()
+    for name in _HELD:
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        handler = signal.getsignal(signum)
+        if name == "SIGCHLD" and not callable(handler):
+            continue  # the default (ignore): nothing raises, nothing to hold
+        if handler is signal.SIG_IGN or handler is None:
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, hold)
+            previous[signum] = handler
+    _Hold.depth = 1
+    try:
+        yield
+    finally:
+        _Hold.depth = 0
+        for signum, handler in previous.items():
+            with contextlib.suppress(OSError, ValueError):
+                signal.signal(signum, handler)
+        previous.clear()
+        held = list(_Hold.came)
+        _Hold.came.clear()
+        sigchld = getattr(signal, "SIGCHLD", None)
+        for signum in held:  # delivered now, to the handlers they had: the attempt is written
+            if signum != sigchld or not drop_sigchld():
+                signal.raise_signal(signum)
+
+
+def catch_sigterm() -> Any:
+    """During an attempt, SIGTERM raises ``Terminated`` (``terminate``): installed from the main
+    thread alone (only it may), and only over the default action (a handler of the program's own
+    stays). The handler it replaced (None: none replaced)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminate)
+        return signal.SIG_DFL
+    return None
+
+
+def release_sigterm(previous: Any) -> None:
+    """Put back the handler ``catch_sigterm`` replaced, if ours is still there (or, while the
+    signals are held, where the hold puts it back)."""
+    if previous is None:
+        return
+    if signal.getsignal(signal.SIGTERM) is terminate:
+        signal.signal(signal.SIGTERM, previous)
+    elif _Hold.previous.get(signal.SIGTERM) is terminate:
+        _Hold.previous[signal.SIGTERM] = previous
