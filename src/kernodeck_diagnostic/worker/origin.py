@@ -63,8 +63,9 @@ def load_what_locating_reads() -> None:
         from importlib import metadata  # noqa: F401
 
 
-def torch_installs(path: list[str]) -> list[TorchInstall] | None:
-    """Every torch distribution on ``path``, in search order (the first is what pip shows).
+def torch_installs(path: list[str], orphans: list[str] | None = None) -> list[TorchInstall] | None:
+    """Every torch distribution on ``path``, in search order (the first is what pip shows),
+    less the orphans (``orphan_metadata``), whose folder names are added to ``orphans``.
 
     None when the installed distributions cannot be read at all: nothing to compare with.
     """
@@ -74,7 +75,145 @@ def torch_installs(path: list[str]) -> list[TorchInstall] | None:
         found = list(metadata.distributions(name="torch", path=path))
     except Exception:
         return None
+    if len(found) > 1:
+        named = [orphan_metadata(dist) for dist in found]
+        real = [dist for dist, name in zip(found, named) if name is None]
+        if real:  # an orphan only in the folder of an install that is not one
+            folder = install_folder(real[0])
+            here = [index for index, (dist, name) in enumerate(zip(found, named))
+                    if name is not None and install_folder(dist) == folder]
+            if orphans is not None:
+                orphans.extend(str(named[index]) for index in here[:MAX_ORPHANS])
+            found = [dist for index, dist in enumerate(found) if index not in here]
     return [install for install in map(torch_install, found) if install is not None]
+
+
+MAX_ORPHANS = 5
+MAX_RECORD_LINES = 200_000  # torch's own RECORD: about 16 000 lines
+
+
+def install_folder(dist: Any) -> str | None:
+    """The folder a distribution is installed in (its site-packages), resolved; None if unknown."""
+    try:
+        return real(str(dist.locate_file("")))
+    except Exception:
+        return None
+
+
+def orphan_metadata(dist: Any) -> str | None:
+    """The folder name of a distribution's metadata (``torch-2.12.0.dist-info``) when none of the
+    files its RECORD lists outside that folder exists, or it has no RECORD: the metadata an
+    interrupted upgrade left behind. pip counts it as an install it cannot remove ("No files
+    were found to uninstall", again at every run). None for a distribution with a file of its
+    own, or one whose folder is not known."""
+    folder = getattr(dist, "_path", None)  # importlib.metadata's PathDistribution keeps it
+    if folder is None or not str(folder).endswith((".dist-info", ".egg-info")):
+        return None
+    name = os.path.basename(str(folder))
+    try:
+        record = dist.read_text("RECORD")
+        site = str(dist.locate_file(""))
+    except Exception:
+        return None
+    for count, line in enumerate((record or "").splitlines()):
+        if count >= MAX_RECORD_LINES:
+            return None  # too long to tell: not said
+        relative = line.rsplit(",", 2)[0].strip('"')
+        if not relative or relative.replace("\\", "/").split("/")[0] == name:
+            continue
+        if os.path.lexists(os.path.join(site, relative)):
+            return None
+    return name
+
+
+def environment_installs(installs: list[TorchInstall] | None,
+                         path0: str | None) -> list[TorchInstall] | None:
+    """The installs ``import torch`` is judged against: ``installs`` unchanged, unless the first
+    lies in a folder on PYTHONPATH and a later one in this environment's own packages (another
+    Python's site-packages, a second build put on the path by a module system). The environment's
+    own install is then the installed torch, and the build on PYTHONPATH, with its dist-info, is
+    another build loaded over it (``unverified``): advice to reinstall would change the hidden
+    one, taking the folder off PYTHONPATH is the way."""
+    if not installs:
+        return installs
+    places = [place_of(os.path.dirname(os.path.dirname(install.init_file)), path0)
+              for install in installs]
+    if places[0] != "pythonpath":
+        return installs
+    own = [install for install, place in zip(installs, places) if place != "pythonpath"]
+    return own or installs
+
+
+def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
+    """The torch installs on ``path`` that ``import torch`` is judged against (the first is the
+    installed distribution: ``environment_installs``), kept as the worker's ``installs``; the
+    orphans' folder names (``orphan_metadata``) told as a fact."""
+    orphans: list[str] = []
+    worker.installs = environment_installs(torch_installs(path, orphans), worker.path0)
+    worker.facts("pytorch", orphan_metadata=orphans or None)
+    return worker.installs  # type: ignore[no-any-return]
+
+
+def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
+    """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
+    built for and this one's (``extension_tags``); for none found, the setting that hid the one
+    installed (``setting_hiding_torch``)."""
+    if spec is not None:
+        return extension_tags(spec) or {}
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
+        return {"hidden_by": setting_hiding_torch()}
+    return {}
+
+
+def setting_hiding_torch() -> str | None:
+    """The interpreter's setting that keeps a torch it has off the import path, for a
+    ``No module named 'torch'``: ``-S`` (the site module not run: no site-packages at all), or
+    what disables the user site-packages where torch is installed: ``PYTHONNOUSERSITE``, ``-s``
+    or ``-I``. pip, which runs without them, answers "Requirement already satisfied". None when
+    no folder these settings hide holds torch (a venv made without the system's packages never
+    searches the user site-packages, whatever is set)."""
+    import site
+
+    def holds_torch(folder: str) -> bool:
+        return os.path.isfile(os.path.join(folder, "torch", "__init__.py"))
+
+    venv = venv_prefix()
+    own_only = venv is not None and not venv_includes_system(venv)
+    user = "" if own_only else str(getattr(site, "getusersitepackages", lambda: "")() or "")
+    if sys.flags.no_site:
+        prefixes = [venv] if venv is not None else [sys.prefix, sys.exec_prefix]
+        folders = list(getattr(site, "getsitepackages", lambda _: [])(prefixes))
+        if not sys.flags.no_user_site and user:
+            folders.append(user)
+        return "-S" if any(holds_torch(folder) for folder in folders) else None
+    if own_only or site.ENABLE_USER_SITE or not user or not holds_torch(user):
+        return None
+    if not sys.flags.ignore_environment and os.environ.get("PYTHONNOUSERSITE"):
+        return "PYTHONNOUSERSITE"
+    return "-I" if sys.flags.isolated else "-s"
+
+
+def venv_prefix() -> str | None:
+    """The virtual environment this interpreter belongs to (the folder holding pyvenv.cfg, as
+    the site module finds it), or None."""
+    executable = os.path.dirname(os.path.abspath(sys.executable or ""))
+    for folder in (executable, os.path.dirname(executable)):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return folder
+    return None
+
+
+def venv_includes_system(prefix: str) -> bool:
+    """Whether a virtual environment's pyvenv.cfg says include-system-site-packages = true."""
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as file:
+            for line in file:
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "include-system-site-packages":
+                    return value.strip().lower() == "true"
+    except OSError:
+        pass
+    return False
 
 
 def torch_install(dist: Any) -> TorchInstall | None:

@@ -179,6 +179,7 @@ class Worker:
         # collective end before it.
         self.deadline: float | None = None
         self.torch_found: str | None = None  # the file `import torch` would run (stage_import)
+        self.installs: list[Any] | None = None  # torch judged against these (stage_import)
         self.caller: dict[str, Any] | None = None  # --places (supervisor.run_worker)
 
     def run(self) -> None:
@@ -265,7 +266,7 @@ class Worker:
         # the installed distributions are read (None when they cannot be: torch is then imported
         # unchecked): reading them loads csv, email, zipfile..., never the user's modules.
         path = origin.user_import_path(self.path0, self.caller)
-        installs = origin.torch_installs(path)
+        installs = origin.judged_installs(path, self)  # also self.installs, and the orphans
         sys.path[:] = path
         self.facts("runtime", local_modules=origin.local_modules(
             self.path0, installs or [], (self.caller or {}).get("import_path")))
@@ -298,9 +299,8 @@ class Worker:
             # The installed distribution's version, for the advice: a reinstall of that build.
             self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0),
                        distribution_version=installs[0].version if installs else None)
-            if spec is not None:  # the Python its compiled part was built for, and this one's
-                with contextlib.suppress(Exception):
-                    self.facts("pytorch", **(origin.extension_tags(spec) or {}))
+            with contextlib.suppress(Exception):  # the Python its _C is for; -S that hid it
+                self.facts("pytorch", **origin.failure_facts(exc, spec))
             raise StageError("import_failed", exc) from None
         self.events.emit("local_paths", interpreter=sys.executable,
                          torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)
@@ -313,7 +313,8 @@ class Worker:
         self.facts("pytorch", **companion("readings").imported_facts(torch, located, self.path0))
 
     def stage_backend(self) -> None:
-        for values in companion("readings").backend_facts(self.torch, gpu=self.device == "gpu"):
+        for values in companion("readings").backend_facts(self.torch, gpu=self.device == "gpu",
+                                                          installs=self.installs):
             self.backend = values.get("backend", self.backend)
             self.facts("pytorch", **values)
         if self.device == "gpu" and self.backend == "cpu":
