@@ -79,13 +79,19 @@ def test_a_torch_without_its_dist_info_is_imported_and_passes(
     assert "TORCH_SHADOWED" not in findings(report)
 
 
+@pytest.mark.parametrize("with_metadata", [False, True], ids=["package", "whole_install"])
 def test_a_cpu_build_on_pythonpath_hiding_the_cuda_build_says_so_and_unsetting_it_works(
-        cpu_torch_python: Path, cuda_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+        cpu_torch_python: Path, cuda_torch_python: Path, pyz: Path, tmp_path: Path,
+        with_metadata: bool) -> None:
     """Was CPU_ONLY_BUILD "force-reinstall torch --index-url ...cu128": the venv has that build
-    already, hidden under the folder on PYTHONPATH."""
+    already, hidden under the folder on PYTHONPATH; with its dist-info too (a whole second
+    install, issue 44), which pip would show first."""
     folder = tmp_path / "on-pythonpath"
     folder.mkdir()
     linked_copy(site_packages(cpu_torch_python) / "torch", folder / "torch")
+    if with_metadata:
+        for info in site_packages(cpu_torch_python).glob("torch-*.dist-info"):
+            linked_copy(info, folder / info.name)
     work = tmp_path / "work"
     work.mkdir()
     env = clean_env({"PYTHONPATH": str(folder)})
@@ -93,6 +99,8 @@ def test_a_cpu_build_on_pythonpath_hiding_the_cuda_build_says_so_and_unsetting_i
                       env=env, cwd=work)
     report = checked(result)
     assert report["code"] == "GPU_BACKEND_ABSENT", report["error"]
+    assert report["pytorch"]["module_kind"] == "unverified"  # not the environment's own
+    assert report["pytorch"]["distribution_version"].startswith("2.14.1")
     found = findings(report)
     assert {"CPU_ONLY_BUILD", "TORCH_DUPLICATE_INSTALL"}.isdisjoint(found), found
     shadowed = found["TORCH_SHADOWED"]
