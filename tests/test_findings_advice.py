@@ -272,3 +272,23 @@ def test_torchs_own_library_on_ld_library_path_is_read_by_the_front(
         assert found == {"variable": "LD_LIBRARY_PATH", "library": expected,
                          "conda_env_lib": False, "torch_library": True}
         assert str(tmp_path) not in str(found)
+
+
+@pytest.mark.parametrize(("kind", "key", "fires"), [
+    ("installed", "error.torch_incomplete", True),  # the install's own files gave no version
+    ("unverified", "error.torch_incomplete", False),  # another copy: not the install's damage
+    ("installed", None, False),  # another import failure
+])
+def test_an_installed_torch_without_a_version_is_a_damaged_install(
+        kind: str, key: str | None, fires: bool) -> None:
+    failed = report(**{"code": "TORCH_IMPORT_FAILED", "stage": "import",
+                       "pytorch.imported": False, "pytorch.module_kind": kind,
+                       "pytorch.distribution_version": "2.13.0+cpu",
+                       "error": {"stage": "import", "kind": "import_failed", "type": None,
+                                 "message": "not a PyTorch build", "message_key": key,
+                                 "message_values": {"missing": "torch.__version__"}}})
+    found = by_id(failed).get("TORCH_PARTIAL_INSTALL")
+    assert (found is not None) == fires
+    if found is not None:
+        assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in \
+            found["next_action"]

@@ -233,15 +233,19 @@ def apply_pip(python: Path, next_action: str) -> None:
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
 
 
-@pytest.mark.parametrize("removed", ["package", "metadata"])
+@pytest.mark.parametrize("removed", ["package", "metadata", "init_emptied"])
 def test_a_half_finished_uninstall_is_named_and_its_pinned_reinstall_fixes_it(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path, removed: str) -> None:
     """Was TORCH_MISSING "install PyTorch into it" (pip: "Requirement already satisfied"), or,
-    the metadata gone, nothing at all while pip does not list torch."""
+    the metadata gone, nothing at all while pip does not list torch; torch/__init__.py emptied
+    (issue 44): "not a PyTorch build", and no finding."""
     python = scratch_env(cpu_torch_python, tmp_path)
     packages = site_packages(python)
     if removed == "package":
         shutil.rmtree(packages / "torch")
+    elif removed == "init_emptied":
+        (packages / "torch" / "__init__.py").unlink()  # a hard link: the original is kept
+        (packages / "torch" / "__init__.py").write_bytes(b"")
     else:
         for info in packages.glob("torch-*.dist-info"):
             shutil.rmtree(info)
@@ -253,6 +257,9 @@ def test_a_half_finished_uninstall_is_named_and_its_pinned_reinstall_fixes_it(
     if removed == "package":
         assert report["code"] == "TORCH_MISSING"
         assert partial["severity"] == "error"
+    elif removed == "init_emptied":
+        assert report["code"] == "TORCH_IMPORT_FAILED"
+        assert "damaged" in partial["summary"]
     else:
         assert report["code"] == "CPU_CHECK_PASSED"
         assert partial["severity"] == "warning"

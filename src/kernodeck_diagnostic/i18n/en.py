@@ -290,6 +290,12 @@ MESSAGES = {
         "over it.",
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Reinstall that version, with this interpreter, so that pip knows it: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.summary":
+        "The installed torch {version} is damaged: 'import torch' runs its own files, which "
+        "give no torch.__version__ (an emptied or truncated file); it is a PyTorch install, "
+        "broken.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
+        "Reinstall that version over it, with this interpreter: {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

@@ -306,6 +306,12 @@ MESSAGES = {
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Réinstallez cette version, avec cet interpréteur, pour que pip la connaisse : "
         "{reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.summary":
+        "Le torch {version} installé est endommagé : 'import torch' exécute ses propres "
+        "fichiers, qui ne donnent pas torch.__version__ (un fichier vidé ou tronqué) ; c'est "
+        "une installation de PyTorch, abîmée.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
+        "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -301,6 +301,12 @@ MESSAGES = {
         "metade, ou um pacote copiado): o pip não o vê e pode instalar outra cópia por cima.",
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Reinstale essa versão, com este interpretador, para que o pip a conheça: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.summary":
+        "O torch {version} instalado está danificado: 'import torch' roda os próprios arquivos "
+        "dele, que não dão torch.__version__ (um arquivo esvaziado ou truncado); é uma "
+        "instalação do PyTorch, quebrada.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
+        "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

@@ -146,74 +146,26 @@ def environment_installs(installs: list[TorchInstall] | None,
 
 def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
     """The torch installs on ``path`` that ``import torch`` is judged against (the first is the
-    installed distribution: ``environment_installs``), kept as the worker's ``installs``; the
-    orphans' folder names (``orphan_metadata``) told as a fact."""
+    installed distribution: ``environment_installs``), kept as the worker's ``installs``. Told
+    as facts at once, so that a failed import has them for its advice (a reinstall of that very
+    build): the installed distribution's version, the orphans' folder names."""
     orphans: list[str] = []
-    worker.installs = environment_installs(torch_installs(path, orphans), worker.path0)
-    worker.facts("pytorch", orphan_metadata=orphans or None)
-    return worker.installs  # type: ignore[no-any-return]
+    installs = worker.installs = environment_installs(torch_installs(path, orphans),
+                                                      worker.path0)
+    worker.facts("pytorch", orphan_metadata=orphans or None,
+                 distribution_version=installs[0].version if installs else None)
+    return installs
 
 
 def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
     """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
     built for and this one's (``extension_tags``); for none found, the setting that hid the one
-    installed (``setting_hiding_torch``)."""
+    installed (``runtime.setting_hiding_torch``)."""
     if spec is not None:
         return extension_tags(spec) or {}
     if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
-        return {"hidden_by": setting_hiding_torch()}
+        return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
     return {}
-
-
-def setting_hiding_torch() -> str | None:
-    """The interpreter's setting that keeps a torch it has off the import path, for a
-    ``No module named 'torch'``: ``-S`` (the site module not run: no site-packages at all), or
-    what disables the user site-packages where torch is installed: ``PYTHONNOUSERSITE``, ``-s``
-    or ``-I``. pip, which runs without them, answers "Requirement already satisfied". None when
-    no folder these settings hide holds torch (a venv made without the system's packages never
-    searches the user site-packages, whatever is set)."""
-    import site
-
-    def holds_torch(folder: str) -> bool:
-        return os.path.isfile(os.path.join(folder, "torch", "__init__.py"))
-
-    venv = venv_prefix()
-    own_only = venv is not None and not venv_includes_system(venv)
-    user = "" if own_only else str(getattr(site, "getusersitepackages", lambda: "")() or "")
-    if sys.flags.no_site:
-        prefixes = [venv] if venv is not None else [sys.prefix, sys.exec_prefix]
-        folders = list(getattr(site, "getsitepackages", lambda _: [])(prefixes))
-        if not sys.flags.no_user_site and user:
-            folders.append(user)
-        return "-S" if any(holds_torch(folder) for folder in folders) else None
-    if own_only or site.ENABLE_USER_SITE or not user or not holds_torch(user):
-        return None
-    if not sys.flags.ignore_environment and os.environ.get("PYTHONNOUSERSITE"):
-        return "PYTHONNOUSERSITE"
-    return "-I" if sys.flags.isolated else "-s"
-
-
-def venv_prefix() -> str | None:
-    """The virtual environment this interpreter belongs to (the folder holding pyvenv.cfg, as
-    the site module finds it), or None."""
-    executable = os.path.dirname(os.path.abspath(sys.executable or ""))
-    for folder in (executable, os.path.dirname(executable)):
-        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
-            return folder
-    return None
-
-
-def venv_includes_system(prefix: str) -> bool:
-    """Whether a virtual environment's pyvenv.cfg says include-system-site-packages = true."""
-    try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as file:
-            for line in file:
-                key, _, value = line.partition("=")
-                if key.strip().lower() == "include-system-site-packages":
-                    return value.strip().lower() == "true"
-    except OSError:
-        pass
-    return False
 
 
 def torch_install(dist: Any) -> TorchInstall | None:

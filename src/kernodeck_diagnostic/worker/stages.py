@@ -287,8 +287,7 @@ class Worker:
                 # For --show-paths, on the terminal only: the very file or folder to rename.
                 self.events.emit("local_paths", interpreter=sys.executable,
                                  torch=origin.module_path(spec) or folder)
-                self.facts("pytorch", distributions_on_path=origin.count_distributions("torch"),
-                           distribution_version=installs[0].version if installs else None)
+                self.facts("pytorch", distributions_on_path=origin.count_distributions("torch"))
                 raise StageError("import_failed", key="error.torch_shadowed",
                                  module=origin.SHADOW_MODULES[kind], origin=place)
         try:
@@ -296,9 +295,7 @@ class Worker:
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            # The installed distribution's version, for the advice: a reinstall of that build.
-            self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0),
-                       distribution_version=installs[0].version if installs else None)
+            self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0))
             with contextlib.suppress(Exception):  # the Python its _C is for; -S that hid it
                 self.facts("pytorch", **origin.failure_facts(exc, spec))
             raise StageError("import_failed", exc) from None

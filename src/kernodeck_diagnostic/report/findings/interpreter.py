@@ -123,7 +123,7 @@ def working_folder_gone(report: Report) -> Finding | None:
                    ("the working folder the check was started in no longer exists",))
 
 
-@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone"))
+@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone", "damaged"))
 def torch_partial_install(report: Report) -> Finding | None:
     """A half-finished uninstall (or install): torch's metadata left and its package gone, which
     pip answers "Requirement already satisfied" to a plain install; or its package left in the
@@ -138,6 +138,19 @@ def torch_partial_install(report: Report) -> Finding | None:
                        {"version": installed,
                         "reinstall": reinstall_command(installed, deps=False)},
                        variant="package_gone")
+    error = report.get("error") or {}
+    if (report["code"] == Verdict.TORCH_IMPORT_FAILED and installed
+            and error.get("message_key") == "error.torch_incomplete"
+            and pytorch.get("module_kind") == "installed"):
+        # The installed distribution's own torch/__init__.py ran and gave no torch.__version__:
+        # its files are damaged (emptied, truncated), not another program's torch module.
+        return Finding("TORCH_PARTIAL_INSTALL", "error",
+                       (f"import torch ran the installed torch {installed}'s own package",
+                        "it gave no " + str((error.get("message_values") or {}).get("missing")
+                                            or "torch.__version__")),
+                       {"version": installed,
+                        "reinstall": reinstall_command(installed, deps=False)},
+                       variant="damaged")
     version = pytorch.get("version")
     if (pytorch.get("imported") and version and not installed
             and pytorch.get("module_kind") == "unverified"
