@@ -84,6 +84,15 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
                   "message": "Failed to load PyTorch C extensions: It appears that PyTorch has "
                              "loaded the `torch/_C` folder of the PyTorch repository"}}),
+    "TORCH_HIDDEN_BY_SETTING": report(**{
+        "code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
+        "pytorch.hidden_by": "PYTHONNOUSERSITE",
+        "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
+                  "message": "No module named 'torch'"}}),
+    "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
+                                       "pytorch.distribution_version": "2.13.0+cpu",
+                                       "pytorch.version": "2.13.0+cpu",
+                                       "pytorch.orphan_metadata": ["torch-2.12.0.dist-info"]}),
     "WORKING_FOLDER_MISSING": report(**{
         "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
         "runtime.working_folder_missing": True,

@@ -150,3 +150,145 @@ def test_advice_made_from_a_kernel_is_in_the_notebooks_words() -> None:
         'Check another GPU with device_index=1, or device="cpu"; report.local_paths prints '
         "the file.")
     assert in_notebook_words("python -m pip uninstall -y torch") == "%pip uninstall -y torch"
+
+
+# -- issue 44: the advice follows where torch or its libraries came from --------------------------
+
+CUDNN_MISSING = "libcudnn.so.9: cannot open shared object file: No such file or directory"
+TORCH_LIBRARY = {"variable": "LD_LIBRARY_PATH", "library": "libc10.so", "conda_env_lib": False,
+                 "torch_library": True}
+OTHER_TAG = {"pytorch.extension_tags": ["cpython-311-x86_64-linux-gnu"],
+             "pytorch.interpreter_tag": "cpython-312-x86_64-linux-gnu",
+             "pytorch.distribution_version": "2.13.0+cpu"}
+
+
+@pytest.mark.parametrize(("origin", "says", "never"), [
+    # one cause planted per row
+    ("site-packages", "--force-reinstall", "PYTHONPATH"),
+    ("pythonpath", "unset PYTHONPATH", "--force-reinstall"),
+])
+def test_torch_for_another_python_found_on_pythonpath_is_taken_off_it(
+        origin: str, says: str, never: str) -> None:
+    failed = report(**{"code": "TORCH_IMPORT_FAILED", "stage": "import",
+                       "pytorch.imported": False, "pytorch.origin": origin, **OTHER_TAG,
+                       "error": {"stage": "import", "kind": "import_failed", "type": "ImportError",
+                                 "message": "Failed to load PyTorch C extensions"}})
+    found = by_id(failed)["TORCH_FOR_OTHER_PYTHON"]
+    assert says in found["next_action"]
+    assert never not in found["next_action"]
+
+
+@pytest.mark.parametrize(("origin", "says", "never"), [
+    ("working-folder", "cd ..", "PYTHONPATH"),
+    ("pythonpath", "unset PYTHONPATH", "cd .."),
+])
+def test_a_source_checkout_on_pythonpath_is_taken_off_it(origin: str, says: str,
+                                                         never: str) -> None:
+    found = by_id(report(**{"code": "TORCH_IMPORT_FAILED", "stage": "import",
+                            "pytorch.imported": False, "pytorch.origin": origin,
+                            "pytorch.module_kind": "source-checkout"}))["TORCH_SHADOWED"]
+    assert says in found["next_action"]
+    assert never not in found["next_action"]
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    (None, {"SHARED_LIBRARY_MISSING"}),  # nothing on the path: the plain advice
+    (TORCH_LIBRARY, {"LIBRARY_PATH_OVERRIDE"}),  # a libtorch there: the cause named
+])
+def test_a_libtorch_on_the_library_path_replaces_the_reinstall_advice(
+        override: dict | None, expected: set) -> None:
+    failed = import_failed("ImportError", CUDNN_MISSING)
+    failed["runtime"]["library_override"] = override
+    found = by_id(failed)
+    libraries = {"SHARED_LIBRARY_MISSING", "UNDEFINED_SYMBOL", "LIBRARY_PATH_OVERRIDE"}
+    assert libraries & set(found) == expected
+    if override is not None:
+        assert "env -u LD_LIBRARY_PATH" in found["LIBRARY_PATH_OVERRIDE"]["next_action"]
+        assert "reinstall" not in found["LIBRARY_PATH_OVERRIDE"]["next_action"].replace(
+            "Reinstalling torch would not help", "")
+
+
+@pytest.mark.parametrize(("elsewhere", "severity"), [
+    ([], None),
+    ([{"name": "libc10.so", "loaded_from": "LD_LIBRARY_PATH"}], "warning"),
+    ([{"name": "libtorch_cpu.so", "loaded_from": "elsewhere"}], "warning"),
+])
+def test_torchs_own_library_loaded_from_elsewhere_warns(elsewhere: list,
+                                                        severity: str | None) -> None:
+    found = by_id(report(**{"pytorch.torch_libraries_elsewhere": elsewhere}))
+    assert (found.get("LIBRARY_PATH_OVERRIDE") or {}).get("severity") == severity
+
+
+@pytest.mark.parametrize(("setting", "says"), [
+    (None, None),
+    ("-S", "without -S"),
+    ("PYTHONNOUSERSITE", "unset PYTHONNOUSERSITE"),
+    ("-s", "without -s"),
+    ("-I", "without -I"),
+])
+def test_a_setting_that_hides_torch_is_named(setting: str | None, says: str | None) -> None:
+    missing = report(**{"code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
+                        "pytorch.hidden_by": setting,
+                        "error": {"stage": "import", "kind": "import_failed",
+                                  "type": "ModuleNotFoundError",
+                                  "message": "No module named 'torch'"}})
+    found = by_id(missing).get("TORCH_HIDDEN_BY_SETTING")
+    assert (found is None) == (says is None)
+    if found is not None:
+        assert says in found["next_action"]
+
+
+@pytest.mark.parametrize(("count", "orphans", "expected"), [
+    (2, None, {"TORCH_DUPLICATE_INSTALL"}),  # two real installs
+    (2, ["torch-2.12.0.dist-info"], {"TORCH_ORPHAN_METADATA"}),  # one, and an orphan
+    (3, ["torch-2.12.0.dist-info"], {"TORCH_DUPLICATE_INSTALL", "TORCH_ORPHAN_METADATA"}),
+])
+def test_an_orphan_dist_info_is_not_a_second_install(count: int, orphans: list | None,
+                                                     expected: set) -> None:
+    found = by_id(report(**{"pytorch.distributions_on_path": count,
+                            "pytorch.orphan_metadata": orphans}))
+    assert {"TORCH_DUPLICATE_INSTALL", "TORCH_ORPHAN_METADATA"} & set(found) == expected
+    if orphans:
+        assert f"/{orphans[0]}\"" in found["TORCH_ORPHAN_METADATA"]["next_action"]
+
+
+@pytest.mark.parametrize(("files", "failed", "expected"), [
+    ((), True, None),  # nothing of torch's there
+    (("libc10.so", "libtorch_python.so"), False, None),  # the import worked (or never ran)
+    (("libc10.so", "libtorch_python.so"), True, "libc10.so"),
+    (("libc10.so.2.1",), True, "libc10.so.2.1"),
+    (("libcudnn.so.9",), True, None),  # a CUDA library is not torch's own
+])
+def test_torchs_own_library_on_ld_library_path_is_read_by_the_front(
+        tmp_path: Path, files: tuple[str, ...], failed: bool, expected: str | None) -> None:
+    from kernodeck_diagnostic.facts.environment import library_override
+
+    for name in files:
+        (tmp_path / name).write_bytes(b"\x7fELF")
+    found = library_override([CUDNN_MISSING], {"LD_LIBRARY_PATH": str(tmp_path)}, "linux",
+                             torch_failed=failed)
+    assert (found or {}).get("library") == expected
+    if expected is not None:
+        assert found == {"variable": "LD_LIBRARY_PATH", "library": expected,
+                         "conda_env_lib": False, "torch_library": True}
+        assert str(tmp_path) not in str(found)
+
+
+@pytest.mark.parametrize(("kind", "key", "fires"), [
+    ("installed", "error.torch_incomplete", True),  # the install's own files gave no version
+    ("unverified", "error.torch_incomplete", False),  # another copy: not the install's damage
+    ("installed", None, False),  # another import failure
+])
+def test_an_installed_torch_without_a_version_is_a_damaged_install(
+        kind: str, key: str | None, fires: bool) -> None:
+    failed = report(**{"code": "TORCH_IMPORT_FAILED", "stage": "import",
+                       "pytorch.imported": False, "pytorch.module_kind": kind,
+                       "pytorch.distribution_version": "2.13.0+cpu",
+                       "error": {"stage": "import", "kind": "import_failed", "type": None,
+                                 "message": "not a PyTorch build", "message_key": key,
+                                 "message_values": {"missing": "torch.__version__"}}})
+    found = by_id(failed).get("TORCH_PARTIAL_INSTALL")
+    assert (found is not None) == fires
+    if found is not None:
+        assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in \
+            found["next_action"]

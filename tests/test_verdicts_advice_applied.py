@@ -79,13 +79,19 @@ def test_a_torch_without_its_dist_info_is_imported_and_passes(
     assert "TORCH_SHADOWED" not in findings(report)
 
 
+@pytest.mark.parametrize("with_metadata", [False, True], ids=["package", "whole_install"])
 def test_a_cpu_build_on_pythonpath_hiding_the_cuda_build_says_so_and_unsetting_it_works(
-        cpu_torch_python: Path, cuda_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+        cpu_torch_python: Path, cuda_torch_python: Path, pyz: Path, tmp_path: Path,
+        with_metadata: bool) -> None:
     """Was CPU_ONLY_BUILD "force-reinstall torch --index-url ...cu128": the venv has that build
-    already, hidden under the folder on PYTHONPATH."""
+    already, hidden under the folder on PYTHONPATH; with its dist-info too (a whole second
+    install, issue 44), which pip would show first."""
     folder = tmp_path / "on-pythonpath"
     folder.mkdir()
     linked_copy(site_packages(cpu_torch_python) / "torch", folder / "torch")
+    if with_metadata:
+        for info in site_packages(cpu_torch_python).glob("torch-*.dist-info"):
+            linked_copy(info, folder / info.name)
     work = tmp_path / "work"
     work.mkdir()
     env = clean_env({"PYTHONPATH": str(folder)})
@@ -93,6 +99,8 @@ def test_a_cpu_build_on_pythonpath_hiding_the_cuda_build_says_so_and_unsetting_i
                       env=env, cwd=work)
     report = checked(result)
     assert report["code"] == "GPU_BACKEND_ABSENT", report["error"]
+    assert report["pytorch"]["module_kind"] == "unverified"  # not the environment's own
+    assert report["pytorch"]["distribution_version"].startswith("2.14.1")
     found = findings(report)
     assert {"CPU_ONLY_BUILD", "TORCH_DUPLICATE_INSTALL"}.isdisjoint(found), found
     shadowed = found["TORCH_SHADOWED"]
@@ -225,15 +233,19 @@ def apply_pip(python: Path, next_action: str) -> None:
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
 
 
-@pytest.mark.parametrize("removed", ["package", "metadata"])
+@pytest.mark.parametrize("removed", ["package", "metadata", "init_emptied"])
 def test_a_half_finished_uninstall_is_named_and_its_pinned_reinstall_fixes_it(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path, removed: str) -> None:
     """Was TORCH_MISSING "install PyTorch into it" (pip: "Requirement already satisfied"), or,
-    the metadata gone, nothing at all while pip does not list torch."""
+    the metadata gone, nothing at all while pip does not list torch; torch/__init__.py emptied
+    (issue 44): "not a PyTorch build", and no finding."""
     python = scratch_env(cpu_torch_python, tmp_path)
     packages = site_packages(python)
     if removed == "package":
         shutil.rmtree(packages / "torch")
+    elif removed == "init_emptied":
+        (packages / "torch" / "__init__.py").unlink()  # a hard link: the original is kept
+        (packages / "torch" / "__init__.py").write_bytes(b"")
     else:
         for info in packages.glob("torch-*.dist-info"):
             shutil.rmtree(info)
@@ -245,6 +257,9 @@ def test_a_half_finished_uninstall_is_named_and_its_pinned_reinstall_fixes_it(
     if removed == "package":
         assert report["code"] == "TORCH_MISSING"
         assert partial["severity"] == "error"
+    elif removed == "init_emptied":
+        assert report["code"] == "TORCH_IMPORT_FAILED"
+        assert "damaged" in partial["summary"]
     else:
         assert report["code"] == "CPU_CHECK_PASSED"
         assert partial["severity"] == "warning"

@@ -172,3 +172,52 @@ def test_a_worker_started_anew_asks_nothing() -> None:
     with mock.patch.object(subprocess, "run") as run:
         origin.preloaded("json")
     run.assert_not_called()
+
+
+def dist_info(site: Path, version: str, record: str | None) -> None:
+    folder = site / f"torch-{version}.dist-info"
+    folder.mkdir()
+    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+                                     encoding="utf-8")
+    if record is not None:
+        (folder / "RECORD").write_text(record, encoding="utf-8")
+
+
+@pytest.mark.parametrize(("orphan_record", "orphan"), [
+    ("torch/_gone.py,,\ntorch-2.12.0.dist-info/METADATA,,\n", True),  # its files are gone
+    (None, True),  # no RECORD at all: pip cannot uninstall it either
+    ("torch/__init__.py,,\n", False),  # it owns a file that is there: a second install
+])
+def test_an_orphan_dist_info_is_told_from_a_second_install(
+        tmp_path: Path, orphan_record: str | None, orphan: bool) -> None:
+    """Issue 44: metadata whose recorded files are all gone, beside an install that has its own,
+    is left out of the installs (the installed distribution stays the real one, whatever order
+    the folder lists them in) and named."""
+    site = tmp_path / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("", encoding="utf-8")
+    dist_info(site, "2.13.0+cpu", "torch/__init__.py,,\ntorch-2.13.0+cpu.dist-info/RECORD,,\n")
+    dist_info(site, "2.12.0", orphan_record)
+    orphans: list[str] = []
+    installs = origin.torch_installs([str(site)], orphans)
+    assert installs is not None
+    if orphan:
+        assert orphans == ["torch-2.12.0.dist-info"]
+        assert [install.version for install in installs] == ["2.13.0+cpu"]
+    else:
+        assert orphans == []
+        assert sorted(str(install.version) for install in installs) == ["2.12.0", "2.13.0+cpu"]
+
+
+def test_no_install_with_files_left_is_no_orphan_case(tmp_path: Path) -> None:
+    """Every torch's files gone (a half-finished uninstall): nothing is an orphan beside a real
+    install; TORCH_PARTIAL_INSTALL's forced reinstall is the way."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    dist_info(site, "2.13.0+cpu", "torch/__init__.py,,\n")
+    dist_info(site, "2.12.0", None)
+    orphans: list[str] = []
+    installs = origin.torch_installs([str(site)], orphans)
+    assert orphans == []
+    assert installs is not None
+    assert len(installs) == 2

@@ -411,17 +411,32 @@ def validate_python(value: Any, translate: Translate = ENGLISH) -> str:
 
 def interpreter_problem(path: str) -> str | None:
     """Why ``path`` cannot be an interpreter, without running it (a message key), or None."""
-    if not path or not os.path.lexists(path):
+    if not path:
         return "arg.python.missing"
+    if not os.path.lexists(path):
+        return "arg.python.no_access" if _denied(os.lstat, path) else "arg.python.missing"
     if not os.path.exists(path):
         # A virtual environment's python is a link to the Python it was made from: removed or
-        # upgraded since, the link leads nowhere.
-        return "arg.python.dangling"
+        # upgraded since, the link leads nowhere; or it is there, in a folder this user may not
+        # enter (another user's home, mode 0700): permission denied, not gone.
+        return "arg.python.no_access" if _denied(os.stat, path) else "arg.python.dangling"
     if os.path.isdir(path):
         return "arg.python.folder"
     if not os.access(path, os.X_OK):
         return "arg.python.not_executable"
     return None
+
+
+def _denied(stat: Callable[[str], Any], path: str) -> bool:
+    """Whether ``stat(path)`` fails for want of permission (a folder on the way this user may not
+    search), as opposed to a file that is not there."""
+    try:
+        stat(path)
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 class InterpreterRejected(ValueError):
@@ -573,7 +588,14 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     texts = [(state.error or {}).get("message"), state.facts.get("pytorch", {}).get("init_error"),
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
     from .facts.node import collect as node_facts
-    front = {"library_override": library_override(texts),
+    # import torch raised (not "No module named", not a shadow never imported) or killed the
+    # worker: a C++ libtorch on LD_LIBRARY_PATH may be why, whatever the message says.
+    raised = (state.error or {}).get("type")
+    import_failed = (state.stage == "import"
+                     and state.facts.get("pytorch", {}).get("imported") is not True
+                     and (raised not in (None, "ModuleNotFoundError")
+                          or (state.error is None and not state.final)))
+    front = {"library_override": library_override(texts, torch_failed=import_failed),
              "tool_environment": tool_environment(options.python),
              "working_folder_missing": working_folder_missing(),
              "node": nodes[0] if nodes else node_facts(),  # read now when no worker started

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from ..interpreter import is_front_interpreter
+from ..worker.protocol import TORCH_OWN_LIBRARIES
 
 # The variables whose folders the dynamic loader searches before the system's, per platform.
 LIBRARY_PATH_VARIABLES = {"darwin": ("DYLD_LIBRARY_PATH",)}
@@ -29,11 +30,13 @@ _REJECTED = re.compile(
     r"invalid ELF header|ELF load command|\(mach-o file, but is an incompatible architecture|"
     r"\(not a mach-o file|\(file too short)")
 
+MAX_FOLDER_NAMES = 20_000  # a folder of LD_LIBRARY_PATH read for torch's own libraries
 ToolEnvironment = Literal["pipx", "uv_tool", "venv"]
 
 
 def library_override(texts: Iterable[str | None], environ: Mapping[str, str] | None = None,
-                     platform: str | None = None) -> dict[str, Any] | None:
+                     platform: str | None = None, *,
+                     torch_failed: bool = False) -> dict[str, Any] | None:
     """Which variable's folder supplied a library the loader rejected, from the raw messages.
 
     ``{"variable": "LD_LIBRARY_PATH", "library": "libstdc++.so.6", "conda_env_lib": False}``;
@@ -57,6 +60,33 @@ def library_override(texts: Iterable[str | None], environ: Mapping[str, str] | N
                                 "conda_env_lib": entry == conda_lib}
             if given is not None and given == conda_lib:
                 return {"variable": None, "library": name, "conda_env_lib": True}
+    if torch_failed:
+        return torch_library_on_path(env, variables)
+    return None
+
+
+def torch_library_on_path(env: Mapping[str, str],
+                          variables: tuple[str, ...]) -> dict[str, Any] | None:
+    """One of torch's own libraries (a C++ libtorch's libtorch_python.so, libc10.so...) in a
+    folder of a library-path variable, for an ``import torch`` that failed: the loader takes that
+    copy before the one torch's run path names, whatever the message then says (a CUDA library
+    the other build needs, an undefined symbol). A file name, never the folder."""
+    for variable in variables:
+        for entry in _entries(env.get(variable)):
+            found = []
+            try:
+                with os.scandir(entry) as items:
+                    for count, item in enumerate(items):
+                        if count >= MAX_FOLDER_NAMES:
+                            break
+                        stem = item.name.split(".so")[0].split(".dylib")[0]
+                        if item.name != stem and stem in TORCH_OWN_LIBRARIES:
+                            found.append(item.name)
+            except OSError:
+                continue
+            if found:  # the same name whatever order the folder lists them in
+                return {"variable": variable, "library": min(found), "conda_env_lib": False,
+                        "torch_library": True}
     return None
 
 

@@ -246,6 +246,15 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.checkout.next_action":
         "Run your program from another folder (cd ..), or build and install the checkout into "
         "this interpreter (python -m pip install -e . -v --no-build-isolation).",
+    "finding.TORCH_SHADOWED.pythonpath_checkout.summary":
+        "'import torch' would load the torch/ folder of a PyTorch source checkout, which is not "
+        "built here, found through a folder on PYTHONPATH, instead of an installed PyTorch "
+        "package.",
+    "finding.TORCH_SHADOWED.pythonpath_checkout.next_action":
+        "Take the checkout's folder off PYTHONPATH (unset PYTHONPATH if it holds nothing else "
+        "you need); changing folders does not help, PYTHONPATH is searched from anywhere. To "
+        "use the checkout itself, build and install it into this interpreter (python -m pip "
+        "install -e . -v --no-build-isolation, in the checkout).",
     "finding.TORCH_SHADOWED.pythonpath.summary":
         "'import torch' would load {module} from a folder on PYTHONPATH instead of an installed "
         "PyTorch package.",
@@ -281,6 +290,12 @@ MESSAGES = {
         "over it.",
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Reinstall that version, with this interpreter, so that pip knows it: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.summary":
+        "The installed torch {version} is damaged: 'import torch' runs its own files, which "
+        "give no torch.__version__ (an emptied or truncated file); it is a PyTorch install, "
+        "broken.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
+        "Reinstall that version over it, with this interpreter: {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",
@@ -293,6 +308,15 @@ MESSAGES = {
     "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
         "Reinstall torch with this interpreter's own pip (the Python that runs your project): "
         "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.pythonpath.summary":
+        "torch comes from a folder on PYTHONPATH and its compiled part is not built for this "
+        "interpreter ({own}; torch/_C there: {built}): that folder holds another Python's "
+        "packages.",
+    "finding.TORCH_FOR_OTHER_PYTHON.pythonpath.next_action":
+        "Take that folder off PYTHONPATH (unset PYTHONPATH if it holds nothing else you need; a "
+        "module system's 'module load' often sets it): this interpreter then imports its own "
+        "torch, or says it has none. Reinstalling torch would not help: pip installs into this "
+        "environment, which PYTHONPATH comes before.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "The folder the check was started in no longer exists (it was removed or renamed "
         "meanwhile): torch's loader fails on it, whatever is installed.",
@@ -337,6 +361,35 @@ MESSAGES = {
         "Run python -m pip uninstall torch until pip says torch is not installed (each run removes "
         "the first install on the path, the user site-packages' too; a copy pip will not touch, on "
         "PYTHONPATH for instance, goes by taking its folder off the path), then install one build.",
+    "finding.TORCH_HIDDEN_BY_SETTING.no_site.summary":
+        "torch is installed in this interpreter's site-packages, but python -S keeps that "
+        "folder off the import path: pip, run without -S, says torch is installed.",
+    "finding.TORCH_HIDDEN_BY_SETTING.no_site.next_action":
+        "Run Python without -S (take it out of the command or of the script's #! line); "
+        "installing torch again would not help.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_variable.summary":
+        "torch is installed in your user site-packages (pip install --user), but "
+        "PYTHONNOUSERSITE keeps that folder off the import path (pip, run with it set, does not "
+        "see it either and would install a second copy).",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_variable.next_action":
+        "unset PYTHONNOUSERSITE (or remove it where it is set: a job script, a module file, a "
+        "shell profile); installing torch again would not help.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_flag.summary":
+        "torch is installed in your user site-packages (pip install --user), but python "
+        "{setting} keeps that folder off the import path: pip says torch is installed.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_flag.next_action":
+        "Run Python without {setting} (take it out of the command or of the script's #! line), "
+        "or install torch where this interpreter looks (a virtual environment); installing it "
+        "again as it is would not help.",
+    "finding.TORCH_ORPHAN_METADATA.summary":
+        "The folder {orphan} beside torch is the metadata of an install whose files are gone "
+        "(an interrupted upgrade): pip counts it as torch and cannot remove it (\"No files were "
+        "found to uninstall\", at every run).",
+    "finding.TORCH_ORPHAN_METADATA.next_action":
+        "Remove that folder with the Python that runs your project: rm -r \"$(python -c 'import "
+        "os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')/{orphan}\" (on "
+        "Windows, delete the folder {orphan} next to the torch folder); the installed torch is "
+        "untouched.",
     "finding.SHARED_LIBRARY_MISSING.driver.summary":
         "import torch needs {library}, a library of the NVIDIA driver, which cannot be found.",
     "finding.SHARED_LIBRARY_MISSING.driver.next_action":
@@ -374,6 +427,21 @@ MESSAGES = {
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Update that library in the environment (for libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), or run the program from an environment whose libraries match torch.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library.summary":
+        "A folder on {variable} holds {library}, one of torch's own libraries (a C++ libtorch, "
+        "say): the loader takes it before torch's own copy, so import torch mixes two builds "
+        "and fails.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library.next_action":
+        "Take that folder off {variable} for Python programs (env -u {variable} python app.py "
+        "confirms it); set it only for the C++ program that needs that libtorch. Reinstalling "
+        "torch would not help.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library_loaded.summary":
+        "torch's own {library} was loaded from outside torch's lib/ folder (a C++ libtorch on "
+        "{variable}, say): two builds share this process, which works only while they are the "
+        "same build.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library_loaded.next_action":
+        "Take that folder off {variable} for Python programs (env -u {variable} python app.py "
+        "loads torch's own copy); set it only for the C++ program that needs that libtorch.",
     "finding.CUDA_TOOLKIT_MISMATCH.summary":
         "The CUDA toolkit that extensions would be compiled with (nvcc {toolkit}, found via "
         "{via}) has another major version than CUDA {build}, which this torch was built for: "
@@ -1013,6 +1081,10 @@ MESSAGES = {
     "arg.python.dangling":
         "that is a link to an interpreter that no longer exists: the Python this "
         "virtual environment was made from was removed or upgraded; make the environment again",
+    "arg.python.no_access":
+        "that interpreter exists but this user cannot reach it: a folder on its way is closed "
+        "to you (permission denied; another user's home, say); ask its owner to open the "
+        "folders (chmod o+x on each), or use a Python of your own",
     "arg.python.folder":
         "that is a folder; give the interpreter inside it (in a virtual environment, "
         "bin/python, or Scripts\\python.exe on Windows)",

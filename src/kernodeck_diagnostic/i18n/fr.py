@@ -261,6 +261,14 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.checkout.next_action":
         "Lancez votre programme depuis un autre dossier (cd ..), ou compilez et installez ces "
         "sources dans cet interpréteur (python -m pip install -e . -v --no-build-isolation).",
+    "finding.TORCH_SHADOWED.pythonpath_checkout.summary":
+        "'import torch' chargerait le dossier torch/ de sources de PyTorch non compilées ici, "
+        "trouvé par un dossier de PYTHONPATH, au lieu d'un paquet PyTorch installé.",
+    "finding.TORCH_SHADOWED.pythonpath_checkout.next_action":
+        "Retirez le dossier de ces sources de PYTHONPATH (unset PYTHONPATH s'il ne contient "
+        "rien d'autre d'utile) ; changer de dossier n'y fait rien, PYTHONPATH est cherché de "
+        "partout. Pour utiliser ces sources, compilez-les et installez-les dans cet "
+        "interpréteur (python -m pip install -e . -v --no-build-isolation, dans leur dossier).",
     "finding.TORCH_SHADOWED.pythonpath.summary":
         "'import torch' chargerait {module} depuis un dossier de PYTHONPATH au lieu d'un paquet "
         "PyTorch installé.",
@@ -298,6 +306,12 @@ MESSAGES = {
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Réinstallez cette version, avec cet interpréteur, pour que pip la connaisse : "
         "{reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.summary":
+        "Le torch {version} installé est endommagé : 'import torch' exécute ses propres "
+        "fichiers, qui ne donnent pas torch.__version__ (un fichier vidé ou tronqué) ; c'est "
+        "une installation de PyTorch, abîmée.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
+        "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",
@@ -310,6 +324,15 @@ MESSAGES = {
     "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
         "Réinstallez torch avec le pip de cet interpréteur (le Python qui exécute votre "
         "projet) : {reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.pythonpath.summary":
+        "torch vient d'un dossier de PYTHONPATH et sa partie compilée n'est pas construite pour "
+        "cet interpréteur ({own} ; torch/_C y a : {built}) : ce dossier contient les paquets "
+        "d'un autre Python.",
+    "finding.TORCH_FOR_OTHER_PYTHON.pythonpath.next_action":
+        "Retirez ce dossier de PYTHONPATH (unset PYTHONPATH s'il ne contient rien d'autre "
+        "d'utile ; un 'module load' le définit souvent) : cet interpréteur importe alors son "
+        "propre torch, ou dit qu'il n'en a pas. Réinstaller torch n'y ferait rien : pip "
+        "installe dans cet environnement, que PYTHONPATH précède.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "Le dossier où la vérification a été lancée n'existe plus (supprimé ou renommé entre-"
         "temps) : le chargeur de torch échoue à cause de lui, quoi qu'il soit installé.",
@@ -355,6 +378,36 @@ MESSAGES = {
         "(chaque passage retire la première installation du chemin, celle du site-packages de "
         "l'utilisateur aussi ; une copie que pip ne touche pas, sur PYTHONPATH par exemple, s'en "
         "va quand on retire son dossier du chemin), puis installez un seul paquet.",
+    "finding.TORCH_HIDDEN_BY_SETTING.no_site.summary":
+        "torch est installé dans le site-packages de cet interpréteur, mais python -S retire ce "
+        "dossier du chemin d'import : pip, lancé sans -S, dit que torch est installé.",
+    "finding.TORCH_HIDDEN_BY_SETTING.no_site.next_action":
+        "Lancez Python sans -S (retirez-le de la commande ou de la ligne #! du script) ; "
+        "réinstaller torch n'y ferait rien.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_variable.summary":
+        "torch est installé dans votre site-packages utilisateur (pip install --user), mais "
+        "PYTHONNOUSERSITE retire ce dossier du chemin d'import (pip, lancé avec, ne le voit pas "
+        "non plus et installerait une seconde copie).",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_variable.next_action":
+        "unset PYTHONNOUSERSITE (ou retirez-le là où il est défini : script de tâche, fichier "
+        "de module, profil du shell) ; réinstaller torch n'y ferait rien.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_flag.summary":
+        "torch est installé dans votre site-packages utilisateur (pip install --user), mais "
+        "python {setting} retire ce dossier du chemin d'import : pip dit que torch est "
+        "installé.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_flag.next_action":
+        "Lancez Python sans {setting} (retirez-le de la commande ou de la ligne #! du script), "
+        "ou installez torch là où cet interpréteur cherche (un environnement virtuel) ; le "
+        "réinstaller tel quel n'y ferait rien.",
+    "finding.TORCH_ORPHAN_METADATA.summary":
+        "Le dossier {orphan} à côté de torch est la métadonnée d'une installation dont les "
+        "fichiers ont disparu (une mise à jour interrompue) : pip le compte comme torch et ne "
+        "peut pas le retirer (\"No files were found to uninstall\", à chaque fois).",
+    "finding.TORCH_ORPHAN_METADATA.next_action":
+        "Supprimez ce dossier avec le Python de votre projet : rm -r \"$(python -c 'import os, "
+        "torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')/{orphan}\" (sous "
+        "Windows, supprimez le dossier {orphan} à côté du dossier torch) ; le torch installé "
+        "n'est pas touché.",
     "finding.SHARED_LIBRARY_MISSING.driver.summary":
         "import torch a besoin de {library}, une bibliothèque du pilote NVIDIA, qui est "
         "introuvable.",
@@ -394,6 +447,22 @@ MESSAGES = {
         "Mettez cette bibliothèque à jour dans l'environnement (pour libstdc++ : conda install -c "
         "conda-forge libstdcxx-ng), ou lancez le programme depuis un environnement dont les "
         "bibliothèques vont avec torch.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library.summary":
+        "Un dossier de {variable} contient {library}, une des bibliothèques de torch lui-même "
+        "(une libtorch C++, par exemple) : le chargeur la prend avant la copie de torch, donc "
+        "import torch mélange deux builds et échoue.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library.next_action":
+        "Retirez ce dossier de {variable} pour les programmes Python (env -u {variable} python "
+        "app.py le confirme) ; ne le définissez que pour le programme C++ qui a besoin de cette "
+        "libtorch. Réinstaller torch n'y ferait rien.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library_loaded.summary":
+        "{library}, une bibliothèque de torch lui-même, a été chargée hors du dossier lib/ de "
+        "torch (une libtorch C++ dans {variable}, par exemple) : deux builds partagent ce "
+        "processus, ce qui ne marche que tant qu'ils sont identiques.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library_loaded.next_action":
+        "Retirez ce dossier de {variable} pour les programmes Python (env -u {variable} python "
+        "app.py charge la copie de torch) ; ne le définissez que pour le programme C++ qui a "
+        "besoin de cette libtorch.",
     "finding.CUDA_TOOLKIT_MISMATCH.summary":
         "Le CUDA toolkit avec lequel les extensions seraient compilées (nvcc {toolkit}, trouvé "
         "via {via}) n'a pas la version majeure de CUDA {build}, pour lequel ce torch a été "
@@ -1075,6 +1144,11 @@ MESSAGES = {
         "c'est un lien vers un interpréteur qui n'existe plus : le Python à partir "
         "duquel cet environnement virtuel a été créé a été supprimé ou mis à jour ; recréez "
         "l'environnement",
+    "arg.python.no_access":
+        "cet interpréteur existe mais cet utilisateur ne peut pas l'atteindre : un dossier sur "
+        "son chemin vous est fermé (permission refusée ; le dossier personnel d'un autre "
+        "utilisateur, par exemple) ; demandez à son propriétaire d'ouvrir ces dossiers (chmod "
+        "o+x sur chacun), ou utilisez un Python à vous",
     "arg.python.folder":
         "c'est un dossier ; donnez l'interpréteur qu'il contient (dans un "
         "environnement virtuel, bin/python, ou Scripts\\python.exe sous Windows)",

@@ -257,6 +257,15 @@ MESSAGES = {
     "finding.TORCH_SHADOWED.checkout.next_action":
         "Rode seu programa de outra pasta (cd ..), ou compile e instale o checkout neste "
         "interpretador (python -m pip install -e . -v --no-build-isolation).",
+    "finding.TORCH_SHADOWED.pythonpath_checkout.summary":
+        "'import torch' carregaria a pasta torch/ de um checkout do código-fonte do PyTorch, "
+        "não compilado aqui, encontrada por uma pasta do PYTHONPATH, em vez de um pacote "
+        "PyTorch instalado.",
+    "finding.TORCH_SHADOWED.pythonpath_checkout.next_action":
+        "Tire a pasta do checkout do PYTHONPATH (unset PYTHONPATH se ele não tiver mais nada de "
+        "que você precise); mudar de pasta não ajuda, o PYTHONPATH é buscado de qualquer lugar. "
+        "Para usar o próprio checkout, compile e instale-o neste interpretador (python -m pip "
+        "install -e . -v --no-build-isolation, dentro do checkout).",
     "finding.TORCH_SHADOWED.pythonpath.summary":
         "'import torch' carregaria {module} de uma pasta do PYTHONPATH em vez de um pacote "
         "PyTorch instalado.",
@@ -292,6 +301,12 @@ MESSAGES = {
         "metade, ou um pacote copiado): o pip não o vê e pode instalar outra cópia por cima.",
     "finding.TORCH_PARTIAL_INSTALL.metadata_gone.next_action":
         "Reinstale essa versão, com este interpretador, para que o pip a conheça: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.summary":
+        "O torch {version} instalado está danificado: 'import torch' roda os próprios arquivos "
+        "dele, que não dão torch.__version__ (um arquivo esvaziado ou truncado); é uma "
+        "instalação do PyTorch, quebrada.",
+    "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
+        "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",
@@ -304,6 +319,15 @@ MESSAGES = {
     "finding.TORCH_FOR_OTHER_PYTHON.no_extension.next_action":
         "Reinstale o torch com o pip deste interpretador (o Python que roda o seu projeto): "
         "{reinstall}.",
+    "finding.TORCH_FOR_OTHER_PYTHON.pythonpath.summary":
+        "O torch vem de uma pasta do PYTHONPATH e sua parte compilada não foi feita para este "
+        "interpretador ({own}; torch/_C lá: {built}): essa pasta guarda os pacotes de outro "
+        "Python.",
+    "finding.TORCH_FOR_OTHER_PYTHON.pythonpath.next_action":
+        "Tire essa pasta do PYTHONPATH (unset PYTHONPATH se ele não tiver mais nada de que você "
+        "precise; um 'module load' costuma defini-lo): este interpretador passa a importar o "
+        "próprio torch, ou diz que não tem nenhum. Reinstalar o torch não ajudaria: o pip "
+        "instala neste ambiente, que o PYTHONPATH precede.",
     "finding.WORKING_FOLDER_MISSING.summary":
         "A pasta em que a verificação foi iniciada não existe mais (foi removida ou renomeada): "
         "o carregador do torch falha por causa dela, seja o que for que esteja instalado.",
@@ -349,6 +373,35 @@ MESSAGES = {
         "(cada execução remove a primeira instalação no caminho, inclusive a do site-packages do "
         "usuário; uma cópia que o pip não toca, no PYTHONPATH por exemplo, sai ao tirar a pasta "
         "dela do caminho), depois instale um único pacote.",
+    "finding.TORCH_HIDDEN_BY_SETTING.no_site.summary":
+        "O torch está instalado no site-packages deste interpretador, mas python -S tira essa "
+        "pasta do caminho de importação: o pip, rodado sem -S, diz que o torch está instalado.",
+    "finding.TORCH_HIDDEN_BY_SETTING.no_site.next_action":
+        "Rode o Python sem -S (tire-o do comando ou da linha #! do script); reinstalar o torch "
+        "não ajudaria.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_variable.summary":
+        "O torch está instalado no seu site-packages de usuário (pip install --user), mas "
+        "PYTHONNOUSERSITE tira essa pasta do caminho de importação (o pip, rodado com ele, "
+        "também não a vê e instalaria uma segunda cópia).",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_variable.next_action":
+        "unset PYTHONNOUSERSITE (ou remova-o de onde é definido: script do job, arquivo de "
+        "módulo, perfil do shell); reinstalar o torch não ajudaria.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_flag.summary":
+        "O torch está instalado no seu site-packages de usuário (pip install --user), mas "
+        "python {setting} tira essa pasta do caminho de importação: o pip diz que o torch está "
+        "instalado.",
+    "finding.TORCH_HIDDEN_BY_SETTING.user_site_flag.next_action":
+        "Rode o Python sem {setting} (tire-o do comando ou da linha #! do script), ou instale o "
+        "torch onde este interpretador procura (um ambiente virtual); reinstalá-lo como está "
+        "não ajudaria.",
+    "finding.TORCH_ORPHAN_METADATA.summary":
+        "A pasta {orphan} ao lado do torch são os metadados de uma instalação cujos arquivos "
+        "sumiram (uma atualização interrompida): o pip a conta como torch e não consegue "
+        "removê-la (\"No files were found to uninstall\", a cada vez).",
+    "finding.TORCH_ORPHAN_METADATA.next_action":
+        "Remova essa pasta com o Python do seu projeto: rm -r \"$(python -c 'import os, torch; "
+        "print(os.path.dirname(os.path.dirname(torch.__file__)))')/{orphan}\" (no Windows, "
+        "apague a pasta {orphan} ao lado da pasta torch); o torch instalado não é tocado.",
     "finding.SHARED_LIBRARY_MISSING.driver.summary":
         "import torch precisa de {library}, uma biblioteca do driver NVIDIA, que não foi "
         "encontrada.",
@@ -387,6 +440,21 @@ MESSAGES = {
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Atualize essa biblioteca no ambiente (para a libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), ou execute o programa num ambiente cujas bibliotecas combinem com o torch.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library.summary":
+        "Uma pasta do {variable} contém {library}, uma das bibliotecas do próprio torch (uma "
+        "libtorch C++, por exemplo): o carregador a usa antes da cópia do torch, então import "
+        "torch mistura dois builds e falha.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library.next_action":
+        "Tire essa pasta do {variable} para programas Python (env -u {variable} python app.py "
+        "confirma); defina-o só para o programa C++ que precisa dessa libtorch. Reinstalar o "
+        "torch não ajudaria.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library_loaded.summary":
+        "{library}, uma biblioteca do próprio torch, foi carregada de fora da pasta lib/ do "
+        "torch (uma libtorch C++ no {variable}, por exemplo): dois builds dividem este "
+        "processo, o que só funciona enquanto forem o mesmo build.",
+    "finding.LIBRARY_PATH_OVERRIDE.torch_library_loaded.next_action":
+        "Tire essa pasta do {variable} para programas Python (env -u {variable} python app.py "
+        "carrega a cópia do torch); defina-o só para o programa C++ que precisa dessa libtorch.",
     "finding.CUDA_TOOLKIT_MISMATCH.summary":
         "O CUDA toolkit com que as extensões seriam compiladas (nvcc {toolkit}, encontrado via "
         "{via}) não tem a versão principal do CUDA {build}, para o qual este torch foi compilado:"
@@ -1053,6 +1121,11 @@ MESSAGES = {
         "é um link para um interpretador que não existe mais: o Python a partir do "
         "qual este ambiente virtual foi criado foi removido ou atualizado; crie o ambiente de "
         "novo",
+    "arg.python.no_access":
+        "esse interpretador existe, mas este usuário não consegue alcançá-lo: uma pasta no "
+        "caminho está fechada para você (permissão negada; a pasta pessoal de outro usuário, "
+        "por exemplo); peça ao dono que abra as pastas (chmod o+x em cada uma), ou use um "
+        "Python seu",
     "arg.python.folder":
         "é uma pasta; indique o interpretador que ela contém (num ambiente virtual, "
         "bin/python, ou Scripts\\python.exe no Windows)",

@@ -243,7 +243,8 @@ def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:
                           "debug_build": None, "git_version": None, "cuda_libraries": None,
                           "triton_version": None, "torchvision_version": None,
                           "torchaudio_version": None, "import_error_origin": None,
-                          "extension_tags": None, "interpreter_tag": None})
+                          "extension_tags": None, "interpreter_tag": None, "hidden_by": None,
+                          "orphan_metadata": None, "torch_libraries_elsewhere": None})
 
 
 def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ def inventory(torch: Any) -> dict[str, Any]:
         "debug_build": debug if isinstance(debug, bool) else None,
         "git_version": protocol.bounded(str(revision)) if revision else None,
         "cuda_libraries": _guarded(lambda: cuda_libraries(torch)),
+        "torch_libraries_elsewhere": _guarded(lambda: torch_libraries_elsewhere(torch)),
     }
     readings = stages.companion("readings")
     for name in RELATED:
@@ -75,6 +76,30 @@ def cuda_libraries(torch: Any) -> list[dict[str, Any]] | None:
             found.append(library)
         if len(found) >= MAX_LIBRARIES:
             break
+    return found
+
+
+def torch_libraries_elsewhere(torch: Any) -> list[dict[str, str]] | None:
+    """torch's own libraries (libc10.so, libtorch_cpu.so...) this process mapped from another
+    folder than the imported package's lib/: a C++ libtorch on LD_LIBRARY_PATH, which the loader
+    searches before torch's own run path. It works while both are the same build and fails in
+    odd ways when not. Each as its file name and where it came from (``LD_LIBRARY_PATH`` or
+    ``elsewhere``); None where the mapped libraries cannot be read (not Linux)."""
+    package = os.path.dirname(os.path.abspath(getattr(torch, "__file__", None) or ""))
+    mapped = loaded_libraries() if package and os.path.isdir(package) else None
+    if mapped is None:
+        return None
+    own = os.path.normcase(os.path.realpath(os.path.join(package, "lib")))
+    folders = library_path_folders()
+    found = []
+    for stem, folder, name in mapped:
+        if (stem in protocol.TORCH_OWN_LIBRARIES
+                and os.path.normcase(os.path.realpath(folder)) != own):
+            found.append({"name": protocol.bounded(name),
+                          "loaded_from": LIBRARY_PATH_VARIABLE if folder in folders
+                          else "elsewhere"})
+            if len(found) >= MAX_COPIES:
+                break
     return found
 
 

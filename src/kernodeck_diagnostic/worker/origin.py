@@ -63,8 +63,9 @@ def load_what_locating_reads() -> None:
         from importlib import metadata  # noqa: F401
 
 
-def torch_installs(path: list[str]) -> list[TorchInstall] | None:
-    """Every torch distribution on ``path``, in search order (the first is what pip shows).
+def torch_installs(path: list[str], orphans: list[str] | None = None) -> list[TorchInstall] | None:
+    """Every torch distribution on ``path``, in search order (the first is what pip shows),
+    less the orphans (``orphan_metadata``), whose folder names are added to ``orphans``.
 
     None when the installed distributions cannot be read at all: nothing to compare with.
     """
@@ -74,7 +75,97 @@ def torch_installs(path: list[str]) -> list[TorchInstall] | None:
         found = list(metadata.distributions(name="torch", path=path))
     except Exception:
         return None
+    if len(found) > 1:
+        named = [orphan_metadata(dist) for dist in found]
+        real = [dist for dist, name in zip(found, named) if name is None]
+        if real:  # an orphan only in the folder of an install that is not one
+            folder = install_folder(real[0])
+            here = [index for index, (dist, name) in enumerate(zip(found, named))
+                    if name is not None and install_folder(dist) == folder]
+            if orphans is not None:
+                orphans.extend(str(named[index]) for index in here[:MAX_ORPHANS])
+            found = [dist for index, dist in enumerate(found) if index not in here]
     return [install for install in map(torch_install, found) if install is not None]
+
+
+MAX_ORPHANS = 5
+MAX_RECORD_LINES = 200_000  # torch's own RECORD: about 16 000 lines
+
+
+def install_folder(dist: Any) -> str | None:
+    """The folder a distribution is installed in (its site-packages), resolved; None if unknown."""
+    try:
+        return real(str(dist.locate_file("")))
+    except Exception:
+        return None
+
+
+def orphan_metadata(dist: Any) -> str | None:
+    """The folder name of a distribution's metadata (``torch-2.12.0.dist-info``) when none of the
+    files its RECORD lists outside that folder exists, or it has no RECORD: the metadata an
+    interrupted upgrade left behind. pip counts it as an install it cannot remove ("No files
+    were found to uninstall", again at every run). None for a distribution with a file of its
+    own, or one whose folder is not known."""
+    folder = getattr(dist, "_path", None)  # importlib.metadata's PathDistribution keeps it
+    if folder is None or not str(folder).endswith((".dist-info", ".egg-info")):
+        return None
+    name = os.path.basename(str(folder))
+    try:
+        record = dist.read_text("RECORD")
+        site = str(dist.locate_file(""))
+    except Exception:
+        return None
+    for count, line in enumerate((record or "").splitlines()):
+        if count >= MAX_RECORD_LINES:
+            return None  # too long to tell: not said
+        relative = line.rsplit(",", 2)[0].strip('"')
+        if not relative or relative.replace("\\", "/").split("/")[0] == name:
+            continue
+        if os.path.lexists(os.path.join(site, relative)):
+            return None
+    return name
+
+
+def environment_installs(installs: list[TorchInstall] | None,
+                         path0: str | None) -> list[TorchInstall] | None:
+    """The installs ``import torch`` is judged against: ``installs`` unchanged, unless the first
+    lies in a folder on PYTHONPATH and a later one in this environment's own packages (another
+    Python's site-packages, a second build put on the path by a module system). The environment's
+    own install is then the installed torch, and the build on PYTHONPATH, with its dist-info, is
+    another build loaded over it (``unverified``): advice to reinstall would change the hidden
+    one, taking the folder off PYTHONPATH is the way."""
+    if not installs:
+        return installs
+    places = [place_of(os.path.dirname(os.path.dirname(install.init_file)), path0)
+              for install in installs]
+    if places[0] != "pythonpath":
+        return installs
+    own = [install for install, place in zip(installs, places) if place != "pythonpath"]
+    return own or installs
+
+
+def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
+    """The torch installs on ``path`` that ``import torch`` is judged against (the first is the
+    installed distribution: ``environment_installs``), kept as the worker's ``installs``. Told
+    as facts at once, so that a failed import has them for its advice (a reinstall of that very
+    build): the installed distribution's version, the orphans' folder names."""
+    orphans: list[str] = []
+    installs = worker.installs = environment_installs(torch_installs(path, orphans),
+                                                      worker.path0)
+    worker.facts("pytorch", orphan_metadata=orphans or None,
+                 distribution_version=installs[0].version if installs else None)
+    return installs
+
+
+def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
+    """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
+    built for and this one's (``extension_tags``); for none found, the setting that hid the one
+    installed (``runtime.setting_hiding_torch``)."""
+    if spec is not None:
+        return extension_tags(spec) or {}
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
+        return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
+    return {}
 
 
 def torch_install(dist: Any) -> TorchInstall | None:

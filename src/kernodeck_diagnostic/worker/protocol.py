@@ -96,6 +96,14 @@ EXPECTED: dict[str, Any] = {"product": EXPECTED_PRODUCT, "loss": EXPECTED_LOSS,
 # they must match exactly. Attention is compared with its own math reference, computed in
 # float32 from the same inputs: half precision rounds.
 TOLERANCE: dict[str, float] = {"sdpa.float16": 1e-2, "sdpa.bfloat16": 5e-2, "sdpa.float32": 1e-4}
+# torch's own libraries, in its package's lib/ folder, by name without version; a C++ libtorch
+# ships the same names. One of them loaded from elsewhere (the worker reads it) or lying on
+# LD_LIBRARY_PATH when the import failed (the front reads it) mixes two builds.
+TORCH_OWN_LIBRARIES = frozenset((
+    "libc10", "libc10_cuda", "libc10_hip", "libc10_xpu", "libtorch", "libtorch_cpu",
+    "libtorch_cuda", "libtorch_hip", "libtorch_xpu", "libtorch_python", "libtorch_global_deps",
+    "libshm", "libcaffe2_nvrtc"))
+
 # JSON has no NaN nor infinity: a non-finite value travels as one of these strings.
 NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 

@@ -61,12 +61,17 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
-def backend_facts(torch: Any, *, gpu: bool) -> Iterator[dict[str, Any]]:
+def backend_facts(torch: Any, *, gpu: bool,
+                  installs: list[Any] | None = None) -> Iterator[dict[str, Any]]:
     """The build's facts, in the order they are read (the first holds ``backend``, what the
-    build declares): a fact that cannot be read ends the reading, the ones before it stay."""
+    build declares): a fact that cannot be read ends the reading, the ones before it stay.
+    ``installs``: the torch installs the import was judged against (origin.environment_installs),
+    whose first is the installed distribution; None to read it from the metadata now."""
     accelerators = stages.companion("accelerators")
+    installed = (distribution_version("torch") if installs is None
+                 else installs[0].version if installs else None)
     yield {"version": str(getattr(torch, "__version__", "")) or None,
-           "distribution_version": distribution_version("torch"),
+           "distribution_version": installed,
            **accelerators.build_backend(torch)}
     # What surrounds the build, from installed metadata (worker/inventory.py), in both modes.
     yield stages.companion("inventory").inventory(torch)
@@ -123,11 +128,12 @@ def environment(torch: Any, index: int | None) -> dict[protocol.FactBlock, dict[
     if torch is None:
         return blocks
     origin = stages.companion("origin")
+    judged: list[list[Any] | None] = [None]  # the installs import_facts judged torch against
 
     def import_facts() -> Iterator[dict[str, Any]]:
         # Where the imported torch came from, read as the import stage reads it; no folder of
         # the program's is the first import path (None): the program's own files are its own.
-        installs = origin.torch_installs(sys.path)
+        installs = judged[0] = origin.environment_installs(origin.torch_installs(sys.path), None)
         spec = getattr(torch, "__spec__", None)
         located = (origin.locate(spec, installs) if spec is not None and installs is not None
                    else None)
@@ -140,7 +146,7 @@ def environment(torch: Any, index: int | None) -> dict[protocol.FactBlock, dict[
     # it needs (no first import path), as the import stage does for path0 None.
     read("runtime", lambda: [{"local_modules": origin.local_modules(None, [])}])
     backend = stages.companion("accelerators").build_backend(torch)["backend"]
-    read("pytorch", lambda: backend_facts(torch, gpu=backend != "cpu"))
+    read("pytorch", lambda: backend_facts(torch, gpu=backend != "cpu", installs=judged[0]))
     if backend != "cpu" and index is not None:
         accelerator = stages.companion("accelerators").Accelerator(torch, backend)
 

@@ -133,3 +133,55 @@ def compiler_caches(events_path: object) -> str | None:
             setattr(codecache, "_HEADER_DIR", headers)  # noqa: B010 - torch's private name
             setattr(codecache, "_HEADER_LOCK_DIR", os.path.join(headers, "locks"))  # noqa: B010
     return default if default is not None and not os.path.exists(default) else None
+
+
+def setting_hiding_torch() -> str | None:
+    """The interpreter's setting that keeps a torch it has off the import path, for a
+    ``No module named 'torch'``: ``-S`` (the site module not run: no site-packages at all), or
+    what disables the user site-packages where torch is installed: ``PYTHONNOUSERSITE``, ``-s``
+    or ``-I``. pip, run without -S or -s, answers "Requirement already satisfied" (with
+    PYTHONNOUSERSITE set it misses that torch too and installs a second copy). None when
+    no folder these settings hide holds torch (a venv made without the system's packages never
+    searches the user site-packages, whatever is set)."""
+    import site
+
+    def holds_torch(folder: str) -> bool:
+        return os.path.isfile(os.path.join(folder, "torch", "__init__.py"))
+
+    venv = venv_prefix()
+    own_only = venv is not None and not venv_includes_system(venv)
+    user = "" if own_only else str(getattr(site, "getusersitepackages", lambda: "")() or "")
+    if sys.flags.no_site:
+        prefixes = [venv] if venv is not None else [sys.prefix, sys.exec_prefix]
+        folders = list(getattr(site, "getsitepackages", lambda _: [])(prefixes))
+        if not sys.flags.no_user_site and user:
+            folders.append(user)
+        return "-S" if any(holds_torch(folder) for folder in folders) else None
+    if own_only or site.ENABLE_USER_SITE or not user or not holds_torch(user):
+        return None
+    if not sys.flags.ignore_environment and os.environ.get("PYTHONNOUSERSITE"):
+        return "PYTHONNOUSERSITE"
+    return "-I" if sys.flags.isolated else "-s"
+
+
+def venv_prefix() -> str | None:
+    """The virtual environment this interpreter belongs to (the folder holding pyvenv.cfg, as
+    the site module finds it), or None."""
+    executable = os.path.dirname(os.path.abspath(sys.executable or ""))
+    for folder in (executable, os.path.dirname(executable)):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return folder
+    return None
+
+
+def venv_includes_system(prefix: str) -> bool:
+    """Whether a virtual environment's pyvenv.cfg says include-system-site-packages = true."""
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as file:
+            for line in file:
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "include-system-site-packages":
+                    return value.strip().lower() == "true"
+    except OSError:
+        pass
+    return False

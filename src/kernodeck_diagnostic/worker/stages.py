@@ -179,6 +179,7 @@ class Worker:
         # collective end before it.
         self.deadline: float | None = None
         self.torch_found: str | None = None  # the file `import torch` would run (stage_import)
+        self.installs: list[Any] | None = None  # torch judged against these (stage_import)
         self.caller: dict[str, Any] | None = None  # --places (supervisor.run_worker)
 
     def run(self) -> None:
@@ -264,7 +265,7 @@ class Worker:
         # the installed distributions are read (None when they cannot be: torch is then imported
         # unchecked): reading them loads csv, email, zipfile..., never the user's modules.
         path = origin.user_import_path(self.path0, self.caller)
-        installs = origin.torch_installs(path)
+        installs = origin.judged_installs(path, self)  # also self.installs, and the orphans
         sys.path[:] = path
         self.facts("runtime", local_modules=origin.local_modules(
             self.path0, installs or [], (self.caller or {}).get("import_path")))
@@ -285,8 +286,7 @@ class Worker:
                 # For --show-paths, on the terminal only: the very file or folder to rename.
                 self.events.emit("local_paths", interpreter=sys.executable,
                                  torch=origin.module_path(spec) or folder)
-                self.facts("pytorch", distributions_on_path=origin.count_distributions("torch"),
-                           distribution_version=installs[0].version if installs else None)
+                self.facts("pytorch", distributions_on_path=origin.count_distributions("torch"))
                 raise StageError("import_failed", key="error.torch_shadowed",
                                  module=origin.SHADOW_MODULES[kind], origin=place)
         try:
@@ -294,12 +294,9 @@ class Worker:
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            # The installed distribution's version, for the advice: a reinstall of that build.
-            self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0),
-                       distribution_version=installs[0].version if installs else None)
-            if spec is not None:  # the Python its compiled part was built for, and this one's
-                with contextlib.suppress(Exception):
-                    self.facts("pytorch", **(origin.extension_tags(spec) or {}))
+            self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0))
+            with contextlib.suppress(Exception):  # the Python its _C is for; -S that hid it
+                self.facts("pytorch", **origin.failure_facts(exc, spec))
             raise StageError("import_failed", exc) from None
         self.events.emit("local_paths", interpreter=sys.executable,
                          torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)
@@ -312,7 +309,8 @@ class Worker:
         self.facts("pytorch", **companion("readings").imported_facts(torch, located, self.path0))
 
     def stage_backend(self) -> None:
-        for values in companion("readings").backend_facts(self.torch, gpu=self.device == "gpu"):
+        for values in companion("readings").backend_facts(self.torch, gpu=self.device == "gpu",
+                                                          installs=self.installs):
             self.backend = values.get("backend", self.backend)
             self.facts("pytorch", **values)
         if self.device == "gpu" and self.backend == "cpu":

@@ -38,8 +38,8 @@ _LOCAL_FOLDERS = ("working-folder", "script-folder")
 
 
 @layer.rule(140, "TORCH_SHADOWED", variants=(
-    "checkout", "pythonpath", "local_folder", "local_file", "stray", "pythonpath_build",
-    "other_build"))
+    "checkout", "pythonpath", "pythonpath_checkout", "local_folder", "local_file", "stray",
+    "pythonpath_build", "other_build"))
 def torch_shadowed(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     kind, origin = pytorch.get("module_kind"), pytorch.get("origin") or "elsewhere"
@@ -53,7 +53,8 @@ def torch_shadowed(report: Report) -> Finding | None:
                 f"the installed torch distribution is {installed}" if installed
                 else "no torch distribution is installed")
     if kind == "source-checkout":
-        variant = "checkout"
+        # Found through PYTHONPATH, no working folder to leave: the entry is the cause.
+        variant = "pythonpath_checkout" if origin == "pythonpath" else "checkout"
     elif origin == "pythonpath":
         variant = "pythonpath"
     elif origin in _LOCAL_FOLDERS:
@@ -122,7 +123,7 @@ def working_folder_gone(report: Report) -> Finding | None:
                    ("the working folder the check was started in no longer exists",))
 
 
-@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone"))
+@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone", "damaged"))
 def torch_partial_install(report: Report) -> Finding | None:
     """A half-finished uninstall (or install): torch's metadata left and its package gone, which
     pip answers "Requirement already satisfied" to a plain install; or its package left in the
@@ -137,6 +138,19 @@ def torch_partial_install(report: Report) -> Finding | None:
                        {"version": installed,
                         "reinstall": reinstall_command(installed, deps=False)},
                        variant="package_gone")
+    error = report.get("error") or {}
+    if (report["code"] == Verdict.TORCH_IMPORT_FAILED and installed
+            and error.get("message_key") == "error.torch_incomplete"
+            and pytorch.get("module_kind") == "installed"):
+        # The installed distribution's own torch/__init__.py ran and gave no torch.__version__:
+        # its files are damaged (emptied, truncated), not another program's torch module.
+        return Finding("TORCH_PARTIAL_INSTALL", "error",
+                       (f"import torch ran the installed torch {installed}'s own package",
+                        "it gave no " + str((error.get("message_values") or {}).get("missing")
+                                            or "torch.__version__")),
+                       {"version": installed,
+                        "reinstall": reinstall_command(installed, deps=False)},
+                       variant="damaged")
     version = pytorch.get("version")
     if (pytorch.get("imported") and version and not installed
             and pytorch.get("module_kind") == "unverified"
@@ -150,10 +164,12 @@ def torch_partial_install(report: Report) -> Finding | None:
     return None
 
 
-@layer.rule(167, "TORCH_FOR_OTHER_PYTHON", variants=("other_tag", "no_extension"))
+@layer.rule(167, "TORCH_FOR_OTHER_PYTHON", variants=("other_tag", "no_extension", "pythonpath"))
 def torch_for_other_python(report: Report) -> Finding | None:
     """import torch failed and its compiled ``_C`` is built for another Python (another ABI tag),
-    or missing: torch's own message then speaks of a source checkout's torch/_C folder."""
+    or missing: torch's own message then speaks of a source checkout's torch/_C folder. Found
+    through PYTHONPATH (another Python's site-packages, as a module system sets it), a reinstall
+    goes into this environment and changes nothing: the folder is to come off the path."""
     pytorch = report["pytorch"]
     tags, own = pytorch.get("extension_tags"), pytorch.get("interpreter_tag")
     if report["code"] != Verdict.TORCH_IMPORT_FAILED or tags is None or not own or own in tags:
@@ -162,10 +178,49 @@ def torch_for_other_python(report: Report) -> Finding | None:
     evidence = [f"torch/_C is built for {built}" if tags else "torch has no compiled torch/_C",
                 f"this interpreter loads extensions tagged {own}"]
     version = pytorch.get("distribution_version")
+    if pytorch.get("origin") == "pythonpath":
+        evidence.append("torch was found in a folder on PYTHONPATH")
+        variant = "pythonpath"
+    else:
+        variant = "other_tag" if tags else "no_extension"
     return Finding("TORCH_FOR_OTHER_PYTHON", "error", tuple(evidence),
                    {"built": built or "-", "own": own,
                     "reinstall": reinstall_command(version, deps=False)},
-                   variant="other_tag" if tags else "no_extension")
+                   variant=variant)
+
+
+@layer.rule(166, "TORCH_HIDDEN_BY_SETTING", variants=(
+    "no_site", "user_site_variable", "user_site_flag"))
+def torch_hidden_by_setting(report: Report) -> Finding | None:
+    """No module named torch, while torch is installed where a setting of the interpreter keeps
+    the import system from looking: python -S (no site-packages), or PYTHONNOUSERSITE, -s, -I
+    (no user site-packages). pip runs without that setting and says torch is installed."""
+    setting = report["pytorch"].get("hidden_by")
+    if report["code"] != Verdict.TORCH_MISSING or not setting:
+        return None
+    where = "site-packages" if setting == "-S" else "user site-packages"
+    return Finding("TORCH_HIDDEN_BY_SETTING", "error",
+                   (f"torch is installed in this interpreter's {where}",
+                    f"{setting} keeps that folder off the import path"),
+                   {"setting": str(setting)},
+                   variant="no_site" if setting == "-S" else "user_site_variable"
+                   if setting == "PYTHONNOUSERSITE" else "user_site_flag")
+
+
+@layer.rule(168, "TORCH_ORPHAN_METADATA")
+def torch_orphan_metadata(report: Report) -> Finding | None:
+    """Metadata of a torch whose files are gone (an interrupted upgrade) beside the install that
+    works: pip counts it as torch and cannot remove it, "No files were found to uninstall" at
+    every run, so uninstalling until pip says torch is gone never ends."""
+    orphans = [str(name) for name in report["pytorch"].get("orphan_metadata") or []]
+    if not orphans:
+        return None
+    installed = report["pytorch"].get("distribution_version")
+    evidence = tuple(f"{name} lists no file that exists (it has no install left)"
+                     for name in orphans)
+    if installed:
+        evidence += (f"the installed torch is {installed}, with its own metadata",)
+    return Finding("TORCH_ORPHAN_METADATA", "warning", evidence, {"orphan": orphans[0]})
 
 
 @layer.rule(160, "PYTHONPATH_MODULE_BREAKS_IMPORT")
@@ -195,7 +250,8 @@ def torch_duplicate_install(report: Report) -> Finding | None:
     if not pytorch["imported"] or other_build_loaded(report):
         return None  # a build loaded over the installed one is TORCH_SHADOWED's case
     evidence = []
-    count = pytorch.get("distributions_on_path") or 0
+    # An orphan's metadata is counted on the path, and is no install (TORCH_ORPHAN_METADATA).
+    count = (pytorch.get("distributions_on_path") or 0) - len(pytorch.get("orphan_metadata") or [])
     if count > 1:
         evidence.append(f"{count} torch distributions are visible on sys.path")
     version, installed = pytorch.get("version"), pytorch.get("distribution_version")
@@ -249,8 +305,10 @@ _CANNOT_LOAD = pattern(r"([\w.+-]+\.so(?:\.[\d.]+)?): cannot open shared object 
 @layer.rule(180, "SHARED_LIBRARY_MISSING", variants=("driver", "cuda", "system"))
 def shared_library_missing(report: Report) -> Finding | None:
     said = search(_CANNOT_LOAD, messages(report, ["import"]))
-    if said is None or working_folder_missing(report):
-        return None  # the library is there: the loader failed on the removed working folder
+    if said is None or working_folder_missing(report) or torch_library_on_path(report):
+        # The library is there: the loader failed on the removed working folder, or another
+        # libtorch on LD_LIBRARY_PATH asked for it (LIBRARY_PATH_OVERRIDE names that).
+        return None
     library = said[1].group(1) or said[1].group(2)
     # libcuda and libnvidia-* (libnvidia-ml...) belong to the driver, never to a wheel.
     if re.match(r"libcuda\.so|libnvidia-", library):
@@ -271,12 +329,18 @@ _UNDEFINED_SYMBOL = pattern(r"undefined symbol: ?(\S+)")
 @layer.rule(190, "UNDEFINED_SYMBOL")
 def undefined_symbol(report: Report) -> Finding | None:
     said = search(_UNDEFINED_SYMBOL, messages(report, ["import"]))
-    if said is None:
-        return None
+    if said is None or torch_library_on_path(report):
+        return None  # another libtorch on LD_LIBRARY_PATH: LIBRARY_PATH_OVERRIDE names it
     library = re.search(r"([\w.+-]+\.so(?:\.[\d.]+)?)", said[0])
     named = library.group(1) if library else "a library"
     return Finding("UNDEFINED_SYMBOL", "error", (quote(said[0]),),
                    {"library": named, "symbol": said[1].group(1)})
+
+
+def torch_library_on_path(report: Report) -> bool:
+    """One of torch's own libraries lay on a library-path variable when import torch failed."""
+    override = report["runtime"].get("library_override") or {}
+    return override.get("torch_library") is True
 
 
 _DLL_LOAD_FAILED = pattern(r"WinError 126|DLL load failed")
@@ -293,11 +357,32 @@ def windows_dll_load_failed(report: Report) -> Finding | None:
                    {"dll": named, "reinstall": reinstall_command(installed_version(report))})
 
 
-@layer.rule(260, "LIBRARY_PATH_OVERRIDE", variants=("variable", "conda"))
+@layer.rule(260, "LIBRARY_PATH_OVERRIDE", variants=(
+    "variable", "conda", "torch_library", "torch_library_loaded"))
 def library_path_override(report: Report) -> Finding | None:
     """A folder on a library-path variable (or the conda environment's lib) supplied a library
-    the loader rejected: a wrong version, an empty file, the wrong ELF class."""
+    the loader rejected: a wrong version, an empty file, the wrong ELF class. Or one of torch's
+    own libraries (a C++ libtorch) lies on LD_LIBRARY_PATH while import torch failed, or was
+    loaded from another folder than torch's own: two builds mixed in one process."""
     override = report["runtime"].get("library_override")
+    passed = check_passed(report)
+    if override and override.get("torch_library") is True:
+        variable = str(override.get("variable"))
+        return Finding("LIBRARY_PATH_OVERRIDE", "error",
+                       (f"a folder on {variable} holds {override.get('library')}, one of "
+                        "torch's own libraries, and import torch failed",),
+                       {"variable": variable, "library": str(override.get("library"))},
+                       variant="torch_library")
+    elsewhere = report["pytorch"].get("torch_libraries_elsewhere") or []
+    if not override and elsewhere:
+        first = elsewhere[0]
+        loaded = tuple(f"{entry.get('name')} was loaded from "
+                       + ("a folder on LD_LIBRARY_PATH"
+                          if entry.get("loaded_from") == "LD_LIBRARY_PATH"
+                          else "another folder than torch's lib/") for entry in elsewhere)
+        return Finding("LIBRARY_PATH_OVERRIDE", "warning" if passed else "error", loaded,
+                       {"variable": "LD_LIBRARY_PATH", "library": str(first.get("name"))},
+                       variant="torch_library_loaded")
     if not override:
         return None
     library, variable = str(override.get("library")), override.get("variable")
@@ -310,7 +395,6 @@ def library_path_override(report: Report) -> Finding | None:
     said = search(re.escape(library), messages(report))
     if said:
         evidence.append(quote(said[0]))
-    passed = check_passed(report)
     return Finding("LIBRARY_PATH_OVERRIDE", "warning" if passed else "error", tuple(evidence),
                    {"variable": variable or "", "library": library},
                    variant="variable" if variable else "conda")
