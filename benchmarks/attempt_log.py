@@ -124,9 +124,10 @@ def main() -> None:
             seconds, rss = done.stdout.split()
             print(f"| baseline reader, one run | {float(seconds):.2f} s, peak RSS "
                   f"{int(rss) / 1024:.0f} MiB |")
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        print(f"| this process's peak RSS (the reader, the anchor, tracemalloc) | "
-              f"{own / 1024:.0f} MiB |")
+        if sys.platform != "win32":  # resource is POSIX's
+            own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            print(f"| this process's peak RSS (the reader, the anchor, tracemalloc) | "
+                  f"{own / 1024:.0f} MiB |")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ import json
 import os
 import re
 import stat
+import sys
 import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -161,7 +162,7 @@ class OutputLedger:
                 check_file(found, self.path)  # a link, a FIFO, another user's file: refused
             fd = folder.open_existing(self._name, os.O_WRONLY | os.O_APPEND)
         try:
-            if fcntl is not None:
+            if sys.platform != "win32" and fcntl is not None:  # Windows: no flock
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
