@@ -36,8 +36,9 @@ from ..untrusted_json import Tally, json_objects
 from .accessors import UNFINISHED
 from .folder import FORMAT, VERSION
 from .log import EVENTS_FILE
+from .passes import bucket_of, histogram_percentile
 from .session import timings_of
-from .stages import BEACON_FILE, BUCKETS_PER_E, first_and_later, read_beacon
+from .stages import BEACON_FILE, first_and_later, read_beacon
 
 MAX_LOG_BYTES = 32 * 2**20  # of a larger log, its first 24 MiB and its last 8 MiB are read
 TAIL_BYTES = 8 * 2**20
@@ -129,7 +130,7 @@ class PassTimes:
         if ms > self.max_ms or (ms == self.max_ms and index > self.slowest):
             self.max_ms, self.slowest = ms, index
         self.min_ms = min(self.min_ms, ms)
-        bucket = int(math.log1p(max(ms, 0.0) * 1000) * BUCKETS_PER_E)
+        bucket = bucket_of(ms, 1000)
         self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
 
     def summary(self) -> dict[str, Any]:
@@ -146,13 +147,7 @@ class PassTimes:
 
     def _percentile(self, fraction: float) -> float:
         rank = max(1, math.ceil(fraction * self.count))
-        seen = 0
-        for bucket in sorted(self.histogram):
-            seen += self.histogram[bucket]
-            if seen >= rank:
-                middle = math.expm1((bucket + 0.5) / BUCKETS_PER_E) / 1000
-                return min(max(middle, self.min_ms), self.max_ms)
-        return self.max_ms
+        return histogram_percentile(self.histogram, rank, self.min_ms, self.max_ms, 1000)
 
 
 class _Fold:

@@ -36,6 +36,24 @@ EXACT_VALUES = 1024  # values kept one by one for the percentiles, then a histog
 BUCKETS_PER_E = 100
 
 
+def bucket_of(value: float, scale: float) -> int:
+    """The histogram bucket of a non-negative ``value`` in the unit ``scale`` makes of it
+    (``BUCKETS_PER_E`` buckets per factor e: within 1 percent)."""
+    return int(math.log1p(max(value, 0.0) * scale) * BUCKETS_PER_E)
+
+
+def histogram_percentile(histogram: dict[int, int], rank: int, low: float, high: float,
+                         scale: float) -> float:
+    """The value of the ``rank``-th smallest one counted in ``histogram`` (its bucket's middle,
+    held between the values' extremes ``low`` and ``high``)."""
+    seen = 0
+    for bucket in sorted(histogram):
+        seen += histogram[bucket]
+        if seen >= rank:
+            return min(max(math.expm1((bucket + 0.5) / BUCKETS_PER_E) / scale, low), high)
+    return high
+
+
 class Sketch:
     """A stream of non-negative numbers summarised in a bounded size: count, total, extremes
     (with the key of the largest), percentiles (see the module's docstring). ``scale`` turns a
@@ -71,7 +89,7 @@ class Sketch:
         self._bucket(value)
 
     def _bucket(self, value: float) -> None:
-        bucket = int(math.log1p(max(value, 0.0) * self.scale) * BUCKETS_PER_E)
+        bucket = bucket_of(value, self.scale)
         self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
 
     def percentile(self, fraction: float) -> float | None:
@@ -81,13 +99,7 @@ class Sketch:
         rank = max(1, math.ceil(fraction * self.count))
         if self.exact is not None:
             return sorted(self.exact)[rank - 1]
-        seen = 0
-        for bucket in sorted(self.histogram):
-            seen += self.histogram[bucket]
-            if seen >= rank:
-                middle = math.expm1((bucket + 0.5) / BUCKETS_PER_E) / self.scale
-                return min(max(middle, self.min), self.max)
-        return self.max
+        return histogram_percentile(self.histogram, rank, self.min, self.max, self.scale)
 
     def later_passes(self) -> dict[str, Any] | None:
         """The ``later_passes`` block of attempt.json (durations in ms), None when empty."""

@@ -44,7 +44,7 @@ from ..safe_files import Folder
 from ..untrusted_json import read_regular
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
-from .passes import Sketch
+from .passes import Sketch, bucket_of, histogram_percentile
 
 FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
@@ -54,7 +54,6 @@ SUMMARY_EVERY_S = 30.0  # a stage's summary is written at most this long after i
 FIRST_SUMMARY = FIRST_KEPT + 1  # calls at a name's first summary: its first call not kept in full
 # (then at each doubling): a name with no summary yet has every call of its kept in full
 EXACT_DURATIONS = 1024  # durations kept one by one for the percentiles, then a histogram
-BUCKETS_PER_E = 100  # histogram buckets per factor e of the duration in µs: within 1 percent
 BEACON_FILE = "stage.bin"
 BEACON_MAGIC = int.from_bytes(b"KDSTAGE1", "little", signed=True)
 # The beacon: the magic, then (pass index + 1) << 32 | (stage index + 1) of the innermost stage
@@ -163,7 +162,7 @@ class StageStats:
             self.durations = None
         histogram = self.histogram
         for ms in pending:
-            bucket = int(math.log1p(ms * 1000) * BUCKETS_PER_E)
+            bucket = bucket_of(ms, 1000)
             histogram[bucket] = histogram.get(bucket, 0) + 1
 
     def percentile(self, fraction: float) -> float | None:
@@ -174,13 +173,7 @@ class StageStats:
         rank = max(1, math.ceil(fraction * self.completed))
         if self.durations is not None:
             return sorted(self.durations)[rank - 1]
-        seen = 0
-        for bucket in sorted(self.histogram):
-            seen += self.histogram[bucket]
-            if seen >= rank:
-                middle = math.expm1((bucket + 0.5) / BUCKETS_PER_E) / 1000
-                return min(max(middle, self.min_ms), self.max_ms)
-        return self.max_ms
+        return histogram_percentile(self.histogram, rank, self.min_ms, self.max_ms, 1000)
 
     def ended(self, status: str) -> tuple[int, float, float]:
         """(count, total ms, max ms) of the calls that ended with ``status``."""
