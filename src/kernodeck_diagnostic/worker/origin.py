@@ -40,6 +40,9 @@ class TorchInstall:
         self.version = version
         self.init_file = init_file  # torch/__init__.py as the distribution placed it
         self.editable_folder = editable_folder  # pip install -e: the source folder it points to
+        # False: a distribution on PYTHONPATH over the environment's own (environment_installs),
+        # whose torch is imported and judged by what the import does, never refused.
+        self.judged = True
 
     def owns(self, path: str) -> bool:
         if same_path(path, self.init_file):
@@ -141,7 +144,12 @@ def environment_installs(installs: list[TorchInstall] | None,
     if places[0] != "pythonpath":
         return installs
     own = [install for install, place in zip(installs, places) if place != "pythonpath"]
-    return own or installs
+    if not own:
+        return installs
+    over = [install for install in installs if install not in own]
+    for install in over:
+        install.judged = False
+    return own + over  # the environment's own first: the installed distribution
 
 
 def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
@@ -243,8 +251,9 @@ def locate(spec: Any, installs: list[TorchInstall]) -> tuple[str, str | None] | 
         return ("folder", folder) if folder is not None else None
     if not os.path.isfile(origin):
         return "unverified", None
-    if any(install.owns(origin) for install in installs):
-        kind = "installed"
+    owner = next((install for install in installs if install.owns(origin)), None)
+    if owner is not None:
+        kind = "installed" if owner.judged else "unverified"
     elif getattr(spec, "submodule_search_locations", None) is not None:
         kind = package_kind(os.path.dirname(origin), installs)
     elif origin.endswith(tuple(extension_suffixes())):
