@@ -340,3 +340,43 @@ def test_a_notebook_executed_end_to_end_shows_the_check_and_the_trial(
                         env=clean_env({"PYTHONPATH": str(SRC)}))
     fields = [change["field"] for change in json.loads(compared.stdout)["changes"]]
     assert not [field for field in fields if field.startswith("command")], fields
+
+
+def test_the_stop_button_and_sigterm_end_an_attempt_begun_with_start(kernel_python: Path,
+                                                                     tmp_path: Path) -> None:
+    """Before: with ``start()``/``end()`` the stop button left the attempt open (inside
+    ``passes()`` too: no attempt.json, later stages accepted) and the next ``end()`` recorded
+    ``completed``; SIGTERM's ``SystemExit`` was swallowed by IPython with nothing written. Now
+    the cell an interrupt or SIGTERM stopped ends the attempt, ``interrupted`` and whole, and
+    every later use is refused in one line; SIGTERM then ends the kernel, as without a trial."""
+    begin = ("import time\nfrom kernodeck_diagnostic import Trial\n"
+             "trial = Trial('runs').start()\nwith trial.stage('load'):\n    pass\n")
+    in_passes = ("for step in trial.passes(3):\n    with trial.stage('train'):\n"
+                 "        time.sleep(60)")
+    between = "with trial.stage('load'):\n    pass\ntime.sleep(60)"  # outside every stage
+    shown = cells(kernel_python, tmp_path,
+                  {"code": begin + in_passes, "interrupt_after_s": 4},
+                  "with trial.stage('late'):\n    pass",
+                  "trial.end()",
+                  {"code": begin + between, "interrupt_after_s": 4},
+                  "trial.end()",
+                  {"code": begin + in_passes, "sigterm_after_s": 4},
+                  "print('never')")
+    assert [step["error"] for step in shown[:5]] == [
+        "KeyboardInterrupt", "RuntimeError", "RuntimeError", "KeyboardInterrupt", "RuntimeError"]
+    assert "attempt interrupted" in shown[0]["markdown"]  # the summary, in the stopped cell
+    assert "RuntimeError: Trial.stage(): this attempt ended interrupted" in shown[1]["text"]
+    assert "RuntimeError: Trial.end(): this attempt ended interrupted" in shown[2]["text"]
+    assert all(step["alive"] for step in shown[:5])
+    assert shown[5]["alive"] is False
+    assert len(shown) == 6
+    passes, outside, terminated = attempts(tmp_path / "runs")
+    for folder in (passes, outside, terminated):
+        document = attempt(folder)
+        assert document["status"] == "interrupted", folder
+        assert document["first_error"] is None
+    assert attempt(passes)["stages"][-1]["name"] == "train"
+    assert attempt(passes)["stages"][-1]["status"] == "interrupted"
+    assert attempt(passes)["passes"]["completed"] == 0
+    assert attempt(outside)["stages"][-1]["status"] == "completed"
+    assert attempt(terminated)["signal"]["stage"] == "train"

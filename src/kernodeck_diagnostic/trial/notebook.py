@@ -10,13 +10,18 @@ In a Jupyter kernel a SIGTERM that arrives during an attempt ends it as ``interr
 IPython would then catch the ``SystemExit`` the trial raised for it and keep the kernel running:
 ``after_terminated`` delivers the signal again once the attempt is written, so the kernel stops
 as it would have without the trial (a script exits with status 143 the same way).
+
+An attempt begun with ``Trial.start()`` spans cells, and IPython catches what stops a cell (the
+stop button's ``KeyboardInterrupt``, SIGTERM's ``SystemExit``): ``after_each_cell`` hands the
+trial each cell's error, so that such a cell ends the attempt, ``interrupted`` and written whole.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..facts.caller import in_kernel
@@ -72,6 +77,22 @@ def show(text: str) -> bool:
     display = import_module("IPython.display").display  # the kernel's IPython, loaded already
     display({"text/markdown": text, "text/plain": text}, raw=True)
     return True
+
+
+def after_each_cell(told: Callable[[BaseException | None], None]) -> Callable[[], None] | None:
+    """Under IPython (a kernel, or its terminal): ``told(error)`` after each cell, with the
+    error that stopped it (None if none). What undoes it, or None outside IPython."""
+    module = sys.modules.get("IPython")
+    shell = getattr(module, "get_ipython", lambda: None)() if module is not None else None
+    events = getattr(shell, "events", None)
+    if events is None:
+        return None
+
+    def after(result: Any) -> None:
+        told(getattr(result, "error_in_exec", None))
+
+    events.register("post_run_cell", after)
+    return lambda: events.unregister("post_run_cell", after)
 
 
 def after_terminated(exc: BaseException | None, terminated: type[BaseException]) -> None:

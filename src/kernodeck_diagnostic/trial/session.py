@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
@@ -120,6 +120,8 @@ class Trial:
         self._previous_sigterm: Any = None
         self._started_at = ""
         self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
+        self._interrupt: BaseException | None = None  # a stage's KeyboardInterrupt or SIGTERM
+        self._after_cells: Callable[[], None] | None = None  # IPython's hook, for start()
         self._command: list[str] = []
 
     # -- the attempt -------------------------------------------------------------------------------
@@ -165,8 +167,24 @@ class Trial:
 
     def start(self) -> Trial:
         """Begin the attempt without a ``with`` block, so that it spans a notebook's cells;
-        ``end()`` ends it. An error is recorded when raised in a stage (or given to ``end``)."""
-        return self.__enter__()
+        ``end()`` ends it. An error is recorded when raised in a stage (or given to ``end``).
+
+        Under IPython (a notebook's kernel, its terminal) a cell stopped by an interrupt (the
+        stop button, Ctrl-C) or by SIGTERM ends the attempt there, ``interrupted``: IPython
+        catches both and would keep the attempt open, then call it completed."""
+        self.__enter__()
+        self._after_cells = notebook.after_each_cell(self._cell_ended)
+        return self
+
+    def _cell_ended(self, error: BaseException | None) -> None:
+        """A cell ended (``start``): one stopped by an interrupt or SIGTERM ends the attempt."""
+        if self._log is None:
+            return
+        if not isinstance(error, (KeyboardInterrupt, Terminated)):
+            if not self._terminated:
+                return
+            error = Terminated()  # SIGTERM came and what it raised was caught in the cell
+        self.__exit__(type(error), error, None)
 
     def end(self, error: BaseException | None = None) -> None:
         """End an attempt begun with ``start()``: completed, or failed with ``error``. The
@@ -174,8 +192,11 @@ class Trial:
 
         A stage whose error left its cell (no stage completed since) fails the attempt even
         without ``error``: in a notebook the error stopped the cell, not the attempt, and the
-        next cell's ``end()`` must not call it completed."""
+        next cell's ``end()`` must not call it completed; nor after an interrupted stage
+        (the stop button, Ctrl-C, SIGTERM), whatever ran since: the attempt was interrupted."""
         self._refuse_unless_open("end")
+        if error is None and self._interrupt is not None:
+            error = self._interrupt
         if error is None and self._error is not None \
                 and self._completed_calls() == self._completed_at_error:
             error = self._error
@@ -308,6 +329,8 @@ class Trial:
 
     def _stage_failed(self, exc: BaseException, stage: str) -> dict[str, Any]:
         """A stage failed: its error kept when it is the first; the fields its event carries."""
+        if isinstance(exc, (KeyboardInterrupt, Terminated)) and self._interrupt is None:
+            self._interrupt = exc  # the attempt was interrupted (``end``)
         self._failed(exc, stage)
         return self._error_fields(exc)
 
@@ -409,6 +432,10 @@ class Trial:
         if log is None or self._dir is None:
             return
         signals.release_sigterm(self._previous_sigterm)
+        forget, self._after_cells = self._after_cells, None
+        if forget is not None:
+            with contextlib.suppress(Exception):
+                forget()
         with signals_held(drop_sigchld=lambda: self._terminated):
             self._end(exc, log, self._dir)
         notebook.after_terminated(exc, Terminated)
@@ -633,6 +660,10 @@ class Trial:
         if self._log is not None:
             return
         if self._started_at:
+            if self._ended is not None and self._ended.get("status") == "interrupted":
+                raise RuntimeError(f"Trial.{use}(): this attempt ended interrupted (the stop "
+                                   "button, Ctrl-C or SIGTERM); start a new Trial for another "
+                                   "attempt")
             raise RuntimeError(f"Trial.{use}(): this attempt has ended (its with block or "
                                "trial.end()); start a new Trial for another attempt")
         raise RuntimeError(f"Trial.{use}(): the attempt has not begun: use it inside "
