@@ -97,6 +97,24 @@ def test_a_torch_py_beside_the_notebook_fails_as_on_the_command_line(
     assert str(tmp_path) not in json.dumps(report)
 
 
+def test_a_torch_py_a_kernel_imported_is_told_to_restart_the_kernel(
+        kernel_python: Path, tmp_path: Path) -> None:
+    """Before: TORCH_SHADOWED's advice in a kernel was the command line's (rename the file), and
+    the renamed file stayed the kernel's torch. Now it says to restart the kernel; applied: the
+    file renamed, the same kernel still holds it, a restarted kernel imports the real torch."""
+    (tmp_path / "torch.py").write_text("SHADOW = True\n")
+    shown = cells(kernel_python, tmp_path, "import torch", REPORT_CELL,
+                  "import os\nos.rename('torch.py', 'torch_demo.py')\nimport torch\n"
+                  "print('shadow still', hasattr(torch, 'SHADOW'))")
+    report = report_in(shown[1])
+    advice = {finding["id"]: finding["next_action"] for finding in report["findings"]}
+    assert advice["TORCH_SHADOWED"].startswith("Rename torch.py"), advice
+    assert "Then restart the kernel (Kernel > Restart)" in advice["TORCH_SHADOWED"]
+    assert "shadow still True" in shown[2]["text"]  # renaming alone: the kernel keeps it
+    restarted = cells(kernel_python, tmp_path, "import torch\nprint(torch.__version__)")
+    assert envs.TORCH_CPU_VERSION in restarted[0]["text"]
+
+
 def test_a_kernel_that_put_torch_on_its_path_is_not_told_torch_is_missing(
         kernel_python: Path, tmp_path: Path) -> None:
     """A kernel of an interpreter without torch, whose cell appends a folder holding torch to
@@ -183,11 +201,12 @@ def test_advice_from_a_kernel_is_in_the_notebooks_words_and_works_as_printed(
     assert report["next_action"] == ('Conclude nothing about CUDA or ROCm: run '
                                      'check(device="gpu") to check the GPU.')
     advice = {finding["id"]: finding["next_action"] for finding in report["findings"]}
-    pip = re.match(r"(%pip install \S+)", advice["NUMPY_MISSING"])
-    assert pip is not None, advice
+    # The whole line, as printed: before, "%pip install numpy (with the same interpreter)."
+    # ran pip with those words, a shell syntax error.
+    assert advice["NUMPY_MISSING"] == "%pip install numpy"
     gpu = re.search(r"check\(device=\"gpu\"\)", report["next_action"])
     assert gpu is not None
-    applied = cells(envs.python_of(environment), notebook, pip.group(1),
+    applied = cells(envs.python_of(environment), notebook, advice["NUMPY_MISSING"],
                     REPORT_CELL.replace("check(device='cpu')", gpu.group(0)),
                     REPORT_CELL)
     assert applied[0]["error"] is None, applied[0]["text"]
