@@ -11,7 +11,8 @@ folder); ``"interrupt_after_s": 2`` interrupts the kernel that long after the ce
 instead. ``--notebook`` executes a notebook file end to end with nbclient, as ``jupyter
 nbconvert --execute`` does, in the notebook's folder. Each step (cell) gives ``{"text": what
 it printed, "markdown": its rich display (text/markdown or text/html), "error": the
-exception's name or null, "alive": whether the kernel still runs}``.
+exception's name or null, "alive": whether the kernel still runs}``; with ``--notebook``,
+``"empty_outputs"``: the outputs the saved notebook keeps that show nothing.
 """
 
 from __future__ import annotations
@@ -72,8 +73,12 @@ def execute_notebook(path: str) -> list[dict[str, Any]]:
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        shown: dict[str, Any] = {"text": "", "markdown": "", "error": None, "alive": True}
+        shown: dict[str, Any] = {"text": "", "markdown": "", "error": None, "alive": True,
+                                 "empty_outputs": 0}
         for output in cell.outputs:
+            if output.output_type in ("execute_result", "display_data") and not any(
+                    value for value in output.data.values()):
+                shown["empty_outputs"] += 1  # saved in the notebook, showing nothing
             if output.output_type == "stream":
                 shown["text"] += output.text
             elif output.output_type in ("execute_result", "display_data"):

@@ -250,6 +250,11 @@ def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,
     assert "attempt running" in shown[1]["markdown"]  # ``trial`` as a cell's last line
     summary = shown[2]["markdown"]
     assert "attempt completed" in summary
+    # Its plain-text form (a console, nbconvert --to script): text, not the markdown's escapes.
+    plain = shown[2]["text"]
+    assert plain.startswith("kernodeck-diagnostic: attempt completed; contract failed: "
+                            "accuracy (accuracy 0.2 < 0.9 | *wanted*)"), plain
+    assert "\nload   1      0 " in plain and "**" not in plain and "&lt;" not in plain, plain
     assert "contract `accuracy` **failed**: accuracy 0.2 &lt; 0.9 \\| \\*wanted\\*" in summary
     assert "| load | 1 | 0 |" in summary  # one call, none failed
     (folder,) = attempts(tmp_path / "runs")
@@ -352,6 +357,9 @@ def test_a_notebook_executed_end_to_end_shows_the_check_and_the_trial(
         shown = drive(kernel_python, ["--notebook", str(notebook)], env=session)
         assert "CPU_CHECK_PASSED" in shown[0]["markdown"]
         assert "attempt completed" in shown[-1]["markdown"]
+        # Before: the check's live line, emptied at its end, stayed as an empty output.
+        assert re.search(r"check done in \d+\.\d s", shown[0]["text"]), shown[0]
+        assert [cell["empty_outputs"] for cell in shown] == [0] * len(shown)
     first, second = attempts(tmp_path / "runs")
     assert attempt(first)["command"] == ["python", "ipykernel", "train.ipynb"]
     compared = run_tool(kernel_python, ["-m", "kernodeck_diagnostic", "compare"],

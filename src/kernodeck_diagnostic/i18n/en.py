@@ -1034,6 +1034,7 @@ MESSAGES = {
     "ui.libraries.compile": "compiled in {ms} ms",
     "ui.libraries.wrong": "wrong result (largest difference {difference})",
     "ui.live.collective": "joining the other ranks",
+    "ui.live.done": "check done in {seconds} s",
     "ui.severity.error": "error",
     "ui.severity.warning": "warning",
     "ui.severity.info": "info",

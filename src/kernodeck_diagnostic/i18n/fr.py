@@ -1089,6 +1089,7 @@ MESSAGES = {
     "ui.libraries.compile": "compilé en {ms} ms",
     "ui.libraries.wrong": "résultat faux (plus grand écart {difference})",
     "ui.live.collective": "rejoint les autres rangs",
+    "ui.live.done": "vérification terminée en {seconds} s",
     "ui.severity.error": "erreur",
     "ui.severity.warning": "avertissement",
     "ui.severity.info": "info",

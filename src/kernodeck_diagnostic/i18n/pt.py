@@ -1070,6 +1070,7 @@ MESSAGES = {
     "ui.libraries.compile": "compilado em {ms} ms",
     "ui.libraries.wrong": "resultado errado (maior diferença {difference})",
     "ui.live.collective": "juntando-se aos outros ranks",
+    "ui.live.done": "verificação concluída em {seconds} s",
     "ui.severity.error": "erro",
     "ui.severity.warning": "aviso",
     "ui.severity.info": "info",

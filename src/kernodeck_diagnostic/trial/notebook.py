@@ -67,15 +67,17 @@ def _value(value: Any) -> str:
     return "none" if value is None else code(value)
 
 
-def show(text: str) -> bool:
-    """Display ``text`` (markdown) in the notebook whose kernel runs this, as a cell's output;
-    False outside a kernel (the caller prints its one line instead)."""
+def show(text: str, plain: str) -> bool:
+    """Display ``text`` (markdown) in the notebook whose kernel runs this, as a cell's output,
+    with ``plain`` as its plain-text form (what a console, ``nbconvert --to script`` or a front
+    end without markdown shows: text, not markdown's escapes); False outside a kernel (the
+    caller prints its one line instead)."""
     if not in_kernel():
         return False
     from importlib import import_module
 
     display = import_module("IPython.display").display  # the kernel's IPython, loaded already
-    display({"text/markdown": text, "text/plain": text}, raw=True)
+    display({"text/markdown": text, "text/plain": plain}, raw=True)
     return True
 
 

@@ -489,10 +489,12 @@ class Trial:
         attempt_folder.close()
         self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
-            if not notebook.show(self._repr_markdown_()):  # a notebook's cell shows the summary
-                # Stage names, messages and contracts are the program's: escaped (terminal).
-                terminal.write(sys.stderr, terminal.one_line(self._ending_line(document)) + "\n"
-                               + (self.summary() if self.print_summary else ""))
+            # Stage names, messages and contracts are the program's: escaped (terminal).
+            ending = terminal.one_line(self._ending_line(document)) + "\n"
+            # A notebook's cell shows the summary, its plain-text form the line and the table.
+            if not notebook.show(self._repr_markdown_(), ending + self.summary()):
+                terminal.write(sys.stderr,
+                               ending + (self.summary() if self.print_summary else ""))
 
     @property
     def pass_index(self) -> int | None:
