@@ -409,3 +409,21 @@ def test_the_stop_button_and_sigterm_end_an_attempt_begun_with_start(kernel_pyth
     assert attempt(passes)["passes"]["completed"] == 0
     assert attempt(outside)["stages"][-1]["status"] == "completed"
     assert attempt(terminated)["signal"]["stage"] == "train"
+
+
+def test_sigterm_between_cells_ends_an_attempt_begun_with_start(kernel_python: Path,
+                                                                tmp_path: Path) -> None:
+    """SIGTERM while the kernel is idle (a job's time limit between two cells): before, it
+    raised in the kernel's own loop and no attempt.json was written; now the attempt ends at
+    once, ``interrupted`` with no stage open, then the kernel."""
+    shown = cells(kernel_python, tmp_path,
+                  "from kernodeck_diagnostic import Trial\ntrial = Trial('runs').start()\n"
+                  "with trial.stage('load'):\n    pass",
+                  {"sigterm_idle_s": 2})
+    assert shown[0]["error"] is None
+    assert shown[1]["alive"] is False
+    (folder,) = attempts(tmp_path / "runs")
+    document = attempt(folder)
+    assert document["status"] == "interrupted"
+    assert document["signal"]["stage"] is None
+    assert document["last_completed_stage"] == "load"

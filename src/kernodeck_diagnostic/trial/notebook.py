@@ -14,6 +14,8 @@ as it would have without the trial (a script exits with status 143 the same way)
 An attempt begun with ``Trial.start()`` spans cells, and IPython catches what stops a cell (the
 stop button's ``KeyboardInterrupt``, SIGTERM's ``SystemExit``): ``after_each_cell`` hands the
 trial each cell's error, so that such a cell ends the attempt, ``interrupted`` and written whole.
+A SIGTERM that comes between cells (the kernel idle, none of the trial's code running) ends the
+attempt at once, from the handler, then the kernel.
 """
 
 from __future__ import annotations
@@ -81,20 +83,31 @@ def show(text: str, plain: str) -> bool:
     return True
 
 
-def after_each_cell(told: Callable[[BaseException | None], None]) -> Callable[[], None] | None:
+def after_each_cell(told: Callable[[BaseException | None], None],
+                    starting: Callable[[], None]) -> Callable[[], None] | None:
     """Under IPython (a kernel, or its terminal): ``told(error)`` after each cell, with the
-    error that stopped it (None if none). What undoes it, or None outside IPython."""
+    error that stopped it (None if none), and ``starting()`` before each. What undoes it, or
+    None outside IPython."""
     module = sys.modules.get("IPython")
     shell = getattr(module, "get_ipython", lambda: None)() if module is not None else None
     events = getattr(shell, "events", None)
     if events is None:
         return None
 
+    def before(info: Any) -> None:
+        starting()
+
     def after(result: Any) -> None:
         told(getattr(result, "error_in_exec", None))
 
+    events.register("pre_run_cell", before)
     events.register("post_run_cell", after)
-    return lambda: events.unregister("post_run_cell", after)
+
+    def forget() -> None:
+        events.unregister("pre_run_cell", before)
+        events.unregister("post_run_cell", after)
+
+    return forget
 
 
 def after_terminated(exc: BaseException | None, terminated: type[BaseException]) -> None:

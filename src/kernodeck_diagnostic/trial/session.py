@@ -122,6 +122,7 @@ class Trial:
         self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
         self._interrupt: BaseException | None = None  # a stage's KeyboardInterrupt or SIGTERM
         self._after_cells: Callable[[], None] | None = None  # IPython's hook, for start()
+        self._between_cells = False  # start() under IPython: no cell runs now
         self._command: list[str] = []
 
     # -- the attempt -------------------------------------------------------------------------------
@@ -171,13 +172,18 @@ class Trial:
 
         Under IPython (a notebook's kernel, its terminal) a cell stopped by an interrupt (the
         stop button, Ctrl-C) or by SIGTERM ends the attempt there, ``interrupted``: IPython
-        catches both and would keep the attempt open, then call it completed."""
+        catches both and would keep the attempt open, then call it completed. A SIGTERM between
+        cells ends the attempt at once, then the kernel."""
         self.__enter__()
-        self._after_cells = notebook.after_each_cell(self._cell_ended)
+        self._after_cells = notebook.after_each_cell(self._cell_ended, self._cell_starts)
         return self
+
+    def _cell_starts(self) -> None:
+        self._between_cells = False
 
     def _cell_ended(self, error: BaseException | None) -> None:
         """A cell ended (``start``): one stopped by an interrupt or SIGTERM ends the attempt."""
+        self._between_cells = self._after_cells is not None
         if self._log is None:
             return
         if not isinstance(error, (KeyboardInterrupt, Terminated)):
@@ -515,6 +521,12 @@ class Trial:
         opened = self._recorder.open
         self._signal = {"signal": "SIGTERM", "stage": opened[-1].name if opened else None,
                         "pass_index": self._recorder.pass_index}
+        if self._between_cells and self._log is not None:
+            # A kernel between cells: no code of the program's nor of the trial's runs, and
+            # what the handler raises would stop the kernel's loop, not a cell. Ended here
+            # (then the kernel, ``after_terminated``).
+            self._between_cells = False
+            self.__exit__(Terminated, Terminated(), None)
 
     def _repr_markdown_(self) -> str:
         """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
