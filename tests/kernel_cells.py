@@ -9,8 +9,9 @@ has ipykernel and jupyter_client: the test suite's own venv has neither.
 folder); ``"interrupt_after_s": 2`` interrupts the kernel that long after the cell started
 (the notebook's stop button), ``"sigterm_after_s": 2`` sends the kernel process SIGTERM
 instead; a step ``{"sigterm_idle_s": 2}`` waits that long with the kernel idle, sends it
-SIGTERM and waits (30 s at most) for it to end (the last step). ``--notebook`` executes a notebook file end to end with nbclient, as ``jupyter
-nbconvert --execute`` does, in the notebook's folder. Each step (cell) gives ``{"text": what
+SIGTERM and waits (30 s at most) for it to end (the last step). ``--notebook`` executes a
+notebook file end to end with nbclient, as ``jupyter nbconvert --execute`` does, in the
+notebook's folder. Each step (cell) gives ``{"text": what
 it printed, "markdown": its rich display (text/markdown or text/html), "error": the
 exception's name or null, "alive": whether the kernel still runs}``; with ``--notebook``,
 ``"empty_outputs"``: the outputs the saved notebook keeps that show nothing.

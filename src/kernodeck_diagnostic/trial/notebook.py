@@ -12,14 +12,15 @@ IPython would then catch the ``SystemExit`` the trial raised for it and keep the
 as it would have without the trial (a script exits with status 143 the same way).
 
 An attempt begun with ``Trial.start()`` spans cells, and IPython catches what stops a cell (the
-stop button's ``KeyboardInterrupt``, SIGTERM's ``SystemExit``): ``after_each_cell`` hands the
-trial each cell's error, so that such a cell ends the attempt, ``interrupted`` and written whole.
+stop button's ``KeyboardInterrupt``, SIGTERM's ``SystemExit``): ``Cells`` reads each cell's
+error, so that such a cell ends the attempt, ``interrupted`` and written whole.
 A SIGTERM that comes between cells (the kernel idle, none of the trial's code running) ends the
 attempt at once, from the handler, then the kernel.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -30,6 +31,7 @@ from ..facts.caller import in_kernel
 from ..report.markup import code, escape, table
 from . import stage_summary
 from .accessors import judge_document
+from .signals import Terminated
 
 
 def markdown(document: Mapping[str, Any], folder: str) -> str:
@@ -108,6 +110,54 @@ def after_each_cell(told: Callable[[BaseException | None], None],
         events.unregister("post_run_cell", after)
 
     return forget
+
+
+class Cells:
+    """The cells of an attempt begun with ``Trial.start()`` under IPython, which catches what
+    stops a cell: a cell stopped by an interrupt or SIGTERM (its ``Terminated``, or whatever
+    the program raised once SIGTERM came) ends the attempt (``end``, as ``__exit__``) when the
+    cell ends; a SIGTERM between cells (the kernel idle: no code of the program's or the
+    trial's runs, and what the handler raises would stop the kernel's own loop) ends it at once
+    (``sigterm``). Idle until ``watch``: a ``with`` block ends its attempt itself."""
+
+    def __init__(self) -> None:
+        self.between = False  # no cell runs now
+        self._end: Callable[..., object] | None = None
+        self._open: Callable[[], bool] = lambda: False
+        self._terminated: Callable[[], bool] = lambda: False
+        self._forget: Callable[[], None] | None = None
+
+    def watch(self, end: Callable[..., object], is_open: Callable[[], bool],
+              terminated: Callable[[], bool]) -> None:
+        self._end, self._open, self._terminated = end, is_open, terminated
+        self._forget = after_each_cell(self._ended, self._starts)
+
+    def _starts(self) -> None:
+        self.between = False
+
+    def _ended(self, error: BaseException | None) -> None:
+        self.between = True
+        if not self._open():
+            return
+        if not isinstance(error, (KeyboardInterrupt, Terminated)):
+            if not self._terminated():
+                return
+            error = Terminated()  # SIGTERM came, and what it raised was caught in the cell
+        if self._end is not None:
+            self._end(type(error), error, None)
+
+    def sigterm(self) -> None:
+        """SIGTERM came (from its handler): between cells, the attempt ends now."""
+        if self.between and self._open() and self._end is not None:
+            self.between = False
+            self._end(Terminated, Terminated(), None)
+
+    def close(self) -> None:
+        """The attempt ended: IPython no longer tells of its cells."""
+        forget, self._forget = self._forget, None
+        if forget is not None:
+            with contextlib.suppress(Exception):
+                forget()
 
 
 def after_terminated(exc: BaseException | None, terminated: type[BaseException]) -> None:

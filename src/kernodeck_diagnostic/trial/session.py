@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
@@ -121,8 +121,7 @@ class Trial:
         self._started_at = ""
         self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
         self._interrupt: BaseException | None = None  # a stage's KeyboardInterrupt or SIGTERM
-        self._after_cells: Callable[[], None] | None = None  # IPython's hook, for start()
-        self._between_cells = False  # start() under IPython: no cell runs now
+        self._cells = notebook.Cells()  # start() under IPython: its cells
         self._command: list[str] = []
 
     # -- the attempt -------------------------------------------------------------------------------
@@ -169,28 +168,10 @@ class Trial:
     def start(self) -> Trial:
         """Begin the attempt without a ``with`` block, so that it spans a notebook's cells;
         ``end()`` ends it. An error is recorded when raised in a stage (or given to ``end``).
-
-        Under IPython (a notebook's kernel, its terminal) a cell stopped by an interrupt (the
-        stop button, Ctrl-C) or by SIGTERM ends the attempt there, ``interrupted``: IPython
-        catches both and would keep the attempt open, then call it completed. A SIGTERM between
-        cells ends the attempt at once, then the kernel."""
-        self.__enter__()
-        self._after_cells = notebook.after_each_cell(self._cell_ended, self._cell_starts)
+        Under IPython, a cell stopped by an interrupt or SIGTERM ends it (``notebook.Cells``)."""
+        self._cells.watch(self.__enter__().__exit__, lambda: self._log is not None,
+                          lambda: self._terminated)
         return self
-
-    def _cell_starts(self) -> None:
-        self._between_cells = False
-
-    def _cell_ended(self, error: BaseException | None) -> None:
-        """A cell ended (``start``): one stopped by an interrupt or SIGTERM ends the attempt."""
-        self._between_cells = self._after_cells is not None
-        if self._log is None:
-            return
-        if not isinstance(error, (KeyboardInterrupt, Terminated)):
-            if not self._terminated:
-                return
-            error = Terminated()  # SIGTERM came and what it raised was caught in the cell
-        self.__exit__(type(error), error, None)
 
     def end(self, error: BaseException | None = None) -> None:
         """End an attempt begun with ``start()``: completed, or failed with ``error``. The
@@ -198,11 +179,9 @@ class Trial:
 
         A stage whose error left its cell (no stage completed since) fails the attempt even
         without ``error``: in a notebook the error stopped the cell, not the attempt, and the
-        next cell's ``end()`` must not call it completed; nor after an interrupted stage
-        (the stop button, Ctrl-C, SIGTERM), whatever ran since: the attempt was interrupted."""
+        next cell's ``end()`` must not call it completed, nor after an interrupted stage."""
         self._refuse_unless_open("end")
-        if error is None and self._interrupt is not None:
-            error = self._interrupt
+        error = self._interrupt if error is None else error
         if error is None and self._error is not None \
                 and self._completed_calls() == self._completed_at_error:
             error = self._error
@@ -438,10 +417,7 @@ class Trial:
         if log is None or self._dir is None:
             return
         signals.release_sigterm(self._previous_sigterm)
-        forget, self._after_cells = self._after_cells, None
-        if forget is not None:
-            with contextlib.suppress(Exception):
-                forget()
+        self._cells.close()
         with signals_held(drop_sigchld=lambda: self._terminated):
             self._end(exc, log, self._dir)
         notebook.after_terminated(exc, Terminated)
@@ -495,12 +471,9 @@ class Trial:
         attempt_folder.close()
         self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
-            # Stage names, messages and contracts are the program's: escaped (terminal).
-            ending = terminal.one_line(self._ending_line(document)) + "\n"
-            # A notebook's cell shows the summary, its plain-text form the line and the table.
-            if not notebook.show(self._repr_markdown_(), ending + self.summary()):
-                terminal.write(sys.stderr,
-                               ending + (self.summary() if self.print_summary else ""))
+            ending = terminal.one_line(self._ending_line(document)) + "\n"  # the program's text
+            if not notebook.show(self._repr_markdown_(), ending + self.summary()):  # its cell
+                terminal.write(sys.stderr, ending + (self.summary() if self.print_summary else ""))
 
     @property
     def pass_index(self) -> int | None:
@@ -521,12 +494,7 @@ class Trial:
         opened = self._recorder.open
         self._signal = {"signal": "SIGTERM", "stage": opened[-1].name if opened else None,
                         "pass_index": self._recorder.pass_index}
-        if self._between_cells and self._log is not None:
-            # A kernel between cells: no code of the program's nor of the trial's runs, and
-            # what the handler raises would stop the kernel's loop, not a cell. Ended here
-            # (then the kernel, ``after_terminated``).
-            self._between_cells = False
-            self.__exit__(Terminated, Terminated(), None)
+        self._cells.sigterm()  # a kernel between cells: the attempt ends now
 
     def _repr_markdown_(self) -> str:
         """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
@@ -674,12 +642,10 @@ class Trial:
         if self._log is not None:
             return
         if self._started_at:
-            if self._ended is not None and self._ended.get("status") == "interrupted":
-                raise RuntimeError(f"Trial.{use}(): this attempt ended interrupted (the stop "
-                                   "button, Ctrl-C or SIGTERM); start a new Trial for another "
-                                   "attempt")
-            raise RuntimeError(f"Trial.{use}(): this attempt has ended (its with block or "
-                               "trial.end()); start a new Trial for another attempt")
+            how = {"interrupted": "ended interrupted (the stop button, Ctrl-C or SIGTERM)"}.get(
+                str((self._ended or {}).get("status")), "has ended (its with block or trial.end())")
+            raise RuntimeError(f"Trial.{use}(): this attempt {how}; start a new Trial for "
+                               "another attempt")
         raise RuntimeError(f"Trial.{use}(): the attempt has not begun: use it inside "
                            "`with Trial(...) as trial:`, or after trial.start()")
 
