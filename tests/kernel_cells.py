@@ -8,10 +8,13 @@ has ipykernel and jupyter_client: the test suite's own venv has neither.
 ``cells.json`` is a list of steps: ``{"code": "..."}`` runs a cell in FOLDER (the notebook's
 folder); ``"interrupt_after_s": 2`` interrupts the kernel that long after the cell started
 (the notebook's stop button), ``"sigterm_after_s": 2`` sends the kernel process SIGTERM
-instead. ``--notebook`` executes a notebook file end to end with nbclient, as ``jupyter
-nbconvert --execute`` does, in the notebook's folder. Each step (cell) gives ``{"text": what
+instead; a step ``{"sigterm_idle_s": 2}`` waits that long with the kernel idle, sends it
+SIGTERM and waits (30 s at most) for it to end (the last step). ``--notebook`` executes a
+notebook file end to end with nbclient, as ``jupyter nbconvert --execute`` does, in the
+notebook's folder. Each step (cell) gives ``{"text": what
 it printed, "markdown": its rich display (text/markdown or text/html), "error": the
-exception's name or null, "alive": whether the kernel still runs}``.
+exception's name or null, "alive": whether the kernel still runs}``; with ``--notebook``,
+``"empty_outputs"``: the outputs the saved notebook keeps that show nothing.
 """
 
 from __future__ import annotations
@@ -72,8 +75,12 @@ def execute_notebook(path: str) -> list[dict[str, Any]]:
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        shown: dict[str, Any] = {"text": "", "markdown": "", "error": None, "alive": True}
+        shown: dict[str, Any] = {"text": "", "markdown": "", "error": None, "alive": True,
+                                 "empty_outputs": 0}
         for output in cell.outputs:
+            if output.output_type in ("execute_result", "display_data") and not any(
+                    value for value in output.data.values()):
+                shown["empty_outputs"] += 1  # saved in the notebook, showing nothing
             if output.output_type == "stream":
                 shown["text"] += output.text
             elif output.output_type in ("execute_result", "display_data"):
@@ -94,6 +101,15 @@ def main() -> int:
     results = []
     try:
         for step in steps:
+            if "sigterm_idle_s" in step:  # the kernel idle, between cells: SIGTERM, then wait
+                time.sleep(step["sigterm_idle_s"])
+                os.kill(manager.provisioner.process.pid, signal.SIGTERM)
+                deadline = time.monotonic() + 30
+                while manager.is_alive() and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                results.append({"text": "", "markdown": "", "error": None,
+                                "alive": manager.is_alive()})
+                break
             timers = []
             if "interrupt_after_s" in step:
                 timers.append(threading.Timer(step["interrupt_after_s"],

@@ -97,6 +97,24 @@ def test_a_torch_py_beside_the_notebook_fails_as_on_the_command_line(
     assert str(tmp_path) not in json.dumps(report)
 
 
+def test_a_torch_py_a_kernel_imported_is_told_to_restart_the_kernel(
+        kernel_python: Path, tmp_path: Path) -> None:
+    """Before: TORCH_SHADOWED's advice in a kernel was the command line's (rename the file), and
+    the renamed file stayed the kernel's torch. Now it says to restart the kernel; applied: the
+    file renamed, the same kernel still holds it, a restarted kernel imports the real torch."""
+    (tmp_path / "torch.py").write_text("SHADOW = True\n")
+    shown = cells(kernel_python, tmp_path, "import torch", REPORT_CELL,
+                  "import os\nos.rename('torch.py', 'torch_demo.py')\nimport torch\n"
+                  "print('shadow still', hasattr(torch, 'SHADOW'))")
+    report = report_in(shown[1])
+    advice = {finding["id"]: finding["next_action"] for finding in report["findings"]}
+    assert advice["TORCH_SHADOWED"].startswith("Rename torch.py"), advice
+    assert "Then restart the kernel (Kernel > Restart)" in advice["TORCH_SHADOWED"]
+    assert "shadow still True" in shown[2]["text"]  # renaming alone: the kernel keeps it
+    restarted = cells(kernel_python, tmp_path, "import torch\nprint(torch.__version__)")
+    assert envs.TORCH_CPU_VERSION in restarted[0]["text"]
+
+
 def test_a_kernel_that_put_torch_on_its_path_is_not_told_torch_is_missing(
         kernel_python: Path, tmp_path: Path) -> None:
     """A kernel of an interpreter without torch, whose cell appends a folder holding torch to
@@ -183,11 +201,12 @@ def test_advice_from_a_kernel_is_in_the_notebooks_words_and_works_as_printed(
     assert report["next_action"] == ('Conclude nothing about CUDA or ROCm: run '
                                      'check(device="gpu") to check the GPU.')
     advice = {finding["id"]: finding["next_action"] for finding in report["findings"]}
-    pip = re.match(r"(%pip install \S+)", advice["NUMPY_MISSING"])
-    assert pip is not None, advice
+    # The whole line, as printed: before, "%pip install numpy (with the same interpreter)."
+    # ran pip with those words, a shell syntax error.
+    assert advice["NUMPY_MISSING"] == "%pip install numpy"
     gpu = re.search(r"check\(device=\"gpu\"\)", report["next_action"])
     assert gpu is not None
-    applied = cells(envs.python_of(environment), notebook, pip.group(1),
+    applied = cells(envs.python_of(environment), notebook, advice["NUMPY_MISSING"],
                     REPORT_CELL.replace("check(device='cpu')", gpu.group(0)),
                     REPORT_CELL)
     assert applied[0]["error"] is None, applied[0]["text"]
@@ -231,6 +250,13 @@ def test_a_trial_spans_cells_and_refuses_use_after_its_end(kernel_python: Path,
     assert "attempt running" in shown[1]["markdown"]  # ``trial`` as a cell's last line
     summary = shown[2]["markdown"]
     assert "attempt completed" in summary
+    # Its plain-text form (a console, nbconvert --to script): text, not the markdown's escapes.
+    plain = shown[2]["text"]
+    assert plain.startswith("kernodeck-diagnostic: attempt completed; contract failed: "
+                            "accuracy (accuracy 0.2 < 0.9 | *wanted*)"), plain
+    assert "\nload   1      0 " in plain, plain
+    assert "**" not in plain
+    assert "&lt;" not in plain
     assert "contract `accuracy` **failed**: accuracy 0.2 &lt; 0.9 \\| \\*wanted\\*" in summary
     assert "| load | 1 | 0 |" in summary  # one call, none failed
     (folder,) = attempts(tmp_path / "runs")
@@ -336,6 +362,9 @@ def test_a_notebook_executed_end_to_end_shows_the_check_and_the_trial(
         shown = drive(kernel_python, ["--notebook", str(notebook)], env=session)
         assert "CPU_CHECK_PASSED" in shown[0]["markdown"]
         assert "attempt completed" in shown[-1]["markdown"]
+        # Before: the check's live line, emptied at its end, stayed as an empty output.
+        assert re.search(r"check done in \d+\.\d s", shown[0]["text"]), shown[0]
+        assert [cell["empty_outputs"] for cell in shown] == [0] * len(shown)
     first, second = attempts(tmp_path / "runs")
     assert attempt(first)["command"] == ["python", "ipykernel", "train.ipynb"]
     compared = run_tool(kernel_python, ["-m", "kernodeck_diagnostic", "compare"],
@@ -343,3 +372,61 @@ def test_a_notebook_executed_end_to_end_shows_the_check_and_the_trial(
                         env=clean_env({"PYTHONPATH": str(SRC)}))
     fields = [change["field"] for change in json.loads(compared.stdout)["changes"]]
     assert not [field for field in fields if field.startswith("command")], fields
+
+
+def test_the_stop_button_and_sigterm_end_an_attempt_begun_with_start(kernel_python: Path,
+                                                                     tmp_path: Path) -> None:
+    """Before: with ``start()``/``end()`` the stop button left the attempt open (inside
+    ``passes()`` too: no attempt.json, later stages accepted) and the next ``end()`` recorded
+    ``completed``; SIGTERM's ``SystemExit`` was swallowed by IPython with nothing written. Now
+    the cell an interrupt or SIGTERM stopped ends the attempt, ``interrupted`` and whole, and
+    every later use is refused in one line; SIGTERM then ends the kernel, as without a trial."""
+    begin = ("import time\nfrom kernodeck_diagnostic import Trial\n"
+             "trial = Trial('runs').start()\nwith trial.stage('load'):\n    pass\n")
+    in_passes = ("for step in trial.passes(3):\n    with trial.stage('train'):\n"
+                 "        time.sleep(60)")
+    between = "with trial.stage('load'):\n    pass\ntime.sleep(60)"  # outside every stage
+    shown = cells(kernel_python, tmp_path,
+                  {"code": begin + in_passes, "interrupt_after_s": 4},
+                  "with trial.stage('late'):\n    pass",
+                  "trial.end()",
+                  {"code": begin + between, "interrupt_after_s": 4},
+                  "trial.end()",
+                  {"code": begin + in_passes, "sigterm_after_s": 4},
+                  "print('never')")
+    assert [step["error"] for step in shown[:5]] == [
+        "KeyboardInterrupt", "RuntimeError", "RuntimeError", "KeyboardInterrupt", "RuntimeError"]
+    assert "attempt interrupted" in shown[0]["markdown"]  # the summary, in the stopped cell
+    assert "RuntimeError: Trial.stage(): this attempt ended interrupted" in shown[1]["text"]
+    assert "RuntimeError: Trial.end(): this attempt ended interrupted" in shown[2]["text"]
+    assert all(step["alive"] for step in shown[:5])
+    assert shown[5]["alive"] is False
+    assert len(shown) == 6
+    passes, outside, terminated = attempts(tmp_path / "runs")
+    for folder in (passes, outside, terminated):
+        document = attempt(folder)
+        assert document["status"] == "interrupted", folder
+        assert document["first_error"] is None
+    assert attempt(passes)["stages"][-1]["name"] == "train"
+    assert attempt(passes)["stages"][-1]["status"] == "interrupted"
+    assert attempt(passes)["passes"]["completed"] == 0
+    assert attempt(outside)["stages"][-1]["status"] == "completed"
+    assert attempt(terminated)["signal"]["stage"] == "train"
+
+
+def test_sigterm_between_cells_ends_an_attempt_begun_with_start(kernel_python: Path,
+                                                                tmp_path: Path) -> None:
+    """SIGTERM while the kernel is idle (a job's time limit between two cells): before, it
+    raised in the kernel's own loop and no attempt.json was written; now the attempt ends at
+    once, ``interrupted`` with no stage open, then the kernel."""
+    shown = cells(kernel_python, tmp_path,
+                  "from kernodeck_diagnostic import Trial\ntrial = Trial('runs').start()\n"
+                  "with trial.stage('load'):\n    pass",
+                  {"sigterm_idle_s": 2})
+    assert shown[0]["error"] is None
+    assert shown[1]["alive"] is False
+    (folder,) = attempts(tmp_path / "runs")
+    document = attempt(folder)
+    assert document["status"] == "interrupted"
+    assert document["signal"]["stage"] is None
+    assert document["last_completed_stage"] == "load"

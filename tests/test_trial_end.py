@@ -253,6 +253,27 @@ def test_a_stage_error_that_left_its_cell_fails_the_attempt_ended_by_end(
     assert (second["status"], second["first_error"]["type"]) == ("completed", "MemoryError")
 
 
+def test_end_after_an_interrupted_stage_never_records_completed(tmp_path: Path) -> None:
+    """Before: a stage stopped by Ctrl-C (caught by the program, or by IPython's terminal), then
+    ``trial.end()``: ``completed``, with an interrupted stage. Now ``interrupted``, whatever ran
+    since, with no first error (an interrupt is no error of the program)."""
+    from kernodeck_diagnostic import Trial
+
+    trial = Trial(tmp_path / "runs").start()
+    with pytest.raises(KeyboardInterrupt), trial.stage("train"):
+        raise KeyboardInterrupt
+    with trial.stage("save"):  # the program went on
+        pass
+    trial.end()
+    document = attempt_of(Path(str(trial.folder)))
+    assert_valid_attempt(document)
+    assert document["status"] == "interrupted"
+    assert document["first_error"] is None
+    assert [stage["status"] for stage in document["stages"]] == ["interrupted", "completed"]
+    with pytest.raises(RuntimeError, match="this attempt ended interrupted"):
+        trial.stage("late")
+
+
 def test_a_loop_the_program_leaves_is_no_missing_pass(tmp_path: Path) -> None:
     """``zip(trial.passes(10), loader)`` with a 3-batch loader: pass 3 starts, the loader has no
     more, no work runs in it; ``islice(trial.passes(10), 3)`` and ``zip(loader,

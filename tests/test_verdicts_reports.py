@@ -412,6 +412,38 @@ def test_notebook_markdown_escapes_report_data(case: str) -> None:
     assert "kernodeck-diagnostic 1.0.0 &lt;script&gt;alert(1)&lt;/script&gt;, " in shown
 
 
+# One row per renderer's syntax planted in a value: (the value, how it is written, a written form
+# that renderers read as a link or LaTeX and must not appear).
+LINKS_AND_MATH = [
+    ("see https://evil.example/x", "see https\\://evil.example/x", "https://"),
+    ("FTP://evil.example", "FTP\\://evil.example", "FTP://"),
+    ("go to www.evil.example now", "go to www\\.evil.example now", "www."),
+    ("mail bob@evil.example", "mail bob\\@evil.example", "bob@"),
+    ("paid $5 and $6", "paid `$`5 and `$`6", "$5"),
+    ("$$x^2$$", "`$$`x^2`$$`", "$x"),
+]
+
+
+@pytest.mark.parametrize(("value", "written", "never"), LINKS_AND_MATH,
+                         ids=[row[0] for row in LINKS_AND_MATH])
+def test_markdown_makes_no_link_nor_latex_of_data(value: str, written: str, never: str) -> None:
+    """Before: GitHub, JupyterLab and VS Code made a link of an attacker's URL in an error
+    message, and notebooks LaTeX of ``$...$``. The ``:``, ``.`` or ``@`` that starts a link is
+    escaped; ``$`` is inline code (math never starts in code; Jupyter and VS Code disagree on
+    a backslash's). A trial's summary in a notebook uses the same escaping."""
+    from kernodeck_diagnostic.report.markup import escape
+    from kernodeck_diagnostic.trial.notebook import markdown as attempt_markdown
+
+    assert escape(value) == written
+    assert never not in escape(value)
+    # Backslashes and code spans removed: the text as it is (CommonMark's reading).
+    assert re.sub(r"\\(.)|`", r"\1", written) == value
+    shown = attempt_markdown({"status": "failed", "first_error": {
+        "stage": "load", "type": "RuntimeError", "message": value}}, "runs/a")
+    assert written in shown
+    assert never not in shown
+
+
 @pytest.mark.slow
 def test_check_markdown_keeps_the_path_placeholder_visible(pyz: Path,
                                                            cuda_torch_python: Path) -> None:

@@ -200,8 +200,9 @@ def progress_text(stage: str, elapsed_s: float, limit_s: float,
 
 class _CellProgress:
     """The check's live line in a notebook: one output of the running cell, updated in place
-    (at most 5 times a second, from half a second on), emptied when the check ends. Nothing
-    outside a Jupyter kernel (``shown`` False)."""
+    (at most 5 times a second, from half a second on); when the check ends, the time it took
+    (``check done in 3.1 s``): an output emptied instead stayed in the saved notebook, empty.
+    Nothing outside a Jupyter kernel (``shown`` False)."""
 
     def __init__(self, limit_s: float) -> None:
         from .facts.caller import in_kernel
@@ -210,6 +211,7 @@ class _CellProgress:
         self._limit = limit_s
         self._handle: Any = None
         self._last = 0.0
+        self._start = time.monotonic()
 
     def update(self, stage: str, elapsed_s: float) -> None:
         if elapsed_s < 0.5 or elapsed_s - self._last < 0.2:
@@ -224,7 +226,8 @@ class _CellProgress:
 
     def clear(self) -> None:
         if self._handle is not None:
-            self._handle.update({"text/plain": ""}, raw=True)
+            took = ENGLISH("ui.live.done", seconds=f"{time.monotonic() - self._start:.1f}")
+            self._handle.update({"text/plain": took}, raw=True)
 
 
 def as_caller(options: Options) -> Options:

@@ -21,6 +21,10 @@ MESSAGES = {
         "Conclude nothing about CUDA or ROCm: run without --device cpu to check the GPU.",
     "notebook.next_action.cpu_passed":
         'Conclude nothing about CUDA or ROCm: run check(device="gpu") to check the GPU.',
+    "notebook.finding.NUMPY_MISSING.next_action": "%pip install numpy",
+    "notebook.restart_kernel":
+        "Then restart the kernel (Kernel > Restart): it keeps the modules it imported, a "
+        "wrong torch included.",
     "code.INTERNAL_ERROR.summary": "The diagnostic itself failed (a bug in the tool).",
     "code.INTERNAL_ERROR.next_action": "Report it with the command you ran.",
     "code.USAGE_ERROR.summary": "Invalid arguments.",
@@ -1030,6 +1034,7 @@ MESSAGES = {
     "ui.libraries.compile": "compiled in {ms} ms",
     "ui.libraries.wrong": "wrong result (largest difference {difference})",
     "ui.live.collective": "joining the other ranks",
+    "ui.live.done": "check done in {seconds} s",
     "ui.severity.error": "error",
     "ui.severity.warning": "warning",
     "ui.severity.info": "info",

@@ -16,6 +16,10 @@ MESSAGES = {
         "Ne concluez rien sur CUDA ou ROCm : lancez sans --device cpu pour vérifier le GPU.",
     "notebook.next_action.cpu_passed":
         'Ne concluez rien sur CUDA ou ROCm : lancez check(device="gpu") pour vérifier le GPU.',
+    "notebook.finding.NUMPY_MISSING.next_action": "%pip install numpy",
+    "notebook.restart_kernel":
+        "Puis redémarrez le noyau (Kernel > Restart) : il garde les modules qu'il a "
+        "importés, un mauvais torch compris.",
     "code.INTERNAL_ERROR.summary": "Le diagnostic lui-même a échoué (un bogue de l'outil).",
     "code.INTERNAL_ERROR.next_action": "Signalez-le en indiquant la commande exécutée.",
     "code.USAGE_ERROR.summary": "Arguments invalides.",
@@ -1085,6 +1089,7 @@ MESSAGES = {
     "ui.libraries.compile": "compilé en {ms} ms",
     "ui.libraries.wrong": "résultat faux (plus grand écart {difference})",
     "ui.live.collective": "rejoint les autres rangs",
+    "ui.live.done": "vérification terminée en {seconds} s",
     "ui.severity.error": "erreur",
     "ui.severity.warning": "avertissement",
     "ui.severity.info": "info",

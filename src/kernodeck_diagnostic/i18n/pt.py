@@ -16,6 +16,10 @@ MESSAGES = {
         "Não conclua nada sobre CUDA ou ROCm: execute sem --device cpu para verificar a GPU.",
     "notebook.next_action.cpu_passed":
         'Não conclua nada sobre CUDA ou ROCm: execute check(device="gpu") para verificar a GPU.',
+    "notebook.finding.NUMPY_MISSING.next_action": "%pip install numpy",
+    "notebook.restart_kernel":
+        "Depois reinicie o kernel (Kernel > Restart): ele mantém os módulos que "
+        "importou, um torch errado incluído.",
     "code.INTERNAL_ERROR.summary": "O próprio diagnóstico falhou (um bug na ferramenta).",
     "code.INTERNAL_ERROR.next_action": "Relate o problema informando o comando executado.",
     "code.USAGE_ERROR.summary": "Argumentos inválidos.",
@@ -1066,6 +1070,7 @@ MESSAGES = {
     "ui.libraries.compile": "compilado em {ms} ms",
     "ui.libraries.wrong": "resultado errado (maior diferença {difference})",
     "ui.live.collective": "juntando-se aos outros ranks",
+    "ui.live.done": "verificação concluída em {seconds} s",
     "ui.severity.error": "erro",
     "ui.severity.warning": "aviso",
     "ui.severity.info": "info",

@@ -136,7 +136,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         report["next_action"] = ENGLISH(next_action_key(report))
     found = find(report)
     report["findings"] = [finding.as_dict() for finding in found]
-    notebook_advice(report)  # made from a notebook: its advice in the notebook's words
+    notebook_advice(report, found)  # made from a notebook: its advice in the notebook's words
     return Built(report, found)
 
 

@@ -4,20 +4,28 @@ In a kernel, ``%pip install`` installs into the kernel's own interpreter, where 
 pip`` runs whichever ``python`` comes first on the PATH, often another one; and the check is a
 call, ``check(device="gpu")``, not a command line with flags. The report's sentences are the
 catalog's: this only swaps a sentence written for the command line for its notebook form, and
-the pip command for the magic, in every language.
+the pip command for the magic, in every language. Advice that is a command is a line a cell runs
+as printed (``%pip install numpy``: a magic takes the rest of its line as its arguments, so no
+words follow it); advice about a module that shadows torch adds that the kernel must restart (it
+keeps a module it imported).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..i18n import Translate
+from .findings.core import Finding, sentences
 
 # A sentence that names the command line's flags, and its notebook form.
 NOTEBOOK_SENTENCES = {
     "code.CPU_CHECK_PASSED.next_action": "notebook.next_action.cpu_passed",
+    "finding.NUMPY_MISSING.next_action": "notebook.finding.NUMPY_MISSING.next_action",
 }
+# Advice after which a kernel must restart: it keeps the modules it imported (a torch.py too).
+RESTART_AFTER = frozenset({"TORCH_SHADOWED"})
 # The command line's words and their notebook form, in this order: pip through the kernel's own
 # interpreter (``%pip``; an uninstall answers its own question, a cell has no prompt), and the
 # check's flags as check()'s arguments.
@@ -51,19 +59,26 @@ def for_report(report: dict[str, Any], translate: Translate) -> Translate:
         return translate
 
     def notebook_form(key: str, **values: Any) -> str:
-        return in_notebook_words(translate(NOTEBOOK_SENTENCES.get(key, key), **values))
+        text = in_notebook_words(translate(NOTEBOOK_SENTENCES.get(key, key), **values))
+        kind, _, rest = key.partition(".")
+        if kind == "finding" and rest.partition(".")[0] in RESTART_AFTER \
+                and key.endswith(".next_action"):
+            text += " " + translate("notebook.restart_kernel")
+        return text
 
     return notebook_form
 
 
-def notebook_advice(report: dict[str, Any]) -> None:
-    """The report's own next action and findings' advice (English) in the notebook's words,
-    when it was made from a kernel; unchanged otherwise."""
+def notebook_advice(report: dict[str, Any], found: Sequence[Finding]) -> None:
+    """The report's own next action and its findings' advice (English; ``found``: the findings
+    ``report["findings"]`` was made of, in order) in the notebook's words, when it was made
+    from a kernel; unchanged otherwise."""
     if not from_kernel(report):
         return
     from ..i18n import ENGLISH
     from .distributed import next_action_key
 
-    report["next_action"] = for_report(report, ENGLISH)(next_action_key(report))
-    for finding in report["findings"]:
-        finding["next_action"] = in_notebook_words(finding["next_action"])
+    form = for_report(report, ENGLISH)
+    report["next_action"] = form(next_action_key(report))
+    for finding, shown in zip(found, report["findings"]):
+        shown["next_action"] = form(sentences(finding.id, finding.variant)[1], **finding.values)

@@ -8,6 +8,13 @@ Reports carry text from the machine and from other people (device names, version
 messages, redaction placeholders such as ``<path>``). Pasted in a GitHub issue or shown by a
 notebook, raw markdown would make ``<path>`` vanish as an unknown HTML tag, run ``<script>`` as
 HTML, or let a ``|`` split a table cell. Whatever a value holds, it is rendered as the text it is.
+
+Renderers add syntax of their own to text: GitHub, JupyterLab and VS Code turn ``https://...``,
+``www.`` and ``name@host.org`` into links (an attacker's URL in an error message, clickable),
+and notebooks (MathJax, KaTeX) and GitHub turn ``$...$`` into LaTeX. Their ``:`` of ``://``, the
+``.`` of ``www.`` and the ``@`` are escaped, which no link rule reads through; a ``$`` is shown
+as inline code (`` `$` ``), which every one of them keeps from math (a backslash is not enough:
+Jupyter needs two, VS Code one).
 """
 
 from __future__ import annotations
@@ -24,6 +31,10 @@ _PUNCTUATION = frozenset("\\`*_[]|~")
 # What would make a heading, a list, a rule or a setext underline of a value that starts a line
 # or a list item's text: its last character is escaped (``1\.``, ``\#``).
 _BLOCK_START = re.compile(r"[#+=-]|\d+[.)]")
+# Where a renderer would start a link: the ``:`` of ``scheme://``, the ``.`` of ``www.``, an
+# address's ``@`` (each escaped).
+_LINK_START = re.compile(
+    r"(?<=[a-z0-9])(:)//|(?<![a-z0-9.])www(\.)|(?<=[a-z0-9._+-])(@)(?=[a-z0-9])", re.IGNORECASE)
 # Inline code shows its content literally; these would end it or split a table cell.
 _NOT_IN_CODE = frozenset("`|<>&")
 
@@ -34,9 +45,15 @@ def escape(value: object, line_start: bool = False) -> str:
     ``line_start``: the value begins a line or a list item, where ``# x`` or ``1. x`` is syntax.
     """
     text = one_line(str(value))
+    linked = {match.start(match.lastindex or 0) for match in _LINK_START.finditer(text)}
     out: list[str] = []
     for index, char in enumerate(text):
-        if char in _ENTITIES:
+        if index in linked:
+            out.append("\\" + char)
+        elif char == "$":  # a run of them, one code span (```$``$``` would be one, wrongly)
+            dollars = index > 0 and text[index - 1] == "$"
+            out[-1:] = [out[-1][:-1] + "$`"] if dollars else [*out[-1:], "`$`"]
+        elif char in _ENTITIES:
             out.append(_ENTITIES[char])
         elif char == "_" and _inside_word(text, index):
             out.append(char)  # snake_case cannot start emphasis: keep names readable

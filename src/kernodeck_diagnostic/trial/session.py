@@ -120,6 +120,8 @@ class Trial:
         self._previous_sigterm: Any = None
         self._started_at = ""
         self._ended: dict[str, Any] | None = None  # attempt.json's document, once written
+        self._interrupt: BaseException | None = None  # a stage's KeyboardInterrupt or SIGTERM
+        self._cells = notebook.Cells()  # start() under IPython: its cells
         self._command: list[str] = []
 
     # -- the attempt -------------------------------------------------------------------------------
@@ -165,8 +167,11 @@ class Trial:
 
     def start(self) -> Trial:
         """Begin the attempt without a ``with`` block, so that it spans a notebook's cells;
-        ``end()`` ends it. An error is recorded when raised in a stage (or given to ``end``)."""
-        return self.__enter__()
+        ``end()`` ends it. An error is recorded when raised in a stage (or given to ``end``).
+        Under IPython, a cell stopped by an interrupt or SIGTERM ends it (``notebook.Cells``)."""
+        self._cells.watch(self.__enter__().__exit__, lambda: self._log is not None,
+                          lambda: self._terminated)
+        return self
 
     def end(self, error: BaseException | None = None) -> None:
         """End an attempt begun with ``start()``: completed, or failed with ``error``. The
@@ -174,8 +179,9 @@ class Trial:
 
         A stage whose error left its cell (no stage completed since) fails the attempt even
         without ``error``: in a notebook the error stopped the cell, not the attempt, and the
-        next cell's ``end()`` must not call it completed."""
+        next cell's ``end()`` must not call it completed, nor after an interrupted stage."""
         self._refuse_unless_open("end")
+        error = self._interrupt if error is None else error
         if error is None and self._error is not None \
                 and self._completed_calls() == self._completed_at_error:
             error = self._error
@@ -308,6 +314,8 @@ class Trial:
 
     def _stage_failed(self, exc: BaseException, stage: str) -> dict[str, Any]:
         """A stage failed: its error kept when it is the first; the fields its event carries."""
+        if isinstance(exc, (KeyboardInterrupt, Terminated)) and self._interrupt is None:
+            self._interrupt = exc  # the attempt was interrupted (``end``)
         self._failed(exc, stage)
         return self._error_fields(exc)
 
@@ -409,6 +417,7 @@ class Trial:
         if log is None or self._dir is None:
             return
         signals.release_sigterm(self._previous_sigterm)
+        self._cells.close()
         with signals_held(drop_sigchld=lambda: self._terminated):
             self._end(exc, log, self._dir)
         notebook.after_terminated(exc, Terminated)
@@ -462,10 +471,9 @@ class Trial:
         attempt_folder.close()
         self._ended = document
         with contextlib.suppress(Exception):  # stderr closed: the folder still says it all
-            if not notebook.show(self._repr_markdown_()):  # a notebook's cell shows the summary
-                # Stage names, messages and contracts are the program's: escaped (terminal).
-                terminal.write(sys.stderr, terminal.one_line(self._ending_line(document)) + "\n"
-                               + (self.summary() if self.print_summary else ""))
+            ending = terminal.one_line(self._ending_line(document)) + "\n"  # the program's text
+            if not notebook.show(self._repr_markdown_(), ending + self.summary()):  # its cell
+                terminal.write(sys.stderr, ending + (self.summary() if self.print_summary else ""))
 
     @property
     def pass_index(self) -> int | None:
@@ -486,6 +494,7 @@ class Trial:
         opened = self._recorder.open
         self._signal = {"signal": "SIGTERM", "stage": opened[-1].name if opened else None,
                         "pass_index": self._recorder.pass_index}
+        self._cells.sigterm()  # a kernel between cells: the attempt ends now
 
     def _repr_markdown_(self) -> str:
         """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
@@ -633,8 +642,10 @@ class Trial:
         if self._log is not None:
             return
         if self._started_at:
-            raise RuntimeError(f"Trial.{use}(): this attempt has ended (its with block or "
-                               "trial.end()); start a new Trial for another attempt")
+            how = {"interrupted": "ended interrupted (the stop button, Ctrl-C or SIGTERM)"}.get(
+                str((self._ended or {}).get("status")), "has ended (its with block or trial.end())")
+            raise RuntimeError(f"Trial.{use}(): this attempt {how}; start a new Trial for "
+                               "another attempt")
         raise RuntimeError(f"Trial.{use}(): the attempt has not begun: use it inside "
                            "`with Trial(...) as trial:`, or after trial.start()")
 
