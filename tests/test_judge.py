@@ -93,6 +93,11 @@ ROWS = [
     ("nothing read at all", [], None, None, "inconclusive", "nothing_read"),
     ("a second Trial after the first, failing", [TRIAL, _trial(name="second", status="failed")],
      PROCESS, AXIS, "failed", "status_failed"),
+    ("a pass failed (first_failed_pass), nothing else said",
+     [_trial(failed_pass=3)], PROCESS, AXIS, "failed", "pass_failed"),
+    ("an adapter's finite_loss contract failed",
+     [_trial(contracts=(("training_step", True), ("finite_loss", False)))], PROCESS, AXIS,
+     "contract_failed", "contracts_failed"),
     ("a child process's Trial failing, the parent's passing",
      [TRIAL, _trial(name="child/20261206T000001Z-bbbbbb", stage_failures=2, stage_calls=2)],
      PROCESS, AXIS, "failed", "stage_calls_failed"),
@@ -111,6 +116,68 @@ def test_one_cause_decides_the_outcome(trials: list[TrialRecord], process: Proce
     else:
         assert judged.reasons[0].kind == cause
         assert judged.reasons[0].text  # every cause can be said in one line
+
+
+# A time limit names the stage open then, by each Trial's own evidence, never the last one
+# started (``last_started_stage`` is "compute" in every row): (id, trials, open, stage, pass,
+# its words).
+TIMEOUT = _process(exit_code=None, timed_out=True)
+KILLED = _trial(source="events.jsonl", ended=False, status=None)
+TIMEOUT_ROWS = [
+    ("the beacon: a stage still open", [dataclasses.replace(
+        KILLED, stage_open=True, last_started_stage="embed", pass_index=7)],
+     True, "embed", 7, "the time limit was reached in stage embed, pass 7"),
+    ("the beacon: no stage open", [dataclasses.replace(KILLED, stage_open=False)],
+     False, None, None, "the time limit was reached outside every stage (no stage was open)"),
+    ("the beacon unreadable", [dataclasses.replace(KILLED, stage_open=None)],
+     None, None, None, "the time limit was reached (no Trial says which stage was open)"),
+    ("SIGTERM's block: the stage open when it came",
+     [_trial(status="interrupted", signal={"signal": "SIGTERM", "stage": "load",
+                                           "pass_index": None})],
+     True, "load", None, "the time limit was reached in stage load"),
+    ("SIGTERM's block: outside every stage",
+     [_trial(status="interrupted", signal={"signal": "SIGTERM", "stage": None,
+                                           "pass_index": 2})],
+     False, None, None, "the time limit was reached outside every stage (no stage was open)"),
+    ("a Trial that ended before the limit, then one killed in a stage",
+     [TRIAL, dataclasses.replace(KILLED, name="second", stage_open=True,
+                                 last_started_stage="train")],
+     True, "train", None, "the time limit was reached in stage train"),
+    ("no Trial at all", [], None, None, None,
+     "the time limit was reached (no Trial says which stage was open)"),
+]
+
+
+@pytest.mark.parametrize(("trials", "is_open", "stage", "index", "said"),
+                         [row[1:] for row in TIMEOUT_ROWS], ids=[row[0] for row in TIMEOUT_ROWS])
+def test_a_time_limit_names_the_stage_open_then(trials: list[TrialRecord], is_open: bool | None,
+                                                stage: str | None, index: int | None,
+                                                said: str) -> None:
+    judged = judge(trials, TIMEOUT)
+    assert (judged.outcome, judged.reasons[0].kind) == ("timeout", "timeout")
+    facts = judged.reasons[0].facts
+    assert (facts["open"], facts["stage"], facts["pass_index"]) == (is_open, stage, index)
+    assert judged.reasons[0].text == said
+
+
+def test_passes_read_from_a_document_reach_the_judge() -> None:
+    """An attempt document's passes: a failed pass fails it; fewer passes completed than
+    requested, because the program stopped asking (``islice``), is no missing pass."""
+    base = {"status": "completed", "contracts": [], "first_error": None,
+            "stage_summary": [{"stage": "step", "count": 3, "completed": 3, "failed": 0}],
+            "passes": {"requested": 10, "completed": 3, "first_failed_pass": None,
+                       "left_at_pass": 3}}
+    assert judge_document(base).outcome == "passed"
+    failed = {**base, "passes": {**base["passes"], "first_failed_pass": {
+        "index": 1, "stage": None, "error_type": "ValueError"}}}
+    judged = judge_document(failed)
+    assert (judged.outcome, judged.explain()) == ("failed", "pass 1 failed")
+    bad_loss = {**base, "contracts": [{"name": "finite_loss", "passed": False,
+                                       "detail": "loss nan at step 4"}]}
+    assert judge_document(bad_loss).outcome == "contract_failed"
+    signal = {**base, "status": "interrupted",
+              "signal": {"signal": "SIGTERM", "stage": "step", "pass_index": 2}}
+    assert record_of(signal, "x").signal == signal["signal"]
 
 
 def test_every_outcome_has_a_row_and_every_kind_of_cause_a_sentence() -> None:

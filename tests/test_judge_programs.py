@@ -239,3 +239,51 @@ def test_summarize_does_not_pass_a_ramp_that_never_ended(pyz: Path, tmp_path: Pa
                        env=clean_env({"LC_ALL": "C.UTF-8"}))
     assert summary.returncode == 33, summary.stdout  # SUMMARY_INCONCLUSIVE
     assert "1 attempt(s) or ramp(s) inconclusive" in summary.stdout
+
+
+# -- a time limit names the stage open then ----------------------------------------------------
+
+# Sleeps past the ramp's time limit inside stage "embed" (after a stage "load" that completed),
+# or between stages (after "warmup" completed: the last one started is not an open one). The
+# ramp kills the attempt's process tree at its time limit: the Trial's beacon says which stage
+# was open (SIGTERM's block, a scheduler's time limit, is in tests/test_judge.py).
+SLEEPING_APP = """
+import os, time
+from kernodeck_diagnostic import Trial
+with Trial("runs", params={"n": 1}) as trial:
+    with trial.stage("load"):
+        pass
+    if os.environ["APP_WHERE"] == "in_stage":
+        with trial.stage("embed"):
+            time.sleep(60)
+    with trial.stage("warmup"):
+        pass
+    time.sleep(60)
+"""
+
+
+@posix_only
+@pytest.mark.parametrize(("where", "said"), [
+    ("in_stage", "the time limit was reached in stage embed"),
+    ("between", "the time limit was reached outside every stage (no stage was open)"),
+], ids=["asleep in a stage", "asleep between stages"])
+def test_a_time_limit_names_the_stage_open_then(pyz: Path, tmp_path: Path, where: str,
+                                                said: str) -> None:
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(SLEEPING_APP)
+    result = run_tool(sys.executable, pyz,
+                      ["ramp", "--out", str(out), "--value-from-env", "--axis", "n", "--start",
+                       "1", "--stop", "1", "--attempt-timeout", "2", "--", sys.executable,
+                       str(app)],
+                      env=clean_env({"LC_ALL": "C.UTF-8", "PYTHONPATH": str(SRC),
+                                     "APP_WHERE": where}))
+    assert result.returncode == 24, result.stdout + result.stderr  # RAMP_NOTHING_PASSED
+    (attempt,) = _attempts(out)
+    assert (attempt["outcome"], attempt["trials"]) == ("timeout", 1)
+    assert attempt["reasons"][0] == {"kind": "timeout", "text": said}
+    assert not list((out / "n-1").glob("*/attempt.json"))  # killed: its beacon spoke
+    # The table says it, and never names the last stage started as the one it stopped in.
+    row = next(line for line in result.stdout.splitlines() if line.startswith("1 "))
+    assert said in row, row
+    if where == "between":
+        assert "warmup" not in row, row

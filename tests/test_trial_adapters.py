@@ -14,6 +14,7 @@ Accelerate, each real (CPU, torch 2.13.0), driving a real attempt through its ad
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import sys
@@ -152,10 +153,17 @@ def _stages(attempt: dict[str, Any]) -> list[tuple[str, int | None]]:
 
 
 def _table_printed_once_and_kept(stderr: str, folder: Path) -> None:
-    kept = (folder / stage_summary.SUMMARY_FILE).read_text(encoding="utf-8")
-    assert kept.startswith("stage ")
-    assert stderr.count(kept) == 1
-    assert kept == stage_summary.table(stage_summary.rows(attempt_of(folder)))
+    """The table printed once; kept below the judge's verdict, the end line's words."""
+    verdict, blank, table = (folder / stage_summary.SUMMARY_FILE).read_text(
+        encoding="utf-8").partition("\n\n")
+    assert blank
+    assert table.startswith("stage ")
+    assert stderr.count(table) == 1
+    assert table == stage_summary.table(stage_summary.rows(attempt_of(folder)))
+    # The Trial's end line on stderr (after a progress bar's carriage return, with HF): the
+    # same words, then the folder.
+    assert verdict.startswith("kernodeck-diagnostic: attempt "), verdict
+    assert stderr.count(verdict + "; folder ") == 1, (verdict, stderr[-2000:])
 
 
 # -- PyTorch Lightning ---------------------------------------------------------------------------
@@ -562,10 +570,46 @@ def test_a_training_attempt_driven_by_events_without_a_framework(
         ("train_batch", 1, "failed")]
     assert document["oom"]["phase"] == "later_pass"
     assert document["passes"]["completed"] == 1
-    kept = (folder / stage_summary.SUMMARY_FILE).read_text(encoding="utf-8")
-    assert kept.splitlines()[2].split()[:3] == ["train_batch", "2", "1"]  # 2 calls, 1 failed
-    assert kept not in capsys.readouterr().err  # rank 1 keeps it; rank 0 alone prints it
+    verdict, _, table = (folder / stage_summary.SUMMARY_FILE).read_text(
+        encoding="utf-8").partition("\n\n")
+    assert table.splitlines()[2].split()[:3] == ["train_batch", "2", "1"]  # 2 calls, 1 failed
+    assert verdict == ("kernodeck-diagnostic: attempt failed; first error in stage train_batch: "
+                       "MemoryError: no room")
+    err = capsys.readouterr().err
+    assert table not in err  # rank 1 keeps it; rank 0 alone prints it
+    assert f"{verdict}; folder " in err  # the Trial's own end line: the same words
     assert attempt.next_attempt() is not attempt
+
+
+# What summary.txt says above its table: the judge's verdict, in the end line's words. One row
+# per cause that the table alone does not show (a stage table of completed calls).
+@pytest.mark.parametrize(("drive", "said"), [
+    ("passes", "kernodeck-diagnostic: attempt completed"),
+    # The batch and the stage the program opened in it: 3 calls.
+    ("caught", "kernodeck-diagnostic: attempt completed, judged failed: 1 of 3 stage calls "
+               "failed (train_batch)"),
+    ("nan", "kernodeck-diagnostic: attempt completed; contract failed: finite_loss "
+            "(non-finite loss (nan) at step 1)"),
+], ids=["a pass", "a failure the program caught", "a non-finite loss"])
+def test_summary_txt_says_the_judges_verdict_above_its_table(tmp_path: Path, drive: str,
+                                                             said: str) -> None:
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    attempt = TrainingAttempt(tmp_path / "runs", {"batch": 2}, rank=1)
+    attempt.start()
+    for step in range(2):
+        attempt.batch_started()
+        if drive == "caught" and step == 1:
+            with contextlib.suppress(KeyError), attempt.trial.stage("train_batch"):
+                raise KeyError("id")
+        attempt.observe_loss(float("nan") if drive == "nan" and step == 1 else 0.5, step)
+        attempt.batch_ended()
+    attempt.end()
+    folder = only_attempt(tmp_path / "runs" / "rank-1")
+    verdict, _, table = (folder / stage_summary.SUMMARY_FILE).read_text(
+        encoding="utf-8").partition("\n\n")
+    assert verdict.startswith(said), verdict
+    assert table == stage_summary.table(stage_summary.rows(attempt_of(folder)))
 
 
 # -- Transformers in a notebook: the error a cell's train() raised -------------------------------

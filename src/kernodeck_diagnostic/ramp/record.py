@@ -326,8 +326,9 @@ def detail(attempt: dict[str, Any]) -> str:
         parts.append(f"requested {size(oom['requested_bytes'])}")
     if oom.get("oom_killer"):
         parts.append("OOM killer")
+    # A time limit names the stage open then (its reason, below), never the last one started.
     stage = oom.get("stage") or (attempt.get("last_started_stage")
-                                 if attempt["outcome"] != "passed" else None)
+                                 if attempt["outcome"] not in ("passed", "timeout") else None)
     if stage:
         parts.append(f"in stage {stage}")
     # The judge's causes that the outcome alone hides, before the error's words.
@@ -347,9 +348,9 @@ def detail(attempt: dict[str, Any]) -> str:
 
 
 # The judge's causes a table names besides the facts above (those the outcome alone hides).
-_TOLD_BY_REASON = ("stage_calls_failed", "ended_in_stage", "never_ended", "axis_not_followed",
-                   "oom_killer_run", "oom_killer_data_loader", "status_interrupted",
-                   "error_recorded")
+_TOLD_BY_REASON = ("timeout", "pass_failed", "stage_calls_failed", "ended_in_stage",
+                   "never_ended", "axis_not_followed", "oom_killer_run",
+                   "oom_killer_data_loader", "status_interrupted", "error_recorded")
 
 
 def rows(document: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:

@@ -116,6 +116,9 @@ def record_of(document: Mapping[str, Any], name: str) -> TrialRecord:
     else:
         oom = None
     params = document.get("params")
+    passes = document.get("passes")
+    failed_pass = passes.get("first_failed_pass") if isinstance(passes, Mapping) else None
+    signal = document.get("signal")
     return TrialRecord(
         name=name, source="events.jsonl" if unfinished else "attempt.json",
         status=_text(document.get("work_done")) if unfinished else _text(document.get("status")),
@@ -127,7 +130,10 @@ def record_of(document: Mapping[str, Any], name: str) -> TrialRecord:
         first_error=error, contracts=contract_results(document), oom=oom, phase=phase,
         params=params if isinstance(params, Mapping) else None,
         peak_memory_bytes=peak_of(document),
-        pass_index=_whole(document.get("last_started_pass")) if unfinished else None)
+        pass_index=_whole(document.get("last_started_pass")) if unfinished else None,
+        signal=signal if isinstance(signal, Mapping) else None,
+        failed_pass=_whole(failed_pass.get("index")) if isinstance(failed_pass, Mapping)
+        else None)
 
 
 def judge_document(document: Mapping[str, Any], name: str = "") -> Judgement:

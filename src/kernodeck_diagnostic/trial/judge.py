@@ -14,7 +14,8 @@ evidence; anything missing is ``inconclusive``, anything wrong a failure. The ev
 The rule, checked in this order (the first that holds decides; every one that holds is kept
 in ``reasons``), is the table of docs/trial.md ("How an attempt is judged"):
 
-1. ``timeout``: the run reached its time limit;
+1. ``timeout``: the run reached its time limit (naming the stage open then, by a Trial's beacon
+   or its record of SIGTERM, or that none was open, or that no Trial says);
 2. ``out_of_memory``: the kernel's OOM killer ended the main process (SIGKILL and a sign of it),
    or the run's cgroups counted an OOM kill while it ran (a child, a data loader's worker:
    phase ``data_loading`` when the Trial's error says a DataLoader worker died);
@@ -24,7 +25,8 @@ in ``reasons``), is the table of docs/trial.md ("How an attempt is judged"):
 6. ``contract_failed``: a contract of a Trial failed;
 7. ``failed``: the process exited non-zero (or never started);
 8. ``failed``: a Trial ended ``failed``, ``interrupted`` or ``incomplete``;
-9. ``failed``: a stage call failed, even when the program caught the error and went on;
+9. ``failed``: a stage call failed, even when the program caught the error and went on; a pass
+   failed (``passes.first_failed_pass``);
 10. ``failed``: an error was recorded outside every stage;
 11. ``failed``: a Trial never ended (no ``attempt.json``) and a stage was still open;
 12. ``inconclusive``: a Trial never ended, no stage open (or unknown);
@@ -95,6 +97,10 @@ class TrialRecord:
     params: Mapping[str, Any] | None = None
     peak_memory_bytes: int | None = None
     pass_index: int | None = None  # the pass a stage was open in, when it never ended
+    # attempt.json's ``signal``: the SIGTERM that ended the attempt and the stage open when it
+    # came (None: outside every stage), with its pass.
+    signal: Mapping[str, Any] | None = None
+    failed_pass: int | None = None  # ``passes.first_failed_pass``: the first pass that failed
 
     @property
     def contracts_failed(self) -> list[str]:
@@ -163,7 +169,7 @@ def judge(trials: Sequence[TrialRecord], process: Process | None = None,
     oomed = next((trial for trial in trials if trial.oom is not None), None)
     open_trial = next((trial for trial in trials if not trial.ended and trial.stage_open), None)
     speaker = worker or oomed or open_trial or next(iter(trials), None)
-    oom = _killed(process, worker, speaker, add) if process is not None else None
+    oom = _killed(process, trials, worker, speaker, add) if process is not None else None
     if oomed is not None:
         add("out_of_memory", "trial_oom", oomed, stage=(oomed.first_error or {}).get("stage"),
             phase=oomed.oom.get("phase") if oomed.oom else None)
@@ -197,12 +203,13 @@ def judge(trials: Sequence[TrialRecord], process: Process | None = None,
                      trials=len(trials))
 
 
-def _killed(process: Process, worker: TrialRecord | None, speaker: TrialRecord | None,
-            add: Add) -> dict[str, Any] | None:
+def _killed(process: Process, trials: Sequence[TrialRecord], worker: TrialRecord | None,
+            speaker: TrialRecord | None, add: Add) -> dict[str, Any] | None:
     """Rules 1 to 3: the time limit, the OOM killer (the program's, another process's of the
     run, a data loader's worker); the out-of-memory facts when it was one."""
     if process.timed_out:
-        add("timeout", "timeout")
+        trial, facts = open_at_end(trials)
+        add("timeout", "timeout", trial, **facts)
         return None
     if process.signal == "SIGKILL" and process.oom_evidence:
         add("out_of_memory", "oom_killer_main", evidence=list(process.oom_evidence))
@@ -234,6 +241,30 @@ def _process_end(process: Process, add: Add,
     return oom
 
 
+def open_at_end(trials: Sequence[TrialRecord]) -> tuple[TrialRecord | None, dict[str, Any]]:
+    """The stage open when the run was stopped, from each Trial's own evidence, never from the
+    last stage started: the signal it recorded (``attempt.json``'s ``signal``: the stage open
+    when SIGTERM came, or none), else, for a Trial that never ended, its beacon
+    (``stage.bin``: a stage still open, the last started; or none); a Trial that ended without a
+    signal ended before the limit, with no stage open. The facts: ``open`` (True, False, None:
+    no Trial says), ``stage`` and ``pass_index``; the Trial that says it."""
+    known = bool(trials)
+    for trial in trials:
+        block = trial.signal
+        if block is not None:
+            stage = block.get("stage")
+            if isinstance(stage, str):
+                index = block.get("pass_index")
+                return trial, {"open": True, "stage": stage, "pass_index": index if isinstance(
+                    index, int) and not isinstance(index, bool) else None}
+        elif not trial.ended:
+            if trial.stage_open:
+                return trial, {"open": True, "stage": trial.last_started_stage,
+                               "pass_index": trial.pass_index}
+            known = known and trial.stage_open is False
+    return None, {"open": False if known else None, "stage": None, "pass_index": None}
+
+
 def _failed_exit(process: Process) -> bool:
     """Exited non-zero, or never started (not a signal, not the time limit)."""
     return not process.timed_out and process.signal is None and process.exit_code != 0
@@ -250,6 +281,8 @@ def _trial_reasons(trial: TrialRecord, add: Add) -> None:
     elif trial.first_error is not None:
         add("failed", "error_recorded", trial, stage=trial.first_error.get("stage"),
             error=trial.error_text)
+    elif trial.failed_pass is not None:
+        add("failed", "pass_failed", trial, pass_index=trial.failed_pass)
     if not trial.ended:
         if trial.stage_open:
             add("failed", "ended_in_stage", trial, stage=trial.last_started_stage,
@@ -326,6 +359,15 @@ def _ended_in_stage(facts: Mapping[str, Any]) -> str:
             "ended")
 
 
+def _timeout(facts: Mapping[str, Any]) -> str:
+    if facts.get("open"):
+        where = f", pass {facts['pass_index']}" if facts.get("pass_index") is not None else ""
+        return f"the time limit was reached in stage {facts.get('stage')}{where}"
+    if facts.get("open") is False:
+        return "the time limit was reached outside every stage (no stage was open)"
+    return "the time limit was reached (no Trial says which stage was open)"
+
+
 def _fixed(text: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda _facts: text
 
@@ -346,7 +388,8 @@ _SAID: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"the program never started ({facts.get('error') or 'no reason given'})"),
     "trial_oom": lambda facts: "out of memory" + (
         f" in stage {facts['stage']}" if facts.get("stage") else ""),
-    "timeout": _fixed("the time limit was reached"),
+    "timeout": _timeout,
+    "pass_failed": lambda facts: f"pass {facts.get('pass_index')} failed",
     "oom_killer_main": _fixed("the OOM killer ended the program"),
     "oom_killer_run": _fixed("the OOM killer ended a process of the run"),
     "oom_killer_data_loader": _fixed("the OOM killer ended a DataLoader worker"),

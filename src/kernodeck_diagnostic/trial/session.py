@@ -513,7 +513,14 @@ class Trial:
                 self._environment = environment(torch, self._redactor or Redactor())
         self._reserve = b"\x5a" * RESERVE_BYTES
 
-    def _ending_line(self, document: Mapping[str, Any]) -> str:
+    def verdict_line(self) -> str | None:
+        """The end line's words (the judge's verdict included) without the folder: what the
+        adapters' ``summary.txt`` says above its table; None until the attempt has ended."""
+        if self._ended is None:
+            return None
+        return terminal.one_line(self._ending_line(self._ended, with_folder=False))
+
+    def _ending_line(self, document: Mapping[str, Any], with_folder: bool = True) -> str:
         """``kernodeck-diagnostic: attempt failed; first error in stage compute: ValueError:
         ...; folder runs/<id>``: how the attempt ended, in one line."""
         parts = [f"{TOOL_NAME}: attempt {document['status']}"]
@@ -547,8 +554,9 @@ class Trial:
                 parts.append(f"{kept.failed} of {kept.checked} contract checks failed")
         elif kept.checked:
             parts.append(f"{kept.checked} contract(s) passed")
-        shown = os.path.join(self.root, self.attempt_id or "")
-        parts.append(f"folder {self._text(shown)}")
+        if with_folder:
+            shown = os.path.join(self.root, self.attempt_id or "")
+            parts.append(f"folder {self._text(shown)}")
         return "; ".join(" ".join(part.split()) for part in parts)
 
     def summary(self) -> str:

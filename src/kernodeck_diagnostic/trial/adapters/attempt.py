@@ -261,14 +261,18 @@ class TrainingAttempt:
 
     def _summarize(self) -> None:
         """The per-stage table of the attempt just ended (``Trial.summary``, the one the folder's
-        attempt.json says): kept in the folder, and printed on stderr by the job's first process."""
+        attempt.json says): kept in the folder below the judge's verdict (the words of the
+        Trial's end line, which stderr has already shown), and printed on stderr by the job's
+        first process."""
         path = self.trial.folder
         if path is None:
             return
         try:
             text = self.trial.summary()
+            verdict = self.trial.verdict_line()
+            kept = (f"{verdict}\n\n" if verdict else "") + text
             with Folder.open(path) as attempt_folder:
-                attempt_folder.create_file(stage_summary.SUMMARY_FILE, text.encode("utf-8"))
+                attempt_folder.create_file(stage_summary.SUMMARY_FILE, kept.encode("utf-8"))
         except Exception as error:  # a help: never a reason to lose the program's own outcome
             sys.stderr.write(f"{TOOL_NAME}: the stage summary could not be kept "
                              f"({type(error).__name__})\n")
