@@ -356,6 +356,19 @@ class Kept:
         self.results.append(found)
         return True
 
+    def told(self) -> list[str]:
+        """What the Trial's end line says of the contracts: the failed ones named (three at
+        most), else how many checks passed."""
+        failed = [item for item in self.results if not item["passed"]]
+        if not failed:
+            return [f"{self.checked} contract(s) passed"] if self.checked else []
+        told = ["contract failed: " + ", ".join(
+            f"{item['name']} ({item['detail']})" for item in failed[:3])
+            + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")]
+        if self.checked > len(self.results):  # checks not kept one by one
+            told.append(f"{self.failed} of {self.checked} contract checks failed")
+        return told
+
     def passed(self) -> bool | None:
         """Whether every check passed, kept or not (None: none was made)."""
         return None if not self.checked else self.failed == 0

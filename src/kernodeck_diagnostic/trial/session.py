@@ -544,16 +544,7 @@ class Trial:
         if passes.first_failed is not None and passes.first_failed["index"] != (
                 error or {}).get("pass_index"):
             parts.append(f"first failing pass {passes.first_failed['index']}")
-        kept = self._contracts
-        failed = [item for item in kept.results if not item["passed"]]
-        if failed:
-            parts.append("contract failed: " + ", ".join(
-                f"{item['name']} ({item['detail']})" for item in failed[:3])
-                + (f" and {len(failed) - 3} more" if len(failed) > 3 else ""))
-            if kept.checked > len(kept.results):  # checks not kept one by one
-                parts.append(f"{kept.failed} of {kept.checked} contract checks failed")
-        elif kept.checked:
-            parts.append(f"{kept.checked} contract(s) passed")
+        parts += self._contracts.told()
         if with_folder:
             shown = os.path.join(self.root, self.attempt_id or "")
             parts.append(f"folder {self._text(shown)}")
