@@ -53,7 +53,8 @@ def _sources_checked() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _sources_checked()
+    if not config.getoption("collectonly"):  # a collection runs no tool: any interpreter lists
+        _sources_checked()
     for name in TERMINAL_SIGNALS:
         signum = getattr(signal, name, None)
         if signum is not None and signal.getsignal(signum) == signal.SIG_IGN:
