@@ -259,7 +259,7 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     if launch is not None and isinstance(report.get("distributed"), dict):
         # The launcher's SIGTERM (held: see _as_rank) is the job being stopped, not this rank's
         # failure: said in the block, beside what this rank knew of the others.
-        report["distributed"]["launcher_stopped"] = guard.sigterm_held
+        report["distributed"].update(_launcher_stop(guard.sigterm_held))
     from ..report.build import to_json
     from ..report.render import markdown, text, use_colour
 
@@ -314,6 +314,17 @@ def _metrics_saved(path: str, report: dict[str, Any], t: Translate) -> bool:
                                                reason=said))
         return False
     return True
+
+
+def _launcher_stop(held: bool) -> dict[str, Any]:
+    """Whether the launcher's SIGTERM came, and why (the job cancelled, its time limit, or only
+    "SIGTERM": facts/launcher.stop_reason, read as it came)."""
+    if not held:
+        return {"launcher_stopped": False}
+    from ..supervision.supervisor import LAUNCHER_STOP_REASON
+
+    return {"launcher_stopped": True,
+            "launcher_stop": LAUNCHER_STOP_REASON[0] if LAUNCHER_STOP_REASON else "sigterm"}
 
 
 def _as_rank(launch: Launch | None, args: argparse.Namespace,

@@ -58,6 +58,27 @@ PORT_BASE, PORT_STEPS, PORT_JOBS = 20000, 8, 1500
 MAX_WORLD_SIZE = 65536
 
 
+# Why the launcher's SIGTERM came (``distributed.launcher_stop``), from what Slurm gives a task,
+# never by asking its daemons: SLURM_JOB_END_TIME, the job's end as a UNIX time (set by Slurm
+# releases newer than 22.05; Debian 12's 22.05.8 sets none). At or after it, the job reached its
+# time limit; before it, the job was cancelled (scancel, srun interrupted, a failed task under
+# --kill-on-bad-exit, a preemption). Without it, or under torchrun: only that the launcher sent
+# SIGTERM.
+StopReason = Literal["time_limit", "cancelled", "sigterm"]
+STOP_REASONS: tuple[StopReason, ...] = ("time_limit", "cancelled", "sigterm")
+# Slurm signals at its periodic check of the limits, at or after the end; the controller's clock
+# and this node's may differ by a few seconds.
+END_TIME_SLACK_S = 5.0
+
+
+def stop_reason(environ: Mapping[str, str], at: float) -> StopReason:
+    """Why the SIGTERM received at ``at`` (``time.time()``) came, from the task's variables."""
+    end = environ.get("SLURM_JOB_END_TIME", "")
+    if not environ.get("SLURM_JOB_ID") or not (end.isascii() and end.isdigit()) or int(end) == 0:
+        return "sigterm"
+    return "time_limit" if at >= int(end) - END_TIME_SLACK_S else "cancelled"
+
+
 class LaunchError(ValueError):
     """No launcher's variables, or unusable ones: a usage error, naming what is missing."""
 

@@ -848,6 +848,15 @@ MESSAGES = {
     "error.unreadable_log":
         "the worker's event log held {count} unreadable line(s) and no verified result",
     "error.timeout": "no result within {seconds} s; the worker was stopped during {at}",
+    "error.launcher_stop.time_limit":
+        "the job reached its Slurm time limit during {at}: Slurm stopped it (SIGTERM) before a "
+        "result, not this rank's failure",
+    "error.launcher_stop.cancelled":
+        "the job was cancelled during {at} (scancel, srun interrupted, a failed task under "
+        "--kill-on-bad-exit, a preemption): stopped before a result, not this rank's failure",
+    "error.launcher_stop.sigterm":
+        "the launcher stopped the job during {at} (SIGTERM: cancelled, or its time limit) before "
+        "a result, not this rank's failure",
     "error.collective.missing_ranks":
         "rank(s) {ranks} never reported within the time limit (collective: {status})",
     "error.collective.store_unresolvable":
@@ -871,6 +880,10 @@ MESSAGES = {
     "error.collective.launcher_tasks":
         "the launcher started {tasks} task(s) but the ranks formed a world of {world_size}: "
         "torchrun's variables exported into an srun step place every task alone",
+    "next.launcher_stopped":
+        "Nothing was proven on this node, nor against it: the job was stopped before the check "
+        "ended. Run it again in a job whose time limit is above --timeout, and look in the "
+        "launcher's log for who stopped it.",
     "next.collective.duplicated_ranks":
         "Give every process its own rank (RANK from 0 to WORLD_SIZE - 1, once each), and one "
         "MASTER_PORT per job.",
@@ -954,6 +967,11 @@ MESSAGES = {
     "ui.distributed.missing": "missing ranks: {ranks}",
     "ui.distributed.launcher_stopped":
         "the launcher stopped the job during the check (SIGTERM): not this rank's failure",
+    "ui.distributed.launcher_stop.time_limit":
+        "the job reached its Slurm time limit during the check (SIGTERM): not this rank's failure",
+    "ui.distributed.launcher_stop.cancelled":
+        "the job was cancelled during the check (SIGTERM before its time limit): not this rank's "
+        "failure",
     "ui.label.error": "error",
     "ui.label.warning": "warning",
     "ui.label.findings": "findings",

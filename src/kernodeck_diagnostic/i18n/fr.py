@@ -896,6 +896,15 @@ MESSAGES = {
         "le journal d'événements du worker contenait {count} ligne(s) illisible(s) et aucun "
         "résultat vérifié",
     "error.timeout": "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}",
+    "error.launcher_stop.time_limit":
+        "le job a atteint sa limite de temps Slurm pendant {at} : Slurm l'a arrêté (SIGTERM) "
+        "avant un résultat, pas un échec de ce rang",
+    "error.launcher_stop.cancelled":
+        "le job a été annulé pendant {at} (scancel, srun interrompu, une tâche en échec sous "
+        "--kill-on-bad-exit, une préemption) : arrêté avant un résultat, pas un échec de ce rang",
+    "error.launcher_stop.sigterm":
+        "le lanceur a arrêté le job pendant {at} (SIGTERM : annulé, ou sa limite de temps) avant "
+        "un résultat, pas un échec de ce rang",
     "error.collective.missing_ranks":
         "rang(s) {ranks} sans réponse dans le temps imparti (collective : {status})",
     "error.collective.store_unresolvable":
@@ -920,6 +929,10 @@ MESSAGES = {
         "le lanceur a démarré {tasks} tâche(s) mais les rangs ont formé un monde de "
         "{world_size} : les variables de torchrun exportées dans une étape srun isolent chaque "
         "tâche",
+    "next.launcher_stopped":
+        "Rien n'a été prouvé sur ce nœud, ni contre lui : le job a été arrêté avant la fin de la "
+        "vérification. Relancez-la dans un job dont la limite de temps dépasse --timeout, et "
+        "cherchez dans le journal du lanceur qui l'a arrêté.",
     "next.collective.duplicated_ranks":
         "Donnez à chaque processus son propre rang (RANK de 0 à WORLD_SIZE - 1, une fois "
         "chacun), et un MASTER_PORT par job.",
@@ -1008,6 +1021,12 @@ MESSAGES = {
     "ui.distributed.missing": "rangs absents : {ranks}",
     "ui.distributed.launcher_stopped":
         "le lanceur a arrêté le job pendant la vérification (SIGTERM) : pas un échec de ce rang",
+    "ui.distributed.launcher_stop.time_limit":
+        "le job a atteint sa limite de temps Slurm pendant la vérification (SIGTERM) : pas un "
+        "échec de ce rang",
+    "ui.distributed.launcher_stop.cancelled":
+        "le job a été annulé pendant la vérification (SIGTERM avant sa limite de temps) : pas un "
+        "échec de ce rang",
     "ui.label.error": "erreur",
     "ui.label.warning": "avertissement",
     "ui.label.findings": "constats",

@@ -882,6 +882,16 @@ MESSAGES = {
         "o registro de eventos do worker tinha {count} linha(s) ilegível(is) e nenhum resultado"
         " verificado",
     "error.timeout": "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}",
+    "error.launcher_stop.time_limit":
+        "o job atingiu seu limite de tempo do Slurm durante {at}: o Slurm o parou (SIGTERM) antes"
+        " de um resultado, não é uma falha deste rank",
+    "error.launcher_stop.cancelled":
+        "o job foi cancelado durante {at} (scancel, srun interrompido, uma tarefa com falha sob "
+        "--kill-on-bad-exit, uma preempção): parado antes de um resultado, não é uma falha deste "
+        "rank",
+    "error.launcher_stop.sigterm":
+        "o lançador parou o job durante {at} (SIGTERM: cancelado, ou seu limite de tempo) antes "
+        "de um resultado, não é uma falha deste rank",
     "error.collective.missing_ranks":
         "rank(s) {ranks} não responderam dentro do limite de tempo (coletiva: {status})",
     "error.collective.store_unresolvable":
@@ -905,6 +915,10 @@ MESSAGES = {
     "error.collective.launcher_tasks":
         "o lançador iniciou {tasks} tarefa(s) mas os ranks formaram um mundo de {world_size}: "
         "as variáveis do torchrun exportadas numa etapa do srun deixam cada tarefa sozinha",
+    "next.launcher_stopped":
+        "Nada foi provado neste nó, nem contra ele: o job foi parado antes do fim da verificação."
+        " Execute-a de novo num job cujo limite de tempo seja maior que --timeout, e procure no "
+        "log do lançador quem o parou.",
     "next.collective.duplicated_ranks":
         "Dê a cada processo o seu próprio rank (RANK de 0 a WORLD_SIZE - 1, uma vez cada), e uma "
         "MASTER_PORT por job.",
@@ -990,6 +1004,12 @@ MESSAGES = {
     "ui.distributed.missing": "ranks ausentes: {ranks}",
     "ui.distributed.launcher_stopped":
         "o lançador parou o job durante a verificação (SIGTERM): não é uma falha deste rank",
+    "ui.distributed.launcher_stop.time_limit":
+        "o job atingiu seu limite de tempo do Slurm durante a verificação (SIGTERM): não é uma "
+        "falha deste rank",
+    "ui.distributed.launcher_stop.cancelled":
+        "o job foi cancelado durante a verificação (SIGTERM antes de seu limite de tempo): não é "
+        "uma falha deste rank",
     "ui.label.error": "erro",
     "ui.label.warning": "aviso",
     "ui.label.findings": "achados",

@@ -178,6 +178,11 @@ def to_json(report: dict[str, Any]) -> bytes:
     return (json_text(json.dumps(report, indent=2, ensure_ascii=False)) + "\n").encode("utf-8")
 
 
+# --distributed: the launcher's SIGTERM cut the limit, and why (facts/launcher.stop_reason).
+_STOPPED = {"time_limit": "error.launcher_stop.time_limit",
+            "cancelled": "error.launcher_stop.cancelled", "sigterm": "error.launcher_stop.sigterm"}
+
+
 def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
     state = run.state
     if state.error is not None:
@@ -192,8 +197,11 @@ def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
         return _said("timeout", "interpreter", None, "error.timeout_at_start",
                      seconds=request.as_dict()["timeout_s"])
     if run.outcome == "timeout":
-        return _said("timeout", where, state.step, "error.timeout",
-                     seconds=request.as_dict()["timeout_s"], at=at)
+        # The limit the launcher's SIGTERM cut is not --timeout: said as the launcher's stop, and
+        # why (the job cancelled, its time limit), never "no result within" the whole limit.
+        limit = {} if run.launcher_stop else {"seconds": request.as_dict()["timeout_s"]}
+        return _said("timeout", where, state.step,
+                     _STOPPED.get(run.launcher_stop or "", "error.timeout"), at=at, **limit)
     if run.outcome == "crashed" or not state.final:
         key, values = run.end_description()
         return _said("worker_failed", where, state.step, key, at=at, **values)

@@ -164,6 +164,9 @@ NEXT_KEYS = {"error.collective.store_unresolvable": "next.collective.store",
              "error.collective.launcher_tasks": "next.collective.launcher_tasks",
              "error.collective.world_sizes": "next.collective.world_sizes",
              "error.collective.missing_ranks_slurm": "next.collective.missing_slurm"}
+# The launcher's SIGTERM ended the check before a result (report/build.py): why, where known.
+STOPPED_KEYS = ("error.launcher_stop.time_limit", "error.launcher_stop.cancelled",
+                "error.launcher_stop.sigterm")
 
 
 def next_action_key(report: dict[str, Any]) -> str:
@@ -171,6 +174,8 @@ def next_action_key(report: dict[str, Any]) -> str:
     key = (report.get("error") or {}).get("message_key")
     if report.get("code") == "COLLECTIVE_FAILED" and key in NEXT_KEYS:
         return NEXT_KEYS[key]
+    if report.get("code") == "TIMEOUT" and key in STOPPED_KEYS:
+        return "next.launcher_stopped"  # the launcher's stop, not this node's fault
     return f"code.{report['code']}.next_action"
 
 

@@ -303,7 +303,11 @@ def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, 
         rows.append(("  " + t("ui.label.distributed"), t(
             "ui.distributed.missing", ranks=", ".join(map(str, block["missing_ranks"])))))
     if block.get("launcher_stopped"):  # absent from reports of earlier versions
-        rows.append(("  " + t("ui.label.distributed"), t("ui.distributed.launcher_stopped")))
+        # Why, where it is known (absent from earlier versions: only "SIGTERM").
+        key = {"time_limit": "ui.distributed.launcher_stop.time_limit",
+               "cancelled": "ui.distributed.launcher_stop.cancelled"}.get(
+                   str(block.get("launcher_stop")), "ui.distributed.launcher_stopped")
+        rows.append(("  " + t("ui.label.distributed"), t(key)))
     return rows
 
 

@@ -21,6 +21,7 @@ from ..worker.protocol import LAUNCHER_HURRY_S, deadline_argument
 PLACES_FILE = "places.json"
 
 if TYPE_CHECKING:
+    from ..facts.launcher import StopReason
     from .events import WorkerState
     from .process import Spawned
     from .start import Started
@@ -35,7 +36,9 @@ FINAL_GRACE_S = 1.0
 # once. The worker, in a session of its own, never gets torchrun's: it is forwarded, the worker
 # cuts what is left of its collective stage to LAUNCHER_HURRY_S, and the front's limit is cut to
 # that and HURRY_MARGIN_S (the worker's own end margin, the report).
+# Why it came (facts/launcher.stop_reason), read at that moment.
 LAUNCHER_STOP: list[float] = []
+LAUNCHER_STOP_REASON: list[StopReason] = []
 HURRY_MARGIN_S = 8.0
 
 
@@ -43,6 +46,10 @@ def launcher_stopping() -> None:
     """The launcher is stopping the job (its SIGTERM, from a signal handler): said once."""
     if not LAUNCHER_STOP:
         LAUNCHER_STOP.append(time.monotonic())
+        # Already imported under --distributed (the rank's Launch comes from it).
+        from ..facts.launcher import stop_reason
+
+        LAUNCHER_STOP_REASON.append(stop_reason(os.environ, time.time()))
 
 ProgressCallback = Callable[[str, float], None]
 # How the worker ended: its final event written (whatever its exit), the time limit reached, an
@@ -73,6 +80,8 @@ class WorkerRun:
     stderr_line: str | None = None
     # The CPU time the worker had used when the time limit ended it (None otherwise, or unknown).
     cpu_s: float | None = None
+    # --distributed: the launcher's SIGTERM cut the limit (facts/launcher.stop_reason: why).
+    launcher_stop: StopReason | None = None
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
@@ -248,8 +257,9 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     reader.close()
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
+    stop = (LAUNCHER_STOP_REASON[0] if LAUNCHER_STOP_REASON else "sigterm") if hurried else None
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start,
-                     cpu_s=cpu_s)
+                     cpu_s=cpu_s, launcher_stop=stop)
 
 
 class _ExitWatch:
