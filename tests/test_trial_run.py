@@ -102,14 +102,16 @@ def test_a_complete_run_leaves_a_complete_folder(cpu_torch_python: Path,
         *[item for index in range(3) for item in (
             ("pass_started", None, index), ("stage_started", "compute", index),
             ("stage_completed", "compute", index), ("pass_completed", None, index))],
-        # The fourth call of a name is no longer written in full (the log grows with the
-        # stages, not the calls): only as one of its slowest so far, and the name's first
-        # summary (every call counted) comes with it.
-        ("pass_started", None, 3), ("stage_slow", "compute", 3),
-        ("stage_summary", "compute", None), ("pass_completed", None, 3),
+        # The fourth call of a name, and the fourth pass, are no longer written in full (the
+        # log grows with the stages, not the calls nor the passes): only as one of the slowest
+        # so far, with the name's first summary (every call counted) and the passes' summary
+        # as their count doubles (and again at the end, before work_done).
+        ("stage_slow", "compute", 3), ("stage_summary", "compute", None),
+        ("pass_slow", None, 3), ("passes_summary", None, None),
         ("stage_started", "write_output", None), ("stage_completed", "write_output", None),
         ("contract_checked", None, None),
         ("contract_checked", None, None),
+        ("passes_summary", None, None),
         ("work_done", None, None),
         ("attempt_ended", None, None),
     ]
