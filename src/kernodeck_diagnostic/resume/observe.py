@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -65,10 +66,32 @@ class RewriteWatch:
     (replaced, removed), means the program started over, even when it wrote the same bytes
     again (a deterministic program does)."""
 
+    POLL_S = 0.001  # a start over rewrites the stop's records in a few ms: looked at this often
+
     def __init__(self, path: str, at_stop: Snapshot) -> None:
         self.path = path
         self.at_stop = at_stop
         self.rewrote = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> RewriteWatch:
+        """Looks in a thread of its own as well, every POLL_S while the second run runs: the
+        run's own poll (50 ms) can miss a truncation that the same bytes refill sooner. Still a
+        poll: a program that truncates and rewrites faster than that is not seen (see
+        docs/operating-range.md)."""
+        self._thread = threading.Thread(target=self._poll, daemon=True, name="rewrite-watch")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join(1.0)
+
+    def _poll(self) -> None:
+        while not self.rewrote and not self._done.wait(self.POLL_S):
+            self.look()
 
     def look(self, _elapsed: float = 0.0) -> bool:
         """Never asks for a stop (False); notes a rewrite."""

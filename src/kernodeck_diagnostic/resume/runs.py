@@ -86,8 +86,9 @@ def run_twice(plan: Plan, captures: Folder,
     if seen.first_failed:
         seen.first_error = _error(first, captures, "first", redactor)
     said(seen)
-    watch = RewriteWatch(plan.ledger, at_stop)  # a start over, even one writing the same bytes
-    second = _run(plan, captures, "second", stop_when=watch.look)
+    # A start over, even one writing the same bytes again: watched while the second run runs.
+    with RewriteWatch(plan.ledger, at_stop) as watch:
+        second = _run(plan, captures, "second", stop_when=watch.look)
     seen.second_exit, seen.second_timed_out = second.returncode, second.timed_out
     if second.returncode != 0 or second.timed_out:
         seen.error = _error(second, captures, "second", redactor)
