@@ -440,9 +440,11 @@ for batch in DataLoader(Tensors(), batch_size=2, num_workers=1):
 
 
 @pytest.mark.slow
-def test_a_tiny_dev_shm_breaks_a_real_cpu_dataloader(cpu_torch_python: Path) -> None:
+def test_a_tiny_dev_shm_breaks_a_real_cpu_dataloader(cpu_torch_python: Path,
+                                                      tmp_path: Path) -> None:
     # Why SHM_TOO_SMALL is said in CPU mode too: the CPU build's DataLoader needs /dev/shm.
-    result = _in_tiny_shm(cpu_torch_python, ["-c", DATALOADER])
+    # (The crashed loader leaves multiprocessing's pymp-* folder: in the test's own folder.)
+    result = _in_tiny_shm(cpu_torch_python, ["-c", DATALOADER], env={"TMPDIR": str(tmp_path)})
     assert result.returncode != 0
     assert "shared memory" in result.stderr or "Bus error" in result.stderr, result.stderr[-800:]
 

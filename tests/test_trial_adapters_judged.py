@@ -221,9 +221,12 @@ def test_sigterm_to_the_process_group_with_dataloader_workers_ends_the_attempt_w
     workers, all at once. The attempt is written whole, ``interrupted``, naming the stage that
     was open; the workers' deaths that follow are not the program's error."""
     script = write_app(tmp_path, APPS[app])
+    # The killed workers never remove multiprocessing's pymp-* folder: it goes in the test's own.
+    (tmp_path / "tmp").mkdir()
     process = subprocess.Popen([str(frameworks_python), script.name, "term"], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=app_env(), stdin=subprocess.DEVNULL,
+                               env=app_env({"TMPDIR": str(tmp_path / "tmp")}),
+                               stdin=subprocess.DEVNULL,
                                start_new_session=True)
     try:
         assert process.stdout is not None
