@@ -68,19 +68,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _torchrun_logs_kept_in_the_suites_folder(
+def _launcher_and_compiler_files_kept_in_the_suites_folder(
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """torchrun (and the launchers built on it) makes a ``torchelastic_*`` folder in the system's
     temporary folder for its logs and never removes it: every job the suite launches gets one in
     this session's own temporary folder instead (``--log-dir`` as its variable, which each of
     the suite's children inherits), which pytest removes with its other folders."""
-    previous = os.environ.get("PET_LOG_DIR")
-    os.environ["PET_LOG_DIR"] = str(tmp_path_factory.mktemp("torchrun-logs"))
+    kept = {"PET_LOG_DIR": str(tmp_path_factory.mktemp("torchrun-logs")),
+            # Importing Lightning, transformers or accelerate makes $TMPDIR/torchinductor_<user>
+            # (torch._inductor's default cache) and leaves it: the suite's programs use its own.
+            "TORCHINDUCTOR_CACHE_DIR": str(tmp_path_factory.mktemp("inductor-cache"))}
+    previous = {name: os.environ.get(name) for name in kept}
+    os.environ.update(kept)
     yield
-    if previous is None:
-        os.environ.pop("PET_LOG_DIR", None)
-    else:
-        os.environ["PET_LOG_DIR"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @dataclass
