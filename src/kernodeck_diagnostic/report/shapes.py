@@ -14,7 +14,13 @@ Nothing here runs: the classes are plain ``dict`` at run time, and the module im
 its reader still goes through ``load.field``.
 """
 
-from typing import Literal, Optional, TypedDict, Union
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal, Optional, TypedDict, Union
+
+# An absent block read as an empty one (``report.get("system") or EMPTY``): where the block is
+# there, the type checker still knows its keys.
+EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 Code = Literal["GPU_CHECK_PASSED", "CPU_CHECK_PASSED", "TORCH_MISSING", "TORCH_IMPORT_FAILED",
                "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE", "DEVICE_INDEX_INVALID", "CHECK_FAILED",
