@@ -9,13 +9,15 @@ No ``from __future__ import annotations`` here: the planted TypedDicts are spelt
 evaluates them.
 """
 
+import textwrap
 import types
 import typing
+from pathlib import Path
 from typing import Any, Literal, Optional, TypedDict, Union
 
 import pytest
 
-from conftest import schema
+from conftest import ROOT, SRC, schema
 from kernodeck_diagnostic.report import shapes
 
 # What one alternative of a value is: ("null",), ("str",), ("int",), ("float",), ("bool",),
@@ -169,6 +171,31 @@ def test_every_object_of_the_schema_has_a_typeddict() -> None:
     assert defined == seen, "a TypedDict the report never holds, or one the walk missed"
     assert {"Report", "ReportFinding", "Device", "Pytorch", "Runtime", "Node", "System",
             "Distributed", "ReportError"} <= seen
+
+
+def test_mypy_reports_a_key_a_block_lacks_read_with_get(tmp_path: Path) -> None:
+    """``.get("key")`` is how the findings read the report's blocks, and mypy lets any key pass
+    there: the project's plugin (``scripts/mypy_typeddict_get.py``) reports a misspelt one, on a
+    block read as ``shapes.EMPTY`` when absent too, and only that one."""
+    api = pytest.importorskip("mypy.api")
+    planted = tmp_path / "planted.py"
+    planted.write_text(textwrap.dedent("""\
+        from kernodeck_diagnostic.report.shapes import EMPTY, Report
+
+        def lost(report: Report) -> object:
+            return (report.get("host") or EMPTY).get("lost_gpu")
+
+        def kept(report: Report) -> object:
+            return (report.get("host") or EMPTY).get("lost_gpus"), report["pytorch"].get("mps")
+        """), encoding="utf-8")
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nstrict = True\nmypy_path = {SRC}\n"
+                      f"cache_dir = {tmp_path / 'cache'}\n"
+                      f"plugins = {ROOT / 'scripts' / 'mypy_typeddict_get.py'}\n", encoding="utf-8")
+    out, _, status = api.run(["--config-file", str(config), str(planted)])
+    assert status == 1, out
+    assert [line for line in out.splitlines() if ": error:" in line] == [
+        f'{planted}:4: error: TypedDict "Host" has no key "lost_gpu"  [typeddict-item]'], out
 
 
 # -- the walk notices each kind of disagreement (a planted one per row) ----------------------------

@@ -155,13 +155,13 @@ def _status(entry: Extension | Kernel, t: Translate) -> str:
         f" ({duration:.0f} ms)" if isinstance(duration, (int, float)) else "")
 
 
-def _failure(entry: Extension | Kernel) -> str | None:
+def _failure(entry: Extension | Kernel, reason: str | None = None) -> str | None:
+    """The entry's error, else ``reason`` (a kernel's why it did not run)."""
     error = entry.get("error") or EMPTY
     if error:
         return f"{error['type']}: {error.get('message')}" if error.get("type") else \
             str(error.get("message"))
-    reason = entry.get("reason")  # a kernel's why (an extension has none)
-    return reason if isinstance(reason, str) else None
+    return reason
 
 
 def _extension_row(entry: Extension, t: Translate) -> str:
@@ -190,4 +190,4 @@ def _kernel_row(entry: Kernel, t: Translate) -> str:
     wrong = entry["status"] == "failed" and not entry.get("error")
     return _parts(f"{entry.get('name')} {entry.get('device') or ''}".strip(), _status(entry, t),
                   *extra, t("ui.libraries.wrong", difference=entry.get("max_abs_error"))
-                  if wrong else _failure(entry))
+                  if wrong else _failure(entry, entry.get("reason")))
