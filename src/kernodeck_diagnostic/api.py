@@ -23,9 +23,9 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from .i18n import ENGLISH, Translate
 from .request import (  # below the API and the report
@@ -79,7 +79,7 @@ class Report:
     In Jupyter it displays as the same markdown the command line prints with --format markdown.
     """
 
-    def __init__(self, data: dict[str, Any], local_paths: dict[str, str | None] | None = None,
+    def __init__(self, data: Mapping[str, Any], local_paths: dict[str, str | None] | None = None,
                  found: Sequence[Finding] | None = None) -> None:
         self._data = data
         self.local_paths = dict(local_paths or {})  # for the caller's eyes; never in to_dict()
@@ -116,9 +116,11 @@ class Report:
         return json.dumps(self._data, indent=2, ensure_ascii=False) + "\n"
 
     def _repr_markdown_(self) -> str:
+        from .report import shapes
         from .report.render import markdown
 
-        return markdown(self._data, findings=self.found)
+        # A report this tool made (``check``), or one read as JSON: rendered as the schema has it.
+        return markdown(cast(shapes.Report, self._data), findings=self.found)
 
     def __repr__(self) -> str:
         return f"<Report {self.code} exit={self.exit_code} stage={self.stage}>"

@@ -8,7 +8,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from .. import TOOL_NAME
 from ..api import (
@@ -35,6 +35,7 @@ from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
 
 if TYPE_CHECKING:
     from ..facts.launcher import Launch
+    from ..report.shapes import Report as ReportShape
     from ..report.writer import OutputError
 
 # The modules that read, render and save a report are imported once the check is under way:
@@ -280,10 +281,11 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
     if args.format == "json":
         shown = to_json(report).decode("utf-8")
     elif args.format == "markdown":
-        shown = markdown(report, t, findings=result.found)
+        shown = markdown(cast("ReportShape", report), t, findings=result.found)
     else:
         paths = result.local_paths if args.show_paths else None
-        shown = text(report, colour=use_colour(sys.stdout), translate=t, paths=paths,
+        shown = text(cast("ReportShape", report), colour=use_colour(sys.stdout), translate=t,
+                     paths=paths,
                      exit_as="OUTPUT_WRITE_FAILED" if not_saved is not None else None,
                      findings=result.found)
     lost = _show(shown, launch, report, t)

@@ -6,7 +6,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import TOOL_NAME, __version__
 from ..i18n import ENGLISH, compose
@@ -21,6 +21,7 @@ from .findings import Finding, find
 from .kernel_form import notebook_advice
 from .libraries import library_block, wrong_kernel
 from .redact import Redactor
+from .shapes import Report
 
 if TYPE_CHECKING:
     from .distributed import Job
@@ -31,7 +32,7 @@ class Built:
     """One check's report and its findings as the rules gave them (``findings.find``): the
     report holds them in English; the terminal and markdown show these in their language."""
 
-    report: dict[str, Any]
+    report: Report
     findings: tuple[Finding, ...]
 
 
@@ -101,7 +102,9 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         device.pop("check", None)
     execution = (_execution(facts.get("execution", {}), state.result) if every is None
                  else every.fill(pytorch, lambda failure: error_report(failure, redactor)))
-    report: dict[str, Any] = {
+    # The worker's facts are JSON (Any): the schema, not the type checker, vouches for them here
+    # (every test's report meets it); from here on the report is read as ``shapes.Report``.
+    report = cast(Report, {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
         # time, not datetime: the front imports no module it can do without (docs/performance.md)
@@ -129,7 +132,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "error": error_block,
         "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
-    }
+    })
     if distributed is not None:
         from .distributed import next_action_key
 

@@ -12,7 +12,7 @@ ending, if any; else ``GPU_CHECK_PASSED``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -111,7 +111,7 @@ def copies_named(backend: object, copies: list[tuple[int, int]], shown: int = 12
 MAX_DEVICES = 256
 
 
-def computed(pytorch: dict[str, Any]) -> list[int]:
+def computed(pytorch: Mapping[str, Any]) -> list[int]:
     """The devices of a report's ``pytorch`` block whose fixed computation gave values, right
     or wrong: those the worker copies between (worker/all_devices.py)."""
     found = []
@@ -126,7 +126,7 @@ def computed(pytorch: dict[str, Any]) -> list[int]:
     return found
 
 
-def untried_copies(pytorch: dict[str, Any]) -> list[tuple[int, int]]:
+def untried_copies(pytorch: Mapping[str, Any]) -> list[tuple[int, int]]:
     """The copies between devices that computed which were never tried: the worker was
     stopped first (a hang, a crash), on a device or on another copy. Empty when it finished."""
     peers = pytorch.get("peers")
@@ -152,7 +152,7 @@ class Copies(NamedTuple):
     untried: tuple[tuple[int, int], ...]
 
 
-def copies_of(pytorch: dict[str, Any]) -> Copies | None:
+def copies_of(pytorch: Mapping[str, Any]) -> Copies | None:
     """The copies of a report's ``pytorch`` block; None when there are none to speak of (one
     device, or not --all-devices, or no copy expected)."""
     if not isinstance(pytorch.get("peers"), list):
@@ -214,7 +214,7 @@ def _code(value: Any) -> str | None:
     return value if isinstance(value, str) and value in VERDICTS else None
 
 
-def _backend(pytorch: dict[str, Any]) -> str:
+def _backend(pytorch: Mapping[str, Any]) -> str:
     backend = pytorch.get("backend")
     return backend if backend in ("cuda", "rocm", "xpu", "mps") else "cuda"
 

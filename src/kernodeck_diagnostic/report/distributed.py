@@ -23,6 +23,7 @@ from ..i18n import ENGLISH, compose
 from ..supervision.events import WorkerState
 from ..worker.protocol import EXPECTED
 from .codes import CODES, Code, classify
+from .shapes import EMPTY, Report
 
 MAX_NAMED = 20  # ranks named in the error's sentence; the block lists them all
 
@@ -169,9 +170,9 @@ STOPPED_KEYS = ("error.launcher_stop.time_limit", "error.launcher_stop.cancelled
                 "error.launcher_stop.sigterm")
 
 
-def next_action_key(report: dict[str, Any]) -> str:
+def next_action_key(report: Report) -> str:
     """The catalog key of a report's next line: its code's, unless its job's error has its own."""
-    key = (report.get("error") or {}).get("message_key")
+    key = (report.get("error") or EMPTY).get("message_key")
     if report.get("code") == "COLLECTIVE_FAILED" and key in NEXT_KEYS:
         return NEXT_KEYS[key]
     if report.get("code") == "TIMEOUT" and key in STOPPED_KEYS:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..i18n import Translate
 from .findings.core import Finding, sentences
+from .shapes import EMPTY, Report
 
 # A sentence that names the command line's flags, and its notebook form.
 NOTEBOOK_SENTENCES = {
@@ -39,9 +40,9 @@ _NOTEBOOK_FORMS = (
 )
 
 
-def from_kernel(report: dict[str, Any]) -> bool:
+def from_kernel(report: Report) -> bool:
     """Whether the report was made by check() in a Jupyter kernel."""
-    caller = (report.get("runtime") or {}).get("caller")
+    caller = (report.get("runtime") or EMPTY).get("caller")
     return isinstance(caller, dict) and caller.get("kernel") is True
 
 
@@ -53,7 +54,7 @@ def in_notebook_words(text: str) -> str:
     return text
 
 
-def for_report(report: dict[str, Any], translate: Translate) -> Translate:
+def for_report(report: Report, translate: Translate) -> Translate:
     """``translate`` itself, or, for a report made from a kernel, its notebook form."""
     if not from_kernel(report):
         return translate
@@ -69,7 +70,7 @@ def for_report(report: dict[str, Any], translate: Translate) -> Translate:
     return notebook_form
 
 
-def notebook_advice(report: dict[str, Any], found: Sequence[Finding]) -> None:
+def notebook_advice(report: Report, found: Sequence[Finding]) -> None:
     """The report's own next action and its findings' advice (English; ``found``: the findings
     ``report["findings"]`` was made of, in order) in the notebook's words, when it was made
     from a kernel; unchanged otherwise."""

@@ -10,11 +10,15 @@ each kernel that ran passed (within ``worker.protocol.TOLERANCE``). The findings
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..i18n import Translate
 from ..worker.protocol import decode_number, tolerance
 from .pep440 import satisfies
+from .shapes import EMPTY, Extension, Kernel, Libraries
+
+EntryT = TypeVar("EntryT", Extension, Kernel)
 
 # An import failing like this was built against another torch: its operators are not
 # registered (torchvision's "operator torchvision::nms does not exist"), or its library
@@ -80,7 +84,7 @@ def wrong_kernel(block: dict[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
-def torch_mismatch(extension: dict[str, Any]) -> bool:
+def torch_mismatch(extension: Extension) -> bool:
     """The extension was built for another torch: its declared requirement excludes the
     installed torch, or its import failed with the signs of it."""
     if extension.get("requirement_met") is False:
@@ -88,7 +92,7 @@ def torch_mismatch(extension: dict[str, Any]) -> bool:
     return _failed_with(extension, TORCH_MISMATCH_SIGNS)
 
 
-def cuda_mismatch(extension: dict[str, Any], torch_cuda: str | None) -> bool:
+def cuda_mismatch(extension: Extension, torch_cuda: str | None) -> bool:
     """The extension's CUDA (its version's label, or what it says) is not the build's: another
     CUDA version, a CPU build beside a CUDA torch, a CUDA build beside a CPU-only torch; or its
     import says so. Compared where both can be read."""
@@ -108,29 +112,32 @@ def _major_minor(version: str) -> tuple[str, ...]:
     return tuple(version.split(".")[:2])
 
 
-def _failed_with(extension: dict[str, Any], signs: re.Pattern[str]) -> bool:
-    error = extension.get("error") or {}
+def _failed_with(extension: Extension, signs: re.Pattern[str]) -> bool:
+    error = extension.get("error") or EMPTY
     return extension.get("status") == "failed" and bool(signs.search(
         str(error.get("message") or "")))
 
 
 # -- what the terminal and markdown show (report/render.py) ----------------------------------------
 
-def library_rows(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
+def library_rows(block: Libraries | None, t: Translate) -> list[tuple[str, str]]:
     """The extensions and kernels, one labelled row each (nothing when neither was asked)."""
     if block is None:
         return []
-    rows: list[tuple[str, str]] = []
-    for label, empty, entries, describe in (
-            ("ui.label.extensions", "ui.libraries.none", block.get("extensions"), _extension_row),
-            ("ui.label.kernels", "ui.libraries.not_reached", block.get("kernels"), _kernel_row)):
-        if entries is None:
-            continue
-        if not entries:
-            rows.append((t(label), t(empty)))
-        rows += [(t(label) if index == 0 else "", describe(entry, t))
-                 for index, entry in enumerate(entries)]
-    return rows
+    return [*_entry_rows(t, "ui.label.extensions", "ui.libraries.none", block.get("extensions"),
+                         _extension_row),
+            *_entry_rows(t, "ui.label.kernels", "ui.libraries.not_reached", block.get("kernels"),
+                         _kernel_row)]
+
+
+def _entry_rows(t: Translate, label: str, empty: str, entries: list[EntryT] | None,
+                describe: Callable[[EntryT, Translate], str]) -> list[tuple[str, str]]:
+    """One kind's rows: none when it was not asked, ``empty`` when it has no entry."""
+    if entries is None:
+        return []
+    rows = [(t(label), t(empty))] if not entries else []
+    return rows + [(t(label) if index == 0 else "", describe(entry, t))
+                   for index, entry in enumerate(entries)]
 
 
 def _parts(*parts: str | None) -> str:
@@ -142,21 +149,22 @@ _STATUSES = {"passed": "ui.libraries.status.passed", "failed": "ui.libraries.sta
              "unsupported": "ui.libraries.status.unsupported"}
 
 
-def _status(entry: dict[str, Any], t: Translate) -> str:
+def _status(entry: Extension | Kernel, t: Translate) -> str:
     duration = entry.get("duration_ms")
     return t(_STATUSES[entry["status"]]) + (
         f" ({duration:.0f} ms)" if isinstance(duration, (int, float)) else "")
 
 
-def _failure(entry: dict[str, Any]) -> str | None:
-    error = entry.get("error") or {}
+def _failure(entry: Extension | Kernel, reason: str | None = None) -> str | None:
+    """The entry's error, else ``reason`` (a kernel's why it did not run)."""
+    error = entry.get("error") or EMPTY
     if error:
         return f"{error['type']}: {error.get('message')}" if error.get("type") else \
             str(error.get("message"))
-    return entry.get("reason")
+    return reason
 
 
-def _extension_row(entry: dict[str, Any], t: Translate) -> str:
+def _extension_row(entry: Extension, t: Translate) -> str:
     wanted = entry.get("requires_torch")
     requires = None if not wanted else t("ui.libraries.requires", wants=wanted) + (
         " (!)" if entry.get("requirement_met") is False else "")
@@ -165,7 +173,7 @@ def _extension_row(entry: dict[str, Any], t: Translate) -> str:
                   else entry.get("cuda"), _status(entry, t), _failure(entry))
 
 
-def _kernel_row(entry: dict[str, Any], t: Translate) -> str:
+def _kernel_row(entry: Kernel, t: Translate) -> str:
     extra: list[str | None] = []
     if entry.get("compile_ms") is not None:
         extra.append(t("ui.libraries.compile", ms=f"{entry['compile_ms']:.0f}"))
@@ -174,11 +182,12 @@ def _kernel_row(entry: dict[str, Any], t: Translate) -> str:
     if isinstance(to_device, (int, float)) and isinstance(to_host, (int, float)):
         extra.append(t("ui.libraries.bandwidth", to_device=f"{to_device / 1e9:.1f}",
                        to_host=f"{to_host / 1e9:.1f}"))
-    backends = entry.get("backends") or {}
+    backends = entry.get("backends") or EMPTY
     if backends:
-        extra.append(" ".join(f"{name}{'+' if backend.get('available') else '-'}"
-                              for name, backend in backends.items()))
+        extra.append(" ".join(
+            f"{name}{'+' if isinstance(backend, dict) and backend.get('available') else '-'}"
+            for name, backend in backends.items()))
     wrong = entry["status"] == "failed" and not entry.get("error")
     return _parts(f"{entry.get('name')} {entry.get('device') or ''}".strip(), _status(entry, t),
                   *extra, t("ui.libraries.wrong", difference=entry.get("max_abs_error"))
-                  if wrong else _failure(entry))
+                  if wrong else _failure(entry, entry.get("reason")))

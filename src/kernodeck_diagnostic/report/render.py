@@ -20,6 +20,17 @@ from .kernel_form import for_report
 from .libraries import library_rows
 from .markup import code, escape
 from .markup import table as markup_table
+from .shapes import (
+    DeviceCheck,
+    Distributed,
+    Host,
+    Pytorch,
+    Report,
+    ReportError,
+    ReportFinding,
+    Runtime,
+    System,
+)
 
 _GREEN, _RED, _BOLD, _RESET = "\033[32m", "\033[31m", "\033[1m", "\033[0m"
 # The words for a report's status, a finding's severity, a host tool that gave no facts, and
@@ -40,7 +51,7 @@ def use_colour(stream: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
-def text(report: dict[str, Any], colour: bool = False, translate: Translate = ENGLISH,
+def text(report: Report, colour: bool = False, translate: Translate = ENGLISH,
          paths: Mapping[str, str | None] | None = None, exit_as: str | None = None, *,
          findings: Sequence[Finding] | None = None) -> str:
     """The terminal report. ``paths`` (``--show-paths``) are local locations, shown only here.
@@ -74,7 +85,7 @@ def text(report: dict[str, Any], colour: bool = False, translate: Translate = EN
     return "\n".join(lines) + "\n"
 
 
-def markdown(report: dict[str, Any], translate: Translate = ENGLISH,
+def markdown(report: Report, translate: Translate = ENGLISH,
              findings: Sequence[Finding] | None = None) -> str:
     """The report as markdown, ready to paste into a support ticket or a GitHub issue
     (``findings``: as ``text`` takes them).
@@ -106,7 +117,7 @@ def markdown(report: dict[str, Any], translate: Translate = ENGLISH,
     return "\n".join(lines) + "\n"
 
 
-def _rows(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+def _rows(report: Report, t: Translate) -> list[tuple[str, str]]:
     """The facts, one labelled row each, in reading order."""
     return [(t("ui.label.runtime"), _runtime(report["runtime"], t)),
             *_system(report, t),
@@ -123,14 +134,14 @@ def _rows(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
               for w in report["warnings"][:3])]
 
 
-def _next_action(report: dict[str, Any], t: Translate) -> str:
+def _next_action(report: Report, t: Translate) -> str:
     from .distributed import next_action_key
 
     return t(next_action_key(report))
 
 
-def _findings(report: dict[str, Any], t: Translate, findings: Sequence[Finding] | None, *,
-              english: bool) -> list[dict[str, Any]]:
+def _findings(report: Report, t: Translate, findings: Sequence[Finding] | None, *,
+              english: bool) -> list[ReportFinding]:
     """The findings the report was built with, never derived again: in ``t``'s language from
     the rules' own (language-free) findings, else as the report holds them, in English (already
     in a notebook's words where it was made from one), which only English may show."""
@@ -147,7 +158,7 @@ def _in_code(value: object) -> str:
     return one_line(str(value)).replace("`", "'")
 
 
-def _headline(report: dict[str, Any], t: Translate, colour: bool, exit_as: str | None) -> str:
+def _headline(report: Report, t: Translate, colour: bool, exit_as: str | None) -> str:
     status = t(_STATUSES[report["status"]])
     if colour:
         status = (_GREEN if report["status"] == "passed" else _RED) + _BOLD + status + _RESET
@@ -162,7 +173,7 @@ def _join(*parts: str | None) -> str:
     return " | ".join(part for part in parts if part)
 
 
-def _runtime(runtime: dict[str, Any], t: Translate) -> str:
+def _runtime(runtime: Runtime, t: Translate) -> str:
     if runtime["python_version"] is None:
         return t("ui.runtime.unknown")
     return _join(f"Python {runtime['python_version']} ({runtime['python_implementation']})",
@@ -170,7 +181,7 @@ def _runtime(runtime: dict[str, Any], t: Translate) -> str:
                  t("ui.runtime.environment", kind=runtime["environment_kind"]))
 
 
-def _pytorch(pytorch: dict[str, Any], t: Translate) -> str:
+def _pytorch(pytorch: Pytorch, t: Translate) -> str:
     if not pytorch["imported"]:
         return t("ui.pytorch.not_imported")
     version = pytorch["version"] or t("ui.pytorch.unknown_version")
@@ -187,7 +198,7 @@ def _pytorch(pytorch: dict[str, Any], t: Translate) -> str:
                  t("ui.pytorch.debug") if pytorch.get("debug_build") else None)
 
 
-def _devices(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+def _devices(report: Report, t: Translate) -> list[tuple[str, str]]:
     pytorch = report["pytorch"]
     label = t("ui.label.gpu")
     if pytorch["gpu_available"] is None:
@@ -209,7 +220,7 @@ def _devices(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
     return rows + _peers(pytorch, t)
 
 
-def _device_check(check: dict[str, Any] | None, t: Translate) -> str | None:
+def _device_check(check: DeviceCheck | None, t: Translate) -> str | None:
     """One device's own verdict (--all-devices), at the end of its line."""
     if check is None:
         return None
@@ -222,7 +233,7 @@ def _device_check(check: dict[str, Any] | None, t: Translate) -> str | None:
              what=_said(check["error"], t))
 
 
-def _peers(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+def _peers(pytorch: Pytorch, t: Translate) -> list[tuple[str, str]]:
     """The copies between devices (--all-devices), ``copies_lines``."""
     copies = copies_of(pytorch)
     lines = copies_lines(copies, t) if copies is not None else []
@@ -257,7 +268,7 @@ def _peer_access(copies: Copies, t: Translate) -> str:
     return t("ui.peers.access", access=copies.access, total=copies.tried)
 
 
-def _execution(report: dict[str, Any], t: Translate) -> str:
+def _execution(report: Report, t: Translate) -> str:
     execution = report["execution"]
     if execution["device"] is None:
         return t("ui.execution.not_reached")
@@ -275,7 +286,7 @@ def _execution(report: dict[str, Any], t: Translate) -> str:
                  f"{duration:.0f} ms" if duration is not None else None)
 
 
-def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
+def _distributed(block: Distributed | None, t: Translate) -> list[tuple[str, str]]:
     """--distributed: the job, the collective, each rank that did not pass, the missing ranks,
     and the launcher stopping the job (its SIGTERM: not this rank's failure)."""
     if block is None:
@@ -311,7 +322,7 @@ def _distributed(block: dict[str, Any] | None, t: Translate) -> list[tuple[str, 
     return rows
 
 
-def _host(host: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
+def _host(host: Host | None, t: Translate) -> list[tuple[str, str]]:
     if host is None:
         return []
     label = t("ui.label.host")
@@ -328,7 +339,7 @@ def _host(host: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
     return rows
 
 
-def _surroundings(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+def _surroundings(pytorch: Pytorch, t: Translate) -> list[tuple[str, str]]:
     """The CUDA libraries' wheels next to torch and the packages torch works with, one line each
     (only what is installed): ``cudnn 9.24.0.43, cublas 13.1.1.3...``."""
     libraries = []
@@ -337,14 +348,14 @@ def _surroundings(pytorch: dict[str, Any], t: Translate) -> list[tuple[str, str]
         other = f" ({t('ui.libraries.other')}: {entry.get('loaded_file')})" \
             if entry.get("loaded") == "other" else ""
         libraries.append(f"{name} {entry.get('version')}{other}")
-    packages = [f"{name} {pytorch[name + '_version']}" for name in
+    packages = [f"{name} {pytorch.get(name + '_version')}" for name in
                 ("numpy", "triton", "torchvision", "torchaudio") if pytorch.get(name + "_version")]
     return [(label, ", ".join(items)) for label, items in
             ((t("ui.label.cuda_libraries"), libraries), (t("ui.label.packages"), packages))
             if items]
 
 
-def _cpus(system: dict[str, Any], t: Translate) -> str:
+def _cpus(system: System, t: Translate) -> str:
     """The machine's logical CPUs and, when less, what this process may use (its affinity, its
     cgroup's CPU quota): "2 logical CPUs" said nothing of a process allowed 5% of one."""
     cpus = system.get("logical_cpus")
@@ -354,14 +365,14 @@ def _cpus(system: dict[str, Any], t: Translate) -> str:
     return t("ui.system.cpus_usable", count=cpus, usable=f"{usable:g}")
 
 
-def cpu_allowance(system: dict[str, Any]) -> float | None:
+def cpu_allowance(system: Mapping[str, Any]) -> float | None:
     """The CPUs this process may really use: the smaller of its affinity and its CPU quota."""
     known = [value for value in (system.get("usable_cpus"), system.get("cpu_quota"))
              if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0]
     return float(min(known)) if known else None
 
 
-def _system(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
+def _system(report: Report, t: Translate) -> list[tuple[str, str]]:
     """The machine (operating system, kernel, C library, processor, memory), the NVIDIA kernel
     module's driver, the CUDA toolkit extensions build with, the configuration variables set."""
     system = report.get("system")
@@ -383,7 +394,7 @@ def _system(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
     toolkit = system.get("cuda_toolkit") or {}
     status = toolkit.get("status")
     if status == "ok":
-        via = toolkit.get("found_via")
+        via: str | None = toolkit.get("found_via")
         if via == "default_location":
             via = t("ui.system.toolkit.default_location")
         rows.append((t("ui.label.toolkit"), t("ui.system.toolkit", version=toolkit.get("version"),
@@ -398,17 +409,17 @@ def _system(report: dict[str, Any], t: Translate) -> list[tuple[str, str]]:
     return rows
 
 
-def _error(error: dict[str, Any] | None, t: Translate) -> list[tuple[str, str]]:
+def _error(error: ReportError | None, t: Translate) -> list[tuple[str, str]]:
     if error is None:
         return []
     return [(t("ui.label.error"), t("ui.error.at", where=_where(error), what=_said(error, t)))]
 
 
-def _where(error: dict[str, Any]) -> str:
+def _where(error: ReportError) -> str:
     return str(error["stage"]) + (f" ({error['step']})" if error.get("step") else "")
 
 
-def _said(error: dict[str, Any], t: Translate) -> str:
+def _said(error: ReportError, t: Translate) -> str:
     """An error's message in the user's language when it is one of the tool's own sentences,
     after its exception's type."""
     message = error["message"]

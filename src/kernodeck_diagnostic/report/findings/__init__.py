@@ -14,9 +14,8 @@ come among those of the same severity.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...i18n import ENGLISH, Translate
+from ..shapes import ReportFinding
 from . import application, build, device, distributed, interpreter, libraries, node
 from .core import SEVERITY_ORDER, Finding, Layer, Report, Rule, Severity, in_order
 from .interpreter import numpy_missing  # a rule the snapshot tests replace by name
@@ -43,6 +42,6 @@ def find(report: Report) -> tuple[Finding, ...]:
     return tuple(found)
 
 
-def derive(report: Report, translate: Translate = ENGLISH) -> list[dict[str, Any]]:
+def derive(report: Report, translate: Translate = ENGLISH) -> list[ReportFinding]:
     """The findings of ``report`` as the report's JSON holds them, in ``translate``'s language."""
     return [finding.as_dict(translate) for finding in find(report)]

@@ -6,6 +6,7 @@ failure, allocation tracing, debugging variables left set.
 from __future__ import annotations
 
 from ..codes import Verdict
+from ..shapes import EMPTY
 from .core import (
     Finding,
     Layer,
@@ -55,7 +56,7 @@ def local_module_shadows(report: Report) -> Finding | None:
 def warning_as_error(report: Report) -> Finding | None:
     """A warning the interpreter's filters turned into an error (-W error, PYTHONWARNINGS=error)
     stopped the check: the failure is the filter, not what the warning says."""
-    error = report.get("error") or {}
+    error = report.get("error") or EMPTY
     category = str(error.get("type") or "")
     if not (category.endswith("Warning") and report["runtime"].get("warnings_as_errors") is True):
         return None
@@ -120,7 +121,7 @@ def time_limit_reached(report: Report) -> Finding | None:
     if not (report["code"] == Verdict.TIMEOUT and isinstance(cpu, (int, float))
             and isinstance(total, (int, float)) and total > 0):
         return None
-    system = report.get("system") or {}
+    system = report.get("system") or EMPTY
     quota = system.get("cpu_quota")
     could = min(1.0, quota) if isinstance(quota, (int, float)) and quota > 0 else 1.0
     if cpu < total * could * PROGRESSING_SHARE:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..shapes import EMPTY
 from .core import (
     Finding,
     Layer,
@@ -52,7 +53,7 @@ def build_for_other_vendor(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
     if vendor is None or not gpu_failed(report) or pytorch.get("gpu_available") is True:
         return None
-    nodes = report["runtime"]["device_nodes"]
+    nodes = report["runtime"]["device_nodes"] or EMPTY
     if vendor == "amd":
         evidence = (f"torch {pytorch.get('version')} is a CUDA (NVIDIA) build: CUDA "
                     f"{pytorch.get('cuda_build')}",
@@ -130,7 +131,7 @@ def _override_unneeded(report: Report) -> list[str] | None:
     if pytorch.get("backend") != "rocm" or \
             "HSA_OVERRIDE_GFX_VERSION" not in configuration_variables(report):
         return None
-    real = (report.get("system") or {}).get("kfd_gfx_targets") or []
+    real = (report.get("system") or EMPTY).get("kfd_gfx_targets") or []
     built = {str(arch).split(":")[0] for arch in pytorch.get("arch_list") or []}
     return real if real and built and all(gfx in built for gfx in real) else None
 
@@ -185,7 +186,7 @@ def cuda_toolkit_mismatch(report: Report) -> Finding | None:
     """The toolkit an extension build would compile with has another CUDA major than the build:
     torch.utils.cpp_extension refuses it ("The detected CUDA version ... mismatches")."""
     pytorch = report["pytorch"]
-    toolkit = (report.get("system") or {}).get("cuda_toolkit") or {}
+    toolkit = (report.get("system") or EMPTY).get("cuda_toolkit") or EMPTY
     build, version = pytorch.get("cuda_build"), toolkit.get("version")
     if not (pytorch.get("backend") == "cuda" and toolkit.get("status") == "ok"):
         return None

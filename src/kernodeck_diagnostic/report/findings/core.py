@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from ...i18n import ENGLISH, Translate
+from .. import shapes
 from ..codes import VERDICTS, Verdict
+from ..shapes import EMPTY, Device, HostGpu, Node, ReportFinding
 
-Report = dict[str, Any]
+Report = shapes.Report  # what every rule reads: the report as the schema has it
 Severity = Literal["error", "warning", "info"]
 
 
@@ -29,7 +31,7 @@ class Finding:
     values: Mapping[str, Any] = field(default_factory=dict)  # the sentences' placeholders
     variant: str | None = None  # for a finding whose advice depends on the case
 
-    def as_dict(self, translate: Translate = ENGLISH) -> dict[str, Any]:
+    def as_dict(self, translate: Translate = ENGLISH) -> ReportFinding:
         summary, next_action = sentences(self.id, self.variant)
         return {"id": self.id, "severity": self.severity,
                 "summary": translate(summary, **self.values),
@@ -159,7 +161,7 @@ def other_vendor(report: Report) -> Literal["amd", "nvidia"] | None:
     other one: "amd" for a CUDA build where /dev/kfd exists and no NVIDIA node does, "nvidia" for
     a ROCm build where NVIDIA's nodes exist and /dev/kfd does not. None when it cannot be told:
     not Linux, no nodes read, both vendors' nodes, or none."""
-    nodes = report["runtime"].get("device_nodes") or {}
+    nodes = report["runtime"].get("device_nodes") or EMPTY
     if report["runtime"].get("os_family") != "linux" or not nodes:
         return None
     amd = nodes.get("kfd") in ("ok", "no_access")
@@ -229,33 +231,34 @@ def working_folder_missing(report: Report) -> bool:
     return report["runtime"].get("working_folder_missing") is True
 
 
-def node_block(report: Report) -> dict[str, Any]:
+def node_block(report: Report) -> Node | Mapping[str, Any]:
     node = report.get("node")
-    return node if isinstance(node, dict) else {}
+    return node if isinstance(node, dict) else EMPTY
 
 
-def host_gpus(report: Report) -> list[dict[str, Any]]:
+def host_gpus(report: Report) -> list[HostGpu]:
     """``nvidia-smi``'s GPUs, in its order (its index), with the health fields it gave."""
-    host = report.get("host") or {}
+    host = report.get("host") or EMPTY
     if host.get("tool") != "nvidia-smi":
         return []
-    return [gpu for gpu in host.get("gpus") or [] if isinstance(gpu, dict)]
+    gpus: list[HostGpu] = host.get("gpus") or []
+    return [gpu for gpu in gpus if isinstance(gpu, dict)]
 
 
 def cuda_or_unknown(report: Report) -> bool:
     return report["pytorch"].get("backend") in ("cuda", None)
 
 
-def requested_device(report: Report) -> dict[str, Any]:
+def requested_device(report: Report) -> Device | Mapping[str, Any]:
     """The requested device's entry in ``pytorch.devices`` ({} when it has none)."""
     index = report["request"]["device_index"]
     return next((device for device in report["pytorch"].get("devices") or []
-                 if device.get("index") == index), {})
+                 if device.get("index") == index), EMPTY)
 
 
-def configuration_variables(report: Report) -> dict[str, Any]:
+def configuration_variables(report: Report) -> Mapping[str, str]:
     """The allow-listed configuration variables that are set (``system.configuration``)."""
-    return ((report.get("system") or {}).get("configuration")) or {}
+    return ((report.get("system") or EMPTY).get("configuration")) or EMPTY
 
 
 def mib(size: int) -> str:

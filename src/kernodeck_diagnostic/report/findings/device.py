@@ -5,10 +5,11 @@ order, whether they can be opened, their state and health, their memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..codes import Verdict
+from ..shapes import EMPTY, Node
 from .core import (
     Finding,
     Layer,
@@ -59,7 +60,7 @@ _NO_DRIVER = pattern(r"found no nvidia driver|no nvidia driver")
 
 @layer.rule(20, "NVIDIA_DRIVER_MISSING")
 def nvidia_driver_missing(report: Report) -> Finding | None:
-    pytorch, nodes = report["pytorch"], report["runtime"].get("device_nodes") or {}
+    pytorch, nodes = report["pytorch"], report["runtime"].get("device_nodes") or EMPTY
     # On a machine with only an AMD GPU a CUDA build says the same: BUILD_FOR_OTHER_VENDOR's case.
     if not (report["code"] == Verdict.GPU_UNAVAILABLE and pytorch["backend"] == "cuda") or \
             other_vendor(report) or _driver_cause(report) or \
@@ -121,10 +122,10 @@ def driver_too_old(report: Report) -> Finding | None:
 def _driver_version(report: Report) -> tuple[str | None, str]:
     """The NVIDIA driver's version and who said it: nvidia-smi (``--host-check``), else the
     kernel module's own file, read on every Linux check (``system.nvidia_driver_version``)."""
-    host = report.get("host") or {}
+    host = report.get("host") or EMPTY
     if host.get("tool") == "nvidia-smi" and host.get("driver_version"):
         return str(host["driver_version"]), "nvidia-smi"
-    driver = (report.get("system") or {}).get("nvidia_driver_version")
+    driver = (report.get("system") or EMPTY).get("nvidia_driver_version")
     return (str(driver) if driver else None), "/proc/driver/nvidia/version"
 
 
@@ -154,7 +155,7 @@ forward_compat_unsupported = _cuda_error(
 cuda_unknown_error = _cuda_error(100, 999, r"unknown error", "CUDA_UNKNOWN_ERROR")
 
 
-def _pci_evidence(node: dict[str, Any]) -> str:
+def _pci_evidence(node: Node | Mapping[str, Any]) -> str:
     drivers = node.get("pci_drivers") or {}
     bound = ", ".join(f"{count} bound to {name}" if name != "none" else f"{count} to no driver"
                       for name, count in drivers.items() if count)
@@ -212,8 +213,9 @@ def libcuda_link_missing(report: Report) -> Finding | None:
 # The visibility variables each build's runtime reads: CUDA only its own; ROCm's ROCr reads
 # ROCR_VISIBLE_DEVICES, and HIP its own and CUDA_VISIBLE_DEVICES too (HIP's environment variables
 # reference, "GPU isolation variables").
-_VISIBILITY_READ = {"cuda": ("CUDA_VISIBLE_DEVICES",),
-                    "rocm": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
+_VISIBILITY_READ: dict[str | None, tuple[str, ...]] = {
+    "cuda": ("CUDA_VISIBLE_DEVICES",),
+    "rocm": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")}
 
 
 @layer.rule(60, "DEVICES_HIDDEN")
@@ -229,7 +231,8 @@ def devices_hidden(report: Report) -> Finding | None:
         return None
     return Finding(
         "DEVICES_HIDDEN", "error",
-        tuple(f"{name} {said[visibility[name]]}" for name in hiding), {"variable": hiding[0]})
+        tuple(f"{name} {said[str(visibility.get(name))]}" for name in hiding),
+        {"variable": hiding[0]})
 
 
 _NO_DEVICE_DETECTED = pattern(r"no CUDA-capable device is detected")
@@ -252,7 +255,7 @@ def gpu_nodes_mismatch(report: Report) -> Finding | None:
     # cgroup v2 keeps its device filter out of sight: then CUDA's own count tells, when no
     # variable and no MIG slice (CUDA enumerates one) explain a smaller one.
     count = pytorch.get("visible_device_count")
-    sliced = (report.get("host") or {}).get("mig_devices") or any(
+    sliced = (report.get("host") or EMPTY).get("mig_devices") or any(
         "MIG" in (device.get("name") or "") for device in pytorch["devices"])
     nothing = search(_NO_DEVICE_DETECTED, messages(report))
     # A GPU that fell off the bus is missing from CUDA's count too: GPU_LOST says so.
@@ -271,7 +274,7 @@ def rocm_kfd_access(report: Report) -> Finding | None:
     """/dev/kfd absent or closed to this user. On WSL 2 (/dev/dxg) there is no /dev/kfd to load
     or pass: ROCm reaches the GPU through /dev/dxg, with AMD's Windows driver and ROCm's WSL
     packages (the "wsl" variant), never modprobe amdgpu."""
-    nodes = report["runtime"].get("device_nodes") or {}
+    nodes = report["runtime"].get("device_nodes") or EMPTY
     # On a machine with only an NVIDIA GPU /dev/kfd is rightly absent: BUILD_FOR_OTHER_VENDOR's.
     if not (gpu_failed(report) and report["pytorch"]["backend"] == "rocm") or \
             other_vendor(report):
@@ -317,7 +320,7 @@ def device_order_mismatch(report: Report) -> Finding | None:
         return None
     if "CUDA_VISIBLE_DEVICES" not in (node_block(report).get("visibility_by_index") or []):
         return None
-    configuration = (report.get("system") or {}).get("configuration")
+    configuration = (report.get("system") or EMPTY).get("configuration")
     if not isinstance(configuration, dict):
         return None  # a report without it: the order is unknown, not unset
     order = configuration.get("CUDA_DEVICE_ORDER")
@@ -334,7 +337,7 @@ def device_order_mismatch(report: Report) -> Finding | None:
 
 @layer.rule(110, "MIG_SLICE")
 def mig_slice(report: Report) -> Finding | None:
-    host = report.get("host") or {}
+    host = report.get("host") or EMPTY
     slices = host.get("mig_devices") or 0
     named = [d["name"] for d in report["pytorch"]["devices"] if "MIG" in (d.get("name") or "")]
     if not slices and not named:
@@ -364,7 +367,7 @@ def mps_unavailable(report: Report) -> Finding | None:
     """A build with MPS on a Mac where MPS is not usable: an x86_64 Python (Rosetta 2 on Apple
     silicon), a macOS too old for this PyTorch, or no Metal GPU at all."""
     pytorch = report["pytorch"]
-    mps = pytorch.get("mps") or {}
+    mps = pytorch.get("mps") or EMPTY
     if not (gpu_mode(report) and pytorch.get("backend") == "mps"
             and mps.get("available") is False):
         return None
@@ -463,7 +466,7 @@ _LOST = pattern(r"GPU is lost|fallen off the bus|Unable to determine the device 
 
 @layer.rule(480, "GPU_LOST")
 def gpu_lost(report: Report) -> Finding | None:
-    lost = (report.get("host") or {}).get("lost_gpus")
+    lost = (report.get("host") or EMPTY).get("lost_gpus")
     said = search(_LOST, messages(report))
     if said is None and not (isinstance(lost, int) and lost > 0):
         return None
@@ -522,7 +525,7 @@ def silent_data_corruption(report: Report) -> Finding | None:
     """The device ran the fixed computation and gave back a wrong or non-finite product, loss or
     gradient, without an error: the signature of silent data corruption (a faulty GPU, its
     memory, its matrix units). A transient fault is no less a faulty device."""
-    error = report.get("error") or {}
+    error = report.get("error") or EMPTY
     how = report["execution"].get("wrong_values") or {}
     if not (gpu_mode(report) and report["code"] == Verdict.CHECK_FAILED
             and error.get("stage") == "compute" and how):

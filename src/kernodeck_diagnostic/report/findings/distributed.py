@@ -6,17 +6,19 @@ interfaces NCCL is told to use, locked memory for RDMA, peer-to-peer copies.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..codes import Verdict
+from ..shapes import EMPTY, Distributed
 from .core import Finding, Layer, Report, mib
 
 layer = Layer("distributed")
 
 
-def _distributed(report: Report) -> dict[str, Any]:
+def _distributed(report: Report) -> Distributed | Mapping[str, Any]:
     block = report.get("distributed")
-    return block if isinstance(block, dict) else {}
+    return block if isinstance(block, dict) else EMPTY
 
 
 @layer.rule(580, "MASTER_PORT_IN_USE")
@@ -80,7 +82,7 @@ def nccl_p2p_broken(report: Report) -> Finding | None:
     memory: another fault, not this one."""
     pytorch = report["pytorch"]
     passed = {device.get("index") for device in pytorch.get("devices") or []
-              if (device.get("check") or {}).get("code") == Verdict.GPU_CHECK_PASSED}
+              if (device.get("check") or EMPTY).get("code") == Verdict.GPU_CHECK_PASSED}
     broken = [peer for peer in pytorch.get("peers") or []
               if peer.get("access") is True
               and peer.get("code") in (Verdict.CHECK_FAILED, Verdict.TIMEOUT)

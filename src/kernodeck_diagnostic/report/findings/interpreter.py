@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ..codes import Verdict
+from ..shapes import EMPTY
 from .core import (
     Finding,
     Layer,
@@ -89,7 +90,7 @@ def caller_torch_differs(report: Report) -> Finding | None:
     already: the module it holds is not what the check found now (another file, another
     version, or none that imports). A kernel keeps its first torch until it restarts: the
     verdict is about the next start, the cells still run the old one."""
-    caller = report["runtime"].get("caller") or {}
+    caller = report["runtime"].get("caller") or EMPTY
     if caller.get("torch_imported") is not True or caller.get("torch_origin") is None:
         return None  # no torch in the caller, or the worker never compared (a hang, a crash)
     pytorch = report["pytorch"]
@@ -138,7 +139,7 @@ def torch_partial_install(report: Report) -> Finding | None:
                        {"version": installed,
                         "reinstall": reinstall_command(installed, deps=False)},
                        variant="package_gone")
-    error = report.get("error") or {}
+    error = report.get("error") or EMPTY
     if (report["code"] == Verdict.TORCH_IMPORT_FAILED and installed
             and error.get("message_key") == "error.torch_incomplete"
             and pytorch.get("module_kind") == "installed"):
@@ -230,14 +231,14 @@ def pythonpath_module_breaks_import(report: Report) -> Finding | None:
     packages, a module system's setting) replaces the one installed with torch. The message's
     path is redacted, so without this the clue is gone. torch itself found there is
     TORCH_SHADOWED's or TORCH_DUPLICATE_INSTALL's case."""
-    origin = report["pytorch"].get("import_error_origin") or {}
+    origin = report["pytorch"].get("import_error_origin") or EMPTY
     if not (report["code"] == Verdict.TORCH_IMPORT_FAILED and origin.get("place") == "pythonpath"
             and origin.get("module") != "torch"):
         return None
     module = origin.get("module")
     evidence = [f"the import failed in {module or 'a module'}, found in a folder on PYTHONPATH "
                 "(searched before this environment's own packages)"]
-    message = (report.get("error") or {}).get("message")
+    message = (report.get("error") or EMPTY).get("message")
     if message:
         evidence.append(quote(str(message)))
     return Finding("PYTHONPATH_MODULE_BREAKS_IMPORT", "error", tuple(evidence),
@@ -339,7 +340,7 @@ def undefined_symbol(report: Report) -> Finding | None:
 
 def torch_library_on_path(report: Report) -> bool:
     """One of torch's own libraries lay on a library-path variable when import torch failed."""
-    override = report["runtime"].get("library_override") or {}
+    override = report["runtime"].get("library_override") or EMPTY
     return override.get("torch_library") is True
 
 
@@ -385,7 +386,7 @@ def library_path_override(report: Report) -> Finding | None:
                        variant="torch_library_loaded")
     if not override:
         return None
-    library, variable = str(override.get("library")), override.get("variable")
+    library, variable = str(override.get("library")), override.get("variable") or ""
     if variable:
         where = f"a folder on {variable}" + (
             " (a conda environment's lib)" if override.get("conda_env_lib") else "")

@@ -7,20 +7,20 @@ or the machine lacks.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from .. import libraries as library_facts
+from ..shapes import EMPTY, Extension, Kernel
 from .core import Finding, Layer, Report, gpu_mode, quote
 
 layer = Layer("libraries")
 
 
-def _extensions(report: Report) -> list[dict[str, Any]]:
-    return list((report.get("libraries") or {}).get("extensions") or [])
+def _extensions(report: Report) -> list[Extension]:
+    return list((report.get("libraries") or EMPTY).get("extensions") or [])
 
 
-def _kernel(report: Report, name: str) -> dict[str, Any] | None:
-    kernels = (report.get("libraries") or {}).get("kernels") or []
+def _kernel(report: Report, name: str) -> Kernel | None:
+    kernels = (report.get("libraries") or EMPTY).get("kernels") or []
     return next((kernel for kernel in kernels if kernel.get("name") == name), None)
 
 
@@ -36,13 +36,13 @@ def _pinned_install(report: Report, name: str) -> str:
     return command
 
 
-def _extension_evidence(extension: dict[str, Any]) -> str:
+def _extension_evidence(extension: Extension) -> str:
     said = f"{extension.get('name')} {extension.get('version')}"
     if extension.get("requires_torch") is not None:
         said += f" requires torch{extension['requires_torch'] or ' (any version)'}"
     if extension.get("cuda"):
         said += f", built for {extension['cuda']}"
-    error = extension.get("error") or {}
+    error = extension.get("error") or EMPTY
     if extension.get("status") == "timeout":
         said += f"; its import did not finish within {extension.get('limit_s')} s"
     elif error:
@@ -61,7 +61,7 @@ def extension_torch_mismatch(report: Report) -> Finding | None:
     if not found:
         return None
     first = found[0]
-    torch = str((report.get("libraries") or {}).get("torch_version")
+    torch = str((report.get("libraries") or EMPTY).get("torch_version")
                 or report["pytorch"].get("version"))
     declared = first.get("requirement_met") is False
     failed = any(extension.get("status") in ("failed", "timeout") for extension in found)
@@ -108,7 +108,7 @@ def extension_import_failed(report: Report) -> Finding | None:
     if not found:
         return None
     first = found[0]
-    error = first.get("error") or {}
+    error = first.get("error") or EMPTY
     what = f"{error['type']}: {error.get('message')}" if error.get("type") else \
         str(error.get("message"))
     return Finding("EXTENSION_IMPORT_FAILED", "error", tuple(map(_extension_evidence, found)),
@@ -145,7 +145,7 @@ _NO_TRITON = re.compile(r"Cannot find a working triton|triton.*(not installed|no
 def compiler_missing(report: Report) -> Finding | None:
     """torch.compile failed for want of a working C++ compiler (CPU) or Triton (GPU)."""
     kernel = _kernel(report, "compile")
-    error = (kernel or {}).get("error") or {}
+    error = (kernel or EMPTY).get("error") or EMPTY
     message = f"{error.get('type')}: {error.get('message')}"
     for variant, pattern in (("cpp", _NO_CXX), ("triton", _NO_TRITON)):
         if kernel is not None and kernel.get("status") == "failed" and pattern.search(message):
@@ -161,8 +161,8 @@ def fused_attention_unavailable(report: Report) -> Finding | None:
     kernel = _kernel(report, "sdpa")
     if not (gpu_mode(report) and kernel):
         return None
-    missing = {name: backend for name, backend in (kernel.get("backends") or {}).items()
-               if backend.get("available") is False}
+    missing = {name: backend for name, backend in (kernel.get("backends") or EMPTY).items()
+               if isinstance(backend, dict) and backend.get("available") is False}
     if not missing:
         return None
     evidence = tuple(f"{name}: {quote(str(backend.get('reason') or 'no reason given'))}"

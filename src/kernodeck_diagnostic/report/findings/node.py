@@ -5,7 +5,10 @@ driver's compute libraries, WSL with a Linux driver installed inside it.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ..codes import Verdict
+from ..shapes import EMPTY
 from .core import (
     Finding,
     Layer,
@@ -74,7 +77,8 @@ _UNDER_A_LIMIT = (r"failed to map segment from shared object"
 _EXHAUSTED = pattern(_OUT_OF_MEMORY)
 _EXHAUSTED_UNDER_A_LIMIT = pattern(f"{_OUT_OF_MEMORY}|{_UNDER_A_LIMIT}")
 # The limits that fail an allocation (node.memory_limits), with the shell's command for each.
-_MEMORY_LIMITS = (("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
+_MEMORY_LIMITS: tuple[tuple[Literal["address_space_bytes", "data_bytes"], str], ...] = (
+    ("address_space_bytes", "ulimit -v"), ("data_bytes", "ulimit -d"))
 # CUDA starting up says "out of memory" (cudaErrorMemoryAllocation, error 2) when it cannot
 # reserve the host address space it maps the GPUs' memory into: cudaGetDeviceCount()'s "Error 2:
 # out of memory", or the raw "CUDA error: out of memory" of a context that could not be made
@@ -88,10 +92,10 @@ def host_memory_exhausted(report: Report) -> Finding | None:
     """The process ran out of host memory: std::bad_alloc, MemoryError, the loader's own words;
     under a limit on memory (``ulimit -v``, ``-d``), the limit is named and raising it is the
     advice; CUDA that cannot start under ``ulimit -v`` is told apart from a full GPU."""
-    error = report.get("error") or {}
-    limits = (report.get("node") or {}).get("memory_limits") or {}
-    limited = [(command, f"{mib(limits[key])} MiB") for key, command in _MEMORY_LIMITS
-               if isinstance(limits.get(key), int)]
+    error = report.get("error") or EMPTY
+    limits = (report.get("node") or EMPTY).get("memory_limits") or EMPTY
+    limited = [(command, f"{mib(limit)} MiB") for key, command in _MEMORY_LIMITS
+               if isinstance(limit := limits.get(key), int)]
     address_space = next((limit for command, limit in limited if command == "ulimit -v"), None)
     reservation = _cuda_reservation_refused(report, address_space)
     if reservation is not None:
@@ -135,7 +139,7 @@ def _cuda_reservation_refused(report: Report, address_space: str | None) -> Find
 def container_no_compute_capability(report: Report) -> Finding | None:
     """NVIDIA's device nodes and NVML are here, libcuda is not: a container given the driver's
     utility libraries (nvidia-smi works) without its compute ones."""
-    node, nodes = node_block(report), report["runtime"].get("device_nodes") or {}
+    node, nodes = node_block(report), report["runtime"].get("device_nodes") or EMPTY
     if not (gpu_mode(report) and not check_passed(report) and node.get("libcuda") == "absent"
             and node.get("nvml") is True and (nodes.get("nvidiactl") or node.get("dev_gpus"))):
         return None
@@ -170,7 +174,7 @@ def cpu_limited(report: Report) -> Finding | None:
     """This process may use far fewer CPUs than the machine has: its affinity (taskset, a
     cpuset) or its cgroup's CPU quota (a container's --cpus, a job's CPU request). An error when
     the time limit ended the check, a warning under one CPU, else for information."""
-    system = report.get("system") or {}
+    system = report.get("system") or EMPTY
     logical = system.get("logical_cpus")
     affinity, quota = system.get("usable_cpus"), system.get("cpu_quota")
     allowed = [value for value in (affinity, quota) if isinstance(value, (int, float))
