@@ -23,6 +23,8 @@ from .libraries import library_block, wrong_kernel
 from .redact import Redactor
 
 if TYPE_CHECKING:
+    from .codes import Code
+    from .devices import EveryDevice
     from .distributed import Job
 
 
@@ -33,6 +35,17 @@ class Built:
 
     report: dict[str, Any]
     findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one check decided, before any report is assembled (``decide``)."""
+
+    code: Code
+    stage: str
+    error: dict[str, Any] | None  # the ``error`` block, redacted
+    every: EveryDevice | None = None  # --all-devices: each device's verdict
+    distributed: dict[str, Any] | None = None  # --distributed: the ``distributed`` block
 
 
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
@@ -47,11 +60,27 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     ``job``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
     and the job's verdict.
 
-    The code is decided first (the job's included), then the report is assembled, once, and
-    its findings derived from it, once.
+    The code is decided first (``decide``, the job's included), then the report is assembled,
+    once (``assemble``), and its findings derived from it, once.
     """
+    facts = redactor.value(run.state.facts)
+    libraries = library_block(request.as_dict(), facts.get("libraries"), facts.get("pytorch", {}))
+    decision = decide(request, run, facts, libraries, redactor=redactor, job=job)
+    report = assemble(request, run, decision, facts, libraries=libraries, host=host,
+                      redactor=redactor, front=front)
+    found = find(report)
+    report["findings"] = [finding.as_dict() for finding in found]
+    notebook_advice(report, found)  # made from a notebook: its advice in the notebook's words
+    return Built(report, found)
+
+
+def decide(request: Request, run: WorkerRun, facts: dict[str, Any],
+           libraries: dict[str, Any] | None, *, redactor: Redactor,
+           job: Job | None = None) -> Decision:
+    """The verdict of one check from what the worker said (``run``), its facts redacted
+    (``facts``) and the ``libraries`` block: the code, the stage and the error, the job's
+    verdict included under --distributed. Nothing is assembled here."""
     state = run.state
-    facts = redactor.value(state.facts)
     error = _error(request, run)
     wrong = _unverified(state.result)
     every = None
@@ -72,7 +101,6 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
                       what=", ".join(wrong))
     elif error is None and wrong:
         error = _said("check_failed", "compute", None, "error.no_verified_result")
-    libraries = library_block(request.as_dict(), facts.get("libraries"), facts.get("pytorch", {}))
     if error is None and (wrong_one := wrong_kernel(libraries)) is not None:
         # A kernel that ran (--kernels) and gave a wrong result, as the front judges its values.
         error = _said("check_failed", "kernels", wrong_one["name"], "error.kernel_wrong",
@@ -91,6 +119,14 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
             stage = "collective"
             if decided[1] is not None:
                 code, error_block = decided
+    return Decision(code, stage, error_block, every, distributed)
+
+
+def assemble(request: Request, run: WorkerRun, decision: Decision, facts: dict[str, Any], *,
+             libraries: dict[str, Any] | None, host: dict[str, Any] | None,
+             redactor: Redactor, front: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report of a decided check (``decide``), its findings not yet derived (empty)."""
+    state, code, every = run.state, decision.code, decision.every
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
@@ -109,7 +145,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "status": "passed" if code.passed else "failed",
         "code": code.name,
         "exit_code": code.exit_code,
-        "stage": stage,
+        "stage": decision.stage,
         "summary": code.summary,
         "next_action": code.next_action,  # a job's error may have its own: below
         "request": request.as_dict(),
@@ -124,20 +160,17 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "host": redactor.value(host),  # a GPU tool's words: the machine's too
         "system": redactor.value((front or {}).get("system")),
         "node": redactor.value((front or {}).get("node")),
-        **({} if distributed is None else {"distributed": distributed}),
-        "findings": [],  # derived below, from the report itself
-        "error": error_block,
+        **({} if decision.distributed is None else {"distributed": decision.distributed}),
+        "findings": [],  # derived by build, from the report itself
+        "error": decision.error,
         "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
     }
-    if distributed is not None:
+    if decision.distributed is not None:
         from .distributed import next_action_key
 
         report["next_action"] = ENGLISH(next_action_key(report))
-    found = find(report)
-    report["findings"] = [finding.as_dict() for finding in found]
-    notebook_advice(report, found)  # made from a notebook: its advice in the notebook's words
-    return Built(report, found)
+    return report
 
 
 def _caller(runtime: dict[str, Any], front: dict[str, Any]) -> dict[str, Any]:
