@@ -46,13 +46,16 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("report",),
     # 4. What stands on the report: the trial toolkit (in the user's program) and its adapters to
     #    training frameworks (Lightning, Transformers, Accelerate, each imported when used), the
-    #    ramp, resume-check's core, the output ledger.
-    ("trial", "trial.adapters", "ramp", "resume", "ledger"),
-    # 5. The Python API: check() and Report.
+    #    output ledger.
+    ("trial", "trial.adapters", "ledger"),
+    # 5. What stands on the trial toolkit: the ramp (its attempts judged as a Trial's, and
+    #    summarize's rows of attempts and ramps), resume-check's core (the ledger checked too).
+    ("ramp", "resume"),
+    # 6. The Python API: check() and Report.
     ("api",),
-    # 6. The commands: parse, call, print.
+    # 7. The commands: parse, call, print.
     ("commands",),
-    # 7. The entry points, and the package's public facade (its lazy attributes).
+    # 8. The entry points, and the package's public facade (its lazy attributes).
     ("cli", "__main__", "_zipapp", FACADE),
 )
 
