@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
+from .children import kill_all, kill_tree, spawn
 from .i18n import ENGLISH, Translate
 from .request import (  # below the API and the report
     DEVICES,
@@ -35,7 +36,6 @@ from .request import (  # below the API and the report
     Request,
     contradiction,
 )
-from .supervision.process import kill_all, kill_tree, spawn
 
 if TYPE_CHECKING:
     from .facts.launcher import Launch

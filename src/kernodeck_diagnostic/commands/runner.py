@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from .. import TOOL_NAME, __version__
+from ..children import Interrupted, kill_all
 from ..i18n import LANGUAGES, Translate, language_from, translator
 from ..report.codes import (
     CODES,
@@ -36,7 +37,6 @@ from ..report.codes import (
     command_codes,
 )
 from ..report.writer import OutputError, show
-from ..supervision.process import Interrupted, kill_all
 from ..terminal import discard, language_asked, line, write
 
 FORMATS = ("text", "json", "markdown")

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..supervision.process import find_program
+from ..children import find_program
 from ..untrusted_json import read_regular
 from .host import Runner, ToolOutput, default_runner
 

@@ -561,7 +561,7 @@ def _remove(folder: str | None) -> None:
 
 
 def release_sigterm(keep_pending: bool = False) -> None:
-    """SIGTERM unblocked: the front forks this process with it blocked (supervision/process.py).
+    """SIGTERM unblocked: the front forks this process with it blocked (children.py).
     One that arrived before this process had its own process group was meant for the front's
     group: discarded (ignoring a pending signal drops it), unless ``keep_pending`` (a rank's)."""
     if sys.platform == "win32":  # no signal mask there
