@@ -7,8 +7,8 @@ the code relies on, sooner or later). One kind of import is told apart: a packag
 attributes (PEP 562, a module-level ``__getattr__``: the root's ``check``, ``Report``, ``Trial``...)
 are loaded on first use, after the package itself, so they are a node of their own, the
 package's *facade* (``PACKAGE.__getattr__``), with the ``TYPE_CHECKING`` imports that declare
-their types. The root's facade is the top floor; its body (the tool's name, version and the
-working folder ``python -m`` put first) is the lowest.
+their types. The root's facade is the top floor; its body (what was loaded when the package
+began, and the working folder ``python -m`` put first) is the lowest.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ ROOT_BODY, FACADE = "__init__", "__getattr__"
 # or a package above it (``report`` holds ``report.findings``, a module or a package alike). A
 # module may import its own floor (without a circle) and any floor below it, never one above.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    # 0. What every side may import: the package's identity (the root's own body), the worker's
+    # 0. What every side may import: the root's own body (its start records), the worker's
     #    wire protocol (standard library only, imported by the worker and the front alike), the
     #    request types, the report's schema and its checker, and small standard-library-only
-    #    utilities (JSON for what the front did not write, the package's files, the message
-    #    catalogs, the console, which interpreter is the front's, splitting work in processes,
-    #    creating files without following another user's links, appending lines made durable in
-    #    batches, child processes bounded in time and killed whole).
+    #    utilities (JSON for what the front did not write, the package's identity and files,
+    #    the message catalogs, the console, which interpreter is the front's, splitting work in
+    #    processes, creating files without following another user's links, appending lines made
+    #    durable in batches, child processes bounded in time and killed whole).
     (ROOT_BODY, "worker.protocol", "request", "report_schema", "untrusted_json", "package_data",
      "i18n", "terminal", "interpreter", "forked", "safe_files", "group_commit", "children"),
     # 1. The worker: what runs inside the user's interpreter (the stages, the origin analysis,
@@ -208,6 +208,20 @@ def test_no_import_circle() -> None:
     assert circles == []
 
 
+# What the root's body holds for the modules below it: what the interpreter had loaded, and where
+# imports were searched, when the package began (which only its first lines can record), and the
+# working folder ``python -m`` put first. The package's identity (its name and version) is
+# ``package_data``'s: the root's ``__version__`` repeats it for its users, not for its modules.
+START_RECORDS = frozenset(("MODULES_AT_START", "PATH_AT_START", "PYTHON_M_PATH0"))
+
+
+def test_the_root_gives_its_modules_only_its_start_records() -> None:
+    taken = {str(arrow) for arrow in arrows() if arrow.target == ROOT_BODY
+             and not arrow.implicit and arrow.source not in (ROOT_BODY, FACADE)
+             and arrow.name not in START_RECORDS}
+    assert taken == set()
+
+
 def package_of(node: str) -> str:
     """The top-level package (or module) a node belongs to: ``trial`` for ``trial.rows``; the
     root's body and its facade are nodes of their own."""
@@ -237,7 +251,8 @@ def test_no_private_name_crosses_a_module() -> None:
 def test_the_reader_sees_what_the_code_imports() -> None:
     """The reading itself: relative imports, imports in functions, TYPE_CHECKING, facades."""
     found = {(arrow.source, arrow.target, arrow.name) for arrow in arrows()}
-    assert ("report.build", ROOT_BODY, "TOOL_NAME") in found  # from .. import
+    assert ("supervision.start", ROOT_BODY, "MODULES_AT_START") in found  # from .. import
+    assert ("report.build", "package_data", "VERSION") in found  # from ..module import
     assert ("report.build", "report", "SCHEMA_VERSION") in found  # from . import, a package's
     assert ("trial.session", "trial.contracts", None) in found  # from . import module
     assert ("api", "report.build", "build") in found  # inside a function

@@ -25,9 +25,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from .. import TOOL_NAME, __version__
 from ..children import Interrupted, kill_all
 from ..i18n import LANGUAGES, Translate, language_from, translator
+from ..package_data import TOOL_NAME, VERSION
 from ..report.codes import (
     CODES,
     EXIT_INTERNAL,
@@ -132,7 +132,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(allow_abbrev=False, **kwargs)
         self.add_argument("--debug", action="store_true",
                           help=_help(translate("command.help.debug")))
-        self.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
+        self.add_argument("--version", action="version", version=f"{TOOL_NAME} {VERSION}")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)

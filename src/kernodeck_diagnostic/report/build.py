@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import TOOL_NAME, __version__
 from ..i18n import ENGLISH, compose
+from ..package_data import TOOL_NAME, VERSION
 from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
@@ -139,7 +139,7 @@ def assemble(request: Request, run: WorkerRun, decision: Decision, facts: dict[s
                  else every.fill(pytorch, lambda failure: error_report(failure, redactor)))
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": TOOL_NAME, "version": __version__},
+        "tool": {"name": TOOL_NAME, "version": VERSION},
         # time, not datetime: the front imports no module it can do without (docs/performance.md)
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "status": "passed" if code.passed else "failed",
