@@ -43,8 +43,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     #    bounded children, from floor 0).
     ("facts",),
     # 3. What the front starts and supervises: the worker, the user's application (the rank's
-    #    place in its job read from the facts).
-    ("supervision",),
+    #    place in its job read from the facts); and what the API holds a check to before and
+    #    after its worker runs: its arguments (``Options``, the rank's place read from the
+    #    facts), the interpreter asked what it is when the worker never ran in it.
+    ("supervision", "arguments", "interpreter_probe"),
     # 4. The report: model, codes, redaction, findings, rendering, loading, writing.
     ("report",),
     # 5. What stands on the report: the trial toolkit (in the user's program) and its adapters to
