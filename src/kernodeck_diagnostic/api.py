@@ -313,14 +313,14 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     from .report.build import build
 
     front = _front_facts(options, worker, beside)
-    job = None
+    place = None
     if launch is not None:
         # The job's verdict is decided with the rank's own, before the report is assembled.
-        from .report.distributed import Job
+        from .report.distributed import RankPlace
 
-        job = Job(launch, network)
+        place = RankPlace(launch, network)
     built = build(options, worker, host.result() if host else None, beside.redactor(), front,
-                  job=job)
+                  place=place)
     return Report(built.report, worker.state.local_paths, built.findings)
 
 

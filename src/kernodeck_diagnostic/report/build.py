@@ -25,7 +25,7 @@ from .redact import Redactor
 if TYPE_CHECKING:
     from .codes import Code
     from .devices import EveryDevice
-    from .distributed import Job
+    from .distributed import RankPlace
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,14 @@ class Decision:
 
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
           redactor: Redactor, front: dict[str, Any] | None = None, *,
-          job: Job | None = None) -> Built:
+          place: RankPlace | None = None) -> Built:
     """The full report of one check, every string that came from the machine redacted.
 
     ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
     ``library_override``, ``tool_environment`` and ``working_folder_missing``, see
     ``environment``; the ``node`` block, see ``facts.node``), and the ``system`` block the front
     read beside the worker (``facts.system``).
-    ``job``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
+    ``place``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
     and the job's verdict.
 
     The code is decided first (``decide``, the job's included), then the report is assembled,
@@ -65,7 +65,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     """
     facts = redactor.value(run.state.facts)
     libraries = library_block(request.as_dict(), facts.get("libraries"), facts.get("pytorch", {}))
-    decision = decide(request, run, facts, libraries, redactor=redactor, job=job)
+    decision = decide(request, run, facts, libraries, redactor=redactor, place=place)
     report = assemble(request, run, decision, facts, libraries=libraries, host=host,
                       redactor=redactor, front=front)
     found = find(report)
@@ -76,7 +76,7 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
 
 def decide(request: Request, run: WorkerRun, facts: dict[str, Any],
            libraries: dict[str, Any] | None, *, redactor: Redactor,
-           job: Job | None = None) -> Decision:
+           place: RankPlace | None = None) -> Decision:
     """The verdict of one check from what the worker said (``run``), its facts redacted
     (``facts``) and the ``libraries`` block: the code, the stage and the error, the job's
     verdict included under --distributed. Nothing is assembled here."""
@@ -109,11 +109,11 @@ def decide(request: Request, run: WorkerRun, facts: dict[str, Any],
     error_block = None if error is None else error_report(error, redactor, state.stage)
     stage = error_block["stage"] if error_block else "compute"
     distributed = None
-    if job is not None:
+    if place is not None:
         # --distributed: a rank whose own check passed takes the job's verdict, at its stage.
         from .distributed import job_block, job_verdict
 
-        distributed = job_block(request.device, job, state)
+        distributed = job_block(request.device, place, state)
         decided = job_verdict(code, distributed, state)
         if decided is not None:
             stage = "collective"
