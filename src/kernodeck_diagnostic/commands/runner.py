@@ -1,6 +1,7 @@
 """What every command shares: its parser, its common options, and how it ends.
 
-The check, ``compare`` and ``summarize`` all run through ``run_command``, so they end alike:
+Every command (the check, ``compare``, ``summarize``, ``ramp``, ``resume-check``, ``health-check``)
+runs through ``run_command``, so they end alike:
 
 - ``main(argv)`` returns the exit status and never raises ``SystemExit``; ``--help`` and
   ``--version`` print and return 0;
