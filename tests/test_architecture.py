@@ -7,8 +7,8 @@ the code relies on, sooner or later). One kind of import is told apart: a packag
 attributes (PEP 562, a module-level ``__getattr__``: the root's ``check``, ``Report``, ``Trial``...)
 are loaded on first use, after the package itself, so they are a node of their own, the
 package's *facade* (``PACKAGE.__getattr__``), with the ``TYPE_CHECKING`` imports that declare
-their types. The root's facade is the top floor; its body (the tool's name, version and the
-working folder ``python -m`` put first) is the lowest.
+their types. The root's facade is the top floor; its body (what was loaded when the package
+began, and the working folder ``python -m`` put first) is the lowest.
 """
 
 from __future__ import annotations
@@ -27,32 +27,40 @@ ROOT_BODY, FACADE = "__init__", "__getattr__"
 # or a package above it (``report`` holds ``report.findings``, a module or a package alike). A
 # module may import its own floor (without a circle) and any floor below it, never one above.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    # 0. What every side may import: the package's identity (the root's own body), the worker's
+    # 0. What every side may import: the root's own body (its start records), the worker's
     #    wire protocol (standard library only, imported by the worker and the front alike), the
     #    request types, the report's schema and its checker, and small standard-library-only
-    #    utilities (JSON for what the front did not write, the package's files, the message
-    #    catalogs, the console, which interpreter is the front's, splitting work in processes,
-    #    creating files without following another user's links, appending lines made durable in
-    #    batches).
+    #    utilities (JSON for what the front did not write, the package's identity and files,
+    #    the message catalogs, the console, which interpreter is the front's, splitting work in
+    #    processes, creating files without following another user's links, appending lines made
+    #    durable in batches, child processes bounded in time and killed whole).
     (ROOT_BODY, "worker.protocol", "request", "report_schema", "untrusted_json", "package_data",
-     "i18n", "terminal", "interpreter", "forked", "safe_files", "group_commit"),
+     "i18n", "terminal", "interpreter", "forked", "safe_files", "group_commit", "children"),
     # 1. The worker: what runs inside the user's interpreter (the stages, the origin analysis,
     #    the collective, the library layer); the front reads its names and bounds.
     ("worker",),
-    # 2. What the front starts and what it reads itself: the children it supervises (worker,
-    #    application, host tools) and the facts it collects beside the worker.
-    ("supervision", "facts"),
-    # 3. The report: model, codes, redaction, findings, rendering, loading, writing.
+    # 2. What the front reads itself, beside the worker: the facts (its host tools run as
+    #    bounded children, from floor 0).
+    ("facts",),
+    # 3. What the front starts and supervises: the worker, the user's application (the rank's
+    #    place in its job read from the facts); and what the API holds a check to before and
+    #    after its worker runs: its arguments (``Options``, the rank's place read from the
+    #    facts), the interpreter asked what it is when the worker never ran in it.
+    ("supervision", "arguments", "interpreter_probe"),
+    # 4. The report: model, codes, redaction, findings, rendering, loading, writing.
     ("report",),
-    # 4. What stands on the report: the trial toolkit (in the user's program) and its adapters to
+    # 5. What stands on the report: the trial toolkit (in the user's program) and its adapters to
     #    training frameworks (Lightning, Transformers, Accelerate, each imported when used), the
-    #    ramp, resume-check's core, the output ledger.
-    ("trial", "trial.adapters", "ramp", "resume", "ledger"),
-    # 5. The Python API: check() and Report.
+    #    output ledger.
+    ("trial", "trial.adapters", "ledger"),
+    # 6. What stands on the trial toolkit: the ramp (its attempts judged as a Trial's, and
+    #    summarize's rows of attempts and ramps), resume-check's core (the ledger checked too).
+    ("ramp", "resume"),
+    # 7. The Python API: check() and Report.
     ("api",),
-    # 6. The commands: parse, call, print.
+    # 8. The commands: parse, call, print.
     ("commands",),
-    # 7. The entry points, and the package's public facade (its lazy attributes).
+    # 9. The entry points, and the package's public facade (its lazy attributes).
     ("cli", "__main__", "_zipapp", FACADE),
 )
 
@@ -202,6 +210,39 @@ def test_no_import_circle() -> None:
     assert circles == []
 
 
+# What the root's body holds for the modules below it: what the interpreter had loaded, and where
+# imports were searched, when the package began (which only its first lines can record), and the
+# working folder ``python -m`` put first. The package's identity (its name and version) is
+# ``package_data``'s: the root's ``__version__`` repeats it for its users, not for its modules.
+START_RECORDS = frozenset(("MODULES_AT_START", "PATH_AT_START", "PYTHON_M_PATH0"))
+
+
+def test_the_root_gives_its_modules_only_its_start_records() -> None:
+    taken = {str(arrow) for arrow in arrows() if arrow.target == ROOT_BODY
+             and not arrow.implicit and arrow.source not in (ROOT_BODY, FACADE)
+             and arrow.name not in START_RECORDS}
+    assert taken == set()
+
+
+def package_of(node: str) -> str:
+    """The top-level package (or module) a node belongs to: ``trial`` for ``trial.rows``; the
+    root's body and its facade are nodes of their own."""
+    return node if node in (ROOT_BODY, FACADE) else node.split(".", maxsplit=1)[0]
+
+
+def test_no_import_circle_between_packages() -> None:
+    # Packages seen whole: a circle between two packages (a module of ``trial`` importing
+    # ``ramp`` while ``ramp`` imports ``trial``) ties them together even when no two modules
+    # import each other. A package's own facade (``trial.__getattr__``) is part of it.
+    graph: dict[str, set[str]] = {}
+    for arrow in arrows():
+        source, target = package_of(arrow.source), package_of(arrow.target)
+        if source != target and not arrow.implicit:
+            graph.setdefault(source, set()).add(target)
+    circles = [sorted(group) for group in _strongly_connected(graph) if len(group) > 1]
+    assert circles == []
+
+
 def test_no_private_name_crosses_a_module() -> None:
     crossing = {(arrow.source, arrow.target, arrow.name) for arrow in arrows()
                 if arrow.name is not None and arrow.name.startswith("_")
@@ -212,7 +253,8 @@ def test_no_private_name_crosses_a_module() -> None:
 def test_the_reader_sees_what_the_code_imports() -> None:
     """The reading itself: relative imports, imports in functions, TYPE_CHECKING, facades."""
     found = {(arrow.source, arrow.target, arrow.name) for arrow in arrows()}
-    assert ("report.build", ROOT_BODY, "TOOL_NAME") in found  # from .. import
+    assert ("supervision.start", ROOT_BODY, "MODULES_AT_START") in found  # from .. import
+    assert ("report.build", "package_data", "VERSION") in found  # from ..module import
     assert ("report.build", "report", "SCHEMA_VERSION") in found  # from . import, a package's
     assert ("trial.session", "trial.contracts", None) in found  # from . import module
     assert ("api", "report.build", "build") in found  # inside a function

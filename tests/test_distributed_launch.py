@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from conftest import SRC, assert_valid_report
+from kernodeck_diagnostic.children import kill_tree, spawn
 from kernodeck_diagnostic.facts.launcher import detect
-from kernodeck_diagnostic.supervision.process import kill_tree, spawn
 from test_distributed import free_port, rank_env
 
 # The worker's first step, as the front starts it: SIGTERM arrives while it is still blocked.

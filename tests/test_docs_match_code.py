@@ -53,7 +53,7 @@ NOT_IDS = {
     "HIP_VISIBLE_DEVICES", "LC_ALL", "LC_MESSAGES", "LD_LIBRARY_PATH", "LD_PRELOAD",
     "MY_SETTING", "NCCL_VERSION", "NO_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PYTHON_VERSION",
     "PYTORCH_VERSION", "ROCR_VISIBLE_DEVICES", "SUDO_USER", "TORCH_LOGS", "WANDB_API_KEY",
-    "TRITON_CACHE_DIR",  # the compiler cache --kernels moves unless set (worker/libraries.py)
+    "TRITON_CACHE_DIR",  # the compiler cache --kernels moves unless set (worker/kernels.py)
     # a variable the test suite sets for the processes it starts
     "KD_RUN_TAG",
     # threading and dispatch variables a test sets to values their libraries refuse

@@ -1,6 +1,6 @@
 """--extensions, the parts that need no torch: finding the extensions from installed metadata
 (without importing them), reading a version's CUDA, judging the declared requirement, and the
-findings and code a failed import gives (worker/libraries.py, report/libraries.py)."""
+findings and code a failed import gives (worker/extensions.py, report/libraries.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from kernodeck_diagnostic.api import check, library_arguments, validate
 from kernodeck_diagnostic.report.codes import classify
 from kernodeck_diagnostic.report.findings import derive
 from kernodeck_diagnostic.report.libraries import library_block
-from kernodeck_diagnostic.worker.libraries import (
+from kernodeck_diagnostic.worker.extensions import (
     build_cuda,
     cuda_of,
     find_extensions,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import clean_env, run_tool
+from kernodeck_diagnostic.children import find_program
 from kernodeck_diagnostic.facts import host, system
-from kernodeck_diagnostic.supervision.process import find_program
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell scripts")
 

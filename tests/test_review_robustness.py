@@ -30,7 +30,7 @@ from conftest import (
     run_tool,
     schema,
 )
-from kernodeck_diagnostic import api, package_data
+from kernodeck_diagnostic import api, interpreter_probe, package_data
 from kernodeck_diagnostic.commands.check import _LiveLine
 from kernodeck_diagnostic.facts.environment import tool_environment
 from kernodeck_diagnostic.report.compare import STAGE_ORDER
@@ -248,11 +248,11 @@ def test_every_part_of_the_front_agrees_on_its_own_interpreter(
         "venv" if same else None)
     probed: list[str] = []
 
-    def probe(path: str, timeout_s: float) -> api.InterpreterProbe:
+    def probe(path: str, timeout_s: float) -> interpreter_probe.InterpreterProbe:
         probed.append(path)
-        return api.InterpreterProbe("python", (3, 11))
+        return interpreter_probe.InterpreterProbe("python", (3, 11))
 
-    monkeypatch.setattr(api, "interpreter_version", probe)
+    monkeypatch.setattr(interpreter_probe, "interpreter_version", probe)
     monkeypatch.setattr(supervisor, "run_worker", lambda *args, **kwargs:
                         supervisor.WorkerRun.not_started("error.not_started.interpreter", "x"))
     api.run(api.Options(device="cpu", device_index=0, timeout_s=5, host_check=False,

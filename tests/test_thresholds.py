@@ -38,7 +38,7 @@ from kernodeck_diagnostic.report.pep440 import satisfies
 from kernodeck_diagnostic.supervision import oom_killer
 from kernodeck_diagnostic.trial import Trial, contracts, evidence, oom
 from kernodeck_diagnostic.trial import compare as attempt_compare
-from kernodeck_diagnostic.worker import libraries as worker_libraries
+from kernodeck_diagnostic.worker import extensions as worker_extensions
 from library_fixtures import extension, with_libraries
 from node_fixtures import host, with_node
 
@@ -300,13 +300,13 @@ def test_an_extensions_cuda_is_compared_on_major_and_minor(theirs: str, ours: st
     ("0.5.0+cu92", "9.2"),
     ("0.23.0+cpu", "cpu"), ("0.23.0", None)])
 def test_a_local_label_names_its_cuda(version: str, cuda: str | None) -> None:
-    assert worker_libraries.build_cuda(version) == cuda
+    assert worker_extensions.build_cuda(version) == cuda
 
 
 @pytest.mark.parametrize(("value", "cuda"), [(12080, "12.8"), (11080, "11.8"), (1000, None),
                                              (1001, "1.0"), ("12.8.1", "12.8"), ("12", None)])
 def test_a_modules_own_cuda_reads_as_major_and_minor(value: Any, cuda: str | None) -> None:
-    assert worker_libraries.cuda_of(value) == cuda
+    assert worker_extensions.cuda_of(value) == cuda
 
 
 @pytest.mark.parametrize(("name", "dtype", "limit", "above"), [

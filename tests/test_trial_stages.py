@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from kernodeck_diagnostic.ramp.rows import rows_of
 from kernodeck_diagnostic.trial import stages
 from kernodeck_diagnostic.trial.compare import from_events
-from kernodeck_diagnostic.trial.rows import rows_of
 from trial_helpers import (
     app_env,
     assert_valid_attempt,

@@ -32,7 +32,7 @@ from kernodeck_diagnostic.report.redact import Redactor
 from kernodeck_diagnostic.supervision import events, supervisor
 from kernodeck_diagnostic.supervision.events import EventReader
 from kernodeck_diagnostic.supervision.supervisor import WorkerRun
-from kernodeck_diagnostic.worker import collective, libraries
+from kernodeck_diagnostic.worker import collective, extensions
 from kernodeck_diagnostic.worker import protocol as stages
 
 WORKER = SRC / "kernodeck_diagnostic" / "worker" / "stages.py"
@@ -441,5 +441,5 @@ def test_the_time_limit_reaches_every_worker_as_one_deadline(
         assert abs(deadline - (time.time() + 30)) < 5
         assert abs(stages.monotonic_deadline(deadline) - (time.monotonic() + 30)) < 5
     worker = SimpleNamespace(deadline=100.0)
-    assert libraries.stage_deadline(worker) == 100.0 - libraries.END_RESERVE_S
+    assert extensions.stage_deadline(worker) == 100.0 - extensions.END_RESERVE_S
     assert collective.worker_deadline(100.0) == 100.0 - collective.END_MARGIN_S

@@ -372,7 +372,7 @@ if "--events" not in sys.argv and os.environ.get("KD_TEST_BEFORE"):
 # (typing and subprocess with threading, selectors and locale: about 7 and 10 ms here.)
 NOT_BEFORE_THE_WORKER = {"typing", "subprocess", "threading", "selectors", "tempfile", "shutil",
                          "argparse", "dataclasses", "json", "kernodeck_diagnostic.worker.protocol",
-                         "kernodeck_diagnostic.supervision.process"}
+                         "kernodeck_diagnostic.children"}
 
 
 # What pip writes as the console script (pip's own template: it imports re first).

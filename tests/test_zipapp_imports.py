@@ -151,8 +151,9 @@ def hook(event, args):
     elif event == "import" and (args[0].startswith(("kernodeck_diagnostic.report.",
             "kernodeck_diagnostic.supervision.", "kernodeck_diagnostic.report_schema",
             "kernodeck_diagnostic.facts.", "kernodeck_diagnostic.commands.",
-            "kernodeck_diagnostic.api")) or args[0] in ("argparse", "dataclasses", "subprocess",
-            "tempfile", "shutil", "threading")) \
+            "kernodeck_diagnostic.api", "kernodeck_diagnostic.children"))
+            or args[0] in ("argparse", "dataclasses", "subprocess", "tempfile", "shutil",
+                           "threading")) \
             and args[0] not in order and args[0] not in sys.modules:
         order.append(args[0])
 sys.addaudithook(hook)
@@ -182,7 +183,7 @@ def test_the_modules_that_read_the_result_load_while_the_worker_runs(pyz: Path) 
     # (This probe's runpy.run_path loads typing itself: see test_worker_start.py for it.)
     assert order[:started] == ["kernodeck_diagnostic.supervision.start"], order
     for module in ("argparse", "dataclasses", "kernodeck_diagnostic.commands.runner",
-                   "kernodeck_diagnostic.api", "kernodeck_diagnostic.supervision.process",
+                   "kernodeck_diagnostic.api", "kernodeck_diagnostic.children",
                    "subprocess", "threading"):
         assert module in order[started:], order
     for module in ("report.findings", "report.redact", "report.libraries", "report.devices",

@@ -60,8 +60,12 @@ PYTHON_M_PATH0 = _leave_the_working_folder()
 # No typing at run time: this module is on the path to the worker's start (docs/performance.md).
 TYPE_CHECKING = False
 
-__version__ = "1.0.0"
-TOOL_NAME = "kernodeck-diagnostic"
+# The package's identity lives beside its files (package_data): the root repeats it for its users.
+# (Imported here, after the working folder is off the path: package_data imports only os and sys.)
+from .package_data import TOOL_NAME as TOOL_NAME  # noqa: E402
+from .package_data import VERSION  # noqa: E402
+
+__version__ = VERSION
 
 __all__ = ["OutputLedger", "Report", "Trial", "__version__", "check"]
 

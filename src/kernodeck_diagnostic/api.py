@@ -16,61 +16,88 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
-import operator
 import os
-import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from .i18n import ENGLISH, Translate
-from .request import (  # below the API and the report
-    DEVICES,
-    LIBRARY_FLAGS,
-    Device,
-    Request,
-    contradiction,
+from .arguments import (
+    KERNELS_TIMEOUT_DEFAULT_S,
+    TIMEOUT_DEFAULT_S,
+    TIMEOUT_MAX_S,
+    TIMEOUT_MIN_S,
+    Options,
+    index_in_range,
+    known_device,
+    refuse_contradiction,
+    timeout_in_range,
+    validate,
+    validate_bool,
+    validate_device,
+    validate_device_index,
+    validate_distributed,
+    validate_flag,
+    validate_host_check,
+    validate_python,
+    validate_timeout,
 )
-from .supervision.process import kill_all, kill_tree, spawn
+from .children import kill_all
+from .i18n import ENGLISH, Translate
+from .interpreter import interpreter_problem
+from .interpreter_probe import (
+    MINIMUM_PYTHON,
+    InterpreterProbe,
+    InterpreterRejected,
+    interpreter_version,
+    refuse_what_is_not_a_python,
+)
+from .request import LIBRARY_FLAGS, Device, Request
 
 if TYPE_CHECKING:
+    from .facts.host import HostProbe
     from .facts.launcher import Launch
-    from .report.distributed import Job
     from .report.findings import Finding
+    from .report.redact import Redactor
     from .supervision.supervisor import WorkerRun
 
-_T = TypeVar("_T")
-TIMEOUT_MIN_S, TIMEOUT_MAX_S, TIMEOUT_DEFAULT_S = 5, 120, 30
-# The command's limit with --kernels when none is given: a cold torch.compile takes 20 to 50 s.
-KERNELS_TIMEOUT_DEFAULT_S = TIMEOUT_MAX_S
-MINIMUM_PYTHON = (3, 9)
-_PROBE_TIMEOUT_S = 20.0
-# At least this long to tell why a worker never ran, even when it ended at the limit.
-_PROBE_MIN_S = 0.5
-_PROBE_TAIL_BYTES = 4096
-# A line of its own, after anything a wrapper printed; Python 2.7 parses it too.
-_VERSION_PROBE = ("import sys; sys.stdout.write('\\nkernodeck-python-version %d.%d\\n'"
-                  " % sys.version_info[:2])")
-_VERSION_LINE = re.compile(rb"^kernodeck-python-version (\d+)\.(\d+)\r?$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Options(Request):
-    """A validated request for one check, with what the report never holds: the interpreter's
-    path (this one by default)."""
-
-    python: str = field(default_factory=lambda: sys.executable)
-    # --distributed: this rank's place in the job, read from the launcher's variables.
-    launch: Launch | None = None
-    # check() in the caller's own interpreter (a notebook's kernel, a script): its sys.path, in
-    # order, which the worker imports torch with, and the torch it imported, which the worker
-    # compares with its own (facts/caller.py). None from the command line, or for another
-    # interpreter.
-    caller: dict[str, Any] | None = None
+# The API: check(), run() and Report, and the names of check()'s arguments and of the
+# interpreter probe, which live beside the request and the interpreter (``arguments``,
+# ``interpreter``, ``interpreter_probe``) and are given here as they always were.
+__all__ = [
+    "KERNELS_TIMEOUT_DEFAULT_S",
+    "LIVE_LABELS",
+    "MINIMUM_PYTHON",
+    "TIMEOUT_DEFAULT_S",
+    "TIMEOUT_MAX_S",
+    "TIMEOUT_MIN_S",
+    "Device",
+    "InterpreterProbe",
+    "InterpreterRejected",
+    "Options",
+    "Report",
+    "Request",
+    "as_caller",
+    "check",
+    "index_in_range",
+    "interpreter_problem",
+    "interpreter_version",
+    "known_device",
+    "library_arguments",
+    "progress_text",
+    "refuse_contradiction",
+    "refuse_what_is_not_a_python",
+    "run",
+    "timeout_in_range",
+    "validate",
+    "validate_bool",
+    "validate_device",
+    "validate_device_index",
+    "validate_distributed",
+    "validate_flag",
+    "validate_host_check",
+    "validate_python",
+    "validate_timeout",
+]
 
 
 class Report:
@@ -246,333 +273,34 @@ def as_caller(options: Options) -> Options:
     return replace(options, caller=caller.caller_state())
 
 
-def validate(*, device: Any, device_index: Any, timeout: Any, host_check: Any = False,
-             python: Any = None, distributed: Any = False, all_devices: Any = False,
-             extensions: Any = False, kernels: Any = False,
-             translate: Translate = ENGLISH) -> Options:
-    """Check every argument of ``check()``: ``TypeError`` for a wrong type, ``ValueError`` for a
-    wrong value or two that contradict each other, each one line naming the parameters
-    (``check(timeout=...)``).
-
-    The command line converts its text first and uses the same rules (``known_device``,
-    ``index_in_range``, ``timeout_in_range``, ``request.contradiction``) in its own words.
-    """
-    if python is not None and not isinstance(python, (str, os.PathLike)):
-        raise TypeError(translate("api.type.python", type=type(python).__name__))
-    mode = validate_device(device, translate)
-    index = validate_device_index(device_index, translate)
-    every = validate_bool("api.type.all_devices", all_devices, translate)
-    asked = {"cpu"} if mode == "cpu" else set()
-    asked |= {name for name, on in (("device_index", index != 0), ("all_devices", every),
-                                    ("distributed", distributed is True)) if on}
-    refuse_contradiction(asked, index, translate)
-    launch = validate_distributed(distributed, translate)
-    return Options(device=mode,
-                   # each rank checks its own device
-                   device_index=index if launch is None else launch.local_rank,
-                   timeout_s=validate_timeout(timeout, translate),
-                   host_check=validate_host_check(host_check, translate),
-                   python=validate_python(python, translate),
-                   distributed=launch is not None, launch=launch, all_devices=every,
-                   extensions=validate_flag("extensions", extensions, translate),
-                   kernels=validate_flag("kernels", kernels, translate))
-
-
-# How check() writes each option of ``request.contradiction`` in its refusal.
-_API_WORDS = {"cpu": "device='cpu'", "device_index": "device_index={index}",
-              "all_devices": "all_devices=True", "distributed": "distributed=True"}
-
-
-def refuse_contradiction(asked: set[str], index: int, translate: Translate = ENGLISH) -> None:
-    """``ValueError`` naming two of check()'s arguments that contradict each other, in its own
-    words (never a --flag): ``check(all_devices=True, device='cpu'): ...``."""
-    found = contradiction(asked)
-    if found is not None:
-        first, second, why = found
-        raise ValueError(translate(
-            "api.contradiction", first=_API_WORDS[first].format(index=index),
-            second=_API_WORDS[second].format(index=index), reason=translate(why)))
-
-
-def validate_distributed(value: Any, translate: Translate = ENGLISH) -> Launch | None:
-    """``check(distributed=...)``: True or False; True only under torchrun or Slurm."""
-    validate_bool("api.type.distributed", value, translate)
-    if not value:
-        return None
-    from .facts.launcher import LaunchError, detect
-
-    try:
-        return detect(os.environ)
-    except LaunchError as exc:
-        raise ValueError(translate("api.argument", parameter="distributed",
-                                   reason=translate(exc.key, **exc.values))) from None
-
-
-def validate_bool(key: str, value: Any, translate: Translate = ENGLISH) -> bool:
-    """A parameter that is True or False; else ``TypeError`` with the message ``key``, which
-    names the parameter."""
-    if not isinstance(value, bool):
-        raise TypeError(translate(key, type=type(value).__name__))
-    return value
-
-
-def validate_device(value: Any, translate: Translate = ENGLISH) -> Device:
-    """``check(device=...)``: exactly "gpu" or "cpu"."""
-    if not isinstance(value, str):
-        raise TypeError(translate("api.type.device", type=type(value).__name__))
-    return _as_parameter("device", lambda: known_device(value, translate, "api"), translate)
-
-
-def validate_device_index(value: Any, translate: Translate = ENGLISH) -> int:
-    """``check(device_index=...)``: an int (or another integer type, like NumPy's), not a bool."""
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(translate("api.type.device_index", type=type(value).__name__))
-    index = operator.index(value)
-    return _as_parameter("device_index", lambda: index_in_range(index, translate), translate)
-
-
-def validate_timeout(value: Any, translate: Translate = ENGLISH) -> float:
-    """``check(timeout=...)``: seconds as an int or a float, not a bool or a str."""
-    if isinstance(value, bool) or not (isinstance(value, (int, float))
-                                       or hasattr(type(value), "__index__")):
-        raise TypeError(translate("api.type.timeout", type=type(value).__name__))
-    try:
-        seconds = float(value)
-    except OverflowError:  # an integer no float holds (10**400): far out of range, as is inf
-        seconds = math.inf if operator.index(value) > 0 else -math.inf
-    return _as_parameter("timeout", lambda: timeout_in_range(seconds, translate), translate)
-
-
-def validate_host_check(value: Any, translate: Translate = ENGLISH) -> bool:
-    """``check(host_check=...)``: True or False."""
-    if not isinstance(value, bool):
-        raise TypeError(translate("api.type.host_check", type=type(value).__name__))
-    return value
-
-
-def validate_flag(parameter: str, value: Any, translate: Translate = ENGLISH) -> bool:
-    """``check(extensions=...)``, ``check(kernels=...)``: True or False."""
-    if not isinstance(value, bool):
-        raise TypeError(translate("api.type.flag", parameter=parameter,
-                                  type=type(value).__name__))
-    return value
-
-
-# -- the rules, one place each: the API and the command line both use them ---------------------
-
-def known_device(name: str, translate: Translate = ENGLISH,
-                 surface: Literal["api", "cli"] = "api") -> Device:
-    """The device mode: "gpu" or "cpu". ROCm and CUDA are not modes (both use the GPU mode); the
-    hint says how to ask for it in the caller's own terms."""
-    for device in DEVICES:
-        if name == device:
-            return device
-    if name.strip().lower() in ("rocm", "hip", "cuda"):
-        raise ValueError(translate("api.device.rocm" if surface == "api" else "cli.device.rocm",
-                                   value=repr(name)))
-    raise ValueError(translate("arg.device.unknown", value=repr(name)))
-
-
-def index_in_range(index: int, translate: Translate = ENGLISH) -> int:
-    """A device index: 0 or more (whether that device exists is the check's to find out)."""
-    if index < 0:
-        raise ValueError(translate("arg.index.negative", value=index))
-    return index
-
-
-def timeout_in_range(seconds: float, translate: Translate = ENGLISH) -> float:
-    """The limit for the whole check: finite, from TIMEOUT_MIN_S to TIMEOUT_MAX_S seconds."""
-    if not (math.isfinite(seconds) and TIMEOUT_MIN_S <= seconds <= TIMEOUT_MAX_S):
-        raise ValueError(translate("arg.timeout.range", low=TIMEOUT_MIN_S, high=TIMEOUT_MAX_S,
-                                   value=f"{seconds:g}"))
-    return seconds
-
-
-def _as_parameter(parameter: str, rule: Callable[[], _T], translate: Translate) -> _T:
-    """``rule()``, its refusal prefixed with ``check(parameter=...)``: an API caller reads the
-    parameter's name where the command line reads its --flag."""
-    try:
-        return rule()
-    except ValueError as exc:
-        raise ValueError(translate("api.argument", parameter=parameter, reason=exc)) from None
-
-
-def validate_python(value: Any, translate: Translate = ENGLISH) -> str:
-    """The interpreter to diagnose: this one by default, or a file that can be started.
-
-    Only what can be told without running anything is checked here, at once: a missing path, a
-    folder, a link whose target is gone, a file without the right to run. Whether the program is
-    a Python, and which, is learned within the check's time limit (``run``): an interpreter that
-    hangs at start is a ``TIMEOUT`` at stage ``interpreter``, not a usage error.
-    """
-    if value is None:
-        return sys.executable
-    path = os.fspath(value)
-    key = interpreter_problem(path)
-    if key is not None:
-        raise ValueError(translate("api.argument", parameter="python", reason=translate(key)))
-    return str(path)
-
-
-def interpreter_problem(path: str) -> str | None:
-    """Why ``path`` cannot be an interpreter, without running it (a message key), or None."""
-    if not path:
-        return "arg.python.missing"
-    if not os.path.lexists(path):
-        return "arg.python.no_access" if _denied(os.lstat, path) else "arg.python.missing"
-    if not os.path.exists(path):
-        # A virtual environment's python is a link to the Python it was made from: removed or
-        # upgraded since, the link leads nowhere; or it is there, in a folder this user may not
-        # enter (another user's home, mode 0700): permission denied, not gone.
-        return "arg.python.no_access" if _denied(os.stat, path) else "arg.python.dangling"
-    if os.path.isdir(path):
-        return "arg.python.folder"
-    if not os.access(path, os.X_OK):
-        return "arg.python.not_executable"
-    return None
-
-
-def _denied(stat: Callable[[str], Any], path: str) -> bool:
-    """Whether ``stat(path)`` fails for want of permission (a folder on the way this user may not
-    search), as opposed to a file that is not there."""
-    try:
-        stat(path)
-    except PermissionError:
-        return True
-    except (OSError, ValueError):
-        return False
-    return False
-
-
-class InterpreterRejected(ValueError):
-    """The program given as the interpreter is not a Python 3.9+: an invalid argument, found
-    by running it (within the time limit). ``key`` and ``values`` say why in any language."""
-
-    def __init__(self, key: str, **values: str) -> None:
-        super().__init__(ENGLISH("api.argument", parameter="python",
-                                 reason=ENGLISH(key, **values)))
-        self.key = key
-        self.values = values
-
-
-@dataclass(frozen=True)
-class InterpreterProbe:
-    """What running ``PATH -E -S -c <probe>`` showed: a Python and its version, or not."""
-
-    outcome: Literal["python", "not_python", "not_started", "timeout", "died"]
-    version: tuple[int, int] | None = None
-
-
-def interpreter_version(path: str, timeout_s: float = _PROBE_TIMEOUT_S) -> InterpreterProbe:
-    """Ask the program at ``path`` for its Python version, within ``timeout_s`` seconds.
-
-    -E and -S: only the interpreter itself answers, not a broken environment variable or site
-    hook (those the check reports on). The answer is a marked line found in the output's tail:
-    a wrapper script or a program that prints a banner first is still read right, and the front
-    never holds more than that tail. The probe itself parses on Python 2.7, so that an old
-    Python is named as one.
-    """
-    import tempfile
-
-    from .supervision.captures import tail_of
-
-    with _scratch_file(tempfile) as output:
-        try:
-            process = spawn([path, "-E", "-S", "-c", _VERSION_PROBE], stdout=output,
-                            stderr=subprocess.DEVNULL)
-        except OSError:
-            return InterpreterProbe("not_started")
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            return InterpreterProbe("timeout")
-        finally:
-            kill_tree(process)
-        found = _VERSION_LINE.findall(tail_of(output, _PROBE_TAIL_BYTES)[0])
-    if not found:
-        # Killed by a signal before it answered (a library preloaded into it aborts, a crash at
-        # start): a program that died, not one that is no Python. The worker's report says how.
-        return InterpreterProbe("died" if (process.returncode or 0) < 0 else "not_python")
-    major, minor = found[-1]
-    return InterpreterProbe("python", (int(major), int(minor)))
-
-
-def _scratch_file(tempfile: Any) -> IO[bytes]:
-    """A nameless file for a child's output: in the temporary folder, or, where no folder takes
-    one (a full ``/tmp``, a read-only ``/var/tmp``), in memory (Linux's ``memfd_create``)."""
-    try:
-        return tempfile.TemporaryFile()  # type: ignore[no-any-return]
-    except OSError:
-        if not hasattr(os, "memfd_create"):
-            raise
-        return os.fdopen(os.memfd_create("kernodeck-probe"), "w+b")
-
-
-def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float) -> None:
-    """Raise ``InterpreterRejected`` when the worker never ran because ``python`` is not a
-    Python 3.9+ (it wrote no event at all); a Python that ran it, or hung, has its report, and
-    so does a program that died of a signal at start (WORKER_FAILED at the interpreter stage):
-    that is a fault of the interpreter checked, not a wrong argument."""
-    if worker.state.events or worker.outcome == "timeout":
-        return
-    probe = interpreter_version(python, max(deadline - time.monotonic(), _PROBE_MIN_S))
-    if probe.outcome == "not_started":
-        raise InterpreterRejected("arg.python.not_runnable")
-    if probe.outcome == "not_python":
-        raise InterpreterRejected("arg.python.not_python")
-    if probe.version is not None and probe.version < MINIMUM_PYTHON:
-        raise InterpreterRejected("arg.python.too_old", version="{}.{}".format(*probe.version),
-                                  minimum="{}.{}".format(*MINIMUM_PYTHON))
-    # A Python 3.9+ that ended before the worker's first event: the report says how.
-
-
 def run(options: Options, on_progress: Callable[[str, float], None] | None = None, *,
         command_line: bool = False) -> Report:
     """Run a validated check: host probe and worker side by side, then the report.
 
     ``command_line``: the check of the command line, whose user's program is one started in the
     working folder; else the calling program is the user's (``supervisor.user_path0``)."""
+    host: HostProbe | None = None
     if options.host_check:
         # First of all: the probe's few seconds overlap everything that follows. Only when asked:
         # a check without it never loads the module.
         from .facts.host import HostProbe
 
-        host: HostProbe | None = HostProbe().start()
-    else:
-        host = None
+        host = HostProbe().start()
     from .interpreter import is_front_interpreter
     from .supervision.supervisor import run_worker, user_path0
     deadline = time.monotonic() + options.timeout_s
     launch = options.launch
+    network = None
     if launch is not None:
         # Before the worker: rank 0's store binds the port the test binds.
         from .facts.network import collect as network_facts
 
         network = network_facts(os.environ, serves_port=launch.master_port
                                 if launch.serves_store(os.environ) else None)
-    system: list[Callable[[], dict[str, Any] | None]] = []
-    redactors: list[Redactor] = []
-    nodes: list[dict[str, Any] | None] = []
-
-    def beside_the_worker() -> None:
-        # Once the worker runs, not before (its start is the critical path): the machine's facts
-        # (system block), whose nvcc run overlaps the check, what reads the result, the
-        # redaction's rules (this process's environment, names and folders) and the node's
-        # facts (its kernel, devices and loader cache), neither of which the worker's run
-        # changes: read once it has ended, they would delay the verdict.
-        from .facts.system import start_probe
-
-        system.append(start_probe())
-        _load_what_reads_the_result()
-        from .facts.node import collect as node_facts
-        from .report.redact import Redactor
-
-        redactors.append(Redactor.for_this_machine(secrets=_store_place(launch)))
-        nodes.append(node_facts())
-
+    beside = _BesideTheWorker(launch)
     worker = run_worker(options.python, device=options.device,
                         device_index=options.device_index, timeout_s=options.timeout_s,
-                        on_progress=on_progress, on_started=beside_the_worker,
+                        on_progress=on_progress, on_started=beside.start,
                         path0=user_path0(command_line=command_line), caller=options.caller,
                         extra=[*(launch.worker_arguments() if launch is not None else
                                  ["--all-devices"] if options.all_devices else []),
@@ -584,15 +312,81 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
             if host is not None:
                 kill_all()  # the host probe's tool, if it still runs
             raise
-    from .facts.environment import library_override, tool_environment, working_folder_missing
     from .report.build import build
-    from .report.redact import Redactor
+
+    front = _front_facts(options, worker, beside)
+    place = None
+    if launch is not None:
+        # The job's verdict is decided with the rank's own, before the report is assembled.
+        from .report.distributed import RankPlace
+
+        place = RankPlace(launch, network)
+    built = build(options, worker, host.result() if host else None, beside.redactor(), front,
+                  place=place)
+    return Report(built.report, worker.state.local_paths, built.findings)
+
+
+class _BesideTheWorker:
+    """What the front reads once the worker runs, not before (its start is the critical path):
+    the machine's facts (the system block), whose nvcc run overlaps the check, what reads the
+    result, the redaction's rules (this process's environment, names and folders) and the
+    node's facts (its kernel, devices and loader cache), neither of which the worker's run
+    changes: read once it has ended, they would delay the verdict. When no worker started
+    (``start`` never called), each is read when it is asked for."""
+
+    def __init__(self, launch: Launch | None) -> None:
+        self._launch = launch
+        self._system: Callable[[], dict[str, Any] | None] | None = None
+        self._redactor: Redactor | None = None
+        self._node: dict[str, Any] | None = None
+        self._started = False
+
+    def start(self) -> None:
+        """The worker's ``on_started``."""
+        from .facts.system import start_probe
+
+        self._system = start_probe()
+        _load_what_reads_the_result()
+        from .facts.node import collect as node_facts
+
+        self._redactor = self._new_redactor()
+        self._node = node_facts()
+        self._started = True
+
+    def system(self) -> dict[str, Any] | None:
+        """The system block: the probe started beside the worker, or now."""
+        if self._system is None:
+            from .facts.system import start_probe
+
+            self._system = start_probe()
+        return self._system()
+
+    def node(self) -> dict[str, Any] | None:
+        if self._started:
+            return self._node
+        from .facts.node import collect as node_facts
+
+        return node_facts()
+
+    def redactor(self) -> Redactor:
+        return self._redactor if self._redactor is not None else self._new_redactor()
+
+    def _new_redactor(self) -> Redactor:
+        from .report.redact import Redactor
+
+        return Redactor.for_this_machine(secrets=_store_place(self._launch))
+
+
+def _front_facts(options: Options, worker: WorkerRun,
+                 beside: _BesideTheWorker) -> dict[str, Any]:
+    """What the front reads itself once the worker has ended (``report.build``'s ``front``)."""
+    from .facts.environment import library_override, tool_environment, working_folder_missing
+
     state = worker.state
     # The worker inherited this process's environment: the raw messages (not yet redacted) name
     # the library the loader rejected, and the variables here say which folder supplied it.
     texts = [(state.error or {}).get("message"), state.facts.get("pytorch", {}).get("init_error"),
              worker.stderr_line, *(warning.get("message") for warning in state.warnings)]
-    from .facts.node import collect as node_facts
     # import torch raised (not "No module named", not a shadow never imported) or killed the
     # worker: a C++ libtorch on LD_LIBRARY_PATH may be why, whatever the message says.
     raised = (state.error or {}).get("type")
@@ -603,23 +397,14 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
     front = {"library_override": library_override(texts, torch_failed=import_failed),
              "tool_environment": tool_environment(options.python),
              "working_folder_missing": working_folder_missing(),
-             "node": nodes[0] if nodes else node_facts(),  # read now when no worker started
-             "system": _system_facts(system)}
+             "node": beside.node(),  # read now when no worker started
+             "system": beside.system()}
     if options.caller is not None:
         # What the front knows of its caller without the worker (the worker adds where its
         # torch came from): kept when the worker hangs or crashes before saying it.
         front["caller"] = {name: options.caller.get(name)
                            for name in ("kernel", "torch_imported", "torch_version")}
-    job: dict[str, Job] = {}
-    if launch is not None:
-        # The job's verdict is decided with the rank's own, before the report is assembled.
-        from .report.distributed import Job
-
-        job["job"] = Job(launch, network)
-    redactor = (redactors[0] if redactors
-                else Redactor.for_this_machine(secrets=_store_place(launch)))
-    built = build(options, worker, host.result() if host else None, redactor, front, **job)
-    return Report(built.report, worker.state.local_paths, built.findings)
+    return front
 
 
 # What the front needs once the worker has ended: loaded while the worker starts its interpreter
@@ -630,15 +415,6 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
 # that is not part of a job.
 _READS_THE_RESULT = ("report.build", "report.redact", "report.render", "report.distributed",
                      "facts.environment", "facts.node")
-
-
-def _system_facts(started: list[Callable[[], dict[str, Any] | None]]) -> dict[str, Any] | None:
-    """The system block: the probe started beside the worker, or now when no worker started."""
-    if not started:
-        from .facts.system import start_probe
-
-        started.append(start_probe())
-    return started[0]()
 
 
 def _store_place(launch: Launch | None) -> list[str]:

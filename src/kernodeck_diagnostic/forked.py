@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -89,12 +88,23 @@ def can_fork() -> bool:
 
 def usable_cpus() -> int:
     """The processors this process may run on: its affinity, as taskset and cpusets set it (a
-    CPU quota is not seen: there, parts share the time the quota gives)."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere, every processor
-    if affinity is not None:
-        with contextlib.suppress(OSError):
-            return len(affinity(0))
+    CPU quota is not seen: there, parts share the time the quota gives); where the system does
+    not say (not Linux) or cannot (``OSError``), every processor."""
+    with contextlib.suppress(OSError):
+        known = affinity_cpus()
+        if known is not None:
+            return known
     return os.cpu_count() or 1
+
+
+def affinity_cpus() -> int | None:
+    """The logical CPUs this process may run on: its affinity (taskset, a cpuset); None where
+    the system does not say (not Linux). The one reading of it: the machine's facts report it
+    (facts/system.py), ``usable_cpus`` sizes the parts by it. (The check reads it beside the
+    worker: this module imports ``pickle`` only where a part's result travels, so the check's
+    path loads nothing more for it.)"""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else None
 
 
 class _Child:
@@ -111,6 +121,10 @@ class _Child:
         None when it cannot be (no more processes allowed, no memory)."""
         if sys.platform == "win32":  # no fork (can_fork says so first)
             return None
+        # Loaded here, before the fork (each child has it), not with this module: the check reads
+        # affinity_cpus from here, beside its worker, and never runs a part.
+        import pickle
+
         try:
             read_end, write_end = os.pipe()
         except OSError:
@@ -155,6 +169,8 @@ class _Child:
             return None
         try:
             # From the pipe only this child holds the other end of: as trusted as our memory.
+            import pickle  # loaded already: start() loaded it
+
             return (pickle.loads(b"".join(chunks)),)  # noqa: S301
         except Exception:  # cut short: its part is done here
             return None

@@ -1,12 +1,19 @@
 """Which interpreter is the front's own: the one test of it, for the supervisor (the worker's
 options), the API (whether to ask another program for its Python version) and the facts (the
-tool's own install); and whether this process is the command itself (``started_as_a_program``:
-the early worker forked from it, its end without the interpreter's teardown)."""
+tool's own install); whether this process is the command itself (``started_as_a_program``:
+the early worker forked from it, its end without the interpreter's teardown); and why a path
+cannot be an interpreter, told without running it (``interpreter_problem``)."""
 
 from __future__ import annotations
 
 import os
 import sys
+
+# No typing at run time: this module is on the path to the worker's start (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def is_front_interpreter(python: str, front: str | None = None) -> bool:
@@ -51,3 +58,33 @@ def started_as_a_program() -> bool:
     return (frame.f_code.co_name == "<module>" and main is not None
             and frame.f_globals is vars(main) and entry is not None
             and frame.f_globals.get("entry") is entry)
+
+
+def interpreter_problem(path: str) -> str | None:
+    """Why ``path`` cannot be an interpreter, without running it (a message key), or None."""
+    if not path:
+        return "arg.python.missing"
+    if not os.path.lexists(path):
+        return "arg.python.no_access" if _denied(os.lstat, path) else "arg.python.missing"
+    if not os.path.exists(path):
+        # A virtual environment's python is a link to the Python it was made from: removed or
+        # upgraded since, the link leads nowhere; or it is there, in a folder this user may not
+        # enter (another user's home, mode 0700): permission denied, not gone.
+        return "arg.python.no_access" if _denied(os.stat, path) else "arg.python.dangling"
+    if os.path.isdir(path):
+        return "arg.python.folder"
+    if not os.access(path, os.X_OK):
+        return "arg.python.not_executable"
+    return None
+
+
+def _denied(stat: Callable[[str], Any], path: str) -> bool:
+    """Whether ``stat(path)`` fails for want of permission (a folder on the way this user may not
+    search), as opposed to a file that is not there."""
+    try:
+        stat(path)
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False

@@ -1,10 +1,16 @@
-"""Files shipped inside the package (the worker's source, the report's schema), read from an
-installed package or from inside the single-file zipapp alike, and how their bytecode is named."""
+"""The package's identity (its name and version), and the files shipped inside it (the worker's
+source, the report's schema), read from an installed package or from inside the single-file
+zipapp alike, and how their bytecode is named."""
 
 from __future__ import annotations
 
 import os
 import sys
+
+# The package's identity: its name, as the command and every record say it, and its version (the
+# one source: pyproject.toml reads it from here, the root's ``__version__`` repeats it).
+TOOL_NAME = "kernodeck-diagnostic"
+VERSION = "1.0.0"
 
 
 def read(*parts: str) -> bytes:

@@ -118,7 +118,7 @@ def test_a_child_being_started_when_the_front_ends_is_killed_too(
     kill_all took its list. The final kill_all now waits for children being started."""
     import threading
 
-    from kernodeck_diagnostic.supervision import process as proc
+    from kernodeck_diagnostic import children as proc
 
     monkeypatch.setattr(proc, "_LIVE", set())
     monkeypatch.setattr(proc, "_CLOSED", threading.Event())
@@ -163,8 +163,8 @@ def test_an_interrupt_is_not_swallowed_by_a_handler_of_errors(signum: signal.Sig
     probe that must never fail the check, the zipapp's importer falling back to compiling), an
     interrupt that is an Exception was swallowed, and the check ran on to its end: a SIGTERM
     during the zipapp's module loading was lost in about 1 run of 8."""
+    from kernodeck_diagnostic.children import Interrupted
     from kernodeck_diagnostic.commands.runner import InterruptOnSignals
-    from kernodeck_diagnostic.supervision.process import Interrupted
 
     with pytest.raises(Interrupted), InterruptOnSignals():
         _a_probe_that_keeps_its_errors(signum)

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from conftest import SRC, clean_env
+from kernodeck_diagnostic.ramp.rows import rows_of
 from kernodeck_diagnostic.trial import log_reader, open_attempt
 from kernodeck_diagnostic.trial.evidence import run_records
 from kernodeck_diagnostic.trial.judge import PASSED, Process, judge
@@ -44,7 +45,6 @@ from kernodeck_diagnostic.trial.log_reader import (
     PassTimes,
     from_events,
 )
-from kernodeck_diagnostic.trial.rows import rows_of
 from kernodeck_diagnostic.trial.stages import first_and_later, last_started, read_beacon
 from kernodeck_diagnostic.untrusted_json import (
     NotARegularFile,
@@ -504,10 +504,10 @@ def test_a_link_at_an_attempt_folders_attempt_json_is_not_followed(tmp_path: Pat
 def test_summarize_reads_an_event_log_larger_than_a_report_as_an_attempt(tmp_path: Path) -> None:
     """An ``events.jsonl`` over a report's 8 MiB is an attempt's log, read within its own
     bounds (it was one unreadable file, "too large")."""
+    from kernodeck_diagnostic.ramp.rows import read_too
     from kernodeck_diagnostic.report.load import MAX_REPORT_BYTES
     from kernodeck_diagnostic.report.summary import Summary, collect
     from kernodeck_diagnostic.report.summary_render import keep
-    from kernodeck_diagnostic.trial.rows import read_too
 
     attempt = tmp_path / "20261206T000000Z-aaaaaa"
     attempt.mkdir()

@@ -120,18 +120,18 @@ def test_the_scratch_file_falls_back_to_memory(monkeypatch: pytest.MonkeyPatch) 
         pytest.skip("memfd_create is Linux's")
     import tempfile as real_tempfile
 
-    from kernodeck_diagnostic import api
+    from kernodeck_diagnostic import interpreter_probe
 
     class NoFolder:
         @staticmethod
         def TemporaryFile() -> None:  # noqa: N802 - tempfile's own name
             raise FileNotFoundError(2, "No usable temporary directory found")
 
-    with api._scratch_file(NoFolder) as scratch:
+    with interpreter_probe._scratch_file(NoFolder) as scratch:
         scratch.write(b"Python 3.11")
         scratch.seek(0)
         assert scratch.read() == b"Python 3.11"
-    with api._scratch_file(real_tempfile) as scratch:
+    with interpreter_probe._scratch_file(real_tempfile) as scratch:
         assert scratch.fileno() >= 0
 
 

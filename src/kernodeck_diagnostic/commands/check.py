@@ -10,7 +10,6 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
-from .. import TOOL_NAME
 from ..api import (
     KERNELS_TIMEOUT_DEFAULT_S,
     TIMEOUT_DEFAULT_S,
@@ -27,6 +26,7 @@ from ..api import (
     validate,
 )
 from ..i18n import ENGLISH, LANGUAGES, Translate
+from ..package_data import TOOL_NAME
 from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..request import DEVICES, Device, contradiction
 from ..terminal import line, write

@@ -35,6 +35,7 @@ from ..api import (
     run,
     validate,
 )
+from ..children import run_bounded
 from ..i18n import Translate
 from ..report.health import (
     PROFILES,
@@ -45,7 +46,6 @@ from ..report.health import (
     process_exit_status,
     slurm_action,
 )
-from ..supervision.process import run_bounded
 from ..terminal import line
 from .runner import (
     FORMATS,

@@ -46,6 +46,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..children import Interrupted
 from ..i18n import Translate
 from ..ramp import record
 from ..ramp.outcome import PASSED, classify
@@ -56,7 +57,6 @@ from ..report.redact import Redactor, argument_secrets, redact_argv
 from ..report.tables import table
 from ..safe_files import PARTIAL, Folder, UnsafePath, check_file
 from ..supervision.application import run_application
-from ..supervision.process import Interrupted
 from ..terminal import json_text, line
 from ..trial.folder import AXIS_NAME_VARIABLE, AXIS_VALUE_VARIABLE, RUN_DIR_VARIABLE
 from .runner import (

@@ -1,6 +1,7 @@
 """What every command shares: its parser, its common options, and how it ends.
 
-The check, ``compare`` and ``summarize`` all run through ``run_command``, so they end alike:
+Every command (the check, ``compare``, ``summarize``, ``ramp``, ``resume-check``, ``health-check``)
+runs through ``run_command``, so they end alike:
 
 - ``main(argv)`` returns the exit status and never raises ``SystemExit``; ``--help`` and
   ``--version`` print and return 0;
@@ -25,8 +26,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from .. import TOOL_NAME, __version__
+from ..children import Interrupted, kill_all
 from ..i18n import LANGUAGES, Translate, language_from, translator
+from ..package_data import TOOL_NAME, VERSION
 from ..report.codes import (
     CODES,
     EXIT_INTERNAL,
@@ -36,7 +38,6 @@ from ..report.codes import (
     command_codes,
 )
 from ..report.writer import OutputError, show
-from ..supervision.process import Interrupted, kill_all
 from ..terminal import discard, language_asked, line, write
 
 FORMATS = ("text", "json", "markdown")
@@ -132,7 +133,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(allow_abbrev=False, **kwargs)
         self.add_argument("--debug", action="store_true",
                           help=_help(translate("command.help.debug")))
-        self.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
+        self.add_argument("--version", action="version", version=f"{TOOL_NAME} {VERSION}")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)

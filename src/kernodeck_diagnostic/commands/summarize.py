@@ -24,7 +24,7 @@ regular file, missing) are one line, their count and kinds (each listed with its
 ``--list-unreadable``; always in JSON), and the others are still summarized. Trial
 attempts (``attempt.json``, or the ``events.jsonl`` a killed attempt left) and ramps
 (``ramp.json``, each attempt with its trial folder) get a second table, across attempts: status,
-first error stage, contracts, peak memory, last started stage (``trial/rows.py``). Each attempt
+first error stage, contracts, peak memory, last started stage (``ramp/rows.py``). Each attempt
 is judged by the one judge (``trial/judge.py``): a failed attempt counts as a failed report (a
 stage failure the program caught included), one that never ended without a failure as
 inconclusive. A ramp counts once, by what its attempts measured (``ramp/record.py``'s
@@ -54,11 +54,11 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..forked import in_parts, usable_cpus
 from ..i18n import Translate
+from ..ramp.rows import read_too, rows_of
 from ..report.codes import CODES
 from ..report.summary import SEVERITY, Files, Judged, Summary, collect
 from ..report.summary_render import json_lines, keep, markdown_lines, text_lines
 from ..terminal import json_text, line
-from ..trial.rows import read_too, rows_of
 from .runner import (
     InterruptOnSignals,
     Parser,

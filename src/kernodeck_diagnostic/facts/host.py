@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..supervision.process import find_program, run_bounded
+from ..children import find_program, run_bounded
 from ..terminal import one_line
 from ..untrusted_json import loads
 

@@ -21,7 +21,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..supervision.process import find_program
+from ..children import find_program
+from ..forked import affinity_cpus
 from ..untrusted_json import read_regular
 from .host import Runner, ToolOutput, default_runner
 
@@ -75,7 +76,7 @@ def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str]
         "os_name": name, "os_version": version,
         "kernel": _guarded(kernel_release), "libc": _guarded(libc),
         "cpu_model": _guarded(cpu_model), "logical_cpus": _guarded(os.cpu_count),
-        "usable_cpus": _guarded(usable_cpus), "cpu_quota": _guarded(cpu_quota),
+        "usable_cpus": _guarded(affinity_cpus), "cpu_quota": _guarded(cpu_quota),
         "memory_total_bytes": _guarded(memory_total_bytes),
         "nvidia_driver_version": _guarded(nvidia_driver_version),
         "kfd_gfx_targets": _guarded(kfd_gfx_targets),
@@ -83,13 +84,6 @@ def probe_system(environ: Mapping[str, str] | None = None, which: Callable[[str]
         or _toolkit("failed", None, None, env),
         "configuration": _guarded(lambda: configuration(env)) or {},
     }
-
-
-def usable_cpus() -> int | None:
-    """The logical CPUs this process may run on: its affinity (taskset, a cpuset); None where
-    the system does not say (not Linux)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else None
 
 
 def cpu_quota(cgroup_root: str = "/sys/fs/cgroup", own: str = "/proc/self/cgroup") -> float | None:

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .. import TOOL_NAME, __version__
+from ..package_data import TOOL_NAME
+from ..package_data import VERSION as TOOL_VERSION
 from ..report.markup import escape
 from ..report.markup import table as markdown_table
 from ..report.redact import hidden_options
@@ -80,7 +81,7 @@ class Ramp:
         first = self.first_failing
         document = {
             "format": FORMAT, "version": VERSION,
-            "tool": {"name": TOOL_NAME, "version": __version__},
+            "tool": {"name": TOOL_NAME, "version": TOOL_VERSION},
             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "status": self.status, "axis": self.axis, "start": self.start, "stop": self.stop,
             "factor": self.factor, "bisect": self.bisect,

@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import TOOL_NAME, __version__
 from ..i18n import ENGLISH, compose
+from ..package_data import TOOL_NAME, VERSION
 from ..request import Request
 from ..supervision.events import WorkerState
 from ..supervision.supervisor import WorkerRun
@@ -24,7 +24,9 @@ from .redact import Redactor
 from .shapes import Report
 
 if TYPE_CHECKING:
-    from .distributed import Job
+    from .codes import Code
+    from .devices import EveryDevice
+    from .distributed import RankPlace
 
 
 @dataclass(frozen=True)
@@ -36,23 +38,50 @@ class Built:
     findings: tuple[Finding, ...]
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What one check decided, before any report is assembled (``decide``)."""
+
+    code: Code
+    stage: str
+    error: dict[str, Any] | None  # the ``error`` block, redacted
+    every: EveryDevice | None = None  # --all-devices: each device's verdict
+    distributed: dict[str, Any] | None = None  # --distributed: the ``distributed`` block
+
+
 def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
           redactor: Redactor, front: dict[str, Any] | None = None, *,
-          job: Job | None = None) -> Built:
+          place: RankPlace | None = None) -> Built:
     """The full report of one check, every string that came from the machine redacted.
 
     ``front`` holds the facts the front read itself once the worker ended (``runtime``'s
     ``library_override``, ``tool_environment`` and ``working_folder_missing``, see
     ``environment``; the ``node`` block, see ``facts.node``), and the ``system`` block the front
     read beside the worker (``facts.system``).
-    ``job``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
+    ``place``, under ``--distributed``: the rank's place in its job, for the ``distributed`` block
     and the job's verdict.
 
-    The code is decided first (the job's included), then the report is assembled, once, and
-    its findings derived from it, once.
+    The code is decided first (``decide``, the job's included), then the report is assembled,
+    once (``assemble``), and its findings derived from it, once.
     """
+    facts = redactor.value(run.state.facts)
+    libraries = library_block(request.as_dict(), facts.get("libraries"), facts.get("pytorch", {}))
+    decision = decide(request, run, facts, libraries, redactor=redactor, place=place)
+    report = assemble(request, run, decision, facts, libraries=libraries, host=host,
+                      redactor=redactor, front=front)
+    found = find(report)
+    report["findings"] = [finding.as_dict() for finding in found]
+    notebook_advice(report, found)  # made from a notebook: its advice in the notebook's words
+    return Built(report, found)
+
+
+def decide(request: Request, run: WorkerRun, facts: dict[str, Any],
+           libraries: dict[str, Any] | None, *, redactor: Redactor,
+           place: RankPlace | None = None) -> Decision:
+    """The verdict of one check from what the worker said (``run``), its facts redacted
+    (``facts``) and the ``libraries`` block: the code, the stage and the error, the job's
+    verdict included under --distributed. Nothing is assembled here."""
     state = run.state
-    facts = redactor.value(state.facts)
     error = _error(request, run)
     wrong = _unverified(state.result)
     every = None
@@ -73,7 +102,6 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
                       what=", ".join(wrong))
     elif error is None and wrong:
         error = _said("check_failed", "compute", None, "error.no_verified_result")
-    libraries = library_block(request.as_dict(), facts.get("libraries"), facts.get("pytorch", {}))
     if error is None and (wrong_one := wrong_kernel(libraries)) is not None:
         # A kernel that ran (--kernels) and gave a wrong result, as the front judges its values.
         error = _said("check_failed", "kernels", wrong_one["name"], "error.kernel_wrong",
@@ -82,16 +110,24 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     error_block = None if error is None else error_report(error, redactor, state.stage)
     stage = error_block["stage"] if error_block else "compute"
     distributed = None
-    if job is not None:
+    if place is not None:
         # --distributed: a rank whose own check passed takes the job's verdict, at its stage.
         from .distributed import job_block, job_verdict
 
-        distributed = job_block(request.device, job, state)
+        distributed = job_block(request.device, place, state)
         decided = job_verdict(code, distributed, state)
         if decided is not None:
             stage = "collective"
             if decided[1] is not None:
                 code, error_block = decided
+    return Decision(code, stage, error_block, every, distributed)
+
+
+def assemble(request: Request, run: WorkerRun, decision: Decision, facts: dict[str, Any], *,
+             libraries: dict[str, Any] | None, host: dict[str, Any] | None,
+             redactor: Redactor, front: dict[str, Any] | None = None) -> Report:
+    """The report of a decided check (``decide``), its findings not yet derived (empty)."""
+    state, code, every = run.state, decision.code, decision.every
     timings: dict[str, float] = {name: state.stage_ms[name] for name in STAGES
                                  if name in state.stage_ms}
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
@@ -106,13 +142,13 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
     # (every test's report meets it); from here on the report is read as ``shapes.Report``.
     report = cast(Report, {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": TOOL_NAME, "version": __version__},
+        "tool": {"name": TOOL_NAME, "version": VERSION},
         # time, not datetime: the front imports no module it can do without (docs/performance.md)
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "status": "passed" if code.passed else "failed",
         "code": code.name,
         "exit_code": code.exit_code,
-        "stage": stage,
+        "stage": decision.stage,
         "summary": code.summary,
         "next_action": code.next_action,  # a job's error may have its own: below
         "request": request.as_dict(),
@@ -127,20 +163,17 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
         "host": redactor.value(host),  # a GPU tool's words: the machine's too
         "system": redactor.value((front or {}).get("system")),
         "node": redactor.value((front or {}).get("node")),
-        **({} if distributed is None else {"distributed": distributed}),
-        "findings": [],  # derived below, from the report itself
-        "error": error_block,
+        **({} if decision.distributed is None else {"distributed": decision.distributed}),
+        "findings": [],  # derived by build, from the report itself
+        "error": decision.error,
         "warnings": redactor.value(state.warnings + state.notes()),
         "timings_ms": timings,
     })
-    if distributed is not None:
+    if decision.distributed is not None:
         from .distributed import next_action_key
 
         report["next_action"] = ENGLISH(next_action_key(report))
-    found = find(report)
-    report["findings"] = [finding.as_dict() for finding in found]
-    notebook_advice(report, found)  # made from a notebook: its advice in the notebook's words
-    return Built(report, found)
+    return report
 
 
 def _caller(runtime: dict[str, Any], front: dict[str, Any]) -> dict[str, Any]:

@@ -346,11 +346,18 @@ def _timing_keys(a: dict[str, float], b: dict[str, float]) -> list[str]:
             + [key for key in DURATIONS if key in present])
 
 
-def timing_moved(a: float | None, b: float | None) -> bool:
+def moved(a: float | None, b: float | None, at_least: float, ratio: float) -> bool:
+    """The one rule of a measure that changed between two runs: it moved by ``at_least`` (its
+    unit) AND by ``ratio`` of the smaller of the two values; one side unknown is a change when
+    the other is known."""
     if a is None or b is None:
         return a is not b
     delta = abs(b - a)
-    return delta >= TIMING_MIN_DELTA_MS and delta >= TIMING_MIN_RATIO * min(a, b)
+    return delta >= at_least and delta >= ratio * min(a, b)
+
+
+def timing_moved(a: float | None, b: float | None) -> bool:
+    return moved(a, b, TIMING_MIN_DELTA_MS, TIMING_MIN_RATIO)
 
 
 # -- showing a value -------------------------------------------------------------------------------

@@ -46,17 +46,18 @@ def _rank_stage(code: Code, entry: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class Job:
+class RankPlace:
     """``--distributed``: this rank's place in the job (``launch``) and this node's facts
-    (``network``, facts/network.py), what the rank's report is built with (``build``)."""
+    (``network``, facts/network.py), what the rank's report is built with (``build``). (A job
+    itself, its ranks' reports grouped, is ``report.jobs.Job``.)"""
 
     launch: Launch
     network: dict[str, Any] | None = None
 
 
-def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
+def job_block(device: str, place: RankPlace, state: WorkerState) -> dict[str, Any]:
     """The ``distributed`` block: every rank's account, classified here, and the collective's."""
-    launch = job.launch
+    launch = place.launch
     outcome = state.collective or {}
     expected = world_sum(launch.world_size)
     status = outcome.get("status") or ("timeout" if state.stage == "collective" else "not_reached")
@@ -87,7 +88,7 @@ def job_block(device: str, job: Job, state: WorkerState) -> dict[str, Any]:
                            "duplicated_ranks": duplicated, **reached},
             "ranks": [ranks[number] for number in sorted(ranks)], "missing_ranks": missing,
             "shared_devices": shared_devices(state.ranks),
-            **{name: (job.network or {}).get(name) for name in NETWORK_FACTS}}
+            **{name: (place.network or {}).get(name) for name in NETWORK_FACTS}}
 
 
 def job_verdict(own: Code, block: dict[str, Any],
@@ -106,7 +107,7 @@ def apply(report: dict[str, Any], launch: Launch, state: WorkerState,
     """``report``, a rank's own check built without its job, with the ``distributed`` block and
     the job's verdict (``job_block``, ``job_verdict``: what ``build`` decides before it
     assembles a rank's report); its findings are not derived again."""
-    block = job_block(report["request"]["device"], Job(launch, network), state)
+    block = job_block(report["request"]["device"], RankPlace(launch, network), state)
     verdict = dict(report)
     decided = job_verdict(CODES[report["code"]], block, state)
     if decided is not None:

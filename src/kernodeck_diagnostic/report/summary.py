@@ -20,7 +20,7 @@ a report at all, too large, not a regular file, missing) are kept with the reaso
 are still summarized. The three outputs: ``report/summary_render.py``.
 
 A file that is not a report may be a trial attempt or a ramp's record: ``Summary``'s ``other``
-(``trial/rows.py``, given by the command) turns it into rows of a second table, across attempts;
+(``ramp/rows.py``, given by the command) turns it into rows of a second table, across attempts;
 a folder's ``events.jsonl`` without an ``attempt.json`` beside it (an attempt killed first) is
 found too. Reports are read and counted exactly as without it.
 

@@ -1,5 +1,6 @@
 """The children the front starts, and what they say.
 
-``process`` spawns each in its own process group, bounds it in time and kills it whole;
-``supervisor`` runs the worker within the check's limit; ``events`` decodes the worker's event log.
+Each is spawned in its own process group, bounded in time and killed whole by ``children``
+(a base module: the facts' host tools use it too); ``supervisor`` runs the worker within the
+check's limit; ``events`` decodes the worker's event log.
 """

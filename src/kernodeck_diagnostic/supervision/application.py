@@ -35,11 +35,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from ..children import Interrupted, kill_tree, spawn
 from ..safe_files import PRIVATE_MODE, Folder
 from ..untrusted_json import read_regular
 from .captures import bound_capture
 from .oom_killer import Evidence, OomWatch
-from .process import Interrupted, kill_tree, spawn
 
 POLL_INTERVAL_S = 0.05
 _PROC_FILE_BYTES = 64 * 1024  # a process's stat line, a thread's children (read bounded)

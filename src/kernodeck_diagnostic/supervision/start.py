@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import subprocess
     from typing import IO, NoReturn
 
-    from .process import Spawned
+    from ..children import Spawned
 
 # The worker's argument that makes it wait for its request on stdin (worker/stages.py).
 REQUEST_ON_STDIN = "--request-on-stdin"
@@ -103,7 +103,7 @@ class Started:
         if self._stopped:
             return
         self._stopped = True
-        from .process import kill_tree
+        from ..children import kill_tree
 
         kill_tree(self.process, reap=not (finished and self.early))
         if self.process.stdin is not None:
@@ -199,7 +199,7 @@ def _launch(argv: list[str], words: list[str], output: tuple[IO[bytes], IO[bytes
         return spawn_early(argv, *output), None
     import subprocess
 
-    from .process import spawn
+    from ..children import spawn
 
     return spawn(argv, stdout=output[0], stderr=output[1], stdin=subprocess.PIPE,
                  hold_sigterm=True), None
@@ -255,7 +255,7 @@ def _adopted(pid: int, argv: list[str], write: int, *others: int) -> Spawned:
     """The worker started as ``pid``, its stdin's write end ``write``, counted among the
     children ``process.kill_all`` ends; ``OSError`` (``write`` and ``others`` closed) when this
     process is already ending (``process.adopt``)."""
-    from .process import Spawned, adopt  # the worker runs: from here on, off its path
+    from ..children import Spawned, adopt  # the worker runs: from here on, off its path
 
     stdin = os.fdopen(write, "wb")
     process = Spawned(pid, argv, stdin)

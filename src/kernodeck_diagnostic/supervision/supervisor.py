@@ -21,9 +21,9 @@ from ..worker.protocol import LAUNCHER_HURRY_S, deadline_argument
 PLACES_FILE = "places.json"
 
 if TYPE_CHECKING:
+    from ..children import Spawned
     from ..facts.launcher import StopReason
     from .events import WorkerState
-    from .process import Spawned
     from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
 # imported once the worker is started, not before: its start is the check's critical path.

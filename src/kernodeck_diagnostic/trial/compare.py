@@ -32,7 +32,14 @@ import os
 from typing import Any
 
 from ..i18n import ENGLISH
-from ..report.compare import TIMINGS, Comparison, differences, render_markdown, timing_moved
+from ..report.compare import (
+    TIMINGS,
+    Comparison,
+    differences,
+    moved,
+    render_markdown,
+    timing_moved,
+)
 from ..report.load import Loaded, file_name
 from ..report.load import load as read_report
 from . import notebook
@@ -342,10 +349,7 @@ def _peaks(attempt: dict[str, Any]) -> dict[str, int]:
 
 
 def _moved(a: int | None, b: int | None) -> bool:
-    if a is None or b is None:
-        return a is not b
-    delta = abs(b - a)
-    return delta >= MEMORY_MIN_DELTA_BYTES and delta >= MEMORY_MIN_RATIO * min(a, b)
+    return moved(a, b, MEMORY_MIN_DELTA_BYTES, MEMORY_MIN_RATIO)
 
 
 def _object(value: Any) -> dict[str, Any]:

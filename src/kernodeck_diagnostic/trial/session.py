@@ -30,7 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
-from .. import TOOL_NAME, __version__, terminal
+from .. import terminal
+from ..package_data import TOOL_NAME, VERSION
 from ..report.redact import (
     Redactor,
     argument_secrets,
@@ -571,7 +572,7 @@ class Trial:
             "format": folder.FORMAT,
             "version": folder.VERSION,
             "attempt_id": self.attempt_id,
-            "tool": {"name": TOOL_NAME, "version": __version__},
+            "tool": {"name": TOOL_NAME, "version": VERSION},
             "started_at": self._started_at,
             "ended_at": _now(),
             "status": status,

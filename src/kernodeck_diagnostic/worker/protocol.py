@@ -21,13 +21,14 @@ from typing import Any, Literal, get_args
 # stages.companion). Each comes after the ones it uses; this module first, as the worker loads it
 # before anything else. The package names them too (worker/__init__.py), for the front.
 COMPANIONS: tuple[str, ...] = ("protocol", "origin", "runtime", "readings", "accelerators",
-                               "all_devices", "inventory", "collective", "libraries")
+                               "all_devices", "inventory", "collective", "extensions",
+                               "kernels")
 
 # The stages, in the order they run. A stable report field: never derived from a method's name.
 Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",
                 "collective"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
-# The kernels of the kernels stage (--kernels, worker/libraries.py), in the order they run: each
+# The kernels of the kernels stage (--kernels, worker/kernels.py), in the order they run: each
 # is a step of that stage, so a kernel that hangs is named.
 Kernel = Literal["matmul_float32", "matmul_tf32", "matmul_float16", "matmul_bfloat16", "conv2d",
                  "sdpa", "transfer", "compile"]

@@ -192,8 +192,8 @@ class Worker:
             "interpreter": self.stage_interpreter, "import": self.stage_import,
             "backend": self.stage_backend, "device": self.stage_device,
             "compute": self.stage_compute,
-            "extensions": lambda: companion("libraries").stage_extensions(self),
-            "kernels": lambda: companion("libraries").stage_kernels(self),
+            "extensions": lambda: companion("extensions").stage_extensions(self),
+            "kernels": lambda: companion("kernels").stage_kernels(self),
         }
         for name in protocol.STAGES:
             if name == "collective":
@@ -561,7 +561,7 @@ def _remove(folder: str | None) -> None:
 
 
 def release_sigterm(keep_pending: bool = False) -> None:
-    """SIGTERM unblocked: the front forks this process with it blocked (supervision/process.py).
+    """SIGTERM unblocked: the front forks this process with it blocked (children.py).
     One that arrived before this process had its own process group was meant for the front's
     group: discarded (ignoring a pending signal drops it), unless ``keep_pending`` (a rank's)."""
     if sys.platform == "win32":  # no signal mask there
@@ -581,7 +581,7 @@ def companions_used(args: Any) -> list[str]:
     code the default check never runs. Only the stages of that option call them.
     """
     used_only_with = {"all_devices": args.all_devices, "collective": args.launcher is not None,
-                      "libraries": any(getattr(args, name) for name in protocol.LIBRARY_STAGES)}
+                      "extensions": args.extensions, "kernels": args.kernels}
     return [name for name in protocol.COMPANIONS if used_only_with.get(name, True)]
 
 

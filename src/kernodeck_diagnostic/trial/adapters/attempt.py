@@ -21,8 +21,8 @@ from collections.abc import Generator, Iterable, Mapping
 from types import ModuleType
 from typing import Any, cast
 
-from ... import TOOL_NAME
 from ...i18n import language_from, translator
+from ...package_data import TOOL_NAME
 from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary

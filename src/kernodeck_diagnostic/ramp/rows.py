@@ -8,8 +8,11 @@ contracts (passed, or the names of those that failed), its peak memory, the last
 started, and whether it counts as passed: the one judge's outcome (``trial/judge.py``), so an
 attempt that ended ``completed`` after a stage failure its program caught is failed, and one
 killed before its end is not passed. A ramp counts once, by a row of its own: what its attempts
-measured (``ramp/record.py``'s ``verdict``); its attempts' rows are shown, not counted, each
+measured (``record.py``'s ``verdict``); its attempts' rows are shown, not counted, each
 judged again from its Trial folders (all of them) when they are there.
+
+It stands on both the trial toolkit and the ramp, so it lives on the ramp's side: the ramp builds
+on the trial, never the other way round.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..ramp.record import FORMAT as RAMP_FORMAT
-from ..ramp.record import MEASURED, attempt_from, verdict
+from ..trial.accessors import judge_document, peak_of
+from ..trial.evidence import run_records
+from ..trial.folder import ATTEMPT_FILE
+from ..trial.judge import INCONCLUSIVE, PASSED, judge
+from ..trial.log import EVENTS_FILE
+from ..trial.log_reader import from_events, is_attempt_document
 from ..untrusted_json import load_file
-from .accessors import judge_document, peak_of
-from .evidence import run_records
-from .folder import ATTEMPT_FILE
-from .judge import INCONCLUSIVE, PASSED, judge
-from .log import EVENTS_FILE
-from .log_reader import from_events, is_attempt_document
+from .record import FORMAT as RAMP_FORMAT
+from .record import MEASURED, attempt_from, verdict
 
 MAX_FILE_BYTES = 16 * 2**20
 
