@@ -101,3 +101,40 @@ def test_a_rank_frozen_under_torchrun_leaves_nothing_once_torchrun_has_ended(
     found = reports(tmp_path)
     assert found[0]["code"] == "COLLECTIVE_FAILED", found[0]["error"]
     assert found[0]["distributed"]["missing_ranks"] == [1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script picks each rank's Python")
+def test_real_torchrun_with_the_longest_limit_never_cuts_rank_0_short(
+        cpu_torch_python: Path, broken_torch_python: Path, tmp_path: Path) -> None:
+    """Under a real torchrun and ``--timeout 120`` (the longest, --kernels' default), rank 1's
+    torch is broken: it fails at once, torchrun SIGTERMs rank 0's group and SIGKILLs it 30 s
+    later (issue 45: no verdict, no report). Rank 0 writes the job's verdict naming rank 1 before
+    that. torchrun runs one command for every rank: a script picks each rank's interpreter."""
+    script = tmp_path / "rank.sh"
+    script.write_text(
+        '#!/bin/sh\nif [ "$LOCAL_RANK" = 1 ]; then python="$BROKEN"; else python="$CPU"; fi\n'
+        'exec "$python" -m kernodeck_diagnostic "$@"\n', encoding="utf-8")
+    script.chmod(0o700)
+    env = rank_env({"CPU": str(cpu_torch_python), "BROKEN": str(broken_torch_python)})
+    started = time.monotonic()
+    launcher = subprocess.Popen(
+        [str(cpu_torch_python), "-m", "torch.distributed.run", "--standalone",
+         "--nproc-per-node", "2", "--master-port", str(free_port()), "--no-python",
+         str(script), "--distributed", "--device", "cpu", "--timeout", "120", "--output",
+         "report-{rank}.json"], cwd=tmp_path, env=env, text=True, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        stdout, stderr = launcher.communicate(timeout=150)
+    finally:
+        launcher.kill()
+        launcher.communicate()
+    took = time.monotonic() - started
+    found = reports(tmp_path)
+    assert found[1]["code"] == "TORCH_IMPORT_FAILED"
+    verdict = found[0]
+    assert verdict["code"] == "COLLECTIVE_FAILED", verdict["error"]
+    assert verdict["distributed"]["missing_ranks"] == [1]
+    assert verdict["distributed"]["launcher_stopped"] is True
+    assert "FAILED COLLECTIVE_FAILED (exit 13)" in stdout, stderr
+    assert took < 100, took  # ended by torchrun's stop, never by the 120 s limit
