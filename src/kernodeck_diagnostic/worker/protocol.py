@@ -7,14 +7,15 @@ on Python 3.9+, and holds no stage code: the stages, the events, the error kinds
 fixed computation's values and the encoding of its results, and the helpers both sides apply
 the same way. The front holds every event to these names on arrival (see
 ``supervision/events.py``), because the interpreter under diagnosis may write anything.
-(One exception to the imports: ``ctypes``, in ``dies_with_its_parent`` only, which the worker's
-watch and a rank's worker call before the user's folder is on their import path.)
+(One exception to the imports: ``ctypes``, in ``dies_with_its_parent`` only, which a rank's
+worker and its watch call before the user's folder is on their import path.)
 """
 
 from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 import time
 from typing import Any, Literal, get_args
@@ -197,3 +198,14 @@ def dies_with_its_parent(signum: int, parent: int) -> bool:
     if os.getppid() != parent:  # it ended before the request: its end already came
         os.kill(os.getpid(), signum)
     return True
+
+
+def watch_wakes_with_the_worker(worker: int) -> None:
+    """The worker's watch (stages.watch_front), forked before the request says whether the
+    worker is a rank: woken (SIGCONT) once ``worker`` ends, where it may be one (torchrun's
+    ``RANK`` or Slurm's ``SLURM_PROCID`` set), the only worker that dies with its front
+    (collective.place). A frozen rank's watch, woken, sees the front gone and kills what is left
+    of the worker's group. Elsewhere nothing is asked: an ordinary check spares the import."""
+    if sys.platform == "win32" or not {"RANK", "SLURM_PROCID"} & os.environ.keys():
+        return
+    dies_with_its_parent(signal.SIGCONT, worker)

@@ -493,8 +493,8 @@ def watch_front(events_path: str) -> None:
         except OSError:
             child = -1  # no process to spare: the thread below watches instead
         if child == 0:
-            try:  # a frozen watch woken once the worker is gone: its poll tells whose end came
-                protocol.dies_with_its_parent(signal.SIGCONT, worker)
+            try:
+                protocol.watch_wakes_with_the_worker(worker)  # a frozen rank's: its poll decides
                 if _front_gone():
                     _remove(folder)
                     _kill_worker(worker)  # its group: this watch goes with it
