@@ -7,8 +7,10 @@ per external command by default, node-problem-detector 5 s by default).
 Each round runs, alternated (so that the machine's load falls on both alike):
 
 1. the anchor, a bare ``python -c "import torch; torch.ones(1).sum()"``: what any check of the
-   node's torch costs at least;
-2. ``python -m kernodeck_diagnostic health-check --exit-profile npd --timeout T`` (never
+   node's torch costs by hand, Python's teardown of torch included;
+2. the floor, the same ending with ``os._exit(0)`` (docs/performance.md's floor): no teardown,
+   which the check's worker skips too;
+3. ``python -m kernodeck_diagnostic health-check --exit-profile npd --timeout T`` (never
    ``--slurm``: nothing is drained), the package from src/ on PYTHONPATH, in the same
    interpreter, as the tool installed into the node's venv runs.
 
@@ -16,8 +18,8 @@ Both under the real CPU build of torch 2.13.0 (tests/envs.py's cached environmen
 without a GPU the check ends at its backend stage (``GPU_BACKEND_ABSENT``, the environment's
 fault), after ``import torch`` and the host probe: the path every run takes; on a GPU node the
 computation on each device comes after it (docs/performance.md, ``--all-devices``). Printed:
-the median, p95 (nearest rank) and largest wall time of each, the ratio of the p95s, and each
-host's budget against the check's p95. Every subprocess is bounded.
+the median, p95 (nearest rank) and largest wall time of each, the ratio of the check's p95 to
+each anchor's, and each host's budget against the check's p95. Every subprocess is bounded.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ANCHOR = "import torch; torch.ones(1).sum()"
+FLOOR = ANCHOR + "; import os; os._exit(0)"
 # The hosts' limits on one run of the check, in seconds (docs/fleet.md's recipes).
 BUDGETS = {"Slurm HealthCheckProgram": 60.0, "NHC, all checks": 30.0,
            "NHC, one command (default -t)": 5.0, "node-problem-detector (default)": 5.0}
@@ -76,10 +79,11 @@ def main() -> int:
     bound = args.timeout + 30
     commands = {
         "anchor: import torch; torch.ones(1).sum()": [python, "-c", ANCHOR],
+        "floor: the same; os._exit(0)": [python, "-c", FLOOR],
         "health-check": [python, "-m", "kernodeck_diagnostic", "health-check",
                          "--exit-profile", "npd", "--timeout", str(args.timeout)]}
-    timed(commands["health-check"], env, bound)  # one warm-up round: the page cache
-    timed(commands["anchor: import torch; torch.ones(1).sum()"], env, bound)
+    for argv in commands.values():  # one warm-up round: the page cache
+        timed(argv, env, bound)
     walls: dict[str, list[float]] = {name: [] for name in commands}
     statuses: dict[str, set[int]] = {name: set() for name in commands}
     for _ in range(args.runs):
@@ -93,8 +97,9 @@ def main() -> int:
     for name, values in walls.items():
         print(f"{name:45} {statistics.median(values):8.2f} {p95(values):8.2f} "
               f"{max(values):8.2f}  {sorted(statuses[name])}")
-    check, anchor = p95(walls["health-check"]), p95(walls[next(iter(walls))])
-    print(f"health-check p95 / anchor p95: {check / anchor:.2f}")
+    check = p95(walls["health-check"])
+    for name in list(walls)[:2]:
+        print(f"health-check p95 / {name.split(':')[0]} p95: {check / p95(walls[name]):.2f}")
     for host, budget in BUDGETS.items():
         verdict = "fits" if check <= budget else "does NOT fit: raise the host's limit"
         print(f"{host:34} {budget:5.0f} s: p95 {check:.2f} s {verdict}")

@@ -21,7 +21,9 @@ def test_one_round_prints_the_check_the_anchor_and_every_hosts_budget() -> None:
     assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
     table = completed.stdout
     for words in ("anchor: import torch; torch.ones(1).sum()", "health-check", "p95",
-                  "health-check p95 / anchor p95:", "Slurm HealthCheckProgram",
+                  "health-check p95 / anchor p95:",
+                  "floor: the same; os._exit(0)", "health-check p95 / floor p95:",
+                  "Slurm HealthCheckProgram",
                   "NHC, all checks", "NHC, one command (default -t)",
                   "node-problem-detector (default)"):
         assert words in table, words
