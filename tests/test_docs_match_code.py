@@ -66,7 +66,7 @@ NOT_IDS = {
     # the launchers' variables --distributed reads by name (facts/launcher.py), one Slurm sets
     # for batch scripts, and scripts/gpu-smoke.sh's time limits
     "GROUP_RANK", "LOCAL_RANK", "MASTER_PORT", "SLURM_JOB_NODELIST", "SLURM_LOCALID",
-    "SLURM_NODEID", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_STEP_NODELIST", "SLURM_SUBMIT_DIR",
+    "SLURM_NODEID", "SLURM_NTASKS", "SLURM_STEP_NODELIST", "SLURM_SUBMIT_DIR",
     "BUDGET_S", "TIMEOUT_S", "WORLD_SIZE",
     # the interface variables --distributed checks by name (facts/network.py), never their value
     "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",

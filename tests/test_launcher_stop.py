@@ -1,6 +1,7 @@
 """--distributed: why the launcher stopped the job (issue 45), from what the launcher tells a task
-and never by asking its daemons (facts/launcher.stop_reason): the job reached its time limit, was
-cancelled before it, or only "SIGTERM". The real Slurm's scancel and time limit: test_slurm.py.
+(facts/launcher.stop_reason), else from what Slurm's controller says of the job to its rank 0
+(asked_stop_reason): the job reached its time limit, was cancelled before it, or only "SIGTERM".
+The real Slurm's scancel and time limit: test_slurm.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from pathlib import Path
 import pytest
 
 from conftest import FAKES, SRC, assert_valid_report
-from kernodeck_diagnostic.facts.launcher import END_TIME_SLACK_S, stop_reason
+from kernodeck_diagnostic.facts.launcher import (
+    END_TIME_SLACK_S,
+    asks_why_stopped,
+    job_stop_reason,
+    stop_reason,
+)
 from test_distributed import free_port, rank_env
 
 END = 1_800_000_000  # a job's end, as SLURM_JOB_END_TIME says it (a UNIX time)
@@ -44,6 +50,37 @@ REASONS = [
                          ids=[row[0] for row in REASONS])
 def test_why_the_launcher_stopped_the_job(environ: dict[str, str], at: float, why: str) -> None:
     assert stop_reason(environ, at) == why
+
+
+# scontrol's line for the job while its controller ends it (the real Slurm 22.05's words), and
+# what it makes of the stop; None: the controller is not ending the job, the SIGTERM stays bare.
+CONTROLLER = [
+    ("time-limit-completing", "JobId=7 JobName=x JobState=COMPLETING Reason=TimeLimit Dep=(null)",
+     "time_limit"),
+    ("time-limit-state", "JobId=7 JobState=TIMEOUT Reason=None", "time_limit"),
+    ("scancel-completing", "JobId=7 JobState=COMPLETING Reason=None Dependency=(null)",
+     "cancelled"),
+    ("scancel-state", "JobId=7 JobState=CANCELLED Reason=None", "cancelled"),
+    ("preempted", "JobId=7 JobState=PREEMPTED Reason=None", "cancelled"),
+    ("still-running", "JobId=7 JobState=RUNNING Reason=None", None),
+    ("another-word-for-the-reason", "JobId=7 JobState=RUNNING SomeReason=TimeLimit", None),
+    ("no-state", "slurm_load_jobs error: Invalid job id specified", None),
+]
+
+
+@pytest.mark.parametrize(("line", "why"), [row[1:] for row in CONTROLLER],
+                         ids=[row[0] for row in CONTROLLER])
+def test_what_slurms_controller_says_of_a_job_it_ends(line: str, why: str | None) -> None:
+    assert job_stop_reason(line) == why
+
+
+def test_only_the_jobs_rank_0_under_slurm_asks_the_controller() -> None:
+    task0 = {**JOB, "SLURM_PROCID": "0"}
+    assert asks_why_stopped(task0)
+    assert asks_why_stopped({**task0, "RANK": "0"})  # srun starting torchrun: its rank 0
+    for other in ({**JOB, "SLURM_PROCID": "1"}, {**task0, "RANK": "3"}, {"SLURM_PROCID": "0"},
+                  {}):
+        assert not asks_why_stopped(other), other
 
 
 # What each reason makes of a rank's report: its only rank held in a slow import of torch (the

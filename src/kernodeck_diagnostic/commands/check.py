@@ -320,13 +320,12 @@ def _metrics_saved(path: str, report: dict[str, Any], t: Translate) -> bool:
 
 def _launcher_stop(held: bool) -> dict[str, Any]:
     """Whether the launcher's SIGTERM came, and why (the job cancelled, its time limit, or only
-    "SIGTERM": facts/launcher.stop_reason, read as it came)."""
+    "SIGTERM": facts/launcher.stop_reason, read as it came, or Slurm's controller's answer)."""
     if not held:
         return {"launcher_stopped": False}
-    from ..supervision.supervisor import LAUNCHER_STOP_REASON
+    from ..supervision.supervisor import launcher_stop_reason
 
-    return {"launcher_stopped": True,
-            "launcher_stop": LAUNCHER_STOP_REASON[0] if LAUNCHER_STOP_REASON else "sigterm"}
+    return {"launcher_stopped": True, "launcher_stop": launcher_stop_reason()}
 
 
 def _as_rank(launch: Launch | None, args: argparse.Namespace,

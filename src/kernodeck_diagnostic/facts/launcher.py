@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -58,12 +59,13 @@ PORT_BASE, PORT_STEPS, PORT_JOBS = 20000, 8, 1500
 MAX_WORLD_SIZE = 65536
 
 
-# Why the launcher's SIGTERM came (``distributed.launcher_stop``), from what Slurm gives a task,
-# never by asking its daemons: SLURM_JOB_END_TIME, the job's end as a UNIX time (set by Slurm
-# releases newer than 22.05; Debian 12's 22.05.8 sets none). At or after it, the job reached its
-# time limit; before it, the job was cancelled (scancel, srun interrupted, a failed task under
-# --kill-on-bad-exit, a preemption). Without it, or under torchrun: only that the launcher sent
-# SIGTERM.
+# Why the launcher's SIGTERM came (``distributed.launcher_stop``), first from what Slurm gives a
+# task: SLURM_JOB_END_TIME, the job's end as a UNIX time (set by Slurm releases newer than 22.05;
+# Debian 12's 22.05.8 sets none). At or after it, the job reached its time limit; before it, the
+# job was cancelled (scancel, srun interrupted, a failed task under --kill-on-bad-exit, a
+# preemption). Without it, the job's rank 0 alone asks the controller once, bounded
+# (``asked_stop_reason``: one query a job, never one a rank). Otherwise, or under torchrun: only
+# that the launcher sent SIGTERM.
 StopReason = Literal["time_limit", "cancelled", "sigterm"]
 STOP_REASONS: tuple[StopReason, ...] = ("time_limit", "cancelled", "sigterm")
 # Slurm signals at its periodic check of the limits, at or after the end; the controller's clock
@@ -77,6 +79,60 @@ def stop_reason(environ: Mapping[str, str], at: float) -> StopReason:
     if not environ.get("SLURM_JOB_ID") or not (end.isascii() and end.isdigit()) or int(end) == 0:
         return "sigterm"
     return "time_limit" if at >= int(end) - END_TIME_SLACK_S else "cancelled"
+
+
+SCONTROL_TIMEOUT_S = 3.0
+SCONTROL_AGAIN_S = 0.3
+# The job as the controller says it while it ends it (scontrol's one line): the state, and the
+# reason, "TimeLimit" once its time limit ended it (Slurm 22.05: "JobState=COMPLETING
+# Reason=TimeLimit"; after scancel "JobState=COMPLETING Reason=None").
+_JOB_STATE = re.compile(r"(?:^|\s)JobState=(\S+)")
+_JOB_REASON = re.compile(r"(?:^|\s)Reason=(\S+)")
+_TIME_LIMIT_STATES = frozenset(("TIMEOUT", "DEADLINE"))
+# A job the controller is ending before its time limit: cancelled in this report's words.
+_ENDING_STATES = frozenset(("CANCELLED", "COMPLETING", "PREEMPTED"))
+
+
+def asks_why_stopped(environ: Mapping[str, str]) -> bool:
+    """Whether this rank asks the controller why its SIGTERM came: the job's rank 0 under
+    Slurm (task 0, and rank 0 of a torchrun it runs). Asked only when the task's variables
+    could not tell (``stop_reason`` said "sigterm")."""
+    return (bool(environ.get("SLURM_JOB_ID")) and environ.get("SLURM_PROCID") == "0"
+            and environ.get("RANK", "0") == "0")
+
+
+def asked_stop_reason(environ: Mapping[str, str]) -> StopReason | None:
+    """Why Slurm's controller is ending this job: ``scontrol show job``, within
+    SCONTROL_TIMEOUT_S in all, again every SCONTROL_AGAIN_S while it cannot say (the job's
+    first query as Slurm 22.05 signals its time limit comes back empty); None when it never
+    can (no scontrol, no answer, a job still running: the SIGTERM was not Slurm's ending of
+    the job)."""
+    job = environ.get("SLURM_JOB_ID", "")
+    if not (job.isascii() and job.isdigit()):
+        return None
+    from ..supervision.process import find_program, run_bounded
+
+    scontrol = find_program("scontrol")
+    if scontrol is None:
+        return None
+    end = time.monotonic() + SCONTROL_TIMEOUT_S
+    while True:
+        said = run_bounded([scontrol, "--oneliner", "show", "job", job],
+                           max(end - time.monotonic(), 0.1))
+        found = job_stop_reason(said.stdout) if said.returncode == 0 else None
+        if found is not None or time.monotonic() + SCONTROL_AGAIN_S >= end:
+            return found
+        time.sleep(SCONTROL_AGAIN_S)
+
+
+def job_stop_reason(text: str) -> StopReason | None:
+    """``asked_stop_reason``'s reading of scontrol's line."""
+    state, reason = _JOB_STATE.search(text), _JOB_REASON.search(text)
+    if state is None:
+        return None
+    if state.group(1) in _TIME_LIMIT_STATES or (reason and reason.group(1) == "TimeLimit"):
+        return "time_limit"
+    return "cancelled" if state.group(1) in _ENDING_STATES else None
 
 
 class LaunchError(ValueError):

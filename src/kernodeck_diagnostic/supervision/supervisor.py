@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,10 +37,14 @@ FINAL_GRACE_S = 1.0
 # once. The worker, in a session of its own, never gets torchrun's: it is forwarded, the worker
 # cuts what is left of its collective stage to LAUNCHER_HURRY_S, and the front's limit is cut to
 # that and HURRY_MARGIN_S (the worker's own end margin, the report).
-# Why it came (facts/launcher.stop_reason), read at that moment.
+# Why it came (facts/launcher.stop_reason), read at that moment; where the task's variables do
+# not tell, the job's rank 0 asks Slurm's controller in a thread (_ASKING), waited for at most
+# ASK_WAIT_S when the reason is read (``launcher_stop_reason``).
 LAUNCHER_STOP: list[float] = []
 LAUNCHER_STOP_REASON: list[StopReason] = []
 HURRY_MARGIN_S = 8.0
+_ASKING: list[threading.Thread] = []
+ASK_WAIT_S = 4.0
 
 
 def launcher_stopping() -> None:
@@ -47,9 +52,30 @@ def launcher_stopping() -> None:
     if not LAUNCHER_STOP:
         LAUNCHER_STOP.append(time.monotonic())
         # Already imported under --distributed (the rank's Launch comes from it).
-        from ..facts.launcher import stop_reason
+        from ..facts.launcher import asks_why_stopped, stop_reason
 
         LAUNCHER_STOP_REASON.append(stop_reason(os.environ, time.time()))
+        if LAUNCHER_STOP_REASON[0] == "sigterm" and asks_why_stopped(os.environ):
+            asking = threading.Thread(target=_ask_why_stopped, daemon=True,
+                                      name="launcher-stop")
+            with contextlib.suppress(RuntimeError):  # no thread to spare: "sigterm" stays
+                asking.start()
+                _ASKING.append(asking)
+
+
+def _ask_why_stopped() -> None:
+    from ..facts.launcher import asked_stop_reason
+
+    found = asked_stop_reason(os.environ)
+    if found is not None:
+        LAUNCHER_STOP_REASON[0] = found
+
+
+def launcher_stop_reason() -> StopReason:
+    """Why the launcher's SIGTERM came, once the controller has answered (at most ASK_WAIT_S)."""
+    for asking in _ASKING:
+        asking.join(ASK_WAIT_S)
+    return LAUNCHER_STOP_REASON[0] if LAUNCHER_STOP_REASON else "sigterm"
 
 ProgressCallback = Callable[[str, float], None]
 # How the worker ended: its final event written (whatever its exit), the time limit reached, an
@@ -257,7 +283,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     reader.close()
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
-    stop = (LAUNCHER_STOP_REASON[0] if LAUNCHER_STOP_REASON else "sigterm") if hurried else None
+    stop = launcher_stop_reason() if hurried else None
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start,
                      cpu_s=cpu_s, launcher_stop=stop)
 

@@ -513,7 +513,12 @@ def _status_of(exc: BaseException) -> str:
 
 def place(worker: Any, args: Any, deadline: float) -> None:
     """This rank's place in the job, from the worker's arguments (facts/launcher.py's
-    ``worker_arguments``), and the launcher's SIGTERM heard from now on."""
+    ``worker_arguments``), and the launcher's SIGTERM heard from now on. Nothing of the job
+    outlives the launcher: this worker is killed when its front ends, even stopped (a rank
+    frozen with SIGSTOP, its front then killed by torchrun, its session signalled by no one),
+    and its watch, woken then, kills what is left of its group (stages.watch_front)."""
+    if sys.platform != "win32":
+        protocol.dies_with_its_parent(signal.SIGKILL, os.getppid())
     worker.distributed = {
         "launcher": args.launcher, "rank": args.rank, "world_size": args.world_size,
         "local_rank": args.local_rank, "node": args.node, "master_addr": args.master_addr,

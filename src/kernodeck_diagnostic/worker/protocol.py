@@ -7,11 +7,16 @@ on Python 3.9+, and holds no stage code: the stages, the events, the error kinds
 fixed computation's values and the encoding of its results, and the helpers both sides apply
 the same way. The front holds every event to these names on arrival (see
 ``supervision/events.py``), because the interpreter under diagnosis may write anything.
+(One exception to the imports: ``ctypes``, in ``dies_with_its_parent`` only, which a rank's
+worker and its watch call before the user's folder is on their import path.)
 """
 
 from __future__ import annotations
 
 import math
+import os
+import signal
+import sys
 import time
 from typing import Any, Literal, get_args
 
@@ -167,3 +172,41 @@ def is_out_of_memory(torch: Any, exc: BaseException) -> bool:
     if isinstance(oom_type, type) and isinstance(exc, oom_type):
         return True
     return "out of memory" in str(exc).lower()
+
+
+# Linux's prctl(2) option that has the kernel send a signal to this process when its parent ends.
+PR_SET_PDEATHSIG = 1
+
+
+def dies_with_its_parent(signum: int, parent: int) -> bool:
+    """Linux: the kernel sends ``signum`` to this process when ``parent``, the process that
+    started it, ends (``PR_SET_PDEATHSIG``; strictly, when the thread that started it ends: the
+    front's and the worker's main thread). The only way out for a process that is stopped
+    (SIGSTOP: a frozen rank's whole tree) when what watches it is gone: no code of its own can
+    run, and a launcher that killed the front signals nothing in the worker's session. Sent at
+    once when ``parent`` is gone already. False where it cannot be asked (another system, a libc
+    without prctl): nothing changes then."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError, ImportError):
+        return False
+    if os.getppid() != parent:  # it ended before the request: its end already came
+        os.kill(os.getpid(), signum)
+    return True
+
+
+def watch_wakes_with_the_worker(worker: int) -> None:
+    """The worker's watch (stages.watch_front), forked before the request says whether the
+    worker is a rank: woken (SIGCONT) once ``worker`` ends, where it may be one (torchrun's
+    ``RANK`` or Slurm's ``SLURM_PROCID`` set), the only worker that dies with its front
+    (collective.place). A frozen rank's watch, woken, sees the front gone and kills what is left
+    of the worker's group. Elsewhere nothing is asked: an ordinary check spares the import."""
+    if sys.platform == "win32" or not {"RANK", "SLURM_PROCID"} & os.environ.keys():
+        return
+    dies_with_its_parent(signal.SIGCONT, worker)

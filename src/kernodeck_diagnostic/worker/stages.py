@@ -494,6 +494,7 @@ def watch_front(events_path: str) -> None:
             child = -1  # no process to spare: the thread below watches instead
         if child == 0:
             try:
+                protocol.watch_wakes_with_the_worker(worker)  # a frozen rank's: its poll decides
                 if _front_gone():
                     _remove(folder)
                     _kill_worker(worker)  # its group: this watch goes with it
