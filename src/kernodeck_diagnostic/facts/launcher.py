@@ -110,7 +110,7 @@ def asked_stop_reason(environ: Mapping[str, str]) -> StopReason | None:
     job = environ.get("SLURM_JOB_ID", "")
     if not (job.isascii() and job.isdigit()):
         return None
-    from ..supervision.process import find_program, run_bounded
+    from ..children import find_program, run_bounded
 
     scontrol = find_program("scontrol")
     if scontrol is None:
