@@ -300,6 +300,12 @@ MESSAGES = {
         "broken.",
     "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
         "Reinstall that version over it, with this interpreter: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.summary":
+        "The installed torch {version} is damaged: {files} (a compiled library cut short or "
+        "overwritten, by an interrupted copy or download, or a full disk); loading it kills "
+        "'import torch' or makes it fail.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
+        "Reinstall that version over it, with this interpreter: {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

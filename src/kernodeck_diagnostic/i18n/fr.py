@@ -316,6 +316,12 @@ MESSAGES = {
         "une installation de PyTorch, abîmée.",
     "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
         "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.summary":
+        "Le torch {version} installé est endommagé : {files} (une bibliothèque compilée "
+        "tronquée ou écrasée, par une copie ou un téléchargement interrompu, ou un disque "
+        "plein) ; la charger tue 'import torch' ou le fait échouer.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
+        "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -311,6 +311,12 @@ MESSAGES = {
         "instalação do PyTorch, quebrada.",
     "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
         "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.summary":
+        "O torch {version} instalado está danificado: {files} (uma biblioteca compilada "
+        "cortada ou sobrescrita, por uma cópia ou um download interrompido, ou um disco "
+        "cheio); carregá-la mata o 'import torch' ou o faz falhar.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
+        "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

@@ -156,12 +156,16 @@ def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
     """The torch installs on ``path`` that ``import torch`` is judged against (the first is the
     installed distribution: ``environment_installs``), kept as the worker's ``installs``. Told
     as facts at once, so that a failed import has them for its advice (a reinstall of that very
-    build): the installed distribution's version, the orphans' folder names."""
+    build): the installed distribution's version, the orphans' folder names, its compiled
+    libraries that are damaged (``integrity``: a truncated one kills the import outright)."""
     orphans: list[str] = []
     installs = worker.installs = environment_installs(torch_installs(path, orphans),
                                                       worker.path0)
+    damaged = (stages.companion("integrity").damaged_libraries(installs[0].init_file)
+               if installs else None)
     worker.facts("pytorch", orphan_metadata=orphans or None,
-                 distribution_version=installs[0].version if installs else None)
+                 distribution_version=installs[0].version if installs else None,
+                 **({"damaged_libraries": damaged} if damaged else {}))  # said when there are
     return installs
 
 

@@ -123,14 +123,30 @@ def working_folder_gone(report: Report) -> Finding | None:
                    ("the working folder the check was started in no longer exists",))
 
 
-@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone", "damaged"))
+_DAMAGE = {"truncated": "is shorter than its ELF header says (truncated)",
+           "not_elf": "does not start with an ELF header (zeroed or overwritten)"}
+
+
+@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone", "damaged",
+                                                    "library_damaged"))
 def torch_partial_install(report: Report) -> Finding | None:
     """A half-finished uninstall (or install): torch's metadata left and its package gone, which
     pip answers "Requirement already satisfied" to a plain install; or its package left in the
-    environment's own packages and its metadata gone, which pip no longer sees. A forced
-    reinstall of the version named puts both back."""
+    environment's own packages and its metadata gone, which pip no longer sees; or its files
+    damaged (a compiled library cut short or overwritten, an emptied ``__init__.py``). A forced
+    reinstall of the version named puts them back."""
     pytorch = report["pytorch"]
     installed = pytorch.get("distribution_version")
+    damaged = [entry for entry in pytorch.get("damaged_libraries") or []
+               if isinstance(entry, dict) and entry.get("damage") in _DAMAGE]
+    if damaged and installed:
+        # Read before the import: a truncated library kills it (SIGBUS, SIGSEGV) unannounced.
+        return Finding("TORCH_PARTIAL_INSTALL", "warning" if check_passed(report) else "error",
+                       tuple(f"{entry['name']} {_DAMAGE[entry['damage']]}" for entry in damaged),
+                       {"version": installed, "files": ", ".join(str(entry["name"])
+                                                                 for entry in damaged),
+                        "reinstall": reinstall_command(installed, deps=False)},
+                       variant="library_damaged")
     if report["code"] == Verdict.TORCH_MISSING and installed:
         return Finding("TORCH_PARTIAL_INSTALL", "error",
                        (f"the metadata of torch {installed} is installed (pip lists it)",
