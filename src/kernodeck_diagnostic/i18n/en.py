@@ -306,6 +306,12 @@ MESSAGES = {
         "'import torch' or makes it fail.",
     "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
         "Reinstall that version over it, with this interpreter: {reinstall}.",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.summary":
+        "import torch failed in {module}: your own {file}, which Python imports first, in "
+        "place of the {module} torch needs (modules of yours that hide others: {names}).",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
+        "Rename {file} (and delete the __pycache__ folder beside it), then run the check "
+        "again: torch then imports its own {module}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

@@ -322,6 +322,13 @@ MESSAGES = {
         "plein) ; la charger tue 'import torch' ou le fait échouer.",
     "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
         "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.summary":
+        "import torch a échoué dans {module} : votre propre {file}, que Python importe en "
+        "premier, à la place du {module} dont torch a besoin (vos modules qui en cachent "
+        "d'autres : {names}).",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
+        "Renommez {file} (et supprimez le dossier __pycache__ à côté), puis relancez la "
+        "vérification : torch importera alors son propre {module}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

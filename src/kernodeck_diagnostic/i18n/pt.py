@@ -317,6 +317,13 @@ MESSAGES = {
         "cheio); carregá-la mata o 'import torch' ou o faz falhar.",
     "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
         "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.summary":
+        "import torch falhou em {module}: o seu próprio {file}, que o Python importa primeiro, "
+        "no lugar do {module} de que o torch precisa (módulos seus que escondem outros: "
+        "{names}).",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
+        "Renomeie {file} (e apague a pasta __pycache__ ao lado dele), depois rode a "
+        "verificação de novo: o torch então importa o próprio {module}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",
