@@ -9,6 +9,10 @@ change. docs/reliability.md's table "Advice applied" lists them.
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +60,57 @@ def test_a_module_of_the_users_that_does_not_break_the_import_stays_a_warning(
     report = check(cpu_torch_python, pyz, work, "report.json")
     assert report["code"] == "CPU_CHECK_PASSED", report["error"]
     assert findings(report)["LOCAL_MODULE_SHADOWS"]["severity"] == "warning"
+
+
+# -- /dev/shm absent ------------------------------------------------------------------------------
+
+def without_dev_shm(tmp_path: Path, then: str = "") -> list[str]:
+    """A command prefix running the rest in a private mount namespace whose /dev (an overlay on
+    the machine's, left as it is) has no shm folder; ``then``, a shell command, run there before
+    it. Needs root (CAP_SYS_ADMIN)."""
+    upper, work = tmp_path / "dev-upper", tmp_path / "dev-work"
+    for folder in (upper, work):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    layers = f"lowerdir=/dev,upperdir={upper},workdir={work}"
+    hidden = f"set -e; mount -t overlay overlay -o {shlex.quote(layers)} /dev; rmdir /dev/shm; "
+    prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c"]
+    probe = subprocess.run([*prefix, hidden + 'exec "$@"', "sh", "test", "!", "-e",
+                            "/dev/shm"],  # noqa: S108
+                           capture_output=True,
+                           text=True, timeout=30, check=False)
+    if probe.returncode != 0:
+        pytest.skip("no private mount namespace without /dev/shm here: " + probe.stderr.strip())
+    for folder in (upper, work):  # the probe's whiteout gone: the run removes it anew
+        shutil.rmtree(folder)
+        folder.mkdir()
+    return [*prefix, f"{hidden}{then}{'; ' if then else ''}exec \"$@\"", "sh"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux mount namespace")
+def test_an_absent_dev_shm_is_said_and_mounting_one_as_printed_ends_it(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """Was nothing at all: node.shm null, as for a folder that cannot be read. The check itself
+    passes (one process shares no memory); DataLoader workers would not."""
+    work = tmp_path / "work"
+    work.mkdir()
+    prefix = without_dev_shm(tmp_path)
+    before = checked(run_tool(prefix[0], [*prefix[1:], str(cpu_torch_python), str(pyz)],
+                              ["--device", "cpu", "--output", str(tmp_path / "before.json")],
+                              env=clean_env(), cwd=work))
+    assert before["code"] == "CPU_CHECK_PASSED", before["error"]
+    assert before["node"]["shm"] == {"absent": True}
+    absent = findings(before)["SHM_TOO_SMALL"]
+    assert absent["severity"] == "warning"
+    assert "no shared-memory folder /dev/shm" in absent["summary"]
+    mount = re.search(r"mkdir -p /dev/shm && mount [^()]*?/dev/shm", absent["next_action"])
+    assert mount is not None, absent["next_action"]
+    prefix = without_dev_shm(tmp_path, then=mount.group(0))  # as root, as printed
+    after = checked(run_tool(prefix[0], [*prefix[1:], str(cpu_torch_python), str(pyz)],
+                             ["--device", "cpu", "--output", str(tmp_path / "after.json")],
+                             env=clean_env(), cwd=work))
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert after["node"]["shm"]["writable"] is True
+    assert after["node"]["shm"]["size_bytes"] == 8 * 2**30
+    assert "SHM_TOO_SMALL" not in findings(after)
+    assert Path("/dev/shm").is_dir()  # noqa: S108 - the machine's own /dev is untouched

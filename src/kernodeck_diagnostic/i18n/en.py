@@ -312,6 +312,13 @@ MESSAGES = {
     "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
         "Rename {file} (and delete the __pycache__ folder beside it), then run the check "
         "again: torch then imports its own {module}.",
+    "finding.SHM_TOO_SMALL.absent.summary":
+        "There is no shared-memory folder /dev/shm: DataLoader workers (num_workers > 0), "
+        "torch.multiprocessing and NCCL cannot share memory between processes.",
+    "finding.SHM_TOO_SMALL.absent.next_action":
+        "Mount one, as root: mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm (a "
+        "container: docker run --ipc=host or --shm-size=8g; Kubernetes: a memory-backed emptyDir "
+        "at /dev/shm).",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

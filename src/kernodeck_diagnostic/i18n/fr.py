@@ -329,6 +329,14 @@ MESSAGES = {
     "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
         "Renommez {file} (et supprimez le dossier __pycache__ à côté), puis relancez la "
         "vérification : torch importera alors son propre {module}.",
+    "finding.SHM_TOO_SMALL.absent.summary":
+        "Il n'y a pas de dossier de mémoire partagée /dev/shm : les workers du DataLoader "
+        "(num_workers > 0), torch.multiprocessing et NCCL ne peuvent pas partager de mémoire "
+        "entre processus.",
+    "finding.SHM_TOO_SMALL.absent.next_action":
+        "Montez-en un, en root : mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm "
+        "(un conteneur : docker run --ipc=host ou --shm-size=8g ; Kubernetes : un emptyDir en "
+        "mémoire sur /dev/shm).",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -324,6 +324,14 @@ MESSAGES = {
     "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
         "Renomeie {file} (e apague a pasta __pycache__ ao lado dele), depois rode a "
         "verificação de novo: o torch então importa o próprio {module}.",
+    "finding.SHM_TOO_SMALL.absent.summary":
+        "Não há pasta de memória compartilhada /dev/shm: os workers do DataLoader "
+        "(num_workers > 0), o torch.multiprocessing e o NCCL não conseguem compartilhar memória "
+        "entre processos.",
+    "finding.SHM_TOO_SMALL.absent.next_action":
+        "Monte uma, como root: mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm "
+        "(um contêiner: docker run --ipc=host ou --shm-size=8g; Kubernetes: um emptyDir em "
+        "memória em /dev/shm).",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",
