@@ -114,3 +114,33 @@ def test_an_absent_dev_shm_is_said_and_mounting_one_as_printed_ends_it(
     assert after["node"]["shm"]["size_bytes"] == 8 * 2**30
     assert "SHM_TOO_SMALL" not in findings(after)
     assert Path("/dev/shm").is_dir()  # noqa: S108 - the machine's own /dev is untouched
+
+
+# -- a conda environment's lib, its Python run by path or with --python -------------------------
+
+def test_the_checked_pythons_own_conda_lib_is_named_though_no_environment_is_active(
+        tmp_path: Path) -> None:
+    """A conda Python run by its path (or given to --python) finds its environment's lib through
+    its run path, and no CONDA_PREFIX is set: the loader's message names PREFIX/bin/../lib. Was
+    nothing at all (the conda lib was CONDA_PREFIX's only). No conda here: the message is the
+    one such a Python gets, the prefix a real folder with conda-meta."""
+    from kernodeck_diagnostic.facts.environment import library_override
+
+    prefix = tmp_path / "miniconda3" / "envs" / "ml"
+    for folder in ("bin", "lib", "conda-meta"):
+        (prefix / folder).mkdir(parents=True)
+    (prefix / "lib" / "libstdc++.so.6").write_bytes(b"")
+    (prefix / "bin" / "python3.11").write_bytes(b"")
+    message = (f"{prefix}/bin/../lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found "
+               f"(required by {prefix}/lib/python3.11/site-packages/torch/lib/libtorch_python.so)")
+    by_path = library_override([message], {}, "linux",
+                               interpreter=str(prefix / "bin" / "python3.11"))
+    assert by_path == {"variable": None, "library": "libstdc++.so.6", "conda_env_lib": True}
+    assert library_override([message], {}, "linux") is None  # the front's own Python: not it
+    # Another environment active (the base), the checked Python's still counts.
+    assert library_override([message], {"CONDA_PREFIX": str(tmp_path / "miniconda3")}, "linux",
+                            interpreter=str(prefix / "bin" / "python3.11")) == by_path
+    # A venv (no conda-meta) is no conda environment.
+    (prefix / "conda-meta").rmdir()
+    assert library_override([message], {}, "linux",
+                            interpreter=str(prefix / "bin" / "python3.11")) is None

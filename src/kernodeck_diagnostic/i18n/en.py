@@ -445,8 +445,8 @@ MESSAGES = {
         "Unset {variable} for this program, or remove that folder from it; env -u {variable} "
         "python app.py confirms it.",
     "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
-        "The active conda environment's lib folder supplies a {library} that this torch cannot "
-        "load (often an older libstdc++ than torch needs).",
+        "The conda environment's lib folder (the active one, or the checked Python's) supplies "
+        "a {library} that this torch cannot load (often an older libstdc++ than torch needs).",
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Update that library in the environment (for libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), or run the program from an environment whose libraries match torch.",

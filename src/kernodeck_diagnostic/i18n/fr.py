@@ -466,8 +466,9 @@ MESSAGES = {
         "Retirez {variable} pour ce programme, ou ôtez-en ce dossier ; env -u {variable} "
         "python app.py le confirme.",
     "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
-        "Le dossier lib de l'environnement conda actif fournit une {library} que ce torch ne peut "
-        "pas charger (souvent une libstdc++ plus ancienne que celle dont torch a besoin).",
+        "Le dossier lib de l'environnement conda (l'actif, ou celui du Python vérifié) fournit "
+        "une {library} que ce torch ne peut pas charger (souvent une libstdc++ plus ancienne "
+        "que celle dont torch a besoin).",
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Mettez cette bibliothèque à jour dans l'environnement (pour libstdc++ : conda install -c "
         "conda-forge libstdcxx-ng), ou lancez le programme depuis un environnement dont les "

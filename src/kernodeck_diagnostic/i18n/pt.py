@@ -460,8 +460,9 @@ MESSAGES = {
         "Remova {variable} para este programa, ou tire essa pasta dela; env -u {variable} "
         "python app.py confirma.",
     "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
-        "A pasta lib do ambiente conda ativo fornece uma {library} que este torch não consegue "
-        "carregar (muitas vezes uma libstdc++ mais antiga do que o torch precisa).",
+        "A pasta lib do ambiente conda (o ativo, ou o do Python verificado) fornece uma "
+        "{library} que este torch não consegue carregar (muitas vezes uma libstdc++ mais "
+        "antiga do que o torch precisa).",
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Atualize essa biblioteca no ambiente (para a libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), ou execute o programa num ambiente cujas bibliotecas combinem com o torch.",

@@ -406,7 +406,7 @@ def library_path_override(report: Report) -> Finding | None:
         where = f"a folder on {variable}" + (
             " (a conda environment's lib)" if override.get("conda_env_lib") else "")
     else:
-        where = "the active conda environment's lib folder"
+        where = "the conda environment's lib folder (the active one, or the checked Python's)"
     evidence = [f"{where} holds {library}"]
     said = search(re.escape(library), messages(report))
     if said:
