@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import clean_env, run_tool
-from test_verdicts_advice_applied import checked, findings
+from test_verdicts_advice_applied import checked, findings, scratch_env, site_packages
 
 pytestmark = pytest.mark.slow
 
@@ -144,3 +144,59 @@ def test_the_checked_pythons_own_conda_lib_is_named_though_no_environment_is_act
     (prefix / "conda-meta").rmdir()
     assert library_override([message], {}, "linux",
                             interpreter=str(prefix / "bin" / "python3.11")) is None
+
+
+# -- a torch.backends device plugin whose own error was dropped ---------------------------------
+
+def with_plugin(python: Path) -> None:
+    """A device plugin (entry point group torch.backends) installed beside torch, as a vendor's
+    torch_npu is, that needs its device's runtime library, absent here."""
+    packages = site_packages(python)
+    (packages / "kd_vendor_plugin").mkdir()
+    (packages / "kd_vendor_plugin" / "__init__.py").write_text(
+        "import ctypes\n\n\ndef autoload():\n    ctypes.CDLL('libkd_vendor_runtime.so.3')\n",
+        encoding="utf-8")
+    info = packages / "kd_vendor_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kd-vendor-plugin\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[torch.backends]\n"
+                                           "kd_vendor = kd_vendor_plugin:autoload\n",
+                                           encoding="utf-8")
+    (info / "INSTALLER").write_text("pip\n", encoding="utf-8")
+    (info / "RECORD").write_text("".join(f"{name},,\n" for name in (
+        "kd_vendor_plugin/__init__.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt",
+        f"{info.name}/INSTALLER", f"{info.name}/RECORD")), encoding="utf-8")
+
+
+def test_a_failing_device_plugin_is_named_with_its_own_error_and_removing_it_works(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """Was TORCH_IMPORT_FAILED "Failed to load the backend extension: kd_vendor" and no finding:
+    the plugin's OSError (its missing library), torch's exception's cause, was dropped."""
+    python = scratch_env(cpu_torch_python, tmp_path)
+    with_plugin(python)
+    work = tmp_path / "work"
+    work.mkdir()
+    before = check(python, pyz, work, "before.json")
+    assert before["code"] == "TORCH_IMPORT_FAILED"
+    assert before["pytorch"]["backend_plugin"] == {
+        "name": "kd_vendor", "distribution": "kd-vendor-plugin",
+        "cause": "OSError: libkd_vendor_runtime.so.3: cannot open shared object file: "
+                 "No such file or directory"}
+    found = findings(before)["TORCH_BACKEND_PLUGIN_FAILED"]
+    assert "libkd_vendor_runtime.so.3" in found["summary"]
+    # The check without the plugin, as the advice says it confirms.
+    variable = re.search(r"(TORCH_DEVICE_BACKEND_AUTOLOAD)=(0) python", found["next_action"])
+    assert variable is not None, found["next_action"]
+    without = check(python, pyz, work, "without.json",
+                    clean_env({variable.group(1): variable.group(2)}))
+    assert without["code"] == "CPU_CHECK_PASSED", without["error"]
+    # The plugin removed as printed (pip asks to confirm: the user says yes).
+    command = re.search(r"python -m pip uninstall ([\w.-]+)", found["next_action"])
+    assert command is not None, found["next_action"]
+    removed = subprocess.run([str(python), "-m", "pip", "uninstall", "-y", command.group(1)],
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    after = check(python, pyz, work, "after.json")
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert "TORCH_BACKEND_PLUGIN_FAILED" not in findings(after)

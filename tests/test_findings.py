@@ -89,6 +89,14 @@ FIRES = {
         "pytorch.hidden_by": "PYTHONNOUSERSITE",
         "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
                   "message": "No module named 'torch'"}}),
+    "TORCH_BACKEND_PLUGIN_FAILED": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.backend_plugin": {"name": "kd_vendor", "distribution": "kd-vendor-plugin",
+                                   "cause": "OSError: libkd_vendor_runtime.so.3: cannot open "
+                                            "shared object file: No such file or directory"},
+        "error": {"stage": "import", "kind": "import_failed", "type": "RuntimeError",
+                  "message": "Failed to load the backend extension: kd_vendor. You can disable "
+                             "extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0."}}),
     "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",

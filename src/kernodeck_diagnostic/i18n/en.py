@@ -319,6 +319,13 @@ MESSAGES = {
         "Mount one, as root: mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm (a "
         "container: docker run --ipc=host or --shm-size=8g; Kubernetes: a memory-backed emptyDir "
         "at /dev/shm).",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.summary":
+        "import torch failed in the device plugin {plugin}, which torch loads as it is imported "
+        "(entry point group torch.backends): {cause}.",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.next_action":
+        "Give the plugin what it needs (its device's runtime, above), or, if you do not use that "
+        "device, remove it (python -m pip uninstall {distribution}); "
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirms torch works without it.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

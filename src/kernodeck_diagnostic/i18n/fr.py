@@ -337,6 +337,14 @@ MESSAGES = {
         "Montez-en un, en root : mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm "
         "(un conteneur : docker run --ipc=host ou --shm-size=8g ; Kubernetes : un emptyDir en "
         "mémoire sur /dev/shm).",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.summary":
+        "import torch a échoué dans le greffon de périphérique {plugin}, que torch charge en "
+        "s'important (groupe de points d'entrée torch.backends) : {cause}.",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.next_action":
+        "Donnez au greffon ce qu'il lui faut (le runtime de son périphérique, ci-dessus), ou, "
+        "si vous n'utilisez pas ce périphérique, retirez-le (python -m pip uninstall "
+        "{distribution}) ; TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirme que torch "
+        "fonctionne sans lui.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -332,6 +332,13 @@ MESSAGES = {
         "Monte uma, como root: mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm "
         "(um contêiner: docker run --ipc=host ou --shm-size=8g; Kubernetes: um emptyDir em "
         "memória em /dev/shm).",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.summary":
+        "import torch falhou no plugin de dispositivo {plugin}, que o torch carrega ao ser "
+        "importado (grupo de pontos de entrada torch.backends): {cause}.",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.next_action":
+        "Dê ao plugin o que ele precisa (o runtime do dispositivo dele, acima), ou, se você não "
+        "usa esse dispositivo, remova-o (python -m pip uninstall {distribution}); "
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirma que o torch funciona sem ele.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

@@ -12,4 +12,4 @@ kinds, bounds, expected values): the front imports it, and nothing else of the w
 # the protocol's Literal names need it, and the worker's start is the check's critical path
 # (supervision/start.py). tests/test_worker_boundary.py holds the two lists equal.
 COMPANIONS = ("protocol", "origin", "integrity", "runtime", "readings", "accelerators",
-              "all_devices", "inventory", "collective", "libraries")
+              "all_devices", "inventory", "collective", "libraries", "plugins")

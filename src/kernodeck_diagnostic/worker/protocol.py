@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args
 # before anything else. The package names them too (worker/__init__.py), for the front.
 COMPANIONS: tuple[str, ...] = ("protocol", "origin", "integrity", "runtime", "readings",
                                "accelerators", "all_devices", "inventory", "collective",
-                               "libraries")
+                               "libraries", "plugins")
 
 # The stages, in the order they run. A stable report field: never derived from a method's name.
 Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",

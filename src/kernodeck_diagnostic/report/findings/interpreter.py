@@ -260,6 +260,26 @@ def pythonpath_module_breaks_import(report: Report) -> Finding | None:
                    {"module": module or "a module"})
 
 
+@layer.rule(162, "TORCH_BACKEND_PLUGIN_FAILED")
+def torch_backend_plugin_failed(report: Report) -> Finding | None:
+    """A device plugin (entry point group ``torch.backends``) raised as torch imported it: torch
+    says only "Failed to load the backend extension"; the plugin's own error (a missing vendor
+    library, most often) is the cause, read back by the worker (``pytorch.backend_plugin``)."""
+    plugin = report["pytorch"].get("backend_plugin")
+    if report["code"] != Verdict.TORCH_IMPORT_FAILED or not isinstance(plugin, dict):
+        return None
+    name, distribution = str(plugin.get("name")), plugin.get("distribution")
+    evidence = [f"import torch loads the device plugin {name} (entry point group "
+                "torch.backends), which failed"]
+    if plugin.get("cause"):
+        evidence.append(f"its own error: {quote(str(plugin['cause']))}")
+    if distribution:
+        evidence.append(f"it is declared by the distribution {distribution}")
+    return Finding("TORCH_BACKEND_PLUGIN_FAILED", "error", tuple(evidence),
+                   {"plugin": name, "cause": str(plugin.get("cause") or "not said"),
+                    "distribution": str(distribution or name)})
+
+
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
