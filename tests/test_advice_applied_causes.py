@@ -200,3 +200,29 @@ def test_a_failing_device_plugin_is_named_with_its_own_error_and_removing_it_wor
     after = check(python, pyz, work, "after.json")
     assert after["code"] == "CPU_CHECK_PASSED", after["error"]
     assert "TORCH_BACKEND_PLUGIN_FAILED" not in findings(after)
+
+
+# -- TORCH_LOGS with a name torch does not know --------------------------------------------------
+
+def test_a_torch_logs_typo_names_the_variable_and_unsetting_it_works(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """Was TORCH_IMPORT_FAILED "Invalid log settings: <redacted>" (the value redacted, as every
+    variable's) and no finding: nothing said which setting it was."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env({"TORCH_LOGS": "+dinamo,graph_breaks"})
+    before = check(cpu_torch_python, pyz, work, "before.json", env)
+    assert before["code"] == "TORCH_IMPORT_FAILED"
+    found = findings(before)["TORCH_LOGS_INVALID"]
+    assert found["summary"].startswith("TORCH_LOGS holds a name torch does not know")
+    assert "dinamo" not in str(before)  # a value, never shown
+    unset = re.search(r"env -u (\w+) python", found["next_action"])
+    assert unset is not None, found["next_action"]
+    env.pop(unset.group(1))
+    after = check(cpu_torch_python, pyz, work, "after.json", env)
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert "TORCH_LOGS_INVALID" not in findings(after)
+    # Corrected as the advice says instead: a name torch takes.
+    fixed = check(cpu_torch_python, pyz, work, "fixed.json",
+                  clean_env({"TORCH_LOGS": "+dynamo,graph_breaks"}))
+    assert fixed["code"] == "CPU_CHECK_PASSED", fixed["error"]

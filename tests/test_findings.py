@@ -97,6 +97,12 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "RuntimeError",
                   "message": "Failed to load the backend extension: kd_vendor. You can disable "
                              "extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0."}}),
+    "TORCH_LOGS_INVALID": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "error": {"stage": "import", "kind": "import_failed", "type": "ValueError",
+                  "message": "Invalid log settings: <redacted>, must be a comma separated list "
+                             "of fully qualified module names, registered log names or "
+                             "registered artifact names."}}),
     "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",

@@ -326,6 +326,12 @@ MESSAGES = {
         "Give the plugin what it needs (its device's runtime, above), or, if you do not use that "
         "device, remove it (python -m pip uninstall {distribution}); "
         "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirms torch works without it.",
+    "finding.TORCH_LOGS_INVALID.summary":
+        "TORCH_LOGS holds a name torch does not know (a typo, or one of another version): "
+        "import torch refuses it. Its value is not shown here.",
+    "finding.TORCH_LOGS_INVALID.next_action":
+        "Unset it (env -u TORCH_LOGS python app.py), or correct it: TORCH_LOGS=help python -c "
+        "'import torch' lists the names this torch takes (dynamo, inductor, graph_breaks...).",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

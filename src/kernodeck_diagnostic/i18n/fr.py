@@ -345,6 +345,13 @@ MESSAGES = {
         "si vous n'utilisez pas ce périphérique, retirez-le (python -m pip uninstall "
         "{distribution}) ; TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirme que torch "
         "fonctionne sans lui.",
+    "finding.TORCH_LOGS_INVALID.summary":
+        "TORCH_LOGS contient un nom que torch ne connaît pas (une faute de frappe, ou celui "
+        "d'une autre version) : import torch le refuse. Sa valeur n'est pas montrée ici.",
+    "finding.TORCH_LOGS_INVALID.next_action":
+        "Retirez-la (env -u TORCH_LOGS python app.py), ou corrigez-la : TORCH_LOGS=help python "
+        "-c 'import torch' liste les noms que ce torch accepte (dynamo, inductor, "
+        "graph_breaks...).",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -339,6 +339,13 @@ MESSAGES = {
         "Dê ao plugin o que ele precisa (o runtime do dispositivo dele, acima), ou, se você não "
         "usa esse dispositivo, remova-o (python -m pip uninstall {distribution}); "
         "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirma que o torch funciona sem ele.",
+    "finding.TORCH_LOGS_INVALID.summary":
+        "TORCH_LOGS contém um nome que o torch não conhece (um erro de digitação, ou um de "
+        "outra versão): o import torch o recusa. O valor dela não é mostrado aqui.",
+    "finding.TORCH_LOGS_INVALID.next_action":
+        "Remova-a (env -u TORCH_LOGS python app.py), ou corrija-a: TORCH_LOGS=help python -c "
+        "'import torch' lista os nomes que este torch aceita (dynamo, inductor, "
+        "graph_breaks...).",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

@@ -280,6 +280,21 @@ def torch_backend_plugin_failed(report: Report) -> Finding | None:
                     "distribution": str(distribution or name)})
 
 
+@layer.rule(163, "TORCH_LOGS_INVALID")
+def torch_logs_invalid(report: Report) -> Finding | None:
+    """torch parses TORCH_LOGS as it is imported and raises on a name it does not know ("Invalid
+    log settings: ..."): the value is redacted in the report (a variable's value may identify
+    someone), so the variable is named instead, with how to list the names torch takes."""
+    error = report.get("error") or {}
+    message = str(error.get("message") or "")
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED and error.get("type") == "ValueError"
+            and message.startswith("Invalid log settings:")):
+        return None
+    return Finding("TORCH_LOGS_INVALID", "error",
+                   (quote(message.partition(", must be")[0]),
+                    "torch reads TORCH_LOGS as it is imported and refuses a name it does not know"))
+
+
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
