@@ -226,3 +226,42 @@ def test_a_torch_logs_typo_names_the_variable_and_unsetting_it_works(
     fixed = check(cpu_torch_python, pyz, work, "fixed.json",
                   clean_env({"TORCH_LOGS": "+dynamo,graph_breaks"}))
     assert fixed["code"] == "CPU_CHECK_PASSED", fixed["error"]
+
+
+# -- torch on a noexec mount ----------------------------------------------------------------------
+
+def test_torch_on_a_noexec_mount_is_named_and_remounting_it_as_printed_works(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """The environment's folder bind-mounted noexec in a private mount namespace (as a noexec
+    /tmp or scratch file system is): the loader cannot map torch's libraries. Was
+    TORCH_IMPORT_FAILED "failed to map segment from shared object" and no finding (a reinstall
+    in the same place changes nothing)."""
+    python = scratch_env(cpu_torch_python, tmp_path)
+    folder = shlex.quote(str(python.parent.parent))
+    noexec = f"set -e; mount --bind {folder} {folder}; mount -o remount,bind,noexec {folder}; "
+
+    def run(name: str, then: str = "") -> dict[str, object]:
+        prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                  f"{noexec}{then}exec \"$@\"", "sh"]
+        return checked(run_tool(prefix[0], [*prefix[1:], str(python), str(pyz)],
+                                ["--device", "cpu", "--output", str(tmp_path / name)],
+                                env=clean_env(), cwd=work))
+
+    work = tmp_path / "work"
+    work.mkdir()
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            noexec + "findmnt -no OPTIONS -T " + folder],
+                           capture_output=True, text=True, timeout=60, check=False)
+    if probe.returncode != 0 or "noexec" not in probe.stdout:
+        pytest.skip("no private mount namespace with a noexec bind mount here: " + probe.stderr)
+    before = run("before.json")
+    assert before["code"] == "TORCH_IMPORT_FAILED"
+    assert before["pytorch"]["noexec_mount"] is True
+    found = findings(before)["TORCH_ON_NOEXEC_MOUNT"]
+    remount = re.search(r"mount -o remount,exec", found["next_action"])
+    assert remount is not None, found["next_action"]
+    # As root, on that mount point (findmnt -T names it: the bind mount here).
+    after = run("after.json", then=f"{remount.group(0)} {folder}; ")
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert after["pytorch"]["noexec_mount"] is None
+    assert "TORCH_ON_NOEXEC_MOUNT" not in findings(after)

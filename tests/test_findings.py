@@ -103,6 +103,12 @@ FIRES = {
                   "message": "Invalid log settings: <redacted>, must be a comma separated list "
                              "of fully qualified module names, registered log names or "
                              "registered artifact names."}}),
+    "TORCH_ON_NOEXEC_MOUNT": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.noexec_mount": True,
+        "error": {"stage": "import", "kind": "import_failed", "type": "OSError",
+                  "message": "<path>/libtorch_global_deps.so: failed to map segment from "
+                             "shared object"}}),
     "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",

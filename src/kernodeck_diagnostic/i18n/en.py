@@ -332,6 +332,13 @@ MESSAGES = {
     "finding.TORCH_LOGS_INVALID.next_action":
         "Unset it (env -u TORCH_LOGS python app.py), or correct it: TORCH_LOGS=help python -c "
         "'import torch' lists the names this torch takes (dynamo, inductor, graph_breaks...).",
+    "finding.TORCH_ON_NOEXEC_MOUNT.summary":
+        "torch is installed on a file system mounted noexec: the loader may not map its "
+        "libraries from there, so import torch fails, whole as they are.",
+    "finding.TORCH_ON_NOEXEC_MOUNT.next_action":
+        "Put the environment on a file system that allows execution (a home or project folder, "
+        "not a noexec /tmp or scratch mount), or have it remounted with exec (as root: mount -o "
+        "remount,exec on that mount point); findmnt -T on torch's folder shows the mount.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

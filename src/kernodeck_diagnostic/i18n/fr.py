@@ -352,6 +352,14 @@ MESSAGES = {
         "Retirez-la (env -u TORCH_LOGS python app.py), ou corrigez-la : TORCH_LOGS=help python "
         "-c 'import torch' liste les noms que ce torch accepte (dynamo, inductor, "
         "graph_breaks...).",
+    "finding.TORCH_ON_NOEXEC_MOUNT.summary":
+        "torch est installé sur un système de fichiers monté noexec : le chargeur ne peut pas y "
+        "projeter ses bibliothèques, donc import torch échoue, aussi intactes soient-elles.",
+    "finding.TORCH_ON_NOEXEC_MOUNT.next_action":
+        "Placez l'environnement sur un système de fichiers qui permet l'exécution (un dossier "
+        "personnel ou de projet, pas un /tmp ou un scratch noexec), ou faites-le remonter avec "
+        "exec (en root : mount -o remount,exec sur ce point de montage) ; findmnt -T sur le "
+        "dossier de torch montre le montage.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -346,6 +346,14 @@ MESSAGES = {
         "Remova-a (env -u TORCH_LOGS python app.py), ou corrija-a: TORCH_LOGS=help python -c "
         "'import torch' lista os nomes que este torch aceita (dynamo, inductor, "
         "graph_breaks...).",
+    "finding.TORCH_ON_NOEXEC_MOUNT.summary":
+        "O torch está instalado num sistema de arquivos montado com noexec: o carregador não "
+        "pode mapear as bibliotecas dele dali, então o import torch falha, mesmo íntegras.",
+    "finding.TORCH_ON_NOEXEC_MOUNT.next_action":
+        "Coloque o ambiente num sistema de arquivos que permita execução (uma pasta pessoal ou "
+        "de projeto, não um /tmp ou scratch noexec), ou peça que seja remontado com exec (como "
+        "root: mount -o remount,exec nesse ponto de montagem); findmnt -T na pasta do torch "
+        "mostra a montagem.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

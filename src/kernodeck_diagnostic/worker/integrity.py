@@ -92,3 +92,15 @@ def elf_length(head: bytes) -> int:
         if kind == PT_LOAD:
             length = max(length, offset + filesz)
     return length
+
+
+def on_noexec_mount(init_file: str) -> bool:
+    """Whether the torch package whose ``__init__.py`` is ``init_file`` lies on a file system
+    mounted ``noexec``: the loader then cannot map its libraries ("failed to map segment from
+    shared object"), however whole they are. False when it cannot be told."""
+    if sys.platform == "win32":  # no statvfs, no such mount option
+        return False
+    try:
+        return bool(os.statvfs(os.path.dirname(init_file)).f_flag & os.ST_NOEXEC)
+    except (OSError, AttributeError):  # an old Python without ST_NOEXEC
+        return False

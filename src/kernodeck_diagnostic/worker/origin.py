@@ -173,9 +173,11 @@ def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
     """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
     built for and this one's (``extension_tags``); for none found, the setting that hid the one
     installed (``runtime.setting_hiding_torch``)."""
-    if spec is not None:  # a torch.backends plugin that failed it (worker/plugins)
+    if spec is not None:  # a torch.backends plugin that failed it; a noexec mount (integrity)
         plugin = stages.companion("plugins").backend_plugin(exc)
-        return {**(extension_tags(spec) or {}), **({"backend_plugin": plugin} if plugin else {})}
+        noexec = stages.companion("integrity").on_noexec_mount(str(spec.origin or ""))
+        return {**(extension_tags(spec) or {}), **({"backend_plugin": plugin} if plugin else {}),
+                **({"noexec_mount": True} if noexec else {})}
     if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
         return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
     return {}

@@ -295,6 +295,21 @@ def torch_logs_invalid(report: Report) -> Finding | None:
                     "torch reads TORCH_LOGS as it is imported and refuses a name it does not know"))
 
 
+@layer.rule(164, "TORCH_ON_NOEXEC_MOUNT")
+def torch_on_noexec_mount(report: Report) -> Finding | None:
+    """import torch failed and torch lies on a file system mounted noexec: the loader cannot map
+    a library from there (glibc: "failed to map segment from shared object"), whole or not; a
+    reinstall in the same place changes nothing."""
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED
+            and report["pytorch"].get("noexec_mount") is True):
+        return None
+    evidence = ["torch's folder is on a file system mounted noexec"]
+    said = search(r"failed to map segment from shared object", messages(report))
+    if said:
+        evidence.append(quote(said[0]))
+    return Finding("TORCH_ON_NOEXEC_MOUNT", "error", tuple(evidence))
+
+
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
