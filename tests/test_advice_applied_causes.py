@@ -8,16 +8,20 @@ change. docs/reliability.md's table "Advice applied" lists them.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, run_tool
+from conftest import ROOT, clean_env, run_tool
+from test_advice_applied_import_path import SECOND_USER
 from test_verdicts_advice_applied import checked, findings, scratch_env, site_packages
 
 pytestmark = pytest.mark.slow
@@ -265,3 +269,74 @@ def test_torch_on_a_noexec_mount_is_named_and_remounting_it_as_printed_works(
     assert after["code"] == "CPU_CHECK_PASSED", after["error"]
     assert after["pytorch"]["noexec_mount"] is None
     assert "TORCH_ON_NOEXEC_MOUNT" not in findings(after)
+
+
+# -- a file of torch another user cannot read -----------------------------------------------------
+
+@pytest.mark.skipif(SECOND_USER is not None, reason=SECOND_USER or "")
+def test_a_file_of_torch_this_user_cannot_read_is_named_and_opening_it_as_printed_works(
+        cpu_torch_python: Path) -> None:
+    """root's install with torch/functional.py closed (mode 000), checked by nobody (root reads
+    it anyway): was TORCH_IMPORT_FAILED "Permission denied: '<path>/functional.py'" and no
+    finding. The advice applied by the owner, with the environment's python first on PATH."""
+    system_python = "/usr/bin/python3"
+    if not os.path.isfile(system_python):
+        pytest.skip("no system python3 the second user could run")
+    as_nobody = [str(shutil.which("setpriv")), "--reuid=nobody", "--regid=nogroup",
+                 "--clear-groups"]
+    place = Path(tempfile.mkdtemp(prefix="kd-unreadable-"))
+    try:
+        place.chmod(0o755)
+        made = subprocess.run([system_python, "-m", "venv", "--without-pip", str(place / "v")],
+                              capture_output=True, timeout=120, check=False)
+        python = place / "v" / "bin" / "python"
+        own = subprocess.run([system_python, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60, check=False)
+        theirs = subprocess.run([str(cpu_torch_python), "-c",
+                                 "import sys; print(sys.version_info[:2])"],
+                                capture_output=True, text=True, timeout=60, check=False)
+        if made.returncode != 0 or own.stdout != theirs.stdout:
+            pytest.skip("the system's python3 cannot take the torch environment's packages")
+        packages = site_packages(python)
+        shutil.rmtree(packages)
+        shutil.copytree(site_packages(cpu_torch_python), packages, copy_function=os.link,
+                        symlinks=True)
+        closed = packages / "torch" / "functional.py"
+        data = closed.read_bytes()
+        closed.unlink()  # a file of its own, never the cache's inode
+        closed.write_bytes(data)
+        closed.chmod(0)
+        pyz = place / "kd.pyz"
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyz.py"), "--output",
+                        str(pyz)], check=True, timeout=120, capture_output=True)
+        pyz.chmod(0o644)
+        work = place / "work"
+        work.mkdir()
+        work.chmod(0o755)
+        env = clean_env({"HOME": str(work)})
+
+        def run() -> dict[str, object]:
+            ran = subprocess.run([*as_nobody, system_python, str(pyz), "--device", "cpu",
+                                  "--python", str(python), "--format", "json"],
+                                 capture_output=True, text=True, timeout=300, check=False,
+                                 env=env, cwd=work)
+            report: dict[str, object] = json.loads(ran.stdout)
+            assert report["code"] != "INTERNAL_ERROR", ran.stderr
+            return report
+
+        before = run()
+        assert before["code"] == "TORCH_IMPORT_FAILED"
+        found = findings(before)["TORCH_FILES_UNREADABLE"]
+        assert "torch/functional.py" in found["summary"]
+        assert str(place) not in json.dumps(before)
+        command = re.search(r"chmod -R a\+rX \"\$\(.*\)\"", found["next_action"])
+        assert command is not None, found["next_action"]
+        opened = subprocess.run(["bash", "-c", command.group(0)], capture_output=True,
+                                text=True, timeout=120, check=False,
+                                env={**env, "PATH": f"{python.parent}{os.pathsep}{env['PATH']}"})
+        assert opened.returncode == 0, opened.stderr
+        after = run()
+        assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+        assert "TORCH_FILES_UNREADABLE" not in findings(after)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)

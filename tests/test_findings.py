@@ -109,6 +109,11 @@ FIRES = {
         "error": {"stage": "import", "kind": "import_failed", "type": "OSError",
                   "message": "<path>/libtorch_global_deps.so: failed to map segment from "
                              "shared object"}}),
+    "TORCH_FILES_UNREADABLE": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.unreadable_file": "torch/functional.py",
+        "error": {"stage": "import", "kind": "import_failed", "type": "PermissionError",
+                  "message": "[Errno 13] Permission denied: '<path>/functional.py'"}}),
     "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",

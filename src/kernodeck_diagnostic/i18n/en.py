@@ -339,6 +339,12 @@ MESSAGES = {
         "Put the environment on a file system that allows execution (a home or project folder, "
         "not a noexec /tmp or scratch mount), or have it remounted with exec (as root: mount -o "
         "remount,exec on that mount point); findmnt -T on torch's folder shows the mount.",
+    "finding.TORCH_FILES_UNREADABLE.summary":
+        "import torch cannot read {file}, a file of the installed torch: permission denied to "
+        "this user (installed by another user with a closed umask, or its mode changed).",
+    "finding.TORCH_FILES_UNREADABLE.next_action":
+        "Have the install's owner (or root) open it to every user, with this environment's "
+        "python: chmod -R a+rX {folder}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

@@ -360,6 +360,13 @@ MESSAGES = {
         "personnel ou de projet, pas un /tmp ou un scratch noexec), ou faites-le remonter avec "
         "exec (en root : mount -o remount,exec sur ce point de montage) ; findmnt -T sur le "
         "dossier de torch montre le montage.",
+    "finding.TORCH_FILES_UNREADABLE.summary":
+        "import torch ne peut pas lire {file}, un fichier du torch installé : permission "
+        "refusée à cet utilisateur (installé par un autre avec un umask fermé, ou son mode "
+        "changé).",
+    "finding.TORCH_FILES_UNREADABLE.next_action":
+        "Faites-le ouvrir à tous par le propriétaire de l'installation (ou root), avec le python "
+        "de cet environnement : chmod -R a+rX {folder}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

@@ -354,6 +354,13 @@ MESSAGES = {
         "de projeto, não um /tmp ou scratch noexec), ou peça que seja remontado com exec (como "
         "root: mount -o remount,exec nesse ponto de montagem); findmnt -T na pasta do torch "
         "mostra a montagem.",
+    "finding.TORCH_FILES_UNREADABLE.summary":
+        "O import torch não consegue ler {file}, um arquivo do torch instalado: permissão negada "
+        "a este usuário (instalado por outro usuário com um umask fechado, ou o modo dele "
+        "mudado).",
+    "finding.TORCH_FILES_UNREADABLE.next_action":
+        "Peça ao dono da instalação (ou ao root) que o abra a todos, com o python deste "
+        "ambiente: chmod -R a+rX {folder}.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

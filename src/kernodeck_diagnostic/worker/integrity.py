@@ -104,3 +104,21 @@ def on_noexec_mount(init_file: str) -> bool:
         return bool(os.statvfs(os.path.dirname(init_file)).f_flag & os.ST_NOEXEC)
     except (OSError, AttributeError):  # an old Python without ST_NOEXEC
         return False
+
+
+def unreadable_file(exc: BaseException, init_file: str) -> str | None:
+    """The file of the torch package (``init_file``'s) that a failed import could not read for
+    want of permission, as a name relative to its site-packages (``torch/functional.py``), from
+    the exception or one it was raised from; None for any other failure."""
+    site = os.path.dirname(os.path.dirname(os.path.abspath(init_file)))
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            break
+        name = getattr(seen, "filename", None) if isinstance(seen, PermissionError) else None
+        if isinstance(name, str) and name:
+            relative = os.path.relpath(os.path.abspath(name), site)
+            if relative.split(os.sep)[0] == "torch" and ".." not in relative.split(os.sep):
+                return relative.replace(os.sep, "/")
+        seen = seen.__cause__ or seen.__context__
+    return None

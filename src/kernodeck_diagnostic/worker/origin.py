@@ -175,9 +175,12 @@ def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
     installed (``runtime.setting_hiding_torch``)."""
     if spec is not None:  # a torch.backends plugin that failed it; a noexec mount (integrity)
         plugin = stages.companion("plugins").backend_plugin(exc)
-        noexec = stages.companion("integrity").on_noexec_mount(str(spec.origin or ""))
+        integrity = stages.companion("integrity")
+        noexec = integrity.on_noexec_mount(str(spec.origin or ""))
+        unreadable = integrity.unreadable_file(exc, str(spec.origin or ""))
         return {**(extension_tags(spec) or {}), **({"backend_plugin": plugin} if plugin else {}),
-                **({"noexec_mount": True} if noexec else {})}
+                **({"noexec_mount": True} if noexec else {}),
+                **({"unreadable_file": unreadable} if unreadable else {})}
     if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
         return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
     return {}

@@ -310,6 +310,23 @@ def torch_on_noexec_mount(report: Report) -> Finding | None:
     return Finding("TORCH_ON_NOEXEC_MOUNT", "error", tuple(evidence))
 
 
+_TORCH_FOLDER = ("\"$(python -c 'import importlib.util as u, os; "
+                 "print(os.path.dirname(u.find_spec(\"torch\").origin))')\"")
+
+
+@layer.rule(169, "TORCH_FILES_UNREADABLE")
+def torch_files_unreadable(report: Report) -> Finding | None:
+    """import torch failed because a file of torch's own package cannot be read by this user
+    (installed by another user with a closed umask, a chmod): a reinstall by this user cannot
+    replace another's files; the install's owner opens them."""
+    unreadable = report["pytorch"].get("unreadable_file")
+    if report["code"] != Verdict.TORCH_IMPORT_FAILED or not isinstance(unreadable, str):
+        return None
+    return Finding("TORCH_FILES_UNREADABLE", "error",
+                   (f"import torch could not read {unreadable}: permission denied",),
+                   {"file": unreadable, "folder": _TORCH_FOLDER})
+
+
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
