@@ -340,3 +340,29 @@ def test_a_file_of_torch_this_user_cannot_read_is_named_and_opening_it_as_printe
         assert "TORCH_FILES_UNREADABLE" not in findings(after)
     finally:
         shutil.rmtree(place, ignore_errors=True)
+
+
+# -- torch installed under a path that is not UTF-8 -----------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="byte paths")
+def test_a_path_that_is_not_utf8_is_named_and_renaming_the_folder_works(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """The CPU build's venv (hard links) in a folder named with a Latin-1 byte: torch's own
+    import fails ("surrogates not allowed", torch/__init__.py encodes its path). Was
+    TORCH_IMPORT_FAILED and no finding."""
+    folder = os.fsencode(tmp_path) + b"/caf\xe9-env"
+    shutil.copytree(cpu_torch_python.parent.parent, os.fsdecode(folder), copy_function=os.link,
+                    symlinks=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    python = Path(os.fsdecode(folder)) / "bin" / cpu_torch_python.name
+    before = check(python, pyz, work, "before.json")
+    assert before["code"] == "TORCH_IMPORT_FAILED"
+    assert before["pytorch"]["path_not_utf8"] is True
+    found = findings(before)["TORCH_PATH_NOT_UTF8"]
+    assert "Rename that folder with a UTF-8 name" in found["next_action"]
+    renamed = tmp_path / "café-env"
+    os.rename(folder, os.fsencode(renamed))
+    after = check(renamed / "bin" / cpu_torch_python.name, pyz, work, "after.json")
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert "TORCH_PATH_NOT_UTF8" not in findings(after)

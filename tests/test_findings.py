@@ -114,6 +114,12 @@ FIRES = {
         "pytorch.unreadable_file": "torch/functional.py",
         "error": {"stage": "import", "kind": "import_failed", "type": "PermissionError",
                   "message": "[Errno 13] Permission denied: '<path>/functional.py'"}}),
+    "TORCH_PATH_NOT_UTF8": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.path_not_utf8": True,
+        "error": {"stage": "import", "kind": "import_failed", "type": "UnicodeEncodeError",
+                  "message": "'utf-8' codec can't encode character '\\udcff' in position 21: "
+                             "surrogates not allowed"}}),
     "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",

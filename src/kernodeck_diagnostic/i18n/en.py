@@ -345,6 +345,12 @@ MESSAGES = {
     "finding.TORCH_FILES_UNREADABLE.next_action":
         "Have the install's owner (or root) open it to every user, with this environment's "
         "python: chmod -R a+rX {folder}.",
+    "finding.TORCH_PATH_NOT_UTF8.summary":
+        "The path of the folder torch is installed in is not UTF-8 (a folder named in another "
+        "encoding): torch encodes it as UTF-8 as it is imported, and fails.",
+    "finding.TORCH_PATH_NOT_UTF8.next_action":
+        "Rename that folder with a UTF-8 name (convmv -f latin1 -t utf8 converts such names), or "
+        "create the environment again under a UTF-8 path.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",

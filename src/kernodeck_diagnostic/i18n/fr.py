@@ -367,6 +367,12 @@ MESSAGES = {
     "finding.TORCH_FILES_UNREADABLE.next_action":
         "Faites-le ouvrir à tous par le propriétaire de l'installation (ou root), avec le python "
         "de cet environnement : chmod -R a+rX {folder}.",
+    "finding.TORCH_PATH_NOT_UTF8.summary":
+        "Le chemin du dossier où torch est installé n'est pas en UTF-8 (un dossier nommé dans "
+        "un autre encodage) : torch l'encode en UTF-8 en s'important, et échoue.",
+    "finding.TORCH_PATH_NOT_UTF8.next_action":
+        "Renommez ce dossier avec un nom UTF-8 (convmv -f latin1 -t utf8 convertit de tels "
+        "noms), ou recréez l'environnement sous un chemin UTF-8.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",

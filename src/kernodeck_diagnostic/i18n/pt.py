@@ -361,6 +361,12 @@ MESSAGES = {
     "finding.TORCH_FILES_UNREADABLE.next_action":
         "Peça ao dono da instalação (ou ao root) que o abra a todos, com o python deste "
         "ambiente: chmod -R a+rX {folder}.",
+    "finding.TORCH_PATH_NOT_UTF8.summary":
+        "O caminho da pasta onde o torch está instalado não é UTF-8 (uma pasta nomeada em outra "
+        "codificação): o torch o codifica em UTF-8 ao ser importado, e falha.",
+    "finding.TORCH_PATH_NOT_UTF8.next_action":
+        "Renomeie essa pasta com um nome UTF-8 (convmv -f latin1 -t utf8 converte tais nomes), "
+        "ou crie o ambiente de novo sob um caminho UTF-8.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",

@@ -254,7 +254,8 @@ def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:
                           "extension_tags": None, "interpreter_tag": None, "hidden_by": None,
                           "orphan_metadata": None, "torch_libraries_elsewhere": None,
                           "damaged_libraries": None, "backend_plugin": None,
-                          "noexec_mount": None, "unreadable_file": None})
+                          "noexec_mount": None, "unreadable_file": None,
+                          "path_not_utf8": None})
 
 
 def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

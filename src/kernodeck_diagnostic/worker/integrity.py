@@ -122,3 +122,14 @@ def unreadable_file(exc: BaseException, init_file: str) -> str | None:
                 return relative.replace(os.sep, "/")
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def path_not_utf8(init_file: str) -> bool:
+    """Whether the path of the torch package holds bytes that are not UTF-8 (Python keeps them
+    as surrogates): torch encodes its own folder's path as UTF-8 as it is imported
+    (``_manager_path``) and fails there, "surrogates not allowed"."""
+    try:
+        init_file.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -180,7 +180,9 @@ def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
         unreadable = integrity.unreadable_file(exc, str(spec.origin or ""))
         return {**(extension_tags(spec) or {}), **({"backend_plugin": plugin} if plugin else {}),
                 **({"noexec_mount": True} if noexec else {}),
-                **({"unreadable_file": unreadable} if unreadable else {})}
+                **({"unreadable_file": unreadable} if unreadable else {}),
+                **({"path_not_utf8": True} if integrity.path_not_utf8(str(spec.origin or ""))
+                   else {})}
     if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
         return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
     return {}

@@ -327,6 +327,20 @@ def torch_files_unreadable(report: Report) -> Finding | None:
                    {"file": unreadable, "folder": _TORCH_FOLDER})
 
 
+@layer.rule(161, "TORCH_PATH_NOT_UTF8")
+def torch_path_not_utf8(report: Report) -> Finding | None:
+    """import torch failed and torch's path is not UTF-8: torch encodes its own folder's path as
+    UTF-8 as it is imported and fails on it; no reinstall in the same place helps."""
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED
+            and report["pytorch"].get("path_not_utf8") is True):
+        return None
+    evidence = ["the path of torch's folder holds bytes that are not UTF-8"]
+    said = search(r"surrogates not allowed|can't (?:en|de)code", messages(report))
+    if said:
+        evidence.append(quote(said[0]))
+    return Finding("TORCH_PATH_NOT_UTF8", "error", tuple(evidence))
+
+
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
 def torch_duplicate_install(report: Report) -> Finding | None:
     pytorch = report["pytorch"]
