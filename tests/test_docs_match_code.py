@@ -54,6 +54,7 @@ NOT_IDS = {
     "MY_SETTING", "NCCL_VERSION", "NO_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PYTHON_VERSION",
     "PYTORCH_VERSION", "ROCR_VISIBLE_DEVICES", "SUDO_USER", "TORCH_LOGS", "WANDB_API_KEY",
     "TRITON_CACHE_DIR",  # the compiler cache --kernels moves unless set (worker/kernels.py)
+    "TORCH_DEVICE_BACKEND_AUTOLOAD",  # torch's, named by TORCH_BACKEND_PLUGIN_FAILED's advice
     # a variable the test suite sets for the processes it starts
     "KD_RUN_TAG",
     # threading and dispatch variables a test sets to values their libraries refuse

@@ -89,6 +89,37 @@ FIRES = {
         "pytorch.hidden_by": "PYTHONNOUSERSITE",
         "error": {"stage": "import", "kind": "import_failed", "type": "ModuleNotFoundError",
                   "message": "No module named 'torch'"}}),
+    "TORCH_BACKEND_PLUGIN_FAILED": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.backend_plugin": {"name": "kd_vendor", "distribution": "kd-vendor-plugin",
+                                   "cause": "OSError: libkd_vendor_runtime.so.3: cannot open "
+                                            "shared object file: No such file or directory"},
+        "error": {"stage": "import", "kind": "import_failed", "type": "RuntimeError",
+                  "message": "Failed to load the backend extension: kd_vendor. You can disable "
+                             "extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0."}}),
+    "TORCH_LOGS_INVALID": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "error": {"stage": "import", "kind": "import_failed", "type": "ValueError",
+                  "message": "Invalid log settings: <redacted>, must be a comma separated list "
+                             "of fully qualified module names, registered log names or "
+                             "registered artifact names."}}),
+    "TORCH_ON_NOEXEC_MOUNT": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.noexec_mount": True,
+        "error": {"stage": "import", "kind": "import_failed", "type": "OSError",
+                  "message": "<path>/libtorch_global_deps.so: failed to map segment from "
+                             "shared object"}}),
+    "TORCH_FILES_UNREADABLE": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.unreadable_file": "torch/functional.py",
+        "error": {"stage": "import", "kind": "import_failed", "type": "PermissionError",
+                  "message": "[Errno 13] Permission denied: '<path>/functional.py'"}}),
+    "TORCH_PATH_NOT_UTF8": report(**{
+        "code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+        "pytorch.path_not_utf8": True,
+        "error": {"stage": "import", "kind": "import_failed", "type": "UnicodeEncodeError",
+                  "message": "'utf-8' codec can't encode character '\\udcff' in position 21: "
+                             "surrogates not allowed"}}),
     "TORCH_ORPHAN_METADATA": report(**{"pytorch.distributions_on_path": 2,
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",

@@ -514,8 +514,8 @@ def test_console_script_run_from_such_a_folder_warns(cpu_torch_python: Path,
     assert_as_python_app_py_here(checked(result, tmp_path))
 
 
-def test_api_from_a_script_in_such_a_folder_warns(cpu_torch_python: Path,
-                                                  tmp_path: Path) -> None:
+def test_api_from_a_script_in_such_a_folder_names_the_failures_cause(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
     work = project(tmp_path, **{"numpy.py": "raise RuntimeError('mine')\n", "check.py": (
         "import json, kernodeck_diagnostic\n"
         "report = kernodeck_diagnostic.check(device='cpu')\n"
@@ -525,7 +525,11 @@ def test_api_from_a_script_in_such_a_folder_warns(cpu_torch_python: Path,
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert_valid_report(report)
-    assert_local_shadows(report, {"numpy"})
+    # torch imports numpy, which is the script folder's numpy.py: the failure's cause (issue 44).
+    assert report["code"] == "TORCH_IMPORT_FAILED"
+    found = findings(report)["LOCAL_MODULE_SHADOWS"]
+    assert found["severity"] == "error"
+    assert found["summary"].startswith("import torch failed in numpy: your own numpy.py")
     assert str(tmp_path) not in result.stdout
 
 

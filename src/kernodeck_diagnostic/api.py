@@ -394,7 +394,9 @@ def _front_facts(options: Options, worker: WorkerRun,
                      and state.facts.get("pytorch", {}).get("imported") is not True
                      and (raised not in (None, "ModuleNotFoundError")
                           or (state.error is None and not state.final)))
-    front = {"library_override": library_override(texts, torch_failed=import_failed),
+    front = {"library_override": library_override(
+                 texts, torch_failed=import_failed,
+                 interpreter=state.local_paths.get("interpreter") or options.python),
              "tool_environment": tool_environment(options.python),
              "working_folder_missing": working_folder_missing(),
              "node": beside.node(),  # read now when no worker started

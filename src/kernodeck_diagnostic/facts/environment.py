@@ -35,20 +35,22 @@ ToolEnvironment = Literal["pipx", "uv_tool", "venv"]
 
 
 def library_override(texts: Iterable[str | None], environ: Mapping[str, str] | None = None,
-                     platform: str | None = None, *,
-                     torch_failed: bool = False) -> dict[str, Any] | None:
+                     platform: str | None = None, *, torch_failed: bool = False,
+                     interpreter: str | None = None) -> dict[str, Any] | None:
     """Which variable's folder supplied a library the loader rejected, from the raw messages.
 
     ``{"variable": "LD_LIBRARY_PATH", "library": "libstdc++.so.6", "conda_env_lib": False}``;
     ``variable`` is None when the library came from the active conda environment's own ``lib``
     (reached through the interpreter's run path, not a variable). None when no rejected library
     came from such a folder: a damaged file inside torch's own folder is not an override.
+    The conda environment is the active one (``CONDA_PREFIX``) and the one ``interpreter``, the
+    checked Python, belongs to: run by its path or with --python, none is active.
     """
     env = os.environ if environ is None else environ
     variables = LIBRARY_PATH_VARIABLES.get(platform or sys.platform,
                                            DEFAULT_LIBRARY_PATH_VARIABLES)
-    conda_lib = _folder(os.path.join(env["CONDA_PREFIX"], "lib")) if env.get("CONDA_PREFIX") \
-        else None
+    conda_libs = {_folder(os.path.join(prefix, "lib"))
+                  for prefix in (env.get("CONDA_PREFIX"), conda_prefix_of(interpreter)) if prefix}
     for text in texts:
         for match in _REJECTED.finditer(text or ""):
             name, path = match.group("name"), match.group("path")
@@ -57,11 +59,23 @@ def library_override(texts: Iterable[str | None], environ: Mapping[str, str] | N
                 for entry in _entries(env.get(variable)):
                     if (given == entry if given else os.path.isfile(os.path.join(entry, name))):
                         return {"variable": variable, "library": name,
-                                "conda_env_lib": entry == conda_lib}
-            if given is not None and given == conda_lib:
+                                "conda_env_lib": entry in conda_libs}
+            if given is not None and given in conda_libs:
                 return {"variable": None, "library": name, "conda_env_lib": True}
     if torch_failed:
         return torch_library_on_path(env, variables)
+    return None
+
+
+def conda_prefix_of(interpreter: str | None) -> str | None:
+    """The conda environment a Python interpreter is the program of (``PREFIX/bin/python``, with
+    ``PREFIX/conda-meta``; on Windows ``PREFIX/python.exe``), or None."""
+    if not interpreter:
+        return None
+    folder = os.path.dirname(os.path.abspath(interpreter))
+    for prefix in (os.path.dirname(folder), folder):
+        if os.path.isdir(os.path.join(prefix, "conda-meta")):
+            return prefix
     return None
 
 

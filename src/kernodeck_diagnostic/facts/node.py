@@ -155,9 +155,15 @@ def _entries(value: str) -> list[str]:
 
 
 def shared_memory(root: str = "/") -> dict[str, Any] | None:
-    """``/dev/shm``'s size, free space and writability; None when it is absent or unreadable."""
+    """``/dev/shm``'s size, free space and writability; ``{"absent": True}`` when there is no
+    such folder (a container or a mount namespace without it: POSIX shared memory then fails);
+    None when it cannot be read, or on Windows."""
     path = os.path.join(root, "dev/shm")
-    if sys.platform == "win32" or not os.path.isdir(path):
+    if sys.platform == "win32":
+        return None
+    if not os.path.lexists(path) and os.path.isdir(os.path.join(root, "dev")):
+        return {"absent": True}
+    if not os.path.isdir(path):
         return None
     try:
         found = os.statvfs(path)

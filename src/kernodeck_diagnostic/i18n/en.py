@@ -300,6 +300,57 @@ MESSAGES = {
         "broken.",
     "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
         "Reinstall that version over it, with this interpreter: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.summary":
+        "The installed torch {version} is damaged: {files} (a compiled library cut short or "
+        "overwritten, by an interrupted copy or download, or a full disk); loading it kills "
+        "'import torch' or makes it fail.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
+        "Reinstall that version over it, with this interpreter: {reinstall}.",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.summary":
+        "import torch failed in {module}: your own {file}, which Python imports first, in "
+        "place of the {module} torch needs (modules of yours that hide others: {names}).",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
+        "Rename {file} (and delete the __pycache__ folder beside it), then run the check "
+        "again: torch then imports its own {module}.",
+    "finding.SHM_TOO_SMALL.absent.summary":
+        "There is no shared-memory folder /dev/shm: DataLoader workers (num_workers > 0), "
+        "torch.multiprocessing and NCCL cannot share memory between processes.",
+    "finding.SHM_TOO_SMALL.absent.next_action":
+        "Mount one, as root: mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm (a "
+        "container: docker run --ipc=host or --shm-size=8g; Kubernetes: a memory-backed emptyDir "
+        "at /dev/shm).",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.summary":
+        "import torch failed in the device plugin {plugin}, which torch loads as it is imported "
+        "(entry point group torch.backends): {cause}.",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.next_action":
+        "Give the plugin what it needs (its device's runtime, above), or, if you do not use that "
+        "device, remove it (python -m pip uninstall {distribution}); "
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirms torch works without it.",
+    "finding.TORCH_LOGS_INVALID.summary":
+        "TORCH_LOGS holds a name torch does not know (a typo, or one of another version): "
+        "import torch refuses it. Its value is not shown here.",
+    "finding.TORCH_LOGS_INVALID.next_action":
+        "Unset it (env -u TORCH_LOGS python app.py), or correct it: TORCH_LOGS=help python -c "
+        "'import torch' lists the names this torch takes (dynamo, inductor, graph_breaks...).",
+    "finding.TORCH_ON_NOEXEC_MOUNT.summary":
+        "torch is installed on a file system mounted noexec: the loader may not map its "
+        "libraries from there, so import torch fails, whole as they are.",
+    "finding.TORCH_ON_NOEXEC_MOUNT.next_action":
+        "Put the environment on a file system that allows execution (a home or project folder, "
+        "not a noexec /tmp or scratch mount), or have it remounted with exec (as root: mount -o "
+        "remount,exec on that mount point); findmnt -T on torch's folder shows the mount.",
+    "finding.TORCH_FILES_UNREADABLE.summary":
+        "import torch cannot read {file}, a file of the installed torch: permission denied to "
+        "this user (installed by another user with a closed umask, or its mode changed).",
+    "finding.TORCH_FILES_UNREADABLE.next_action":
+        "Have the install's owner (or root) open it to every user, with this environment's "
+        "python: chmod -R a+rX {folder}.",
+    "finding.TORCH_PATH_NOT_UTF8.summary":
+        "The path of the folder torch is installed in is not UTF-8 (a folder named in another "
+        "encoding): torch encodes it as UTF-8 as it is imported, and fails.",
+    "finding.TORCH_PATH_NOT_UTF8.next_action":
+        "Rename that folder with a UTF-8 name (convmv -f latin1 -t utf8 converts such names), or "
+        "create the environment again under a UTF-8 path.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "torch's compiled part is built for another Python ({built}), not for this interpreter "
         "({own}): installed with another Python's pip.",
@@ -426,8 +477,8 @@ MESSAGES = {
         "Unset {variable} for this program, or remove that folder from it; env -u {variable} "
         "python app.py confirms it.",
     "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
-        "The active conda environment's lib folder supplies a {library} that this torch cannot "
-        "load (often an older libstdc++ than torch needs).",
+        "The conda environment's lib folder (the active one, or the checked Python's) supplies "
+        "a {library} that this torch cannot load (often an older libstdc++ than torch needs).",
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Update that library in the environment (for libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), or run the program from an environment whose libraries match torch.",

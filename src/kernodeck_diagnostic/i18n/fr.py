@@ -316,6 +316,63 @@ MESSAGES = {
         "une installation de PyTorch, abîmée.",
     "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
         "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.summary":
+        "Le torch {version} installé est endommagé : {files} (une bibliothèque compilée "
+        "tronquée ou écrasée, par une copie ou un téléchargement interrompu, ou un disque "
+        "plein) ; la charger tue 'import torch' ou le fait échouer.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
+        "Réinstallez cette version par-dessus, avec cet interpréteur : {reinstall}.",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.summary":
+        "import torch a échoué dans {module} : votre propre {file}, que Python importe en "
+        "premier, à la place du {module} dont torch a besoin (vos modules qui en cachent "
+        "d'autres : {names}).",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
+        "Renommez {file} (et supprimez le dossier __pycache__ à côté), puis relancez la "
+        "vérification : torch importera alors son propre {module}.",
+    "finding.SHM_TOO_SMALL.absent.summary":
+        "Il n'y a pas de dossier de mémoire partagée /dev/shm : les workers du DataLoader "
+        "(num_workers > 0), torch.multiprocessing et NCCL ne peuvent pas partager de mémoire "
+        "entre processus.",
+    "finding.SHM_TOO_SMALL.absent.next_action":
+        "Montez-en un, en root : mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm "
+        "(un conteneur : docker run --ipc=host ou --shm-size=8g ; Kubernetes : un emptyDir en "
+        "mémoire sur /dev/shm).",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.summary":
+        "import torch a échoué dans le greffon de périphérique {plugin}, que torch charge en "
+        "s'important (groupe de points d'entrée torch.backends) : {cause}.",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.next_action":
+        "Donnez au greffon ce qu'il lui faut (le runtime de son périphérique, ci-dessus), ou, "
+        "si vous n'utilisez pas ce périphérique, retirez-le (python -m pip uninstall "
+        "{distribution}) ; TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirme que torch "
+        "fonctionne sans lui.",
+    "finding.TORCH_LOGS_INVALID.summary":
+        "TORCH_LOGS contient un nom que torch ne connaît pas (une faute de frappe, ou celui "
+        "d'une autre version) : import torch le refuse. Sa valeur n'est pas montrée ici.",
+    "finding.TORCH_LOGS_INVALID.next_action":
+        "Retirez-la (env -u TORCH_LOGS python app.py), ou corrigez-la : TORCH_LOGS=help python "
+        "-c 'import torch' liste les noms que ce torch accepte (dynamo, inductor, "
+        "graph_breaks...).",
+    "finding.TORCH_ON_NOEXEC_MOUNT.summary":
+        "torch est installé sur un système de fichiers monté noexec : le chargeur ne peut pas y "
+        "projeter ses bibliothèques, donc import torch échoue, aussi intactes soient-elles.",
+    "finding.TORCH_ON_NOEXEC_MOUNT.next_action":
+        "Placez l'environnement sur un système de fichiers qui permet l'exécution (un dossier "
+        "personnel ou de projet, pas un /tmp ou un scratch noexec), ou faites-le remonter avec "
+        "exec (en root : mount -o remount,exec sur ce point de montage) ; findmnt -T sur le "
+        "dossier de torch montre le montage.",
+    "finding.TORCH_FILES_UNREADABLE.summary":
+        "import torch ne peut pas lire {file}, un fichier du torch installé : permission "
+        "refusée à cet utilisateur (installé par un autre avec un umask fermé, ou son mode "
+        "changé).",
+    "finding.TORCH_FILES_UNREADABLE.next_action":
+        "Faites-le ouvrir à tous par le propriétaire de l'installation (ou root), avec le python "
+        "de cet environnement : chmod -R a+rX {folder}.",
+    "finding.TORCH_PATH_NOT_UTF8.summary":
+        "Le chemin du dossier où torch est installé n'est pas en UTF-8 (un dossier nommé dans "
+        "un autre encodage) : torch l'encode en UTF-8 en s'important, et échoue.",
+    "finding.TORCH_PATH_NOT_UTF8.next_action":
+        "Renommez ce dossier avec un nom UTF-8 (convmv -f latin1 -t utf8 convertit de tels "
+        "noms), ou recréez l'environnement sous un chemin UTF-8.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "La partie compilée de torch est faite pour un autre Python ({built}), pas pour cet "
         "interpréteur ({own}) : installée avec le pip d'un autre Python.",
@@ -445,8 +502,9 @@ MESSAGES = {
         "Retirez {variable} pour ce programme, ou ôtez-en ce dossier ; env -u {variable} "
         "python app.py le confirme.",
     "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
-        "Le dossier lib de l'environnement conda actif fournit une {library} que ce torch ne peut "
-        "pas charger (souvent une libstdc++ plus ancienne que celle dont torch a besoin).",
+        "Le dossier lib de l'environnement conda (l'actif, ou celui du Python vérifié) fournit "
+        "une {library} que ce torch ne peut pas charger (souvent une libstdc++ plus ancienne "
+        "que celle dont torch a besoin).",
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Mettez cette bibliothèque à jour dans l'environnement (pour libstdc++ : conda install -c "
         "conda-forge libstdcxx-ng), ou lancez le programme depuis un environnement dont les "

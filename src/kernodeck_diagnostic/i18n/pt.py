@@ -311,6 +311,62 @@ MESSAGES = {
         "instalação do PyTorch, quebrada.",
     "finding.TORCH_PARTIAL_INSTALL.damaged.next_action":
         "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.summary":
+        "O torch {version} instalado está danificado: {files} (uma biblioteca compilada "
+        "cortada ou sobrescrita, por uma cópia ou um download interrompido, ou um disco "
+        "cheio); carregá-la mata o 'import torch' ou o faz falhar.",
+    "finding.TORCH_PARTIAL_INSTALL.library_damaged.next_action":
+        "Reinstale essa versão por cima, com este interpretador: {reinstall}.",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.summary":
+        "import torch falhou em {module}: o seu próprio {file}, que o Python importa primeiro, "
+        "no lugar do {module} de que o torch precisa (módulos seus que escondem outros: "
+        "{names}).",
+    "finding.LOCAL_MODULE_SHADOWS.breaks_import.next_action":
+        "Renomeie {file} (e apague a pasta __pycache__ ao lado dele), depois rode a "
+        "verificação de novo: o torch então importa o próprio {module}.",
+    "finding.SHM_TOO_SMALL.absent.summary":
+        "Não há pasta de memória compartilhada /dev/shm: os workers do DataLoader "
+        "(num_workers > 0), o torch.multiprocessing e o NCCL não conseguem compartilhar memória "
+        "entre processos.",
+    "finding.SHM_TOO_SMALL.absent.next_action":
+        "Monte uma, como root: mkdir -p /dev/shm && mount -t tmpfs -o size=8g tmpfs /dev/shm "
+        "(um contêiner: docker run --ipc=host ou --shm-size=8g; Kubernetes: um emptyDir em "
+        "memória em /dev/shm).",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.summary":
+        "import torch falhou no plugin de dispositivo {plugin}, que o torch carrega ao ser "
+        "importado (grupo de pontos de entrada torch.backends): {cause}.",
+    "finding.TORCH_BACKEND_PLUGIN_FAILED.next_action":
+        "Dê ao plugin o que ele precisa (o runtime do dispositivo dele, acima), ou, se você não "
+        "usa esse dispositivo, remova-o (python -m pip uninstall {distribution}); "
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirma que o torch funciona sem ele.",
+    "finding.TORCH_LOGS_INVALID.summary":
+        "TORCH_LOGS contém um nome que o torch não conhece (um erro de digitação, ou um de "
+        "outra versão): o import torch o recusa. O valor dela não é mostrado aqui.",
+    "finding.TORCH_LOGS_INVALID.next_action":
+        "Remova-a (env -u TORCH_LOGS python app.py), ou corrija-a: TORCH_LOGS=help python -c "
+        "'import torch' lista os nomes que este torch aceita (dynamo, inductor, "
+        "graph_breaks...).",
+    "finding.TORCH_ON_NOEXEC_MOUNT.summary":
+        "O torch está instalado num sistema de arquivos montado com noexec: o carregador não "
+        "pode mapear as bibliotecas dele dali, então o import torch falha, mesmo íntegras.",
+    "finding.TORCH_ON_NOEXEC_MOUNT.next_action":
+        "Coloque o ambiente num sistema de arquivos que permita execução (uma pasta pessoal ou "
+        "de projeto, não um /tmp ou scratch noexec), ou peça que seja remontado com exec (como "
+        "root: mount -o remount,exec nesse ponto de montagem); findmnt -T na pasta do torch "
+        "mostra a montagem.",
+    "finding.TORCH_FILES_UNREADABLE.summary":
+        "O import torch não consegue ler {file}, um arquivo do torch instalado: permissão negada "
+        "a este usuário (instalado por outro usuário com um umask fechado, ou o modo dele "
+        "mudado).",
+    "finding.TORCH_FILES_UNREADABLE.next_action":
+        "Peça ao dono da instalação (ou ao root) que o abra a todos, com o python deste "
+        "ambiente: chmod -R a+rX {folder}.",
+    "finding.TORCH_PATH_NOT_UTF8.summary":
+        "O caminho da pasta onde o torch está instalado não é UTF-8 (uma pasta nomeada em outra "
+        "codificação): o torch o codifica em UTF-8 ao ser importado, e falha.",
+    "finding.TORCH_PATH_NOT_UTF8.next_action":
+        "Renomeie essa pasta com um nome UTF-8 (convmv -f latin1 -t utf8 converte tais nomes), "
+        "ou crie o ambiente de novo sob um caminho UTF-8.",
     "finding.TORCH_FOR_OTHER_PYTHON.other_tag.summary":
         "A parte compilada do torch foi feita para outro Python ({built}), não para este "
         "interpretador ({own}): foi instalada com o pip de outro Python.",
@@ -439,8 +495,9 @@ MESSAGES = {
         "Remova {variable} para este programa, ou tire essa pasta dela; env -u {variable} "
         "python app.py confirma.",
     "finding.LIBRARY_PATH_OVERRIDE.conda.summary":
-        "A pasta lib do ambiente conda ativo fornece uma {library} que este torch não consegue "
-        "carregar (muitas vezes uma libstdc++ mais antiga do que o torch precisa).",
+        "A pasta lib do ambiente conda (o ativo, ou o do Python verificado) fornece uma "
+        "{library} que este torch não consegue carregar (muitas vezes uma libstdc++ mais "
+        "antiga do que o torch precisa).",
     "finding.LIBRARY_PATH_OVERRIDE.conda.next_action":
         "Atualize essa biblioteca no ambiente (para a libstdc++: conda install -c conda-forge "
         "libstdcxx-ng), ou execute o programa num ambiente cujas bibliotecas combinem com o torch.",

@@ -288,7 +288,10 @@ def pytorch_block(values: dict[str, Any]) -> dict[str, Any]:
                           "triton_version": None, "torchvision_version": None,
                           "torchaudio_version": None, "import_error_origin": None,
                           "extension_tags": None, "interpreter_tag": None, "hidden_by": None,
-                          "orphan_metadata": None, "torch_libraries_elsewhere": None})
+                          "orphan_metadata": None, "torch_libraries_elsewhere": None,
+                          "damaged_libraries": None, "backend_plugin": None,
+                          "noexec_mount": None, "unreadable_file": None,
+                          "path_not_utf8": None})
 
 
 def _execution(values: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

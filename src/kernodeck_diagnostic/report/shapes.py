@@ -213,6 +213,19 @@ class TorchLibraryElsewhere(TypedDict):
     loaded_from: Literal["LD_LIBRARY_PATH", "elsewhere"]
 
 
+class DamagedLibrary(TypedDict):
+    """``pytorch.damaged_libraries[]``."""
+    name: str
+    damage: Literal["truncated", "not_elf"]
+
+
+class BackendPlugin(TypedDict):
+    """``pytorch.backend_plugin``."""
+    name: str
+    distribution: Optional[str]
+    cause: Optional[str]
+
+
 class CudaLibrary(TypedDict):
     """``pytorch.cuda_libraries[]``."""
     name: str
@@ -255,6 +268,11 @@ class Pytorch(_PytorchRequired, total=False):
     hidden_by: Optional[Literal["-S", "-s", "-I", "PYTHONNOUSERSITE"]]
     orphan_metadata: Optional[list[str]]
     torch_libraries_elsewhere: Optional[list[TorchLibraryElsewhere]]
+    damaged_libraries: Optional[list[DamagedLibrary]]
+    backend_plugin: Optional[BackendPlugin]
+    noexec_mount: Optional[bool]
+    unreadable_file: Optional[str]
+    path_not_utf8: Optional[bool]
     module_kind: Optional[ModuleKind]
     debug_build: Optional[bool]
     git_version: Optional[str]
@@ -421,6 +439,11 @@ class Shm(TypedDict):
     writable: bool
 
 
+class ShmAbsent(TypedDict):
+    """``node.shm`` where there is no /dev/shm at all."""
+    absent: Literal[True]
+
+
 class MemoryLimits(TypedDict):
     """``node.memory_limits``."""
     address_space_bytes: Optional[int]
@@ -450,7 +473,7 @@ class VisibilityUnmatched(TypedDict, total=False):
 
 
 class _NodeRequired(TypedDict):
-    shm: Optional[Shm]
+    shm: Optional[Union[Shm, ShmAbsent]]
     memory_limits: MemoryLimits
     nvidia_module_loaded: bool
     pci_gpus: int

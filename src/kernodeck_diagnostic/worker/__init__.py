@@ -11,5 +11,5 @@ kinds, bounds, expected values): the front imports it, and nothing else of the w
 # here too for the front, which copies them beside the worker before it has loaded ``typing``:
 # the protocol's Literal names need it, and the worker's start is the check's critical path
 # (supervision/start.py). tests/test_worker_boundary.py holds the two lists equal.
-COMPANIONS = ("protocol", "origin", "runtime", "readings", "accelerators", "all_devices",
-              "inventory", "collective", "extensions", "kernels")
+COMPANIONS = ("protocol", "origin", "integrity", "runtime", "readings", "accelerators",
+              "all_devices", "inventory", "collective", "extensions", "kernels", "plugins")

@@ -156,12 +156,16 @@ def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
     """The torch installs on ``path`` that ``import torch`` is judged against (the first is the
     installed distribution: ``environment_installs``), kept as the worker's ``installs``. Told
     as facts at once, so that a failed import has them for its advice (a reinstall of that very
-    build): the installed distribution's version, the orphans' folder names."""
+    build): the installed distribution's version, the orphans' folder names, its compiled
+    libraries that are damaged (``integrity``: a truncated one kills the import outright)."""
     orphans: list[str] = []
     installs = worker.installs = environment_installs(torch_installs(path, orphans),
                                                       worker.path0)
+    damaged = (stages.companion("integrity").damaged_libraries(installs[0].init_file)
+               if installs else None)
     worker.facts("pytorch", orphan_metadata=orphans or None,
-                 distribution_version=installs[0].version if installs else None)
+                 distribution_version=installs[0].version if installs else None,
+                 **({"damaged_libraries": damaged} if damaged else {}))  # said when there are
     return installs
 
 
@@ -169,8 +173,16 @@ def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
     """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
     built for and this one's (``extension_tags``); for none found, the setting that hid the one
     installed (``runtime.setting_hiding_torch``)."""
-    if spec is not None:
-        return extension_tags(spec) or {}
+    if spec is not None:  # a torch.backends plugin that failed it; a noexec mount (integrity)
+        plugin = stages.companion("plugins").backend_plugin(exc)
+        integrity = stages.companion("integrity")
+        noexec = integrity.on_noexec_mount(str(spec.origin or ""))
+        unreadable = integrity.unreadable_file(exc, str(spec.origin or ""))
+        return {**(extension_tags(spec) or {}), **({"backend_plugin": plugin} if plugin else {}),
+                **({"noexec_mount": True} if noexec else {}),
+                **({"unreadable_file": unreadable} if unreadable else {}),
+                **({"path_not_utf8": True} if integrity.path_not_utf8(str(spec.origin or ""))
+                   else {})}
     if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
         return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
     return {}

@@ -25,9 +25,9 @@ from typing import Any, Literal, get_args
 # loads each by path, in this order, before the user's folder is on its import path (see
 # stages.companion). Each comes after the ones it uses; this module first, as the worker loads it
 # before anything else. The package names them too (worker/__init__.py), for the front.
-COMPANIONS: tuple[str, ...] = ("protocol", "origin", "runtime", "readings", "accelerators",
-                               "all_devices", "inventory", "collective", "extensions",
-                               "kernels")
+COMPANIONS: tuple[str, ...] = ("protocol", "origin", "integrity", "runtime", "readings",
+                               "accelerators", "all_devices", "inventory", "collective",
+                               "extensions", "kernels", "plugins")
 
 # The stages, in the order they run. A stable report field: never derived from a method's name.
 Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",

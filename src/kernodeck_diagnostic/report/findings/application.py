@@ -23,13 +23,16 @@ from .interpreter import torch_shadowed
 layer = Layer("application")
 
 
-@layer.rule(150, "LOCAL_MODULE_SHADOWS", variants=(None, "working_folder", "script_folder"))
+@layer.rule(150, "LOCAL_MODULE_SHADOWS", variants=(None, "working_folder", "script_folder",
+                                                   "breaks_import"))
 def local_module_shadows(report: Report) -> Finding | None:
     """Modules of the user's, where their program imports first, named like ones it needs.
 
     The sentence names the folder: the working folder (the command line's program starts
     there; running it from another folder helps), the calling script's own (Python searches it
-    first wherever the script is run from), or both (the plain one)."""
+    first wherever the script is run from), or both (the plain one). An error, the failure's
+    cause (``breaks_import``), when ``import torch`` failed inside one of them: the import's
+    own traceback says so (``pytorch.import_error_origin``), not a guess."""
     pytorch = report["pytorch"]
     entries = [entry for entry in report["runtime"].get("local_modules") or []
                # torch hidden where the check imports it from is TORCH_SHADOWED's to say
@@ -45,6 +48,17 @@ def local_module_shadows(report: Report) -> Finding | None:
                 f"the standard library's {name}")
         evidence.append(f"{entry.get('file')} in the {entry.get('folder')} hides {what}")
     names = ", ".join(dict.fromkeys(str(entry.get("name")) for entry in entries))
+    origin = pytorch.get("import_error_origin") or EMPTY
+    culprit = next((entry for entry in entries if report["code"] == Verdict.TORCH_IMPORT_FAILED
+                    and entry.get("hides") != "torch"
+                    and str(origin.get("module") or "").split(".")[0] == entry.get("name")
+                    and origin.get("place") == entry.get("folder")), None)
+    if culprit is not None:
+        evidence.insert(0, f"import torch failed in {culprit.get('name')}, loaded from "
+                        f"{culprit.get('file')} in the {culprit.get('folder')}")
+        return Finding("LOCAL_MODULE_SHADOWS", "error", tuple(evidence),
+                       {"names": names, "module": str(culprit.get("name")),
+                        "file": str(culprit.get("file"))}, variant="breaks_import")
     places = {entry.get("folder") for entry in entries}
     variant = ("working_folder" if places == {"working-folder"} else
                "script_folder" if places == {"script-folder"} else None)

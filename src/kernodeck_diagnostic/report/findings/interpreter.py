@@ -124,14 +124,30 @@ def working_folder_gone(report: Report) -> Finding | None:
                    ("the working folder the check was started in no longer exists",))
 
 
-@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone", "damaged"))
+_DAMAGE = {"truncated": "is shorter than its ELF header says (truncated)",
+           "not_elf": "does not start with an ELF header (zeroed or overwritten)"}
+
+
+@layer.rule(165, "TORCH_PARTIAL_INSTALL", variants=("package_gone", "metadata_gone", "damaged",
+                                                    "library_damaged"))
 def torch_partial_install(report: Report) -> Finding | None:
     """A half-finished uninstall (or install): torch's metadata left and its package gone, which
     pip answers "Requirement already satisfied" to a plain install; or its package left in the
-    environment's own packages and its metadata gone, which pip no longer sees. A forced
-    reinstall of the version named puts both back."""
+    environment's own packages and its metadata gone, which pip no longer sees; or its files
+    damaged (a compiled library cut short or overwritten, an emptied ``__init__.py``). A forced
+    reinstall of the version named puts them back."""
     pytorch = report["pytorch"]
     installed = pytorch.get("distribution_version")
+    damaged = [entry for entry in pytorch.get("damaged_libraries") or []
+               if isinstance(entry, dict) and entry.get("damage") in _DAMAGE]
+    if damaged and installed:
+        # Read before the import: a truncated library kills it (SIGBUS, SIGSEGV) unannounced.
+        return Finding("TORCH_PARTIAL_INSTALL", "warning" if check_passed(report) else "error",
+                       tuple(f"{entry['name']} {_DAMAGE[entry['damage']]}" for entry in damaged),
+                       {"version": installed, "files": ", ".join(str(entry["name"])
+                                                                 for entry in damaged),
+                        "reinstall": reinstall_command(installed, deps=False)},
+                       variant="library_damaged")
     if report["code"] == Verdict.TORCH_MISSING and installed:
         return Finding("TORCH_PARTIAL_INSTALL", "error",
                        (f"the metadata of torch {installed} is installed (pip lists it)",
@@ -243,6 +259,87 @@ def pythonpath_module_breaks_import(report: Report) -> Finding | None:
         evidence.append(quote(str(message)))
     return Finding("PYTHONPATH_MODULE_BREAKS_IMPORT", "error", tuple(evidence),
                    {"module": module or "a module"})
+
+
+@layer.rule(162, "TORCH_BACKEND_PLUGIN_FAILED")
+def torch_backend_plugin_failed(report: Report) -> Finding | None:
+    """A device plugin (entry point group ``torch.backends``) raised as torch imported it: torch
+    says only "Failed to load the backend extension"; the plugin's own error (a missing vendor
+    library, most often) is the cause, read back by the worker (``pytorch.backend_plugin``)."""
+    plugin = report["pytorch"].get("backend_plugin")
+    if report["code"] != Verdict.TORCH_IMPORT_FAILED or not isinstance(plugin, dict):
+        return None
+    name, distribution = str(plugin.get("name")), plugin.get("distribution")
+    evidence = [f"import torch loads the device plugin {name} (entry point group "
+                "torch.backends), which failed"]
+    if plugin.get("cause"):
+        evidence.append(f"its own error: {quote(str(plugin['cause']))}")
+    if distribution:
+        evidence.append(f"it is declared by the distribution {distribution}")
+    return Finding("TORCH_BACKEND_PLUGIN_FAILED", "error", tuple(evidence),
+                   {"plugin": name, "cause": str(plugin.get("cause") or "not said"),
+                    "distribution": str(distribution or name)})
+
+
+@layer.rule(163, "TORCH_LOGS_INVALID")
+def torch_logs_invalid(report: Report) -> Finding | None:
+    """torch parses TORCH_LOGS as it is imported and raises on a name it does not know ("Invalid
+    log settings: ..."): the value is redacted in the report (a variable's value may identify
+    someone), so the variable is named instead, with how to list the names torch takes."""
+    error = report.get("error") or EMPTY
+    message = str(error.get("message") or "")
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED and error.get("type") == "ValueError"
+            and message.startswith("Invalid log settings:")):
+        return None
+    return Finding("TORCH_LOGS_INVALID", "error",
+                   (quote(message.partition(", must be")[0]),
+                    "torch reads TORCH_LOGS as it is imported and refuses a name it does not know"))
+
+
+@layer.rule(164, "TORCH_ON_NOEXEC_MOUNT")
+def torch_on_noexec_mount(report: Report) -> Finding | None:
+    """import torch failed and torch lies on a file system mounted noexec: the loader cannot map
+    a library from there (glibc: "failed to map segment from shared object"), whole or not; a
+    reinstall in the same place changes nothing."""
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED
+            and report["pytorch"].get("noexec_mount") is True):
+        return None
+    evidence = ["torch's folder is on a file system mounted noexec"]
+    said = search(r"failed to map segment from shared object", messages(report))
+    if said:
+        evidence.append(quote(said[0]))
+    return Finding("TORCH_ON_NOEXEC_MOUNT", "error", tuple(evidence))
+
+
+_TORCH_FOLDER = ("\"$(python -c 'import importlib.util as u, os; "
+                 "print(os.path.dirname(u.find_spec(\"torch\").origin))')\"")
+
+
+@layer.rule(169, "TORCH_FILES_UNREADABLE")
+def torch_files_unreadable(report: Report) -> Finding | None:
+    """import torch failed because a file of torch's own package cannot be read by this user
+    (installed by another user with a closed umask, a chmod): a reinstall by this user cannot
+    replace another's files; the install's owner opens them."""
+    unreadable = report["pytorch"].get("unreadable_file")
+    if report["code"] != Verdict.TORCH_IMPORT_FAILED or not isinstance(unreadable, str):
+        return None
+    return Finding("TORCH_FILES_UNREADABLE", "error",
+                   (f"import torch could not read {unreadable}: permission denied",),
+                   {"file": unreadable, "folder": _TORCH_FOLDER})
+
+
+@layer.rule(161, "TORCH_PATH_NOT_UTF8")
+def torch_path_not_utf8(report: Report) -> Finding | None:
+    """import torch failed and torch's path is not UTF-8: torch encodes its own folder's path as
+    UTF-8 as it is imported and fails on it; no reinstall in the same place helps."""
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED
+            and report["pytorch"].get("path_not_utf8") is True):
+        return None
+    evidence = ["the path of torch's folder holds bytes that are not UTF-8"]
+    said = search(r"surrogates not allowed|can't (?:en|de)code", messages(report))
+    if said:
+        evidence.append(quote(said[0]))
+    return Finding("TORCH_PATH_NOT_UTF8", "error", tuple(evidence))
 
 
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
@@ -391,7 +488,7 @@ def library_path_override(report: Report) -> Finding | None:
         where = f"a folder on {variable}" + (
             " (a conda environment's lib)" if override.get("conda_env_lib") else "")
     else:
-        where = "the active conda environment's lib folder"
+        where = "the conda environment's lib folder (the active one, or the checked Python's)"
     evidence = [f"{where} holds {library}"]
     said = search(re.escape(library), messages(report))
     if said:

@@ -5,10 +5,11 @@ driver's compute libraries, WSL with a Linux driver installed inside it.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from ..codes import Verdict
-from ..shapes import EMPTY
+from ..shapes import EMPTY, Shm
 from .core import (
     Finding,
     Layer,
@@ -32,11 +33,15 @@ SHM_MINIMUM_BYTES = 256 * 2**20  # a container's default is 64 MiB: too small fo
 _SHM = "/dev/shm"  # noqa: S108 - named in evidence, never opened here
 
 
-@layer.rule(350, "SHM_TOO_SMALL", variants=("small", "read_only"))
+@layer.rule(350, "SHM_TOO_SMALL", variants=("small", "read_only", "absent"))
 def shm_too_small(report: Report) -> Finding | None:
-    """The shared-memory folder too small or read-only: DataLoader workers (CPU and GPU alike)
-    die of SIGBUS and NCCL cannot create its segments."""
-    shm = node_block(report).get("shm") or {}
+    """The shared-memory folder too small, read-only or absent: DataLoader workers (CPU and GPU
+    alike) die of SIGBUS or cannot start, and NCCL cannot create its segments."""
+    found = node_block(report).get("shm")
+    if found is not None and "absent" in found:
+        return Finding("SHM_TOO_SMALL", "warning", (f"there is no {_SHM} (/dev is there)",),
+                       {}, variant="absent")
+    shm: Shm | Mapping[str, Any] = found or EMPTY
     size, free = shm.get("size_bytes"), shm.get("free_bytes")
     small = isinstance(size, int) and size < SHM_MINIMUM_BYTES
     if not small and shm.get("writable") is not False:
