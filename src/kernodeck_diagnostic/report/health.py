@@ -94,7 +94,7 @@ def judge_health(report: Mapping[str, Any]) -> Health:
         code = detail or Verdict.WORKER_FAILED
     fault: Fault
     found = _finding_ids(report)
-    if code in _ENVIRONMENT or found & _ENVIRONMENT_FINDINGS:
+    if code in _ENVIRONMENT or found & _ENVIRONMENT_FINDINGS or _memory_limit(report, code):
         fault = "environment"
     elif code in _NODE and not found & _BUSY_FINDINGS:
         fault = "node"
@@ -196,6 +196,16 @@ def _requested_device(report: Mapping[str, Any]) -> int | None:
 
 def _finding_ids(report: Mapping[str, Any]) -> set[str]:
     return {str(finding.get("id")) for finding in _entries(report.get("findings"))}
+
+
+def _memory_limit(report: Mapping[str, Any], code: str) -> bool:
+    """The tool's worker killed by its memory cgroup's OOM killer (``TOOL_RESOURCES``): the job's
+    memory limit, an environment's setting. Its other needs (open files, processes) say nothing
+    of the node or its software: inconclusive."""
+    error = report.get("error")
+    key = error.get("message_key") if isinstance(error, Mapping) else None
+    return (code == Verdict.TOOL_RESOURCES and isinstance(key, str)
+            and key.startswith("error.tool_needs.memory"))
 
 
 def _error_message(report: Mapping[str, Any]) -> str | None:

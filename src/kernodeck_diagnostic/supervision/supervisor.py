@@ -82,6 +82,9 @@ class WorkerRun:
     cpu_s: float | None = None
     # --distributed: the launcher's SIGTERM cut the limit (facts/launcher.stop_reason: why).
     launcher_stop: StopReason | None = None
+    # What the tool itself could not get from this process's limits (open files, a process,
+    # memory): a message key (``error.tool_needs.*``) and its values (tool_needs.py).
+    tool_need: tuple[str, dict[str, str]] | None = None
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
@@ -169,8 +172,16 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         try:
             started = starting.start(python)
         except starting.NotStarted as exc:
-            return WorkerRun.not_started(exc.key, exc.detail)
+            from .tool_needs import at_start
+
+            run = WorkerRun.not_started(exc.key, exc.detail)
+            run.tool_need = at_start(exc.errno)
+            return run
     try:
+        from .oom_killer import OomWatch
+
+        watch = OomWatch()  # the front's memory cgroups, and the worker's: their OOM kills
+        watch.see(started.process.pid)
         # --deadline: the time limit below, the one way it reaches the worker (its library
         # stages and its collective end before it; see protocol.deadline_argument).
         request = ["--device", device, "--device-index", str(device_index),
@@ -194,8 +205,11 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         run = _supervise(started, [*request, *extra], timeout_s=timeout_s,
                          on_progress=on_progress, on_started=on_started)
         from .captures import last_stderr_line
+        from .tool_needs import after_run
 
         run.stderr_line = last_stderr_line(started.path("stderr"))
+        run.tool_need = after_run(run.outcome == "crashed" and run.state.error is None,
+                                  run.returncode, run.stderr_line, watch)
         return run
     finally:
         started.close()
