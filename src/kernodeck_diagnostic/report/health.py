@@ -11,7 +11,9 @@ own fault (the GPU or its driver) may drain:
   backend) or a setting that hides the devices: the node may be fine, the software is not;
 - ``inconclusive``: nothing proven about the node: the time limit (a busy node), an allocation
   refused (memory held by a running job), a worker that ended without a result, the tool's own
-  failure or a usage error;
+  failure or a usage error, what the tool could not get from the process's limits
+  (``TOOL_RESOURCES``: open files, processes; its worker killed by a memory cgroup is the job's
+  limit, ``environment``);
 - ``passed``: every device checked passed.
 
 The reason line is at most ``REASON_MAX`` characters, printable ASCII, names no host (Slurm

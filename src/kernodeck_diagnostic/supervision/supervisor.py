@@ -23,6 +23,7 @@ PLACES_FILE = "places.json"
 if TYPE_CHECKING:
     from ..facts.launcher import StopReason
     from .events import WorkerState
+    from .oom_killer import OomWatch
     from .process import Spawned
     from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
@@ -177,11 +178,19 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
             run = WorkerRun.not_started(exc.key, exc.detail)
             run.tool_need = at_start(exc.errno)
             return run
-    try:
+    watches: list[OomWatch] = []
+
+    def running() -> None:
+        # The OOM kills counted by the front's memory cgroups and the worker's, read once it
+        # runs (off the path to its request): a kill before them is never claimed.
         from .oom_killer import OomWatch
 
-        watch = OomWatch()  # the front's memory cgroups, and the worker's: their OOM kills
-        watch.see(started.process.pid)
+        watches.append(OomWatch())
+        watches[0].see(started.process.pid)
+        if on_started is not None:
+            on_started()
+
+    try:
         # --deadline: the time limit below, the one way it reaches the worker (its library
         # stages and its collective end before it; see protocol.deadline_argument).
         request = ["--device", device, "--device-index", str(device_index),
@@ -203,13 +212,14 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                 json.dump(places, file)
             request += ["--places", started.path(PLACES_FILE)]
         run = _supervise(started, [*request, *extra], timeout_s=timeout_s,
-                         on_progress=on_progress, on_started=on_started)
+                         on_progress=on_progress, on_started=running)
         from .captures import last_stderr_line
         from .tool_needs import after_run
 
         run.stderr_line = last_stderr_line(started.path("stderr"))
         run.tool_need = after_run(run.outcome == "crashed" and run.state.error is None,
-                                  run.returncode, run.stderr_line, watch)
+                                  run.returncode, run.stderr_line,
+                                  watches[0] if watches else None)
         return run
     finally:
         started.close()
