@@ -361,3 +361,26 @@ def test_the_tools_needs_never_drain_a_node(key: str, fault: str) -> None:
     assert not health.drains
     assert exit_status(health, "prolog") == 0
     assert {exit_status(health, profile) for profile in PROFILES} != {0}  # still said
+
+
+def test_only_evidence_of_the_tools_need_is_taken_for_it(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """Too many open files under a roomy limit is a leak of what ran (WORKER_FAILED stays); a
+    SIGKILL with no OOM kill counted is no memory limit; the system's full table is named as
+    the system's."""
+    from kernodeck_diagnostic.supervision import tool_needs
+    from kernodeck_diagnostic.supervision.oom_killer import OomWatch
+
+    line = "OSError: [Errno 24] Too many open files: '<path>/fd'"
+    monkeypatch.setattr(tool_needs, "_soft_limit", lambda name: 1024)
+    assert tool_needs.after_run(True, 1, line, None) is None
+    monkeypatch.setattr(tool_needs, "_soft_limit", lambda name: 9)
+    assert tool_needs.after_run(True, 1, line, None) == (
+        "error.tool_needs.open_files", {"limit": "9", "suggested": "64"})
+    assert tool_needs.after_run(False, 1, line, None) is None  # the worker said its error
+    system = "OSError: [Errno 23] Too many open files in system"
+    assert tool_needs.after_run(True, 1, system, None) == ("error.tool_needs.open_files_system",
+                                                           {})
+    assert tool_needs.after_run(True, -9, None, OomWatch()) is None  # no kill counted
+    assert tool_needs.memory([str(tmp_path)]) == ("error.tool_needs.memory_unknown",
+                                                  {"suggested": "1024"})

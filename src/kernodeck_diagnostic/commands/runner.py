@@ -232,7 +232,7 @@ def _parse_and_act(prog: str, arguments: list[str], *, build: Callable[[Translat
             # Out of descriptors in the front itself: the tool's own need, not a bug of it.
             from ..supervision.tool_needs import open_files
 
-            key, values = open_files()
+            key, values = open_files(exc.errno)
             line(sys.stderr, f"{prog}: " + t(key, at="start", **values))
             return CODES["TOOL_RESOURCES"].exit_code
         detail = _redacted(f"{type(exc).__name__}: {exc}")

@@ -50,7 +50,7 @@ _SIGKILL = getattr(signal, "SIGKILL", 9)
 def at_start(code: int | None) -> Need | None:
     """What the worker's start lacked, from the system's refusal (``errno``), if it is one."""
     if code in _FILES:
-        return open_files()
+        return open_files(code)
     if code == errno.EAGAIN:
         return "error.tool_needs.processes", {"suggested": str(ROOMY_PROCESSES)}
     return None
@@ -67,18 +67,20 @@ def after_run(crashed: bool, returncode: int | None, stderr_line: str | None,
         if grown:
             return memory(grown)
     line = stderr_line or ""
-    if ("[Errno 24]" in line or "[Errno 23]" in line) and _soft_limit("RLIMIT_NOFILE") \
-            < ROOMY_FILES:
-        return open_files()
+    if "[Errno 23]" in line:
+        return open_files(errno.ENFILE)
+    if "[Errno 24]" in line and _soft_limit("RLIMIT_NOFILE") < ROOMY_FILES:
+        return open_files(errno.EMFILE)
     if "can't start new thread" in line:
         return "error.tool_needs.processes", {"suggested": str(ROOMY_PROCESSES)}
     return None
 
 
-def open_files() -> Need:
-    """Too few open files: the soft limit, and the one the advice asks for."""
+def open_files(code: int | None) -> Need:
+    """Too few open files (``EMFILE``: this process's soft limit, and the one the advice asks
+    for; ``ENFILE``: the system's table)."""
     limit = _soft_limit("RLIMIT_NOFILE")
-    if limit >= _NO_LIMIT:
+    if code == errno.ENFILE or limit >= _NO_LIMIT:
         return "error.tool_needs.open_files_system", {}
     return "error.tool_needs.open_files", {"limit": str(limit),
                                            "suggested": str(max(ROOMY_FILES, 2 * limit))}
