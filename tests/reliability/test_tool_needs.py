@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -293,6 +294,11 @@ def _own_cgroup(controller: str, limits: dict[str, str]) -> Iterator[Path]:
             target.write_text(value, encoding="ascii")
         yield folder
     finally:
+        # A worker whose check is done is not waited for: it may still be ending in there.
+        deadline = time.monotonic() + 30
+        while (folder / "cgroup.procs").read_text(encoding="ascii").strip() \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
         folder.rmdir()
 
 
