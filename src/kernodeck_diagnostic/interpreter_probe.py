@@ -97,8 +97,8 @@ def refuse_what_is_not_a_python(python: str, worker: WorkerRun, deadline: float)
     Python 3.9+ (it wrote no event at all); a Python that ran it, or hung, has its report, and
     so does a program that died of a signal at start (WORKER_FAILED at the interpreter stage):
     that is a fault of the interpreter checked, not a wrong argument."""
-    if worker.state.events or worker.outcome == "timeout":
-        return
+    if worker.state.events or worker.outcome == "timeout" or worker.tool_need is not None:
+        return  # the tool's own need (open files, a process) is the report's, not the argument's
     probe = interpreter_version(python, max(deadline - time.monotonic(), _PROBE_MIN_S))
     if probe.outcome == "not_started":
         raise InterpreterRejected("arg.python.not_runnable")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -228,6 +229,13 @@ def _parse_and_act(prog: str, arguments: list[str], *, build: Callable[[Translat
             import traceback  # only for --debug: the front imports no module it can do without
 
             traceback.print_exc()
+        if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+            # Out of descriptors in the front itself: the tool's own need, not a bug of it.
+            from ..supervision.tool_needs import open_files
+
+            key, values = open_files(exc.errno)
+            line(sys.stderr, f"{prog}: " + t(key, at="start", **values))
+            return CODES["TOOL_RESOURCES"].exit_code
         detail = _redacted(f"{type(exc).__name__}: {exc}")
         line(sys.stderr, f"{prog}: " + t("command.internal_error", detail=detail))
         return EXIT_INTERNAL

@@ -1736,4 +1736,28 @@ MESSAGES = {
         "only the ledger's lines were verified: when each id has an output of its own (a file "
         "written after append), verify it with --record-check MODULE:FUNCTION "
         "(examples/resume_record_check.py)",
+    # -- the tool's own needs (issue 44: supervision/tool_needs.py) -----------------------------
+    "code.TOOL_RESOURCES.summary":
+        "The tool could not get what it needs from this process's limits (open files, "
+        "processes, memory): nothing is concluded about the machine.",
+    "code.TOOL_RESOURCES.next_action":
+        "Raise the limit the error names, as it says, and run the check again.",
+    "error.tool_needs.open_files":
+        "the tool ran out of open files during {at}: this process may open {limit} (ulimit -n), "
+        "fewer than the tool needs; run `ulimit -n {suggested}` first, then check again",
+    "error.tool_needs.open_files_system":
+        "the tool ran out of open files during {at}: the system's table of open files is full "
+        "(fs.file-max); close programs or raise it, then check again",
+    "error.tool_needs.processes":
+        "the system refused the tool a process or a thread during {at}: the limit on processes "
+        "(ulimit -u, a cgroup's pids.max) is reached; allow at least {suggested} more "
+        "(`ulimit -u`, pids.max), then check again",
+    "error.tool_needs.memory":
+        "the worker was killed by the kernel's OOM killer during {at}: the memory cgroup of the "
+        "check allows {limit} MB (memory.max), which torch and the tool together exceeded; give "
+        "it at least {suggested} MB (a container's --memory, Slurm's --mem), then check again",
+    "error.tool_needs.memory_unknown":
+        "the worker was killed by the kernel's OOM killer during {at}: a memory cgroup of the "
+        "check counted the kill; give it at least {suggested} MB (a container's --memory, "
+        "Slurm's --mem), then check again",
 }

@@ -1887,4 +1887,31 @@ MESSAGES = {
         "seules les lignes du registre ont été vérifiées : quand chaque id a sa propre sortie (un "
         "fichier écrit après append), vérifiez-la avec --record-check MODULE:FONCTION "
         "(examples/resume_record_check.py)",
+    # -- the tool's own needs (issue 44: supervision/tool_needs.py) -----------------------------
+    "code.TOOL_RESOURCES.summary":
+        "L'outil n'a pas obtenu ce dont il a besoin des limites de ce processus (fichiers "
+        "ouverts, processus, mémoire) : rien n'est conclu sur la machine.",
+    "code.TOOL_RESOURCES.next_action":
+        "Relevez la limite que l'erreur nomme, comme elle l'indique, et relancez la vérification.",
+    "error.tool_needs.open_files":
+        "l'outil a manqué de fichiers ouverts pendant {at} : ce processus peut en ouvrir {limit} "
+        "(ulimit -n), moins qu'il ne lui en faut ; lancez d'abord `ulimit -n {suggested}`, puis "
+        "vérifiez à nouveau",
+    "error.tool_needs.open_files_system":
+        "l'outil a manqué de fichiers ouverts pendant {at} : la table des fichiers ouverts du "
+        "système est pleine (fs.file-max) ; fermez des programmes ou relevez-la, puis vérifiez à "
+        "nouveau",
+    "error.tool_needs.processes":
+        "le système a refusé à l'outil un processus ou un thread pendant {at} : la limite de "
+        "processus (ulimit -u, pids.max d'un cgroup) est atteinte ; autorisez-en au moins "
+        "{suggested} de plus (`ulimit -u`, pids.max), puis vérifiez à nouveau",
+    "error.tool_needs.memory":
+        "le worker a été tué par l'OOM killer du noyau pendant {at} : le cgroup mémoire de la "
+        "vérification autorise {limit} Mo (memory.max), que torch et l'outil ont dépassés "
+        "ensemble ; donnez-lui au moins {suggested} Mo (--memory d'un conteneur, --mem de "
+        "Slurm), puis vérifiez à nouveau",
+    "error.tool_needs.memory_unknown":
+        "le worker a été tué par l'OOM killer du noyau pendant {at} : un cgroup mémoire de la "
+        "vérification a compté ce kill ; donnez-lui au moins {suggested} Mo (--memory d'un "
+        "conteneur, --mem de Slurm), puis vérifiez à nouveau",
 }

@@ -1836,4 +1836,30 @@ MESSAGES = {
         "só as linhas do registro foram verificadas: quando cada id tem sua própria saída (um "
         "arquivo gravado após append), verifique-a com --record-check MODULE:FUNCTION "
         "(examples/resume_record_check.py)",
+    # -- the tool's own needs (issue 44: supervision/tool_needs.py) -----------------------------
+    "code.TOOL_RESOURCES.summary":
+        "A ferramenta não obteve o que precisa dos limites deste processo (arquivos abertos, "
+        "processos, memória): nada é concluído sobre a máquina.",
+    "code.TOOL_RESOURCES.next_action":
+        "Aumente o limite que o erro nomeia, como ele diz, e rode a verificação de novo.",
+    "error.tool_needs.open_files":
+        "a ferramenta ficou sem arquivos abertos durante {at}: este processo pode abrir {limit} "
+        "(ulimit -n), menos do que ela precisa; rode `ulimit -n {suggested}` antes, depois "
+        "verifique de novo",
+    "error.tool_needs.open_files_system":
+        "a ferramenta ficou sem arquivos abertos durante {at}: a tabela de arquivos abertos do "
+        "sistema está cheia (fs.file-max); feche programas ou aumente-a, depois verifique de novo",
+    "error.tool_needs.processes":
+        "o sistema recusou à ferramenta um processo ou uma thread durante {at}: o limite de "
+        "processos (ulimit -u, pids.max de um cgroup) foi atingido; permita pelo menos "
+        "{suggested} a mais (`ulimit -u`, pids.max), depois verifique de novo",
+    "error.tool_needs.memory":
+        "o worker foi morto pelo OOM killer do kernel durante {at}: o cgroup de memória da "
+        "verificação permite {limit} MB (memory.max), que torch e a ferramenta juntos excederam; "
+        "dê-lhe pelo menos {suggested} MB (--memory de um contêiner, --mem do Slurm), depois "
+        "verifique de novo",
+    "error.tool_needs.memory_unknown":
+        "o worker foi morto pelo OOM killer do kernel durante {at}: um cgroup de memória da "
+        "verificação contou a morte; dê-lhe pelo menos {suggested} MB (--memory de um contêiner, "
+        "--mem do Slurm), depois verifique de novo",
 }

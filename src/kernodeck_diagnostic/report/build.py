@@ -82,7 +82,7 @@ def decide(request: Request, run: WorkerRun, facts: dict[str, Any],
     (``facts``) and the ``libraries`` block: the code, the stage and the error, the job's
     verdict included under --distributed. Nothing is assembled here."""
     state = run.state
-    error = _error(request, run)
+    error = _error(request, run) if run.tool_need is None else _tool_needs(run)
     wrong = _unverified(state.result)
     every = None
     if request.all_devices and _reached_compute(state):
@@ -242,6 +242,14 @@ def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
         key, values = run.end_description()
         return _said("worker_failed", where, state.step, key, at=at, **values)
     return None
+
+
+def _tool_needs(run: WorkerRun) -> dict[str, Any]:
+    """What the tool itself could not get (supervision/tool_needs.py): no fault of the machine."""
+    key, values = run.tool_need or ("", {})
+    where = run.state.stage or "interpreter"
+    at = f"{where} ({run.state.step})" if run.state.step else where
+    return _said("tool_resources", where, run.state.step, key, at=at, **values)
 
 
 def _said(kind: str, stage: str, step: str | None, key: str, **values: Any) -> dict[str, Any]:

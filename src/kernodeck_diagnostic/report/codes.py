@@ -76,6 +76,9 @@ _TABLE = (
     # The check ran (and its report file, if asked for, was saved) but what it printed could not
     # reach stdout (closed, a full device). Never inside a saved report, which is written before.
     Code("STDOUT_WRITE_FAILED", 15, kind="process"),
+    # The tool could not get what it needs to run the check from this process's limits (open
+    # files, a process, memory: supervision/tool_needs.py): nothing concluded about the machine.
+    Code("TOOL_RESOURCES", 16),
     Code("INTERRUPTED", INTERRUPT_EXITS["SIGINT"], kind="process",
          other_exit_codes=(INTERRUPT_EXITS["SIGTERM"], INTERRUPT_EXITS["SIGHUP"])),
     # The other commands' verdicts: each its own status, none shared with 1 or 2 (an OK is earned
@@ -135,6 +138,7 @@ class Verdict:
     WORKER_FAILED = VERDICTS["WORKER_FAILED"].name
     COLLECTIVE_FAILED = VERDICTS["COLLECTIVE_FAILED"].name
     EXTENSION_FAILED = VERDICTS["EXTENSION_FAILED"].name
+    TOOL_RESOURCES = VERDICTS["TOOL_RESOURCES"].name
 
 
 def command_codes(command: str) -> list[Code]:
@@ -149,7 +153,8 @@ EXIT_STDOUT = CODES["STDOUT_WRITE_FAILED"].exit_code
 
 # What the front concludes itself: a result that is wrong or missing, the time limit reached, a
 # worker that ended without saying why. The worker's own kinds are the protocol's (ErrorKind).
-FrontErrorKind = Literal["check_failed", "timeout", "worker_failed", "collective_failed"]
+FrontErrorKind = Literal["check_failed", "timeout", "worker_failed", "collective_failed",
+                         "tool_resources"]
 
 # Error kinds, the worker's and the front's, mapped to codes. The worker names what went wrong;
 # this table (with the few rules in ``classify``) decides what that means for the user.
@@ -164,6 +169,7 @@ _KIND_TO_CODE: Mapping[WorkerErrorKind | FrontErrorKind, str] = {
     "worker_failed": "WORKER_FAILED",
     "collective_failed": "COLLECTIVE_FAILED",
     "extension_failed": "EXTENSION_FAILED",
+    "tool_resources": "TOOL_RESOURCES",
 }
 
 

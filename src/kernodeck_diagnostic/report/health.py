@@ -11,7 +11,9 @@ own fault (the GPU or its driver) may drain:
   backend) or a setting that hides the devices: the node may be fine, the software is not;
 - ``inconclusive``: nothing proven about the node: the time limit (a busy node), an allocation
   refused (memory held by a running job), a worker that ended without a result, the tool's own
-  failure or a usage error;
+  failure or a usage error, what the tool could not get from the process's limits
+  (``TOOL_RESOURCES``: open files, processes; its worker killed by a memory cgroup is the job's
+  limit, ``environment``);
 - ``passed``: every device checked passed.
 
 The reason line is at most ``REASON_MAX`` characters, printable ASCII, names no host (Slurm
@@ -94,7 +96,7 @@ def judge_health(report: Mapping[str, Any]) -> Health:
         code = detail or Verdict.WORKER_FAILED
     fault: Fault
     found = _finding_ids(report)
-    if code in _ENVIRONMENT or found & _ENVIRONMENT_FINDINGS:
+    if code in _ENVIRONMENT or found & _ENVIRONMENT_FINDINGS or _memory_limit(report, code):
         fault = "environment"
     elif code in _NODE and not found & _BUSY_FINDINGS:
         fault = "node"
@@ -196,6 +198,16 @@ def _requested_device(report: Mapping[str, Any]) -> int | None:
 
 def _finding_ids(report: Mapping[str, Any]) -> set[str]:
     return {str(finding.get("id")) for finding in _entries(report.get("findings"))}
+
+
+def _memory_limit(report: Mapping[str, Any], code: str) -> bool:
+    """The tool's worker killed by its memory cgroup's OOM killer (``TOOL_RESOURCES``): the job's
+    memory limit, an environment's setting. Its other needs (open files, processes) say nothing
+    of the node or its software: inconclusive."""
+    error = report.get("error")
+    key = error.get("message_key") if isinstance(error, Mapping) else None
+    return (code == Verdict.TOOL_RESOURCES and isinstance(key, str)
+            and key.startswith("error.tool_needs.memory"))
 
 
 def _error_message(report: Mapping[str, Any]) -> str | None:

@@ -25,14 +25,14 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 Code = Literal["GPU_CHECK_PASSED", "CPU_CHECK_PASSED", "TORCH_MISSING", "TORCH_IMPORT_FAILED",
                "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE", "DEVICE_INDEX_INVALID", "CHECK_FAILED",
                "OUT_OF_MEMORY", "RUNTIME_ERROR", "TIMEOUT", "WORKER_FAILED", "COLLECTIVE_FAILED",
-               "EXTENSION_FAILED"]
+               "EXTENSION_FAILED", "TOOL_RESOURCES"]
 Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",
                 "collective"]
 Place = Literal["site-packages", "user-site", "working-folder", "script-folder", "pythonpath",
                 "elsewhere"]
 ErrorKind = Literal["import_failed", "backend_absent", "gpu_unavailable", "device_index_invalid",
                     "check_failed", "out_of_memory", "runtime_error", "timeout", "worker_failed",
-                    "collective_failed", "extension_failed"]
+                    "collective_failed", "extension_failed", "tool_resources"]
 ErrorStep = Literal["allocate", "product", "gradient", "synchronize", "verify", "copy",
                     "matmul_float32", "matmul_tf32", "matmul_float16", "matmul_bfloat16", "conv2d",
                     "sdpa", "transfer", "compile"]

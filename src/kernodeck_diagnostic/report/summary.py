@@ -55,6 +55,8 @@ SEVERITY = (
     "CHECK_FAILED",
     # No verdict at all: the check crashed or hung, nothing is known of the layers.
     "WORKER_FAILED", "TIMEOUT",
+    # No verdict either: the tool could not get what it needs from the process's limits.
+    "TOOL_RESOURCES",
     # A layer failed: the lower the layer, the less of the stack works.
     "TORCH_MISSING", "TORCH_IMPORT_FAILED", "GPU_BACKEND_ABSENT", "GPU_UNAVAILABLE",
     "DEVICE_INDEX_INVALID", "RUNTIME_ERROR", "OUT_OF_MEMORY",

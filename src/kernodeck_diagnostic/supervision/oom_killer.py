@@ -90,10 +90,15 @@ class OomWatch:
         return sum(max(0, (oom_kill_count(folder) or before) - before)
                    for folder, before in self._before.items())
 
+    def grown(self) -> list[str]:
+        """The cgroups seen whose count of OOM kills grew since they were first seen."""
+        return [folder for folder, before in self._before.items()
+                if (oom_kill_count(folder) or 0) > before]
+
     def evidence(self, pid: int) -> list[Evidence]:
         """The signs that the OOM killer ended ``pid``, which died of SIGKILL."""
         found: list[Evidence] = []
-        if any((oom_kill_count(folder) or 0) > before for folder, before in self._before.items()):
+        if self.grown():
             found.append("cgroup_oom_kill")
         if kernel_log_names(pid):
             found.append("kernel_log")

@@ -48,10 +48,11 @@ class NotStarted(Exception):
     """The worker could not be started: why, as a message key (``error.not_started.*``), and the
     system's reason, which names no path."""
 
-    def __init__(self, key: str, detail: str) -> None:
+    def __init__(self, key: str, detail: str, code: int | None = None) -> None:
         super().__init__(key, detail)
         self.key = key
         self.detail = detail
+        self.errno = code  # the system's refusal (EMFILE, EAGAIN: supervision/tool_needs.py)
 
 
 class Started:
@@ -140,7 +141,7 @@ def start(python: str, *, early: bool = False) -> Started:
     try:
         folder = private_folder()
     except OSError as exc:
-        raise NotStarted("error.not_started.temp_folder", reason(exc)) from None
+        raise NotStarted("error.not_started.temp_folder", reason(exc), exc.errno) from None
     opened: list[IO[bytes]] = []
     try:
         try:
@@ -157,7 +158,7 @@ def start(python: str, *, early: bool = False) -> Started:
             # EFBIG: the folder is fine, a file-size limit (ulimit -f) refused the files.
             key = ("error.not_started.file_size_limit" if exc.errno == errno.EFBIG
                    else "error.not_started.temp_not_writable")
-            raise NotStarted(key, reason(exc)) from None
+            raise NotStarted(key, reason(exc), exc.errno) from None
         # --watch-front: the worker ends itself, its children and this folder once stdin (a
         # pipe only this process holds) reads end-of-file, whatever ended the front. Its other
         # arguments come with the request (``Started.send``).
@@ -173,7 +174,8 @@ def start(python: str, *, early: bool = False) -> Started:
         try:
             process, done = _launch(argv, words, (out, err), forks=forks, early=early)
         except OSError as exc:
-            raise NotStarted("error.not_started.interpreter", reason(exc)) from None
+            raise NotStarted("error.not_started.interpreter", reason(exc),
+                             exc.errno) from None
     except BaseException:
         for made in opened:
             made.close()
@@ -466,10 +468,31 @@ def start_early() -> None:
     A guess, never a decision: a wrong one costs a worker started and discarded, or a check that
     starts its own. Any failure here is left to that check, which says what it is.
     """
+    if few_descriptors():
+        return
     try:
         _EARLY.append(start(sys.executable, early=True))
     except Exception:  # the check starts its worker itself, and says why it could not
         return
+
+
+# Below this soft limit on open files (``ulimit -n``), the early worker is not started: it holds
+# descriptors of its own while the front reads its command line and loads its modules, and its
+# forked copy holds the front's too. The check's own worker needs fewer (a limit of 10 is enough
+# for it, where torch itself needs 6): the tool's needs never cost a check it can run.
+EARLY_START_FILES = 64
+
+
+def few_descriptors() -> bool:
+    """Whether this process may open fewer than ``EARLY_START_FILES`` files (``sysconf``: no
+    module to load on the worker's path)."""
+    sysconf = getattr(os, "sysconf", None)  # POSIX only: Windows starts no early fork either
+    if sysconf is None:
+        return False
+    try:
+        return 0 < int(sysconf("SC_OPEN_MAX")) < EARLY_START_FILES
+    except (OSError, ValueError):
+        return False
 
 
 def take(python: str) -> Started | None:

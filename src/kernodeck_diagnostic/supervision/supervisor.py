@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..children import Spawned
     from ..facts.launcher import StopReason
     from .events import WorkerState
+    from .oom_killer import OomWatch
     from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
 # imported once the worker is started, not before: its start is the check's critical path.
@@ -108,6 +109,9 @@ class WorkerRun:
     cpu_s: float | None = None
     # --distributed: the launcher's SIGTERM cut the limit (facts/launcher.stop_reason: why).
     launcher_stop: StopReason | None = None
+    # What the tool itself could not get from this process's limits (open files, a process,
+    # memory): a message key (``error.tool_needs.*``) and its values (tool_needs.py).
+    tool_need: tuple[str, dict[str, str]] | None = None
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
@@ -195,7 +199,23 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
         try:
             started = starting.start(python)
         except starting.NotStarted as exc:
-            return WorkerRun.not_started(exc.key, exc.detail)
+            from .tool_needs import at_start
+
+            run = WorkerRun.not_started(exc.key, exc.detail)
+            run.tool_need = at_start(exc.errno)
+            return run
+    watches: list[OomWatch] = []
+
+    def running() -> None:
+        # The OOM kills counted by the front's memory cgroups and the worker's, read once it
+        # runs (off the path to its request): a kill before them is never claimed.
+        from .oom_killer import OomWatch
+
+        watches.append(OomWatch())
+        watches[0].see(started.process.pid)
+        if on_started is not None:
+            on_started()
+
     try:
         # --deadline: the time limit below, the one way it reaches the worker (its library
         # stages and its collective end before it; see protocol.deadline_argument).
@@ -218,10 +238,14 @@ def run_worker(python: str, *, device: str, device_index: int, timeout_s: float,
                 json.dump(places, file)
             request += ["--places", started.path(PLACES_FILE)]
         run = _supervise(started, [*request, *extra], timeout_s=timeout_s,
-                         on_progress=on_progress, on_started=on_started)
+                         on_progress=on_progress, on_started=running)
         from .captures import last_stderr_line
+        from .tool_needs import after_run
 
         run.stderr_line = last_stderr_line(started.path("stderr"))
+        run.tool_need = after_run(run.outcome == "crashed" and run.state.error is None,
+                                  run.returncode, run.stderr_line,
+                                  watches[0] if watches else None)
         return run
     finally:
         started.close()
