@@ -132,7 +132,7 @@ def test_a_trials_failed_contract_is_contract_failed(pyz: Path, tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     document = _record(out)
     assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
-        (1, "passed"), (2, "passed"), (4, "contract_failed")]
+        (1, "passed"), (2, "passed"), (4, "contract_failed"), (8, "contract_failed")]
     failed = document["attempts"][2]
     assert failed["exit_code"] == 0  # the program ended well; its output did not
     assert failed["contracts_failed"] == ["one_row_per_input"]

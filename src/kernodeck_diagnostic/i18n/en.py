@@ -1585,7 +1585,7 @@ MESSAGES = {
         " (values between were not tried)",
     "ramp.no_single_limit":
         "{axis}: no single limit: {failed} failed below a value that passed ({passed} "
-        "passed{between})",
+        "passed){between}",
     "ramp.flaky":
         "{axis}: flaky: {values} both passed and failed; no limit can be given",
     "ramp.axis_ignored":

@@ -1715,7 +1715,7 @@ MESSAGES = {
         " (les valeurs intermédiaires n'ont pas été essayées)",
     "ramp.no_single_limit":
         "{axis} : pas de limite unique : {failed} ont échoué sous une valeur qui a réussi "
-        "({passed} ont réussi{between})",
+        "({passed} ont réussi){between}",
     "ramp.flaky":
         "{axis} : instable : {values} ont réussi et échoué ; aucune limite ne peut être donnée",
     "ramp.axis_ignored":

@@ -1668,7 +1668,7 @@ MESSAGES = {
         " (os valores intermediários não foram testados)",
     "ramp.no_single_limit":
         "{axis}: nenhum limite único: {failed} falharam abaixo de um valor que passou ({passed} "
-        "passaram{between})",
+        "passaram){between}",
     "ramp.flaky":
         "{axis}: instável: {values} passaram e falharam; nenhum limite pode ser dado",
     "ramp.axis_ignored":
