@@ -309,7 +309,8 @@ def test_a_data_loader_worker_the_oom_killer_ended_is_out_of_memory_in_data_load
     first = document["first_failing"]
     failed = next(item for item in document["attempts"] if item["value"] == first["value"])
     assert failed["outcome"] == "out_of_memory", failed
-    assert failed["signal"] is None and failed["exit_code"] == 1  # the program's own exit
+    assert failed["signal"] is None  # the program exited on its own
+    assert failed["exit_code"] == 1
     assert "DataLoader worker" in failed["error"]
     assert failed["oom"]["phase"] == "data_loading"
     assert failed["oom"]["process"] == "data_loader_worker"
