@@ -317,4 +317,4 @@ def test_a_data_loader_worker_the_oom_killer_ended_is_out_of_memory_in_data_load
     assert failed["oom"]["source"] == "kernel"
     assert failed["oom"]["evidence"] == ["cgroup_oom_kill"]
     assert first["phase"] == "data_loading"
-    assert [reason["kind"] for reason in failed["reasons"]][0] == "oom_killer_data_loader"
+    assert failed["reasons"][0]["kind"] == "oom_killer_data_loader"  # the deciding cause
