@@ -608,6 +608,8 @@ def run(options: Options, on_progress: Callable[[str, float], None] | None = Non
         # torch came from): kept when the worker hangs or crashes before saying it.
         front["caller"] = {name: options.caller.get(name)
                            for name in ("kernel", "torch_imported", "torch_version")}
+    # Called in a Jupyter kernel: advice in a notebook's words, whichever interpreter was checked.
+    front["called_from_kernel"] = importlib.import_module(".facts.caller", __package__).in_kernel()
     job: dict[str, Job] = {}
     if launch is not None:
         # The job's verdict is decided with the rank's own, before the report is assembled.

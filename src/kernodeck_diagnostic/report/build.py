@@ -117,7 +117,10 @@ def build(request: Request, run: WorkerRun, host: dict[str, Any] | None,
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None,
                              "working_folder_missing": None}),
-                    **_caller(facts.get("runtime", {}), redactor.value(front or {}))},
+                    **_caller(facts.get("runtime", {}), redactor.value(front or {})),
+                    # present only when check() was called in a Jupyter kernel
+                    **({"called_from_kernel": True}
+                       if (front or {}).get("called_from_kernel") is True else {})},
         "pytorch": pytorch,
         "execution": execution,
         "libraries": libraries,
