@@ -430,3 +430,32 @@ def test_sigterm_between_cells_ends_an_attempt_begun_with_start(kernel_python: P
     assert document["status"] == "interrupted"
     assert document["signal"]["stage"] is None
     assert document["last_completed_stage"] == "load"
+
+
+def test_advice_for_another_interpreter_checked_from_a_kernel_stays_in_the_notebooks_words(
+        kernel_python: Path, cpu_torch_python: Path, tmp_path: Path) -> None:
+    """``check(python=...)`` in a kernel: before, the report had no ``runtime.caller`` (another
+    interpreter) and its advice went back to the command line's flags (``run without --device
+    cpu``). Now check()'s arguments, applied as printed in the next cell (with the same
+    ``python=``); pip's command stays the checked interpreter's (``%pip`` would install into
+    the kernel's)."""
+    notebook = tmp_path / "notebook"
+    notebook.mkdir()
+    other = REPORT_CELL.replace("check(device='cpu')",
+                                f"check(python={str(cpu_torch_python)!r}, device='cpu')")
+    report = report_in(cells(kernel_python, notebook, other)[0])
+    assert report["runtime"]["caller"] is None  # another interpreter: nothing of the kernel's
+    assert report["runtime"]["called_from_kernel"] is True
+    assert report["code"] == "CPU_CHECK_PASSED"
+    assert report["next_action"] == ('Conclude nothing about CUDA or ROCm: call check() again '
+                                     'with the same python= and device="gpu" to check the GPU.')
+    assert "--" not in report["next_action"]
+    advice = {finding["id"]: finding["next_action"] for finding in report["findings"]}
+    assert "%pip" not in " ".join(advice.values())
+    gpu = re.search(r"device=\"gpu\"", report["next_action"])
+    assert gpu is not None
+    applied = report_in(cells(kernel_python, notebook,
+                              other.replace("device='cpu'", gpu.group(0)))[0])
+    assert applied["request"]["device"] == "gpu"
+    assert applied["code"] == "GPU_BACKEND_ABSENT"  # the CPU build, now asked about the GPU
+    assert applied["runtime"]["called_from_kernel"] is True

@@ -65,6 +65,8 @@ elif mode == "hang":
     signal.pause()
 elif mode == "exit3":
     sys.exit(3)
+elif mode == "exit3_once" and value == int(os.environ["APP_FROM"]):
+    sys.exit(3)  # this value only: the values above it pass
 elif mode == "interrupt_once" and os.path.exists(os.environ["APP_MARKER"]):
     os.remove(os.environ["APP_MARKER"])
     os.kill(os.getppid(), signal.SIGINT)  # the user's Ctrl-C reaches the ramp mid-attempt
@@ -94,7 +96,7 @@ def _valid(document: dict[str, Any]) -> None:
 
 
 def _bound(start: int, stop: int, gap: int) -> int:
-    return math.ceil(math.log2(stop / start)) + math.ceil(math.log2(gap)) + 1
+    return math.ceil(math.log2(stop / start)) + math.ceil(math.log2(gap)) + 2  # one above
 
 
 # -- the limit, found for real ---------------------------------------------------------------------
@@ -226,8 +228,9 @@ def test_each_way_an_attempt_ends_is_classified(pyz: Path, tmp_path: Path, mode:
     assert result.returncode == 0, result.stderr
     document = _record(out)
     _valid(document)
+    # 2 failed; 4, the value above it, was tried once: it failed too, so 2 is the limit.
     assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
-        (1, "passed"), (2, outcome)]
+        (1, "passed"), (2, outcome), (4, outcome)]
     failed = document["attempts"][1]
     assert failed["signal"] == signal_name
     assert failed["oom"] is None
@@ -242,7 +245,7 @@ def test_each_way_an_attempt_ends_is_classified(pyz: Path, tmp_path: Path, mode:
         row = next(line for line in result.stdout.splitlines() if line.startswith("2 "))
         assert row.split()[1] == outcome
         assert row.endswith(said), row
-    assert _calls(log) == [1, 2]
+    assert _calls(log) == [1, 2, 4]
 
 
 # -- the kernel's OOM killer, for real -------------------------------------------------------------
@@ -358,8 +361,9 @@ def test_without_a_command_or_with_another_ramps_folder_it_is_a_usage_error(
 
 @pytest.mark.parametrize("start", [1, 3, 8])
 def test_the_bisection_bound_holds_and_no_value_is_tried_twice(start: int) -> None:
-    """Every threshold between start and stop: at most ceil(log2(stop/start)) +
-    ceil(log2(gap)) + 1 attempts, the limit found to the integer, no value twice."""
+    """Every threshold between start and stop: at most ceil(log2(stop/start)) + 1 attempts of
+    growth, one above the first failure and ceil(log2(gap)) of bisection, the limit found to the
+    integer, no value twice."""
     stop = start * 64 + 5
     for threshold in range(start - 1, stop + 1):  # the largest value that passes
         tried: list[int] = []
@@ -372,7 +376,7 @@ def test_the_bisection_bound_holds_and_no_value_is_tried_twice(start: int) -> No
         assert len(set(tried)) == len(tried), tried
         failures = [value for value in tried if value > threshold]
         if threshold < start:
-            assert tried == [start]
+            assert tried == [start, start * 2]  # and the value above the failure
             continue
         if not failures:
             assert tried[-1] == stop
@@ -442,4 +446,63 @@ def test_nothing_passed_and_a_program_that_never_started_have_their_own_statuses
     assert never.returncode == 25, never.stderr  # RAMP_INCONCLUSIVE
     assert "n: the program never started (no such file or directory): nothing was measured" in \
         never.stdout
-    assert _calls(log) == [1]
+    assert _calls(log) == [1, 2]  # 1 failed, and 2, the value above it
+
+
+# A real model whose training step fails at one value of the axis only: BatchNorm refuses a
+# batch of one sample in training mode ("Expected more than 1 value per channel"), and every
+# larger batch works. Before, the ramp stopped at its first failure and called 1 the limit
+# ("nothing passed"); RAMP_NO_SINGLE_LIMIT was reachable in a table test only.
+BATCHNORM_APP = """
+import os, sys
+import torch
+batch = int(sys.argv[sys.argv.index("--batch") + 1])
+with open(os.environ["APP_LOG"], "a") as log:
+    log.write(f"{batch}\\n")
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 1))
+loss = model(torch.randn(batch, 4)).square().mean()
+loss.backward()
+print(float(loss))
+"""
+
+
+@pytest.mark.slow
+@posix_only
+def test_a_failure_below_a_value_that_passes_is_no_single_limit(
+        pyz: Path, tmp_path: Path, cpu_torch_python: Path) -> None:
+    app, log, out = tmp_path / "app.py", tmp_path / "calls.log", tmp_path / "ramp-batch"
+    app.write_text(BATCHNORM_APP)
+    result = _ramp(sys.executable, pyz, out,
+                   [str(cpu_torch_python), str(app), "--batch", "{batch}"],
+                   "--axis", "batch", "--start", "1", "--stop", "64", "--bisect",
+                   env={"APP_LOG": str(log)})
+    assert result.returncode == 31, result.stderr  # RAMP_NO_SINGLE_LIMIT
+    document = _record(out)
+    _valid(document)
+    # 1 failed; the value above it, 2, passed: the ramp stops there (nothing to bisect).
+    assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
+        (1, "failed"), (2, "passed")]
+    assert _calls(log) == [1, 2]
+    assert "Expected more than 1 value per channel" in document["attempts"][0]["error"]
+    verdict = document["verdict"]
+    assert (verdict["kind"], verdict["code"]) == ("no_single_limit", "RAMP_NO_SINGLE_LIMIT")
+    assert (verdict["failed"], verdict["passed"]) == ([1], [2])
+    assert "batch: no single limit: 1 failed below a value that passed (2 passed)" in \
+        result.stdout
+
+
+@posix_only
+def test_a_value_that_fails_between_passes_is_no_single_limit(pyz: Path, tmp_path: Path) -> None:
+    """A plain program that fails at 8 only (a shape its kernel refuses): the growth meets it,
+    16 passes above it: no single limit, the failing value named, exit 31."""
+    app, log, out = tmp_path / "app.py", tmp_path / "calls.log", tmp_path / "ramp-n"
+    app.write_text(PLAIN_APP)
+    result = _ramp(sys.executable, pyz, out, [sys.executable, str(app), "--n={n}"],
+                   "--axis", "n", "--start", "1", "--stop", "64",
+                   env={"APP_LOG": str(log), "APP_MODE": "exit3_once", "APP_FROM": "8"})
+    assert result.returncode == 31, result.stderr
+    assert _calls(log) == [1, 2, 4, 8, 16]
+    document = _record(out)
+    assert document["verdict"]["failed"] == [8]
+    assert ("n: no single limit: 8 failed below a value that passed (1, 2, 4, 16 passed) (values "
+            "between were not tried)") in result.stdout, result.stdout

@@ -132,7 +132,7 @@ def test_a_trials_failed_contract_is_contract_failed(pyz: Path, tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     document = _record(out)
     assert [(item["value"], item["outcome"]) for item in document["attempts"]] == [
-        (1, "passed"), (2, "passed"), (4, "contract_failed")]
+        (1, "passed"), (2, "passed"), (4, "contract_failed"), (8, "contract_failed")]
     failed = document["attempts"][2]
     assert failed["exit_code"] == 0  # the program ended well; its output did not
     assert failed["contracts_failed"] == ["one_row_per_input"]
@@ -259,3 +259,62 @@ def test_an_attempt_per_rank_is_read_and_a_failing_rank_speaks_for_the_job(
             document.update(status="completed", first_error=None, stages=[], stage_summary=[])
             (folder / "attempt.json").write_text(json.dumps(document), encoding="utf-8")
     assert judge(run_records(str(tmp_path))).passed
+
+
+# A DataLoader whose worker process needs ``mib`` MiB for each item (zero-filled: every page
+# really touched): past the cgroup's limit, the kernel's OOM killer ends the worker, not the
+# program, and PyTorch raises "DataLoader worker (pid N) is killed by signal: Killed." in the
+# program's fetch of the next batch (issue 41).
+WORKER_OOM_APP = """
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+from kernodeck_diagnostic import Trial
+mib = int(os.environ["KERNODECK_AXIS_VALUE"])
+
+class Blocks(Dataset):
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, index):
+        block = bytearray(mib * 2**20)
+        return torch.tensor([len(block) // 2**20])
+
+with Trial("runs", params={"mib": mib}) as trial:
+    loader = DataLoader(Blocks(), batch_size=1, num_workers=1)
+    for batch in trial.passes(loader):
+        with trial.stage("compute"):
+            total = int(batch.sum())
+"""
+
+
+@pytest.mark.slow
+@posix_only
+def test_a_data_loader_worker_the_oom_killer_ended_is_out_of_memory_in_data_loading(
+        pyz: Path, tmp_path: Path, cpu_torch_python: Path) -> None:
+    """A real memory cgroup (v1 here: the machine's memory controller is not on its cgroup v2
+    hierarchy; ``memory_limited`` takes v2's ``memory.max`` where it is), a real torch
+    DataLoader worker killed by the kernel's OOM killer: the attempt's verdict is
+    ``out_of_memory`` in phase ``data_loading``, the process a data loader's worker, the
+    kernel's count the evidence."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp-mib"
+    app.write_text(WORKER_OOM_APP)
+    with memory_limited(900) as group:
+        result = ramp_in(group, pyz, out, [str(cpu_torch_python), str(app)], "--axis", "mib",
+                         "--start", "64", "--stop", "2048", "--factor", "4",
+                         "--value-from-env", env={"PYTHONPATH": str(SRC)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = _record(out)
+    assert document["attempts"][0]["outcome"] == "passed"  # 64 MiB fits: the program works
+    first = document["first_failing"]
+    failed = next(item for item in document["attempts"] if item["value"] == first["value"])
+    assert failed["outcome"] == "out_of_memory", failed
+    assert failed["signal"] is None  # the program exited on its own
+    assert failed["exit_code"] == 1
+    assert "DataLoader worker" in failed["error"]
+    assert failed["oom"]["phase"] == "data_loading"
+    assert failed["oom"]["process"] == "data_loader_worker"
+    assert failed["oom"]["source"] == "kernel"
+    assert failed["oom"]["evidence"] == ["cgroup_oom_kill"]
+    assert first["phase"] == "data_loading"
+    assert failed["reasons"][0]["kind"] == "oom_killer_data_loader"  # the deciding cause

@@ -498,7 +498,7 @@ def test_ramp_values_grow_to_stop_then_bisect_to_one() -> None:
         return ask
 
     explore(1, 64, 2.0, True, passes(20))
-    assert tried == [1, 2, 4, 8, 16, 32, 24, 20, 22, 21]
+    assert tried == [1, 2, 4, 8, 16, 32, 64, 24, 20, 22, 21]  # 64: one above the failure
     tried.clear()
     explore(1, 5, 2.0, True, passes(100))  # stop itself is the last value, tried once
     assert tried == [1, 2, 4, 5]
@@ -507,7 +507,14 @@ def test_ramp_values_grow_to_stop_then_bisect_to_one() -> None:
     assert tried == [3]
     tried.clear()
     explore(1, 64, 2.0, True, passes(1))  # 1 passes, 2 fails: nothing between them
-    assert tried == [1, 2]
+    assert tried == [1, 2, 4]
+    tried.clear()
+    explore(1, 64, 2.0, True, lambda value: tried.append(value) or value != 16)
+    assert tried == [1, 2, 4, 8, 16, 32]  # 32 passes above 16's failure: no bisection
+    tried.clear()
+    # Inconclusive at 16 (None): no failure to hold to a value above it (32 never runs).
+    explore(1, 64, 2.0, False, lambda value: None if tried.append(value) or value >= 16 else True)
+    assert tried == [1, 2, 4, 8, 16]
     assert next_value(1, 1.1, 10) == 2  # at least one more
     assert next_value(9, 2.0, 10) == 10  # never past stop
 

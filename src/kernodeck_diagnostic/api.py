@@ -406,6 +406,8 @@ def _front_facts(options: Options, worker: WorkerRun,
         # torch came from): kept when the worker hangs or crashes before saying it.
         front["caller"] = {name: options.caller.get(name)
                            for name in ("kernel", "torch_imported", "torch_version")}
+    # Called in a Jupyter kernel: advice in a notebook's words, whichever interpreter was checked.
+    front["called_from_kernel"] = importlib.import_module(".facts.caller", __package__).in_kernel()
     return front
 
 

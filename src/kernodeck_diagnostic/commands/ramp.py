@@ -49,7 +49,7 @@ from typing import Any
 from ..children import Interrupted
 from ..i18n import Translate
 from ..ramp import record
-from ..ramp.outcome import PASSED, classify
+from ..ramp.outcome import INCONCLUSIVE, PASSED, classify
 from ..ramp.plan import explore
 from ..ramp.record import values_text
 from ..report.codes import CODES
@@ -186,9 +186,9 @@ def _ramp(ramp: record.Ramp, command: list[str], out: Folder, redactor: Redactor
         _progress(ramp, done, t)
         return done
 
-    def passes(value: int) -> bool:
+    def passes(value: int) -> bool | None:
         done = ramp.recorded(value) or run_once(value)
-        return bool(done["outcome"] == PASSED)
+        return None if done["outcome"] == INCONCLUSIVE else bool(done["outcome"] == PASSED)
 
     try:
         explore(ramp.start, ramp.stop, ramp.factor, ramp.bisect, passes)

@@ -19,6 +19,9 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Product and gradient verified on the CPU only.",
     "code.CPU_CHECK_PASSED.next_action":
         "Conclude nothing about CUDA or ROCm: run without --device cpu to check the GPU.",
+    "notebook.next_action.cpu_passed_other":
+        'Conclude nothing about CUDA or ROCm: call check() again with the same python= and '
+        'device="gpu" to check the GPU.',
     "notebook.next_action.cpu_passed":
         'Conclude nothing about CUDA or ROCm: run check(device="gpu") to check the GPU.',
     "notebook.finding.NUMPY_MISSING.next_action": "%pip install numpy",
@@ -1636,7 +1639,7 @@ MESSAGES = {
         " (values between were not tried)",
     "ramp.no_single_limit":
         "{axis}: no single limit: {failed} failed below a value that passed ({passed} "
-        "passed{between})",
+        "passed){between}",
     "ramp.flaky":
         "{axis}: flaky: {values} both passed and failed; no limit can be given",
     "ramp.axis_ignored":

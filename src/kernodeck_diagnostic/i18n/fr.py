@@ -14,6 +14,9 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Produit et gradient vérifiés sur le CPU uniquement.",
     "code.CPU_CHECK_PASSED.next_action":
         "Ne concluez rien sur CUDA ou ROCm : lancez sans --device cpu pour vérifier le GPU.",
+    "notebook.next_action.cpu_passed_other":
+        "Ne concluez rien sur CUDA ou ROCm : appelez de nouveau check() avec le même python= et "
+        'device="gpu" pour vérifier le GPU.',
     "notebook.next_action.cpu_passed":
         'Ne concluez rien sur CUDA ou ROCm : lancez check(device="gpu") pour vérifier le GPU.',
     "notebook.finding.NUMPY_MISSING.next_action": "%pip install numpy",
@@ -1773,7 +1776,7 @@ MESSAGES = {
         " (les valeurs intermédiaires n'ont pas été essayées)",
     "ramp.no_single_limit":
         "{axis} : pas de limite unique : {failed} ont échoué sous une valeur qui a réussi "
-        "({passed} ont réussi{between})",
+        "({passed} ont réussi){between}",
     "ramp.flaky":
         "{axis} : instable : {values} ont réussi et échoué ; aucune limite ne peut être donnée",
     "ramp.axis_ignored":

@@ -14,6 +14,9 @@ MESSAGES = {
     "code.CPU_CHECK_PASSED.summary": "Produto e gradiente verificados somente na CPU.",
     "code.CPU_CHECK_PASSED.next_action":
         "Não conclua nada sobre CUDA ou ROCm: execute sem --device cpu para verificar a GPU.",
+    "notebook.next_action.cpu_passed_other":
+        "Não conclua nada sobre CUDA ou ROCm: chame check() de novo com o mesmo python= e "
+        'device="gpu" para verificar a GPU.',
     "notebook.next_action.cpu_passed":
         'Não conclua nada sobre CUDA ou ROCm: execute check(device="gpu") para verificar a GPU.',
     "notebook.finding.NUMPY_MISSING.next_action": "%pip install numpy",
@@ -1725,7 +1728,7 @@ MESSAGES = {
         " (os valores intermediários não foram testados)",
     "ramp.no_single_limit":
         "{axis}: nenhum limite único: {failed} falharam abaixo de um valor que passou ({passed} "
-        "passaram{between})",
+        "passaram){between}",
     "ramp.flaky":
         "{axis}: instável: {values} passaram e falharam; nenhum limite pode ser dado",
     "ramp.axis_ignored":

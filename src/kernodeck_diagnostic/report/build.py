@@ -156,7 +156,10 @@ def assemble(request: Request, run: WorkerRun, decision: Decision, facts: dict[s
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None,
                              "working_folder_missing": None}),
-                    **_caller(facts.get("runtime", {}), redactor.value(front or {}))},
+                    **_caller(facts.get("runtime", {}), redactor.value(front or {})),
+                    # present only when check() was called in a Jupyter kernel
+                    **({"called_from_kernel": True}
+                       if (front or {}).get("called_from_kernel") is True else {})},
         "pytorch": pytorch,
         "execution": execution,
         "libraries": libraries,

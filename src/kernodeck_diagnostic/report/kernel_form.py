@@ -25,11 +25,17 @@ NOTEBOOK_SENTENCES = {
     "code.CPU_CHECK_PASSED.next_action": "notebook.next_action.cpu_passed",
     "finding.NUMPY_MISSING.next_action": "notebook.finding.NUMPY_MISSING.next_action",
 }
+# check(python=...) from a kernel: the check is called again with the same python=; pip runs with
+# that interpreter, not the kernel's (its command line form kept).
+OTHER_INTERPRETER_SENTENCES = {
+    "code.CPU_CHECK_PASSED.next_action": "notebook.next_action.cpu_passed_other",
+}
 # Advice after which a kernel must restart: it keeps the modules it imported (a torch.py too).
 RESTART_AFTER = frozenset({"TORCH_SHADOWED"})
 # The command line's words and their notebook form, in this order: pip through the kernel's own
 # interpreter (``%pip``; an uninstall answers its own question, a cell has no prompt), and the
 # check's flags as check()'s arguments.
+_PIP_FORMS = 2  # the first two forms: pip's
 _NOTEBOOK_FORMS = (
     (re.compile(r"\bpython -m pip uninstall (?!-y\b)"), "%pip uninstall -y "),
     (re.compile(r"\bpython -m pip "), "%pip "),
@@ -41,15 +47,25 @@ _NOTEBOOK_FORMS = (
 
 
 def from_kernel(report: Report) -> bool:
-    """Whether the report was made by check() in a Jupyter kernel."""
+    """Whether the report was made by check() in a Jupyter kernel: of the kernel's own
+    interpreter (``runtime.caller.kernel``) or of another one, ``check(python=...)``
+    (``runtime.called_from_kernel``)."""
+    runtime = report.get("runtime") or EMPTY
+    return kernel_checked(report) or runtime.get("called_from_kernel") is True
+
+
+def kernel_checked(report: Report) -> bool:
+    """Whether the interpreter checked is the kernel's own: ``%pip`` installs into it."""
     caller = (report.get("runtime") or EMPTY).get("caller")
     return isinstance(caller, dict) and caller.get("kernel") is True
 
 
-def in_notebook_words(text: str) -> str:
-    """``python -m pip install X`` as ``%pip install X`` (the kernel's own interpreter), and the
-    check's flags as check()'s arguments (``--timeout 120`` as ``timeout=120``)."""
-    for pattern, form in _NOTEBOOK_FORMS:
+def in_notebook_words(text: str, *, own: bool = True) -> str:
+    """``python -m pip install X`` as ``%pip install X`` (the kernel's own interpreter, ``own``;
+    for another interpreter the command stays its own: ``%pip`` would install into the
+    kernel's), and the check's flags as check()'s arguments (``--timeout 120`` as
+    ``timeout=120``)."""
+    for pattern, form in _NOTEBOOK_FORMS[0 if own else _PIP_FORMS:]:
         text = pattern.sub(form, text)
     return text
 
@@ -58,11 +74,13 @@ def for_report(report: Report, translate: Translate) -> Translate:
     """``translate`` itself, or, for a report made from a kernel, its notebook form."""
     if not from_kernel(report):
         return translate
+    own = kernel_checked(report)
+    sentences_of = NOTEBOOK_SENTENCES if own else OTHER_INTERPRETER_SENTENCES
 
     def notebook_form(key: str, **values: Any) -> str:
-        text = in_notebook_words(translate(NOTEBOOK_SENTENCES.get(key, key), **values))
+        text = in_notebook_words(translate(sentences_of.get(key, key), **values), own=own)
         kind, _, rest = key.partition(".")
-        if kind == "finding" and rest.partition(".")[0] in RESTART_AFTER \
+        if own and kind == "finding" and rest.partition(".")[0] in RESTART_AFTER \
                 and key.endswith(".next_action"):
             text += " " + translate("notebook.restart_kernel")
         return text

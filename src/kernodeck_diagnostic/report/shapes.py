@@ -125,6 +125,7 @@ class _RuntimeRequired(TypedDict):
 
 class Runtime(_RuntimeRequired, total=False):
     """``runtime``."""
+    called_from_kernel: Literal[True]
     caller: Optional[Caller]
     local_modules: Optional[list[LocalModule]]
     warnings_as_errors: Optional[bool]

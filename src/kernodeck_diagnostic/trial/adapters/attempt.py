@@ -127,11 +127,12 @@ class TrainingAttempt:
 
     def close_stage(self, name: str) -> None:
         """Close the innermost open stage of that name (and, completed, any opened inside it)."""
-        names = [open_name for open_name, _ in self._stages]
-        if name not in names:
+        stages = self._stages  # asked at every batch's two ends: nothing built when none is open
+        if not stages or (stages[-1][0] != name
+                          and not any(open_name == name for open_name, _ in stages)):
             return
-        while self._stages:
-            open_name, stage = self._stages.pop()
+        while stages:
+            open_name, stage = stages.pop()
             stage.__exit__(None, None, None)
             if open_name == name:
                 return
@@ -335,6 +336,11 @@ def _finite(values: list[Any]) -> list[bool]:
     if torch is not None and values and all(torch.is_tensor(value) for value in values):
         # One number per value: itself, or its largest magnitude (NaN and inf propagate).
         # Tensors on several devices, or an exotic type: one by one, below.
+        with contextlib.suppress(Exception):
+            # The common case first: losses of one shape on one device, all finite (one stack,
+            # one reduction, one transfer); any other answer, value by value below.
+            if bool(torch.isfinite(torch.stack(values)).all()):
+                return [True] * len(values)
         with contextlib.suppress(Exception):
             flat = torch.stack([value.reshape(()).float() if value.numel() == 1
                                 else value.float().abs().max() for value in values])
