@@ -217,12 +217,12 @@ class RecordingReader(worker_events.EventReader):
     def __init__(self, file):
         super().__init__(Tee(file))
 
-def build(request, run, host, redactor, front=None):
+def build(request, run, host, redactor, front=None, **place):
     seen["request"] = {name: getattr(request, name)
                        for name in ("device", "device_index", "timeout_s", "host_check")}
     seen.update(outcome=run.outcome, returncode=run.returncode, elapsed_s=run.elapsed_s,
                 start_error=run.start_error, stderr_line=run.stderr_line, host=host, front=front)
-    return real_build(request, run, host, redactor, front)
+    return real_build(request, run, host, redactor, front, **place)
 
 worker_events.EventReader = RecordingReader  # the supervisor imports it once the worker runs
 real_build, report_build.build = report_build.build, build
