@@ -348,3 +348,34 @@ def test_a_callers_own_torch_failing_to_import_now_is_not_another_torch() -> Non
     assert "CALLER_TORCH_DIFFERS" not in ids(report(**{
         "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
         "runtime.caller": {**caller, "torch_origin": None, "torch_same": None}}))
+
+
+# A CUDA error the backend said (torch's warning at its initialisation), on a GPU check that
+# failed with each verdict the CUDA errors' rules read (``core.gpu_failed``): each row changes ONE
+# thing of a failed GPU check, so that dropping any verdict from that set fails its row (issue
+# 47: a check that timed out lost the finding, and no test saw it).
+_SAID_999 = [{"stage": "device", "category": "UserWarning",
+              "message": "CUDA initialization: CUDA unknown error - this may be due to an "
+                         "incorrectly set up environment. Error 999: unknown error"}]
+CUDA_ERROR_KEPT = [
+    ("gpu unavailable", "GPU_UNAVAILABLE", "device", "gpu_unavailable", "gpu", True),
+    ("device index invalid", "DEVICE_INDEX_INVALID", "device", "device_index_invalid", "gpu",
+     True),
+    ("runtime error", "RUNTIME_ERROR", "compute", "runtime_error", "gpu", True),
+    ("worker failed", "WORKER_FAILED", "device", "worker_failed", "gpu", True),
+    ("timed out", "TIMEOUT", "device", "timeout", "gpu", True),
+    ("timed out, a CPU check", "TIMEOUT", "device", "timeout", "cpu", False),
+    ("passed", "GPU_CHECK_PASSED", "compute", None, "gpu", False),
+]
+
+
+@pytest.mark.parametrize(("code", "stage", "kind", "device", "kept"),
+                         [row[1:] for row in CUDA_ERROR_KEPT],
+                         ids=[row[0] for row in CUDA_ERROR_KEPT])
+def test_a_cuda_error_is_named_whatever_verdict_ended_the_gpu_check(
+        code: str, stage: str, kind: str | None, device: str, kept: bool) -> None:
+    error = None if kind is None else {"stage": stage, "kind": kind, "type": None,
+                                       "message": "the check stopped"}
+    found = report(**{"code": code, "stage": stage, "error": error, "warnings": _SAID_999,
+                      "request.device": device})
+    assert ("CUDA_UNKNOWN_ERROR" in ids(found)) is kept

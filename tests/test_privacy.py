@@ -106,3 +106,20 @@ def test_secret_variables_are_found_by_name() -> None:
                                           "WANDB_API_KEY": "three-3", "LANG": "en_US.UTF-8"})
     assert redactor.text("value-one two-2 three-3 en_US.UTF-8") == (
         "<redacted> <redacted> <redacted> en_US.UTF-8")
+
+
+# The machine's fully qualified name, each row ONE way a message says it (issue 47: every test
+# used a dotless host name, so the short name of a qualified one was never checked).
+@pytest.mark.parametrize("said", [
+    "NCCL WARN connect to gpu-node-17.cluster.local failed",
+    "NCCL WARN connect to gpu-node-17 failed",
+    "[gpu-node-17:1234] socket closed",
+])
+def test_a_qualified_host_name_is_hidden_whole_and_short(said: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "gpu-node-17.cluster.local")
+    hidden = Redactor.for_this_machine(environ={}).text(said)
+    assert "gpu-node-17" not in hidden, hidden
+    assert "<host>" in hidden, hidden
