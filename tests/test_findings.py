@@ -379,3 +379,28 @@ def test_a_cuda_error_is_named_whatever_verdict_ended_the_gpu_check(
     found = report(**{"code": code, "stage": stage, "error": error, "warnings": _SAID_999,
                       "request.device": device})
     assert ("CUDA_UNKNOWN_ERROR" in ids(found)) is kept
+
+
+def test_the_backends_own_message_alone_names_the_cause() -> None:
+    """The backend's initialisation message is read even when the error says only that no GPU
+    was available (its ONE cause: the helper ``unavailable`` plants the message in both)."""
+    said = "CUDA unknown error - this may be due to an incorrectly set up environment. " \
+           "Error 999: unknown error"
+    alone = unavailable(said, **{"error.message": "torch.cuda.is_available() is False"})
+    (finding,) = [f for f in derive(alone) if f["id"] == "CUDA_UNKNOWN_ERROR"]
+    assert finding["evidence"] == [f"CUDA error 999: {said}"]
+
+
+# What a module of the user's hides, each row ONE kind (the evidence says which: the slow
+# tests/test_verdicts_shadowing.py reads it from real runs, these from the facts alone).
+@pytest.mark.parametrize(("name", "hides", "said"), [
+    ("typing", "standard-library", "typing.py in the working-folder hides the standard "
+                                   "library's typing"),
+    ("torch", "torch", "torch.py in the working-folder hides the installed torch"),
+    ("numpy", "torch-dependency", "numpy.py in the working-folder hides numpy, which torch "
+                                  "needs"),
+])
+def test_a_local_module_is_said_to_hide_what_it_hides(name: str, hides: str, said: str) -> None:
+    entry = {"name": name, "file": f"{name}.py", "folder": "working-folder", "hides": hides}
+    found = {f["id"]: f for f in derive(report(**{"runtime.local_modules": [entry]}))}
+    assert found["LOCAL_MODULE_SHADOWS"]["evidence"] == [said]

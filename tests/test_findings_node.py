@@ -87,6 +87,13 @@ def test_device_order_needs_models_index_and_a_known_order() -> None:
     by_uuid = copy.deepcopy(case)
     by_uuid["node"]["visibility_by_index"] = []
     assert ids(by_uuid) == []
+    # CUDA's order only: a CPU check, a ROCm build (each ONE change) say nothing of it.
+    cpu = copy.deepcopy(case)
+    cpu["request"]["device"] = "cpu"
+    assert "DEVICE_ORDER_MISMATCH" not in ids(cpu)
+    rocm = copy.deepcopy(case)
+    rocm["pytorch"]["backend"] = "rocm"
+    assert "DEVICE_ORDER_MISMATCH" not in ids(rocm)
     # Different names among PyTorch's devices are seen too, the PCI ids aside.
     names = copy.deepcopy(one_model)
     names["pytorch"]["devices"] = [{**BASE["pytorch"]["devices"][0], "index": 0},
