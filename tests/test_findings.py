@@ -404,3 +404,25 @@ def test_a_local_module_is_said_to_hide_what_it_hides(name: str, hides: str, sai
     entry = {"name": name, "file": f"{name}.py", "folder": "working-folder", "hides": hides}
     found = {f["id"]: f for f in derive(report(**{"runtime.local_modules": [entry]}))}
     assert found["LOCAL_MODULE_SHADOWS"]["evidence"] == [said]
+
+
+# The caller's torch and the check's, each row ONE difference: the evidence names both sides.
+_CALLER = {"kernel": True, "torch_imported": True, "torch_version": "2.12.0+cpu",
+           "torch_origin": "site-packages", "torch_same": True}
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    ({}, ("this kernel imported torch 2.12.0+cpu before the check (origin: site-packages)",
+          "the check imported torch 2.8.0+cu128 (origin: site-packages)")),
+    ({"runtime.caller.kernel": False},
+     ("this program imported torch 2.12.0+cpu before the check (origin: site-packages)",
+      "the check imported torch 2.8.0+cu128 (origin: site-packages)")),
+    ({"code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+      "pytorch.version": None, "runtime.caller.torch_same": False},
+     ("this kernel imported torch 2.12.0+cpu before the check (origin: site-packages)",
+      "the check could not import torch from the same import path")),
+], ids=["kernel", "program", "check's import failed"])
+def test_a_callers_other_torch_is_named_on_both_sides(changes: dict[str, object],
+                                                     said: tuple[str, str]) -> None:
+    found = {f["id"]: f for f in derive(report(**{"runtime.caller": dict(_CALLER), **changes}))}
+    assert found["CALLER_TORCH_DIFFERS"]["evidence"] == list(said)
