@@ -426,3 +426,16 @@ def test_a_callers_other_torch_is_named_on_both_sides(changes: dict[str, object]
                                                      said: tuple[str, str]) -> None:
     found = {f["id"]: f for f in derive(report(**{"runtime.caller": dict(_CALLER), **changes}))}
     assert found["CALLER_TORCH_DIFFERS"]["evidence"] == list(said)
+
+
+@pytest.mark.parametrize(("module", "named"), [("typing_extensions", "typing_extensions"),
+                                               (None, "a module")])
+def test_the_module_on_pythonpath_that_broke_the_import_is_named(module: str | None,
+                                                                named: str) -> None:
+    case = copy.deepcopy(FIRES["PYTHONPATH_MODULE_BREAKS_IMPORT"])
+    case["pytorch"]["import_error_origin"]["module"] = module
+    found = {f["id"]: f for f in derive(case)}["PYTHONPATH_MODULE_BREAKS_IMPORT"]
+    assert found["evidence"][0] == (f"the import failed in {named}, found in a folder on "
+                                    "PYTHONPATH (searched before this environment's own "
+                                    "packages)")
+    assert named in found["summary"] + found["next_action"]
