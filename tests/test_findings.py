@@ -439,3 +439,19 @@ def test_the_module_on_pythonpath_that_broke_the_import_is_named(module: str | N
                                     "PYTHONPATH (searched before this environment's own "
                                     "packages)")
     assert named in found["summary"] + found["next_action"]
+
+
+# The tool's own isolated install, each kind its row: the severity and what the evidence says
+# (the slow tests/test_verdicts_libraries.py builds each install for real).
+@pytest.mark.parametrize(("kind", "severity", "said"), [
+    ("pipx", "warning", "the check ran in the tool's own pipx environment"),
+    ("uv_tool", "warning", "the check ran in the tool's own uv tool environment"),
+    ("venv", "info", "the check ran in the virtual environment holding the kernodeck-diagnostic "
+                     "command"),
+])
+def test_the_tools_own_install_is_said_by_kind(kind: str, severity: str, said: str) -> None:
+    case = copy.deepcopy(FIRES["TOOL_ISOLATED_INSTALL"])
+    case["runtime"]["tool_environment"] = kind
+    found = {f["id"]: f for f in derive(case)}["TOOL_ISOLATED_INSTALL"]
+    assert (found["severity"], found["evidence"]) == (
+        severity, [said, "torch is not installed in it"])
