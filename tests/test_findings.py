@@ -455,3 +455,17 @@ def test_the_tools_own_install_is_said_by_kind(kind: str, severity: str, said: s
     found = {f["id"]: f for f in derive(case)}["TOOL_ISOLATED_INSTALL"]
     assert (found["severity"], found["evidence"]) == (
         severity, [said, "torch is not installed in it"])
+
+
+@pytest.mark.parametrize("device", ["cuda:0", None], ids=["the kernel's", "the check's"])
+def test_an_unsupported_dtype_names_the_device_it_ran_on(device: str | None) -> None:
+    """A kernel's entry may leave its device unsaid (the schema does not require it): then the
+    check's own device is the one named."""
+    case = copy.deepcopy(LIBRARY_FIRES["DTYPE_UNSUPPORTED"])
+    (entry,) = [k for k in case["libraries"]["kernels"] if k["name"] == "matmul_bfloat16"]
+    entry.pop("device", None)
+    if device is not None:
+        entry["device"] = device
+    found = {f["id"]: f for f in derive(case)}["DTYPE_UNSUPPORTED"]
+    assert found["evidence"][0].startswith("matmul_bfloat16 on cuda:0: "), found["evidence"]
+    assert "Tesla T4" in found["summary"]
