@@ -469,3 +469,12 @@ def test_an_unsupported_dtype_names_the_device_it_ran_on(device: str | None) -> 
     found = {f["id"]: f for f in derive(case)}["DTYPE_UNSUPPORTED"]
     assert found["evidence"][0].startswith("matmul_bfloat16 on cuda:0: "), found["evidence"]
     assert "Tesla T4" in found["summary"]
+
+
+@pytest.mark.parametrize(("kfd", "said"), [("absent", "/dev/kfd is absent"),
+                                           ("no_access", "/dev/kfd is not readable and "
+                                                         "writable by this user")])
+def test_rocm_says_how_dev_kfd_fails(kfd: str, said: str) -> None:
+    case = copy.deepcopy(FIRES["ROCM_KFD_ACCESS"])
+    case["runtime"]["device_nodes"]["kfd"] = kfd
+    assert {f["id"]: f for f in derive(case)}["ROCM_KFD_ACCESS"]["evidence"] == [said]
