@@ -475,6 +475,8 @@ def test_an_unsupported_dtype_names_the_device_it_ran_on(device: str | None) -> 
                                            ("no_access", "/dev/kfd is not readable and "
                                                          "writable by this user")])
 def test_rocm_says_how_dev_kfd_fails(kfd: str, said: str) -> None:
+    """On an AMD machine (no NVIDIA node: else an absent /dev/kfd is BUILD_FOR_OTHER_VENDOR's)."""
     case = copy.deepcopy(FIRES["ROCM_KFD_ACCESS"])
-    case["runtime"]["device_nodes"]["kfd"] = kfd
+    case["runtime"]["device_nodes"].update(kfd=kfd, nvidiactl=False, nvidia_uvm=False,
+                                           proc_driver_nvidia=False)
     assert {f["id"]: f for f in derive(case)}["ROCM_KFD_ACCESS"]["evidence"] == [said]
