@@ -299,3 +299,15 @@ def test_an_installed_torch_without_a_version_is_a_damaged_install(
     if found is not None:
         assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in \
             found["next_action"]
+
+
+# torch imported with no distribution installed, each row ONE place it came from: only the
+# environment's own packages are a half-removed install (a folder on the path is no install).
+@pytest.mark.parametrize(("origin", "partial"), [
+    ("site-packages", True), ("user-site", True), ("pythonpath", False)])
+def test_metadata_gone_only_for_torch_in_the_environments_own_packages(origin: str,
+                                                                       partial: bool) -> None:
+    left = report(**{"code": "CPU_CHECK_PASSED", "pytorch.version": "2.13.0+cpu",
+                     "pytorch.distribution_version": None, "pytorch.origin": origin,
+                     "pytorch.module_kind": "unverified"})
+    assert ("TORCH_PARTIAL_INSTALL" in by_id(left)) is partial
