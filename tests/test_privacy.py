@@ -123,3 +123,31 @@ def test_a_qualified_host_name_is_hidden_whole_and_short(said: str,
     hidden = Redactor.for_this_machine(environ={}).text(said)
     assert "gpu-node-17" not in hidden, hidden
     assert "<host>" in hidden, hidden
+
+
+# A name whose LAST word says it holds a secret, one row per such word (a set member dropped
+# would leave its row's value shown).
+@pytest.mark.parametrize("name", ["deploy_key", "hubToken", "db-pass", "basic_auth",
+                                  "user.session", "url_sig", "request_signature"])
+def test_a_secret_named_by_its_last_word(name: str) -> None:
+    from kernodeck_diagnostic.report.redact import is_secret_name
+
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(("argv", "hidden"), [
+    (["train.py", "--pw", "hunter2"], ["hunter2"]),  # a two-letter option's name
+    (["train.py", "--pw=hunter2"], ["hunter2"]),
+    (["train.py", "--db-pass", "hunter2", "--epochs", "3"], ["hunter2"]),
+])
+def test_a_secret_options_value_is_taken_from_the_command(argv: list[str],
+                                                          hidden: list[str]) -> None:
+    from kernodeck_diagnostic.report.redact import argument_secrets
+
+    assert argument_secrets(argv) == hidden
+
+
+def test_a_home_written_with_a_final_slash_still_names_its_user() -> None:
+    hidden = Redactor.for_this_machine(environ={"HOME": "/home/zqalice/"}).text(
+        "owner zqalice denied")
+    assert "zqalice" not in hidden, hidden
