@@ -151,3 +151,20 @@ def test_a_home_written_with_a_final_slash_still_names_its_user() -> None:
     hidden = Redactor.for_this_machine(environ={"HOME": "/home/zqalice/"}).text(
         "owner zqalice denied")
     assert "zqalice" not in hidden, hidden
+
+
+def test_a_secret_that_begins_another_hides_the_longer_whole() -> None:
+    """Longest first: the shorter secret replaced first would leave the longer one's tail."""
+    redactor = Redactor(secrets=["s3cret-value", "s3cret-value-and-more"])
+    assert redactor.text("got s3cret-value-and-more") == "got <redacted>"
+
+
+# unchanged() says a text needs no redaction only when text() would leave it as it is: one row
+# per rule it short-cuts.
+@pytest.mark.parametrize("said", [
+    "epoch 3 done", "got opaque-secret-value here", "Authorization: Bearer abcdefghijklmnop",
+    "password=hunter2hunter2", "see https://bob:s3cret@example.com/repo",
+    "token ghp_abcdefghijklmnopqrstuvwxyz0123 rejected", "cannot open /home/alice/x.so"])
+def test_unchanged_only_when_nothing_would_be_redacted(said: str) -> None:
+    redactor = Redactor(secrets=["opaque-secret-value"])
+    assert redactor.unchanged([said]) == (redactor.text(said) == said)
