@@ -344,3 +344,13 @@ def test_odd_accounts_of_the_others_are_left_out() -> None:
     (job,) = jobs([member], RANK)
     assert [(entry.rank, entry.code, entry.source) for entry in job.ranks] == [
         (0, "CPU_CHECK_PASSED", "own"), (1, None, None), (2, "TIMEOUT", "rank_0")]
+
+
+@pytest.mark.parametrize("stopped", [True, False, None])
+def test_a_rank_the_launcher_stopped_is_said_stopped(stopped: bool | None) -> None:
+    report = _rank_report(0, 1, "TIMEOUT")
+    report["distributed"]["launcher_stopped"] = stopped
+    member = member_of(report, "r-0.json")
+    assert member is not None
+    (job,) = jobs([member], RANK)
+    assert job.ranks[0].stopped is (stopped is True)
