@@ -429,7 +429,7 @@ def _run(candidates: list[Mutant], explained: dict[str, str], timeout: float) ->
             text = mutated(original, mutant)
             if text is None:
                 counts["invalid"] += 1
-                print(f"invalid   {mutant.describe()}")
+                print(f"invalid    {mutant.describe()}")
                 continue
             path.write_text(text, encoding="utf-8")
             _forget_bytecode(path)
@@ -444,9 +444,9 @@ def _run(candidates: list[Mutant], explained: dict[str, str], timeout: float) ->
                 verdict = "equivalent"
             counts[verdict] += 1
             shown = "SURVIVED" if verdict == "survived" else verdict
-            print(f"{shown:<10}{mutant.describe()}  ({took:.0f} s)", flush=True)
+            print(f"{shown:<11}{mutant.describe()}  ({took:.0f} s)", flush=True)
             if verdict == "survived":
-                print(f"          key: {mutant.key}", flush=True)
+                print(f"           key: {mutant.key}", flush=True)
     judged = len(candidates) - counts["invalid"] - counts["equivalent"]
     dead = counts["killed"] + counts["timeout"]
     score = f"{dead}/{judged} killed ({100 * dead / judged:.0f} %)" if judged else "nothing run"
