@@ -429,3 +429,27 @@ def test_timing_jitter_is_not_a_change(made: Path) -> None:
     del b["timings_ms"]["compute"]
     assert compare(a, b).changes == [{"field": "timings_ms.compute",
                                       "a": a["timings_ms"]["compute"], "b": None}]
+
+
+def test_compare_markdown_of_alike_reports_says_nothing_else_changed() -> None:
+    from findings_helpers import report as passing
+    from kernodeck_diagnostic.i18n import translator
+    from kernodeck_diagnostic.report.compare import render_markdown
+
+    same = passing()
+    shown = render_markdown(compare(same, same), "a.json", "b.json", translator("en"))
+    assert "nothing else changed" in shown
+    other = passing(**{"pytorch.cudnn_version": "91003"})
+    shown = render_markdown(compare(same, other), "a.json", "b.json", translator("en"))
+    assert "nothing else changed" not in shown
+
+
+def test_compare_lists_a_finding_only_a_has_as_removed_whole() -> None:
+    from findings_helpers import report as passing
+
+    finding = {"id": "NUMPY_MISSING", "severity": "warning", "summary": "s", "next_action": "n",
+               "evidence": ["e"]}
+    a, b = passing(findings=[finding]), passing()
+    changes = [change for change in compare(a, b).changes
+               if change["field"].startswith("findings")]
+    assert changes == [{"field": "findings[NUMPY_MISSING]", "a": finding, "b": None}]

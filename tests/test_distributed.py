@@ -609,3 +609,31 @@ def test_a_taken_store_port_and_a_missing_interface_are_named_by_the_check(
     assert {"MASTER_PORT_IN_USE", "NCCL_SOCKET_IFNAME_MISSING"} <= found
     assert (verdict["code"], completed.returncode) == ("COLLECTIVE_FAILED", 13)
     assert "zq-absent0" not in json.dumps(verdict) + completed.stdout
+
+
+# A rank's next line, each row ONE code and its error's key: the job's own advice where it has
+# one, its code's otherwise.
+NEXT_LINES = [
+    ("store refused", "COLLECTIVE_FAILED", "error.collective.store_refused",
+     "next.collective.store"),
+    ("collective failed, no advice of its own", "COLLECTIVE_FAILED",
+     "error.collective.wrong_sum", "code.COLLECTIVE_FAILED.next_action"),
+    ("the launcher's time limit", "TIMEOUT", "error.launcher_stop.time_limit",
+     "next.launcher_stopped"),
+    ("cancelled", "TIMEOUT", "error.launcher_stop.cancelled", "next.launcher_stopped"),
+    ("the launcher's SIGTERM", "TIMEOUT", "error.launcher_stop.sigterm", "next.launcher_stopped"),
+    ("this rank's own time limit", "TIMEOUT", None, "code.TIMEOUT.next_action"),
+    ("a store key on a time limit", "TIMEOUT", "error.collective.store_refused",
+     "code.TIMEOUT.next_action"),
+    ("passed", "CPU_CHECK_PASSED", None, "code.CPU_CHECK_PASSED.next_action"),
+]
+
+
+@pytest.mark.parametrize(("code", "key", "next_key"), [row[1:] for row in NEXT_LINES],
+                         ids=[row[0] for row in NEXT_LINES])
+def test_a_ranks_next_line_is_its_jobs_own_or_its_codes(code: str, key: str | None,
+                                                        next_key: str) -> None:
+    from kernodeck_diagnostic.report.distributed import next_action_key
+
+    error = None if key is None else {"stage": "collective", "message_key": key}
+    assert next_action_key({"code": code, "error": error}) == next_key

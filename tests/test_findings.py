@@ -379,3 +379,135 @@ def test_a_callers_own_torch_failing_to_import_now_is_not_another_torch() -> Non
     assert "CALLER_TORCH_DIFFERS" not in ids(report(**{
         "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
         "runtime.caller": {**caller, "torch_origin": None, "torch_same": None}}))
+
+
+# A CUDA error the backend said (torch's warning at its initialisation), on a GPU check that
+# failed with each verdict the CUDA errors' rules read (``core.gpu_failed``): each row changes ONE
+# thing of a failed GPU check, so that dropping any verdict from that set fails its row (issue
+# 47: a check that timed out lost the finding, and no test saw it).
+_SAID_999 = [{"stage": "device", "category": "UserWarning",
+              "message": "CUDA initialization: CUDA unknown error - this may be due to an "
+                         "incorrectly set up environment. Error 999: unknown error"}]
+CUDA_ERROR_KEPT = [
+    ("gpu unavailable", "GPU_UNAVAILABLE", "device", "gpu_unavailable", "gpu", True),
+    ("device index invalid", "DEVICE_INDEX_INVALID", "device", "device_index_invalid", "gpu",
+     True),
+    ("runtime error", "RUNTIME_ERROR", "compute", "runtime_error", "gpu", True),
+    ("worker failed", "WORKER_FAILED", "device", "worker_failed", "gpu", True),
+    ("timed out", "TIMEOUT", "device", "timeout", "gpu", True),
+    ("timed out, a CPU check", "TIMEOUT", "device", "timeout", "cpu", False),
+    ("passed", "GPU_CHECK_PASSED", "compute", None, "gpu", False),
+]
+
+
+@pytest.mark.parametrize(("code", "stage", "kind", "device", "kept"),
+                         [row[1:] for row in CUDA_ERROR_KEPT],
+                         ids=[row[0] for row in CUDA_ERROR_KEPT])
+def test_a_cuda_error_is_named_whatever_verdict_ended_the_gpu_check(
+        code: str, stage: str, kind: str | None, device: str, kept: bool) -> None:
+    error = None if kind is None else {"stage": stage, "kind": kind, "type": None,
+                                       "message": "the check stopped"}
+    found = report(**{"code": code, "stage": stage, "error": error, "warnings": _SAID_999,
+                      "request.device": device})
+    assert ("CUDA_UNKNOWN_ERROR" in ids(found)) is kept
+
+
+def test_the_backends_own_message_alone_names_the_cause() -> None:
+    """The backend's initialisation message is read even when the error says only that no GPU
+    was available (its ONE cause: the helper ``unavailable`` plants the message in both)."""
+    said = "CUDA unknown error - this may be due to an incorrectly set up environment. " \
+           "Error 999: unknown error"
+    alone = unavailable(said, **{"error.message": "torch.cuda.is_available() is False"})
+    (finding,) = [f for f in derive(alone) if f["id"] == "CUDA_UNKNOWN_ERROR"]
+    assert finding["evidence"] == [f"CUDA error 999: {said}"]
+
+
+# What a module of the user's hides, each row ONE kind (the evidence says which: the slow
+# tests/test_verdicts_shadowing.py reads it from real runs, these from the facts alone).
+@pytest.mark.parametrize(("name", "hides", "said"), [
+    ("typing", "standard-library", "typing.py in the working-folder hides the standard "
+                                   "library's typing"),
+    ("torch", "torch", "torch.py in the working-folder hides the installed torch"),
+    ("numpy", "torch-dependency", "numpy.py in the working-folder hides numpy, which torch "
+                                  "needs"),
+])
+def test_a_local_module_is_said_to_hide_what_it_hides(name: str, hides: str, said: str) -> None:
+    entry = {"name": name, "file": f"{name}.py", "folder": "working-folder", "hides": hides}
+    found = {f["id"]: f for f in derive(report(**{"runtime.local_modules": [entry]}))}
+    assert found["LOCAL_MODULE_SHADOWS"]["evidence"] == [said]
+
+
+# The caller's torch and the check's, each row ONE difference: the evidence names both sides.
+_CALLER = {"kernel": True, "torch_imported": True, "torch_version": "2.12.0+cpu",
+           "torch_origin": "site-packages", "torch_same": True}
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    ({}, ("this kernel imported torch 2.12.0+cpu before the check (origin: site-packages)",
+          "the check imported torch 2.8.0+cu128 (origin: site-packages)")),
+    ({"runtime.caller.kernel": False},
+     ("this program imported torch 2.12.0+cpu before the check (origin: site-packages)",
+      "the check imported torch 2.8.0+cu128 (origin: site-packages)")),
+    ({"code": "TORCH_IMPORT_FAILED", "stage": "import", "pytorch.imported": False,
+      "pytorch.version": None, "runtime.caller.torch_same": False},
+     ("this kernel imported torch 2.12.0+cpu before the check (origin: site-packages)",
+      "the check could not import torch from the same import path")),
+], ids=["kernel", "program", "check's import failed"])
+def test_a_callers_other_torch_is_named_on_both_sides(changes: dict[str, object],
+                                                     said: tuple[str, str]) -> None:
+    found = {f["id"]: f for f in derive(report(**{"runtime.caller": dict(_CALLER), **changes}))}
+    assert found["CALLER_TORCH_DIFFERS"]["evidence"] == list(said)
+
+
+@pytest.mark.parametrize(("module", "named"), [("typing_extensions", "typing_extensions"),
+                                               (None, "a module")])
+def test_the_module_on_pythonpath_that_broke_the_import_is_named(module: str | None,
+                                                                named: str) -> None:
+    case = copy.deepcopy(FIRES["PYTHONPATH_MODULE_BREAKS_IMPORT"])
+    case["pytorch"]["import_error_origin"]["module"] = module
+    found = {f["id"]: f for f in derive(case)}["PYTHONPATH_MODULE_BREAKS_IMPORT"]
+    assert found["evidence"][0] == (f"the import failed in {named}, found in a folder on "
+                                    "PYTHONPATH (searched before this environment's own "
+                                    "packages)")
+    assert named in found["summary"] + found["next_action"]
+
+
+# The tool's own isolated install, each kind its row: the severity and what the evidence says
+# (the slow tests/test_verdicts_libraries.py builds each install for real).
+@pytest.mark.parametrize(("kind", "severity", "said"), [
+    ("pipx", "warning", "the check ran in the tool's own pipx environment"),
+    ("uv_tool", "warning", "the check ran in the tool's own uv tool environment"),
+    ("venv", "info", "the check ran in the virtual environment holding the kernodeck-diagnostic "
+                     "command"),
+])
+def test_the_tools_own_install_is_said_by_kind(kind: str, severity: str, said: str) -> None:
+    case = copy.deepcopy(FIRES["TOOL_ISOLATED_INSTALL"])
+    case["runtime"]["tool_environment"] = kind
+    found = {f["id"]: f for f in derive(case)}["TOOL_ISOLATED_INSTALL"]
+    assert (found["severity"], found["evidence"]) == (
+        severity, [said, "torch is not installed in it"])
+
+
+@pytest.mark.parametrize("device", ["cuda:0", None], ids=["the kernel's", "the check's"])
+def test_an_unsupported_dtype_names_the_device_it_ran_on(device: str | None) -> None:
+    """A kernel's entry may leave its device unsaid (the schema does not require it): then the
+    check's own device is the one named."""
+    case = copy.deepcopy(LIBRARY_FIRES["DTYPE_UNSUPPORTED"])
+    (entry,) = [k for k in case["libraries"]["kernels"] if k["name"] == "matmul_bfloat16"]
+    entry.pop("device", None)
+    if device is not None:
+        entry["device"] = device
+    found = {f["id"]: f for f in derive(case)}["DTYPE_UNSUPPORTED"]
+    assert found["evidence"][0].startswith("matmul_bfloat16 on cuda:0: "), found["evidence"]
+    assert "Tesla T4" in found["summary"]
+
+
+@pytest.mark.parametrize(("kfd", "said"), [("absent", "/dev/kfd is absent"),
+                                           ("no_access", "/dev/kfd is not readable and "
+                                                         "writable by this user")])
+def test_rocm_says_how_dev_kfd_fails(kfd: str, said: str) -> None:
+    """On an AMD machine (no NVIDIA node: else an absent /dev/kfd is BUILD_FOR_OTHER_VENDOR's)."""
+    case = copy.deepcopy(FIRES["ROCM_KFD_ACCESS"])
+    case["runtime"]["device_nodes"].update(kfd=kfd, nvidiactl=False, nvidia_uvm=False,
+                                           proc_driver_nvidia=False)
+    assert {f["id"]: f for f in derive(case)}["ROCM_KFD_ACCESS"]["evidence"] == [said]

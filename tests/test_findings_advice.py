@@ -219,14 +219,17 @@ def test_torchs_own_library_loaded_from_elsewhere_warns(elsewhere: list,
     assert (found.get("LIBRARY_PATH_OVERRIDE") or {}).get("severity") == severity
 
 
-@pytest.mark.parametrize(("setting", "says"), [
-    (None, None),
-    ("-S", "without -S"),
-    ("PYTHONNOUSERSITE", "unset PYTHONNOUSERSITE"),
-    ("-s", "without -s"),
-    ("-I", "without -I"),
+# Each setting, and the folder it hides (the summary and the evidence say which: -S hides
+# site-packages, the others the user's).
+@pytest.mark.parametrize(("setting", "says", "folder"), [
+    (None, None, None),
+    ("-S", "without -S", "this interpreter's site-packages"),
+    ("PYTHONNOUSERSITE", "unset PYTHONNOUSERSITE", "your user site-packages"),
+    ("-s", "without -s", "your user site-packages"),
+    ("-I", "without -I", "your user site-packages"),
 ])
-def test_a_setting_that_hides_torch_is_named(setting: str | None, says: str | None) -> None:
+def test_a_setting_that_hides_torch_is_named(setting: str | None, says: str | None,
+                                             folder: str | None) -> None:
     missing = report(**{"code": "TORCH_MISSING", "stage": "import", "pytorch.imported": False,
                         "pytorch.hidden_by": setting,
                         "error": {"stage": "import", "kind": "import_failed",
@@ -236,6 +239,10 @@ def test_a_setting_that_hides_torch_is_named(setting: str | None, says: str | No
     assert (found is None) == (says is None)
     if found is not None:
         assert says in found["next_action"]
+        assert found["summary"].startswith(f"torch is installed in {folder}"), found["summary"]
+        where = "site-packages" if setting == "-S" else "user site-packages"
+        assert found["evidence"] == [f"torch is installed in this interpreter's {where}",
+                                     f"{setting} keeps that folder off the import path"]
 
 
 @pytest.mark.parametrize(("count", "orphans", "expected"), [
@@ -292,3 +299,15 @@ def test_an_installed_torch_without_a_version_is_a_damaged_install(
     if found is not None:
         assert "torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu" in \
             found["next_action"]
+
+
+# torch imported with no distribution installed, each row ONE place it came from: only the
+# environment's own packages are a half-removed install (a folder on the path is no install).
+@pytest.mark.parametrize(("origin", "partial"), [
+    ("site-packages", True), ("user-site", True), ("pythonpath", False)])
+def test_metadata_gone_only_for_torch_in_the_environments_own_packages(origin: str,
+                                                                       partial: bool) -> None:
+    left = report(**{"code": "CPU_CHECK_PASSED", "pytorch.version": "2.13.0+cpu",
+                     "pytorch.distribution_version": None, "pytorch.origin": origin,
+                     "pytorch.module_kind": "unverified"})
+    assert ("TORCH_PARTIAL_INSTALL" in by_id(left)) is partial

@@ -87,6 +87,13 @@ def test_device_order_needs_models_index_and_a_known_order() -> None:
     by_uuid = copy.deepcopy(case)
     by_uuid["node"]["visibility_by_index"] = []
     assert ids(by_uuid) == []
+    # CUDA's order only: a CPU check, a ROCm build (each ONE change) say nothing of it.
+    cpu = copy.deepcopy(case)
+    cpu["request"]["device"] = "cpu"
+    assert "DEVICE_ORDER_MISMATCH" not in ids(cpu)
+    rocm = copy.deepcopy(case)
+    rocm["pytorch"]["backend"] = "rocm"
+    assert "DEVICE_ORDER_MISMATCH" not in ids(rocm)
     # Different names among PyTorch's devices are seen too, the PCI ids aside.
     names = copy.deepcopy(one_model)
     names["pytorch"]["devices"] = [{**BASE["pytorch"]["devices"][0], "index": 0},
@@ -574,3 +581,20 @@ def test_mixed_models_numbered_by_speed(pyz: Path, tmp_path: Path) -> None:
     ordered = _fake(pyz, "mixed_gpu_models", tmp_path, KD_FAKE_DEVICES="2",
                     CUDA_VISIBLE_DEVICES="0,1", CUDA_DEVICE_ORDER="PCI_BUS_ID")
     assert "DEVICE_ORDER_MISMATCH" not in {f["id"] for f in ordered["findings"]}
+
+
+# CUDA's "out of memory" under `ulimit -v`, each row ONE change: before CUDA had a context on the
+# device (its free memory unread), the limit refused the driver's reservation; once the free
+# memory was read, the GPU's own memory ran out and the limit is not blamed for CUDA's start.
+@pytest.mark.parametrize(("free", "reservation"), [(None, True), (2**30, False)],
+                         ids=["free memory unread", "free memory read"])
+def test_cuda_out_of_memory_under_an_address_space_limit(free: int | None,
+                                                         reservation: bool) -> None:
+    case = with_node(runtime_error("CUDA error: out of memory"),
+                     **{"node.memory_limits.address_space_bytes": 8 * 2**30})
+    if free is not None:
+        case["pytorch"]["devices"][0]["free_memory_bytes"] = free
+    evidence = {f["id"]: f for f in derive(case)}.get("HOST_MEMORY_EXHAUSTED", {}).get(
+        "evidence", [])
+    said = "the device's free memory could not be read: CUDA had no context on it yet"
+    assert (said in evidence) is reservation, evidence

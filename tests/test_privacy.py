@@ -106,3 +106,65 @@ def test_secret_variables_are_found_by_name() -> None:
                                           "WANDB_API_KEY": "three-3", "LANG": "en_US.UTF-8"})
     assert redactor.text("value-one two-2 three-3 en_US.UTF-8") == (
         "<redacted> <redacted> <redacted> en_US.UTF-8")
+
+
+# The machine's fully qualified name, each row ONE way a message says it (issue 47: every test
+# used a dotless host name, so the short name of a qualified one was never checked).
+@pytest.mark.parametrize("said", [
+    "NCCL WARN connect to gpu-node-17.cluster.local failed",
+    "NCCL WARN connect to gpu-node-17 failed",
+    "[gpu-node-17:1234] socket closed",
+])
+def test_a_qualified_host_name_is_hidden_whole_and_short(said: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "gpu-node-17.cluster.local")
+    hidden = Redactor.for_this_machine(environ={}).text(said)
+    assert "gpu-node-17" not in hidden, hidden
+    assert "<host>" in hidden, hidden
+
+
+# A name whose LAST word says it holds a secret, one row per such word (a set member dropped
+# would leave its row's value shown).
+@pytest.mark.parametrize("name", ["deploy_key", "hubToken", "db-pass", "basic_auth",
+                                  "user.session", "url_sig", "request_signature"])
+def test_a_secret_named_by_its_last_word(name: str) -> None:
+    from kernodeck_diagnostic.report.redact import is_secret_name
+
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(("argv", "hidden"), [
+    (["train.py", "--pw", "hunter2"], ["hunter2"]),  # a two-letter option's name
+    (["train.py", "--pw=hunter2"], ["hunter2"]),
+    (["train.py", "--db-pass", "hunter2", "--epochs", "3"], ["hunter2"]),
+])
+def test_a_secret_options_value_is_taken_from_the_command(argv: list[str],
+                                                          hidden: list[str]) -> None:
+    from kernodeck_diagnostic.report.redact import argument_secrets
+
+    assert argument_secrets(argv) == hidden
+
+
+def test_a_home_written_with_a_final_slash_still_names_its_user() -> None:
+    hidden = Redactor.for_this_machine(environ={"HOME": "/home/zqalice/"}).text(
+        "owner zqalice denied")
+    assert "zqalice" not in hidden, hidden
+
+
+def test_a_secret_that_begins_another_hides_the_longer_whole() -> None:
+    """Longest first: the shorter secret replaced first would leave the longer one's tail."""
+    redactor = Redactor(secrets=["s3cret-value", "s3cret-value-and-more"])
+    assert redactor.text("got s3cret-value-and-more") == "got <redacted>"
+
+
+# unchanged() says a text needs no redaction only when text() would leave it as it is: one row
+# per rule it short-cuts.
+@pytest.mark.parametrize("said", [
+    "epoch 3 done", "got opaque-secret-value here", "Authorization: Bearer abcdefghijklmnop",
+    "password=hunter2hunter2", "see https://bob:s3cret@example.com/repo",
+    "token ghp_abcdefghijklmnopqrstuvwxyz0123 rejected", "cannot open /home/alice/x.so"])
+def test_unchanged_only_when_nothing_would_be_redacted(said: str) -> None:
+    redactor = Redactor(secrets=["opaque-secret-value"])
+    assert redactor.unchanged([said]) == (redactor.text(said) == said)

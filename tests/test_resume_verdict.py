@@ -49,18 +49,29 @@ ROWS: list[tuple[str, dict[str, Any], str, tuple[str, ...]]] = [
                                             "first_signal": None}, "RESUME_RUN_FAILED", ()),
     ("first run never started", {"stopped": False, "first_exit": None, "first_signal": None},
      "RESUME_RUN_FAILED", ()),
-    ("first run's time limit", {"stopped": False, "first_timed_out": True},
-     "RESUME_RUN_FAILED", ()),
+    # Its exit status 0, as the second run's below: the time limit alone is the cause.
+    ("first run's time limit", {"stopped": False, "first_exit": 0, "first_signal": None,
+                                "first_timed_out": True}, "RESUME_RUN_FAILED", ()),
     ("second run failed", {"second_exit": 1}, "RESUME_RUN_FAILED", ()),
+    # A failed run is not an idle one: nothing written is the failure's, not a reason.
+    ("second run failed before any record", {"second_exit": 1, "second_run_records": 0},
+     "RESUME_RUN_FAILED", ()),
     # Its exit status 0: a program that ends cleanly on the time limit's stop still failed.
     ("second run's time limit", {"second_timed_out": True}, "RESUME_RUN_FAILED", ()),
     ("lost", {"lost": ["doc-7"]}, "RESUME_RECORDS_LOST", ()),
     ("never stopped", {"stopped": False, "first_exit": 0, "first_signal": None},
      "RESUME_INCONCLUSIVE", ("never_stopped",)),
+    # No stop, so no count at it: that is no stop "before any record".
+    ("never stopped, nothing counted", {"stopped": False, "first_exit": 0, "first_signal": None,
+                                        "records_at_stop": None},
+     "RESUME_INCONCLUSIVE", ("never_stopped",)),
     ("stopped before any record", {"records_at_stop": 0}, "RESUME_INCONCLUSIVE",
      ("stopped_before_any_record",)),
     ("first run had finished", {"remaining_at_stop": 0}, "RESUME_INCONCLUSIVE",
      ("first_run_finished",)),
+    # The boundary: one id left at the stop, written by the second run, is a resume proven.
+    ("one id left at the stop", {"records_at_stop": 9, "remaining_at_stop": 1,
+                                 "second_run_records": 1}, "RESUME_INTACT", ()),
     ("no expected ids at the stop", {"remaining_at_stop": None}, "RESUME_INCONCLUSIVE",
      ("no_expected_ids",)),
     ("second run idle", {"second_run_records": 0}, "RESUME_INCONCLUSIVE",
@@ -88,6 +99,8 @@ def test_a_ledger_verified_as_found_needs_no_runs() -> None:
 def test_the_json_carries_the_verdict_and_every_fact() -> None:
     seen = replace(INTACT, redone=["doc-1"], rewrote_ledger=True)
     data = as_json(seen, judge(seen))
+    # The layout's version comes first: a reader tells the layouts apart by it.
+    assert next(iter(data.items())) == ("resume_check_version", 1)
     assert (data["code"], data["exit_code"], data["intact"]) == (
         "RESUME_RECORDS_DUPLICATED", 27, False)
     assert (data["redone"], data["second_run_rewrote_ledger"], data["stop_signal"]) == (

@@ -320,12 +320,13 @@ def test_each_cause_alone_gives_the_jobs_status(reports: list[dict[str, Any]],
     members = [member_of(report, f"r-{n}.json") for n, report in enumerate(reports)]
     (job,) = jobs([member for member in members if member is not None], RANK)
     assert job.status == status
+    assert (job.run, job.runs) == (1, 1)  # one run of its identity
     assert (job.world_sizes is not None) == (len({m.world_size for m in members if m}) > 1)
 
 
 @pytest.mark.parametrize("change", [
     {"job": "\x1b[31mred"}, {"job": 12}, {"world_size": 10**9}, {"rank": 2},
-    {"rank": True}, {"world_size": "3"}])
+    {"rank": True}, {"world_size": "3"}, {"rank": -1}])
 def test_a_report_from_elsewhere_with_an_odd_job_is_not_grouped(change: dict[str, Any]) -> None:
     report = _rank_report(0, 2)
     report["distributed"].update(change)
@@ -343,3 +344,13 @@ def test_odd_accounts_of_the_others_are_left_out() -> None:
     (job,) = jobs([member], RANK)
     assert [(entry.rank, entry.code, entry.source) for entry in job.ranks] == [
         (0, "CPU_CHECK_PASSED", "own"), (1, None, None), (2, "TIMEOUT", "rank_0")]
+
+
+@pytest.mark.parametrize("stopped", [True, False, None])
+def test_a_rank_the_launcher_stopped_is_said_stopped(stopped: bool | None) -> None:
+    report = _rank_report(0, 1, "TIMEOUT")
+    report["distributed"]["launcher_stopped"] = stopped
+    member = member_of(report, "r-0.json")
+    assert member is not None
+    (job,) = jobs([member], RANK)
+    assert job.ranks[0].stopped is (stopped is True)

@@ -67,7 +67,6 @@ MAX_WORLD_SIZE = 65536
 # (``asked_stop_reason``: one query a job, never one a rank). Otherwise, or under torchrun: only
 # that the launcher sent SIGTERM.
 StopReason = Literal["time_limit", "cancelled", "sigterm"]
-STOP_REASONS: tuple[StopReason, ...] = ("time_limit", "cancelled", "sigterm")
 # Slurm signals at its periodic check of the limits, at or after the end; the controller's clock
 # and this node's may differ by a few seconds.
 END_TIME_SLACK_S = 5.0
