@@ -301,14 +301,20 @@ def torch_on_noexec_mount(report: Report) -> Finding | None:
     """import torch failed and torch lies on a file system mounted noexec: the loader cannot map
     a library from there (glibc: "failed to map segment from shared object"), whole or not; a
     reinstall in the same place changes nothing."""
-    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED
-            and report["pytorch"].get("noexec_mount") is True):
+    evidence = _import_failed_where(report, report["pytorch"].get("noexec_mount"),
+                                    "torch's folder is on a file system mounted noexec",
+                                    r"failed to map segment from shared object")
+    return None if evidence is None else Finding("TORCH_ON_NOEXEC_MOUNT", "error", evidence)
+
+
+def _import_failed_where(report: Report, flagged: bool | None, fact: str,
+                         said: str) -> tuple[str, ...] | None:
+    """The evidence that import torch failed where the worker ``flagged`` a fact of torch's
+    folder: the ``fact``, and the first error line matching ``said`` when there is one."""
+    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED and flagged is True):
         return None
-    evidence = ["torch's folder is on a file system mounted noexec"]
-    said = search(r"failed to map segment from shared object", messages(report))
-    if said:
-        evidence.append(quote(said[0]))
-    return Finding("TORCH_ON_NOEXEC_MOUNT", "error", tuple(evidence))
+    lines = search(said, messages(report))
+    return (fact, quote(lines[0])) if lines else (fact,)
 
 
 _TORCH_FOLDER = ("\"$(python -c 'import importlib.util as u, os; "
@@ -332,14 +338,10 @@ def torch_files_unreadable(report: Report) -> Finding | None:
 def torch_path_not_utf8(report: Report) -> Finding | None:
     """import torch failed and torch's path is not UTF-8: torch encodes its own folder's path as
     UTF-8 as it is imported and fails on it; no reinstall in the same place helps."""
-    if not (report["code"] == Verdict.TORCH_IMPORT_FAILED
-            and report["pytorch"].get("path_not_utf8") is True):
-        return None
-    evidence = ["the path of torch's folder holds bytes that are not UTF-8"]
-    said = search(r"surrogates not allowed|can't (?:en|de)code", messages(report))
-    if said:
-        evidence.append(quote(said[0]))
-    return Finding("TORCH_PATH_NOT_UTF8", "error", tuple(evidence))
+    evidence = _import_failed_where(report, report["pytorch"].get("path_not_utf8"),
+                                    "the path of torch's folder holds bytes that are not UTF-8",
+                                    r"surrogates not allowed|can't (?:en|de)code")
+    return None if evidence is None else Finding("TORCH_PATH_NOT_UTF8", "error", evidence)
 
 
 @layer.rule(170, "TORCH_DUPLICATE_INSTALL")
