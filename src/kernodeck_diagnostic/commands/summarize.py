@@ -37,6 +37,12 @@ own report or from rank 0's (``report/jobs.py``); then each ``--all-devices`` re
 and copies, peer access nothing could say as unknown and the copies never tried named
 (``report/devices.py``).
 
+Past ``fleet.SMALL`` (40) files, or for stdin (``-``: a list of files, or JSON Lines), a tar
+archive, ``--only failed``, ``--format jsonl|csv`` or ``--prometheus``, the fleet view instead
+(``commands/fleet_summary.py``, ``report/fleet.py``): a screenful whatever the count of reports,
+nothing of a passing report kept past its counts. ``--part``: the reports are one part of a
+fleet (``xargs``): a job whose ranks are not all among them is ``partial`` (33), not incomplete.
+
 Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed, every job was whole
 and no file was unreadable; 22 when a report failed, a job is incomplete (a rank never reported:
 no evidence, no pass), an attempt or a ramp failed, or a file was unreadable; 23 when no

@@ -127,6 +127,9 @@ def json_document(tally: Tally, jobs: Sequence[Job]) -> dict[str, Any]:
                  "not_passed": [json_job_object(job) for job in bad[:JOBS]],
                  "not_shown": max(0, len(bad) - JOBS)},
         "every_device_failed": len(tally.every_device),
+        "attempts": {"count": len(tally.attempts),
+                     "not_passed": sum(1 for _, item in tally.attempts
+                                       if item["counted"] and not item["passed"])},
         "unreadable": {"count": sum(tally.unreadable.values()),
                        "reasons": dict(tally.unreadable.most_common()),
                        "first": [{"file": name, "reason": reason, "detail": detail}
