@@ -24,7 +24,7 @@ from conftest import ROOT
 from distributed_fixtures import distributed
 from kernodeck_diagnostic.commands import fleet_summary, summarize
 from kernodeck_diagnostic.report import fleet
-from test_health_check import _promtool, assert_exposition_format
+from test_health_check import _all_devices, _promtool, assert_exposition_format
 
 SNAPSHOTS = {path.stem: path for path in (ROOT / "tests" / "snapshots").glob("*.json")}
 FAILING = ("gpu_unavailable", "out_of_memory", "torch_missing")
@@ -257,3 +257,13 @@ def test_prometheus_metrics_meet_the_format_and_name_no_host(
     assert not list(tmp_path.glob("*.partial"))
     assert summarize.main([str(tmp_path / "fleet"), "--prometheus",
                            str(tmp_path / "x.txt")]) == 2
+
+
+def test_a_failing_all_devices_report_is_counted_in_the_fleet_view(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _fleet(tmp_path / "fleet", 45)
+    report = _all_devices("GPU_CHECK_PASSED", "RUNTIME_ERROR", code="RUNTIME_ERROR")
+    (tmp_path / "fleet" / "all.json").write_text(json.dumps(report), encoding="utf-8")
+    status, out = _run(capsys, str(tmp_path / "fleet"))
+    assert status == 22
+    assert "--all-devices reports that did not pass: 1" in out

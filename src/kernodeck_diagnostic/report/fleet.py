@@ -184,10 +184,11 @@ class Reader:
             member = member_of(report, shown)
             if member is not None:
                 tally.members.append((order, member))
-        if "devices" in report or "every_device" in report:
+        request = report.get("request")
+        if not passed and isinstance(request, dict) and request.get("all_devices") is True:
             shown = shown or name()
             devices = every_device_row(report, shown)
-            if devices is not None and not passed:
+            if devices is not None:
                 tally.every_device.append((order, devices))
         if passed and self.out is None:
             return
