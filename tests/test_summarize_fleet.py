@@ -66,8 +66,9 @@ def test_the_default_output_of_a_fleet_fits_a_screen(tmp_path: Path,
     assert "GPU_UNAVAILABLE  device  gpu_unavailable: 14" in out
     assert "… and 11 more (--only failed lists them all)" in out  # 14 failing, 3 named
     assert out.count("… and 10 more (--only failed lists them all)") == 2  # 13 and 13
-    assert "unreadable: 1 file(s), 1 not JSON" in out
-    assert "broken.json: not JSON" in out
+    assert "unreadable: 1 file(s), 1 not JSON (--list-unreadable lists them)" in out
+    status, out = _run(capsys, str(tmp_path / "fleet"), "--list-unreadable")
+    assert "unreadable (1)\n  broken.json  not JSON\n" in out
     assert out.rstrip().endswith("401 file(s): 400 report(s), 360 passed, 40 failed, 1 unreadable")
 
 

@@ -68,9 +68,10 @@ def fleet_main(args: argparse.Namespace, t: Translate, run: Run) -> int:
     only_failed = args.only == "failed"
     if files and not export:
         tally = read_in_parts(files, namer, max(1, min(usable_cpus(), MAX_PARTS)),
-                              only_failed=only_failed, also=read_too, other=rows_of, run=run)
+                              only_failed=only_failed, list_unreadable=args.list_unreadable,
+                              also=read_too, other=rows_of, run=run)
     else:
-        tally = Tally()
+        tally = Tally(list_unreadable=args.list_unreadable)
     out = (lambda values: writer.add(export_line(values, form))) if export else None
     _read_here(Reader(tally, only_failed, out=out, other=rows_of), paths,
                files if export else [], namer)
@@ -120,7 +121,7 @@ def _write(tally: Tally, found: Sequence[Job], args: argparse.Namespace, t: Tran
                                         ensure_ascii=False)))
     else:
         lines = markdown_lines(tally, found, t) if args.format == "markdown" \
-            else text_lines(tally, found, t)
+            else text_lines(tally, found, t, args.list_unreadable)
         for text in lines:
             writer.add(text)
         if tally.attempts:
@@ -175,8 +176,12 @@ class _Lines:
     def __init__(self) -> None:
         self.batch: list[str] = []
         self.size = 0
+        self.started = False
 
     def add(self, text: str) -> None:
+        if not text and not self.started:
+            return  # no empty line before the first
+        self.started = True
         self.batch.append(text)
         self.size += len(text) + 1
         if self.size >= 1 << 16:

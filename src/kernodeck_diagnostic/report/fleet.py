@@ -87,6 +87,7 @@ class Tally:
     attempts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     reports: int = 0
     passed: int = 0
+    list_unreadable: bool = False  # every unreadable file named (--list-unreadable), not FEW
 
     def add(self, other: Tally) -> None:
         self.by_code.update(other.by_code)
@@ -94,7 +95,8 @@ class Tally:
         for group, named in other.named.items():
             self.named[group] = sorted(self.named.get(group, []) + named)[:FEW]
         self.unreadable.update(other.unreadable)
-        self.unreadable_named = sorted(self.unreadable_named + other.unreadable_named)[:FEW]
+        self.unreadable_named = sorted(self.unreadable_named + other.unreadable_named)[
+            :None if self.list_unreadable else FEW]
         self.members = sorted(self.members + other.members, key=lambda item: item[0])
         self.every_device = sorted(self.every_device + other.every_device,
                                    key=lambda item: item[0])
@@ -214,7 +216,7 @@ class Reader:
 
     def unreadable(self, order: int, shown: str, reason: str, detail: str | None = None) -> None:
         self.tally.unreadable[reason] += 1
-        if len(self.tally.unreadable_named) < FEW:
+        if self.tally.list_unreadable or len(self.tally.unreadable_named) < FEW:
             self.tally.unreadable_named.append((order, shown, reason, detail))
 
 
@@ -374,14 +376,15 @@ def _read(path: str, mode: int) -> bytes | Reason:
 
 
 def read_in_parts(paths: Sequence[str], namer: Callable[[str], str], parts: int, *,
-                  only_failed: bool, also: Callable[[str, Sequence[str]], bool] | None,
+                  only_failed: bool, list_unreadable: bool = False,
+                  also: Callable[[str, Sequence[str]], bool] | None,
                   other: Callable[[str, str], list[dict[str, Any]] | None] | None,
                   run: Callable[[Callable[[Sequence[int]], Tally], Sequence[int], int],
                                 list[Tally]]) -> Tally:
     """The folders and files of the arguments read in ``parts`` at once (``run``:
     ``forked.in_parts``), each part every ``parts``-th batch; the tallies added up."""
     def work(numbers: Sequence[int]) -> Tally:
-        tally = Tally()
+        tally = Tally(list_unreadable=list_unreadable)
         reader = Reader(tally, only_failed, other=other)
         for number in numbers:
             read_entries(reader, entries(paths, also), namer,
@@ -395,7 +398,7 @@ def read_in_parts(paths: Sequence[str], namer: Callable[[str], str], parts: int,
     finally:
         if collecting:
             gc.enable()
-    total = Tally()
+    total = Tally(list_unreadable=list_unreadable)
     for result in results:
         total.add(result)
     return total

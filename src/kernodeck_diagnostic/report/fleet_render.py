@@ -27,6 +27,7 @@ from .jobs import Job
 from .load import reason_text
 from .markup import escape
 from .summary import RANK, ROW_KEYS
+from .tables import table
 
 GROUPS = 12  # groups of failing reports shown
 JOBS = 10  # jobs that did not pass shown
@@ -44,7 +45,8 @@ def counts(tally: Tally) -> list[tuple[str, int]]:
     return sorted(tally.by_code.items(), key=lambda item: (RANK.get(item[0], -1), item[0]))
 
 
-def text_lines(tally: Tally, jobs: Sequence[Job], t: Translate) -> Iterator[str]:
+def text_lines(tally: Tally, jobs: Sequence[Job], t: Translate,
+               list_unreadable: bool = False) -> Iterator[str]:
     if tally.by_code:
         yield t("summarize.counts")
         yield from _aligned([(code, str(count)) for code, count in counts(tally)], "  ")
@@ -69,10 +71,16 @@ def text_lines(tally: Tally, jobs: Sequence[Job], t: Translate) -> Iterator[str]
     if tally.unreadable:
         kinds = ", ".join(f"{count} {cell(reason_text(reason, t))}"  # type: ignore[arg-type]
                           for reason, count in tally.unreadable.most_common())
-        yield from ("", t("summarize.unreadable.line", count=sum(tally.unreadable.values()),
-                          kinds=kinds))
-        yield from (f"  {name}: {cell(reason_text(reason, t, version=detail))}"  # type: ignore[arg-type]
-                    for _, name, reason, detail in tally.unreadable_named)
+        count = sum(tally.unreadable.values())
+        if list_unreadable:  # each one, as report/summary_render.py lists them
+            yield from ("", t("summarize.unreadable", count=count))
+            yield from table([(name, cell(reason_text(
+                reason, t, version=detail)))  # type: ignore[arg-type]
+                for _, name, reason, detail in tally.unreadable_named],
+                             indent="  ")
+        else:
+            yield from ("", t("summarize.unreadable.line", count=count, kinds=kinds) + " "
+                        + t("summarize.unreadable.hint"))
     yield from ("", total(tally, t))
 
 
