@@ -158,7 +158,9 @@ def busy_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
                               for index in range(3000)]
         pair.append(folder / f"{side}.json")
         pair[-1].write_text(json.dumps(report), encoding="utf-8")
-    return {"summarize": ["summarize", str(many)], "compare": ["compare", *map(str, pair)]}
+    # summarize's default output is a screenful (issue 46): its export writes a line per report.
+    return {"summarize": ["summarize", "--format", "jsonl", str(many)],
+            "compare": ["compare", *map(str, pair)]}
 
 
 @contextlib.contextmanager

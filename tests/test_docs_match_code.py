@@ -117,6 +117,7 @@ OTHER_PROGRAMS = {
     "worker": _declared_flags(ROOT / "src" / "kernodeck_diagnostic" / "worker" / "stages.py"),
     "benchmarks/run.py": _declared_flags(ROOT / "benchmarks" / "run.py"),
     "scripts/build_pyz.py": _declared_flags(ROOT / "scripts" / "build_pyz.py"),
+    "scripts/mutants": _declared_flags(ROOT / "scripts" / "mutants.py"),
 }
 FINDING_IDS = {key.split(".")[1] for key in MESSAGES
                if key.startswith("finding.") and key.endswith(".summary")}

@@ -154,10 +154,12 @@ class Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
 
-def add_common_options(parser: argparse.ArgumentParser, t: Translate) -> None:
-    """``--format`` and ``--lang`` of the commands that read reports."""
+def add_common_options(parser: argparse.ArgumentParser, t: Translate,
+                       exports: tuple[str, ...] = ()) -> None:
+    """``--format`` and ``--lang`` of the commands that read reports; ``exports``: the formats a
+    command offers besides ``FORMATS`` (summarize's jsonl and csv)."""
     default = language_from(os.environ)
-    parser.add_argument("--format", choices=FORMATS, default="text",
+    parser.add_argument("--format", choices=(*FORMATS, *exports), default="text",
                         help=_help(t("reports.help.format")))
     parser.add_argument("--lang", choices=LANGUAGES, default=default,
                         help=_help(t("reports.help.lang", default=default)))

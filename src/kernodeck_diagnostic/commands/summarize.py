@@ -37,6 +37,12 @@ own report or from rank 0's (``report/jobs.py``); then each ``--all-devices`` re
 and copies, peer access nothing could say as unknown and the copies never tried named
 (``report/devices.py``).
 
+Past ``fleet.SMALL`` (40) files, or for stdin (``-``: a list of files, or JSON Lines), a tar
+archive, ``--only failed``, ``--format jsonl|csv`` or ``--prometheus``, the fleet view instead
+(``commands/fleet_summary.py``, ``report/fleet.py``): a screenful whatever the count of reports,
+nothing of a passing report kept past its counts. ``--part``: the reports are one part of a
+fleet (``xargs``): a job whose ranks are not all among them is ``partial`` (33), not incomplete.
+
 Exit statuses (the codes table's ``SUMMARY_*``): 0 when every report passed, every job was whole
 and no file was unreadable; 22 when a report failed, a job is incomplete (a rank never reported:
 no evidence, no pass), an attempt or a ramp failed, or a file was unreadable; 23 when no
@@ -51,17 +57,21 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 
 from ..forked import in_parts, usable_cpus
 from ..i18n import Translate
 from ..ramp.rows import read_too, rows_of
 from ..report.codes import CODES
+from ..report.fleet import SMALL, entries, is_tar
 from ..report.summary import SEVERITY, Files, Judged, Summary, collect
 from ..report.summary_render import json_lines, keep, markdown_lines, text_lines
 from ..terminal import json_text, line
+from .fleet_summary import fleet_main
 from .runner import (
     InterruptOnSignals,
     Parser,
+    UsageError,
     add_common_options,
     print_result,
     run_command,
@@ -88,16 +98,40 @@ def _parser(t: Translate) -> Parser:
     parser.add_argument("paths", nargs="+", metavar="PATH", help=t("summarize.help.paths"))
     parser.add_argument("--list-unreadable", action="store_true",
                         help=t("summarize.help.list_unreadable"))
-    add_common_options(parser, t)
+    parser.add_argument("--only", choices=("failed",), help=t("summarize.help.only"))
+    parser.add_argument("--part", action="store_true", help=t("summarize.help.part"))
+    parser.add_argument("--prometheus", metavar="FILE", help=t("summarize.help.prometheus"))
+    # The exports: one line per report, read as a stream (report/fleet_render.py).
+    add_common_options(parser, t, exports=("jsonl", "csv"))
     return parser
 
 
 def _act(args: argparse.Namespace, t: Translate, _guard: InterruptOnSignals) -> int:
+    if args.prometheus is not None and not args.prometheus.endswith(".prom"):
+        raise UsageError(t("summarize.prometheus_suffix"))
+    if args.paths.count("-") > 1:
+        raise UsageError(t("summarize.stdin_twice"))
+    if not _fleet_needed(args):
+        return _small(args, t)
+    return fleet_main(args, t, in_parts)
+
+
+def _fleet_needed(args: argparse.Namespace) -> bool:
+    """Whether the files are a fleet (report/fleet.py): more than ``SMALL`` of them, a stream
+    (stdin, a tar archive), an export, ``--only failed`` or ``--prometheus`` (its groups of
+    failing reports are the fleet's); else every report's line, as ever."""
+    if args.only or args.prometheus or args.format in ("jsonl", "csv") or "-" in args.paths \
+            or any(is_tar(path) for path in args.paths):
+        return True
+    return sum(1 for _ in islice(entries(args.paths, read_too), SMALL + 1)) > SMALL
+
+
+def _small(args: argparse.Namespace, t: Translate) -> int:
     found = collect(args.paths, also=read_too)
     if not found:
         line(sys.stderr, f"{PROG}: " + t("summarize.nothing_found"))
         return EXIT_NOTHING_READ
-    summary = Summary(keep(args.format), rows_of).read(found, _in_parts)
+    summary = Summary(keep(args.format), rows_of, part=args.part).read(found, _in_parts)
     lines: Iterable[str]
     if args.format == "json":
         lines = map(json_text, json_lines(summary))  # a report's text: no raw control
@@ -118,10 +152,11 @@ def _in_parts(work: Callable[[Files], Judged], files: Files) -> list[Judged]:
 def _exit_status(summary: Summary) -> int:
     if not summary.rows and not summary.attempts:
         return EXIT_NOTHING_READ
+    jobs = summary.jobs()
     if summary.unreadable or summary.passed < len(summary.rows) or summary.attempts_failed \
-            or any(job.status != "passed" for job in summary.jobs()):
+            or any(job.status not in ("passed", "partial") for job in jobs):
         return EXIT_SOME_FAILED
-    if summary.attempts_inconclusive:
+    if summary.attempts_inconclusive or any(job.status == "partial" for job in jobs):
         return EXIT_INCONCLUSIVE
     return EXIT_ALL_PASSED
 

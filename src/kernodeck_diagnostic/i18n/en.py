@@ -1420,6 +1420,43 @@ MESSAGES = {
         "peak memory",
     "summarize.header.last_started":
         "last started stage",
+    "summarize.help.only":
+        "print only the failing reports, every one of them, one line each (for scripts)",
+    "summarize.help.part":
+        "these reports are a part of a fleet (xargs): a job's missing ranks may be in another "
+        "part (inconclusive, not incomplete)",
+    "summarize.help.prometheus":
+        "also write the counts as Prometheus metrics to FILE (*.prom, replaced atomically)",
+    "summarize.prometheus_suffix":
+        "--prometheus: the file's name must end in .prom (node_exporter reads only those)",
+    "summarize.stdin_twice":
+        "- (stdin) may be given once",
+    "summarize.job.in_part":
+        "partial (its other ranks may be in another part)",
+    "summarize.job.not_among":
+        "not among these reports: rank(s) {ranks}",
+    "summarize.job.stop.time_limit":
+        "stopped by the launcher, the job's Slurm time limit: rank(s) {ranks} (not their failure)",
+    "summarize.job.stop.cancelled":
+        "stopped by the launcher, the job cancelled (scancel): rank(s) {ranks} (not their failure)",
+    "summarize.job.stop.sigterm":
+        "stopped by the launcher (SIGTERM): rank(s) {ranks} (not their failure)",
+    "summarize.fleet.groups":
+        "failing reports by code, stage and cause (the first {few} of each named)",
+    "summarize.fleet.group":
+        "{code}  {stage}  {cause}: {count}",
+    "summarize.fleet.more":
+        "… and {count} more (--only failed lists them all)",
+    "summarize.fleet.more_groups":
+        "… and {groups} more group(s), {count} report(s)",
+    "summarize.fleet.jobs":
+        "jobs: {jobs}, {passed} passed; those that did not:",
+    "summarize.fleet.rank":
+        "rank {rank}: {code} ({file})",
+    "summarize.fleet.more_jobs":
+        "… and {count} more job(s) that did not pass (--format json)",
+    "summarize.fleet.every_device":
+        "--all-devices reports that did not pass: {count}",
     "summarize.nothing_found": "no file to read in the paths given",
     # -- ramp (docs/operating-range.md); outcomes stay ids (passed, out_of_memory...) ---------
     "ramp.help.description":

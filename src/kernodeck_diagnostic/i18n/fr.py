@@ -1523,6 +1523,44 @@ MESSAGES = {
         "pic mémoire",
     "summarize.header.last_started":
         "dernière étape commencée",
+    "summarize.help.only":
+        "n'afficher que les rapports en échec, tous, un par ligne (pour les scripts)",
+    "summarize.help.part":
+        "ces rapports sont une partie d'une flotte (xargs) : les rangs absents d'un job peuvent "
+        "être dans une autre partie (non concluant, pas incomplet)",
+    "summarize.help.prometheus":
+        "écrire aussi les comptes en métriques Prometheus dans FICHIER (*.prom, remplacé "
+        "atomiquement)",
+    "summarize.prometheus_suffix":
+        "--prometheus : le nom du fichier doit finir par .prom (node_exporter ne lit que ceux-là)",
+    "summarize.stdin_twice":
+        "- (l'entrée standard) ne peut être donné qu'une fois",
+    "summarize.job.in_part":
+        "partiel (ses autres rangs peuvent être dans une autre partie)",
+    "summarize.job.not_among":
+        "absents de ces rapports : rang(s) {ranks}",
+    "summarize.job.stop.time_limit":
+        "arrêtés par le lanceur, limite de temps Slurm du job : rang(s) {ranks} (pas leur échec)",
+    "summarize.job.stop.cancelled":
+        "arrêtés par le lanceur, job annulé (scancel) : rang(s) {ranks} (pas leur échec)",
+    "summarize.job.stop.sigterm":
+        "arrêtés par le lanceur (SIGTERM) : rang(s) {ranks} (pas leur échec)",
+    "summarize.fleet.groups":
+        "rapports en échec par code, étape et cause (les {few} premiers de chacun nommés)",
+    "summarize.fleet.group":
+        "{code}  {stage}  {cause} : {count}",
+    "summarize.fleet.more":
+        "… et {count} de plus (--only failed les liste tous)",
+    "summarize.fleet.more_groups":
+        "… et {groups} groupe(s) de plus, {count} rapport(s)",
+    "summarize.fleet.jobs":
+        "jobs : {jobs}, {passed} réussi(s) ; ceux qui n'ont pas réussi :",
+    "summarize.fleet.rank":
+        "rang {rank} : {code} ({file})",
+    "summarize.fleet.more_jobs":
+        "… et {count} job(s) de plus qui n'ont pas réussi (--format json)",
+    "summarize.fleet.every_device":
+        "rapports --all-devices qui n'ont pas réussi : {count}",
     "summarize.nothing_found": "aucun fichier à lire dans les chemins donnés",
     # -- ramp (docs/operating-range.md) ; les issues restent des ids (passed, out_of_memory...) -
     "ramp.help.description":

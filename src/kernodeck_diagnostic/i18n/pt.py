@@ -1490,6 +1490,45 @@ MESSAGES = {
         "pico de memória",
     "summarize.header.last_started":
         "última etapa iniciada",
+    "summarize.help.only":
+        "mostrar só os relatórios que falharam, todos, um por linha (para scripts)",
+    "summarize.help.part":
+        "estes relatórios são uma parte de uma frota (xargs): os ranks ausentes de um job podem "
+        "estar em outra parte (inconclusivo, não incompleto)",
+    "summarize.help.prometheus":
+        "escrever também as contagens como métricas Prometheus em FILE (*.prom, substituído "
+        "atomicamente)",
+    "summarize.prometheus_suffix":
+        "--prometheus: o nome do arquivo deve terminar em .prom (o node_exporter só lê esses)",
+    "summarize.stdin_twice":
+        "- (a entrada padrão) só pode ser dado uma vez",
+    "summarize.job.in_part":
+        "parcial (seus outros ranks podem estar em outra parte)",
+    "summarize.job.not_among":
+        "ausentes destes relatórios: rank(s) {ranks}",
+    "summarize.job.stop.time_limit":
+        "parados pelo lançador, limite de tempo Slurm do job: rank(s) {ranks} (não é falha deles)",
+    "summarize.job.stop.cancelled":
+        "parados pelo lançador, job cancelado (scancel): rank(s) {ranks} (não é falha deles)",
+    "summarize.job.stop.sigterm":
+        "parados pelo lançador (SIGTERM): rank(s) {ranks} (não é falha deles)",
+    "summarize.fleet.groups":
+        "relatórios que falharam por código, etapa e causa (os {few} primeiros de cada um "
+        "nomeados)",
+    "summarize.fleet.group":
+        "{code}  {stage}  {cause}: {count}",
+    "summarize.fleet.more":
+        "… e mais {count} (--only failed lista todos)",
+    "summarize.fleet.more_groups":
+        "… e mais {groups} grupo(s), {count} relatório(s)",
+    "summarize.fleet.jobs":
+        "jobs: {jobs}, {passed} aprovado(s); os que não passaram:",
+    "summarize.fleet.rank":
+        "rank {rank}: {code} ({file})",
+    "summarize.fleet.more_jobs":
+        "… e mais {count} job(s) que não passaram (--format json)",
+    "summarize.fleet.every_device":
+        "relatórios --all-devices que não passaram: {count}",
     "summarize.nothing_found": "nenhum arquivo para ler nos caminhos indicados",
     # -- ramp (docs/operating-range.md); os resultados ficam ids (passed, out_of_memory...) ----
     "ramp.help.description":

@@ -31,7 +31,8 @@ _CREATED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 # How a rank's verdict is known: its own report, rank 0's account of it, or not at all.
 Source = Literal["own", "rank_0"]
-Status = Literal["passed", "failed", "incomplete"]
+Status = Literal["passed", "failed", "incomplete", "partial"]
+_STOP = {name: name for name in ("time_limit", "cancelled", "sigterm")}
 
 
 class Member(NamedTuple):
@@ -49,6 +50,9 @@ class Member(NamedTuple):
     # Rank 0's report only: (rank, code, stage, node) of each rank it gathered.
     seen: tuple[tuple[int, str, str, int | None], ...]
     created_at: str  # when the report was written (ISO 8601, UTC), "" when it does not say
+    # Why the launcher stopped it (``distributed.launcher_stop``: time_limit, cancelled,
+    # sigterm), "" when it did not or does not say.
+    stop: str = ""
 
 
 def member_of(report: Mapping[str, Any], name: str) -> Member | None:
@@ -70,10 +74,13 @@ def member_of(report: Mapping[str, Any], name: str) -> Member | None:
     own = next((entry for entry in entries if entry["rank"] == rank), {})
     launcher = str(block["launcher"]) if block.get("launcher") in ("torchrun", "slurm") else "-"
     created = report.get("created_at")
+    stop = block.get("launcher_stop")
     return Member(block["job"], launcher, rank, world, str(report["code"]),
                   _text(report.get("stage")), _number(own, "node"), name,
                   block.get("launcher_stopped") is True, seen,
-                  created if isinstance(created, str) and _CREATED.fullmatch(created) else "")
+                  created if isinstance(created, str) and _CREATED.fullmatch(created) else "",
+                  (_STOP.get(stop, "sigterm") if isinstance(stop, str) else "sigterm")
+                  if block.get("launcher_stopped") is True else "")
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class RankVerdict:
     file: str | None  # its own report, as shown
     source: Source | None
     stopped: bool = False
+    stop: str = ""  # why, when it says (``Member.stop``)
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,15 @@ def jobs(members: Iterable[Member], severity: Mapping[str, int]) -> list[Job]:
     return found
 
 
+def as_part(found: Sequence[Job]) -> list[Job]:
+    """The jobs of reports that are a part of a fleet (``summarize --part``): a job whose
+    missing ranks may be in another part is ``partial`` (inconclusive: no evidence of a pass,
+    no evidence of a failure either), never ``incomplete``; one whose ranks disagree on the
+    world size stays ``incomplete``, a failed one ``failed``."""
+    return [replace(job, status="partial") if job.status == "incomplete"
+            and job.world_sizes is None and job.never_reported else job for job in found]
+
+
 def _runs(group: Sequence[Member]) -> list[list[Member]]:
     """The runs among the reports of one identity, in the order they were written. Two runs of
     one command share it when nothing tells them apart (torchrun with neither ``--standalone``
@@ -154,7 +171,7 @@ def _rank(number: int, member: Member | None,
           seen: tuple[int, str, str, int | None] | None) -> RankVerdict:
     if member is not None:
         return RankVerdict(number, member.code, member.stage, member.node, member.name, "own",
-                           member.stopped)
+                           member.stopped, member.stop)
     if seen is not None:
         return RankVerdict(number, seen[1], seen[2], seen[3], None, "rank_0")
     return RankVerdict(number, None, None, None, None, None)

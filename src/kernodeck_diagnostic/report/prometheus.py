@@ -59,39 +59,39 @@ def write(path: str, text: str) -> None:
 def _lines(report: Mapping[str, Any], health: Health | None, now: float) -> Iterator[str]:
     code = str(report.get("code"))
     passed = VERDICTS.get(code) is not None and VERDICTS[code].passed
-    yield from _family("check_passed", "gauge",
+    yield from family("check_passed", "gauge",
                        "Whether the last check passed (1) or not (0).", [({}, int(passed))])
-    yield from _family("check_code", "gauge",
+    yield from family("check_code", "gauge",
                        "The last check's result code: 1 for the code it gave, 0 for the others.",
                        [({"code": name}, int(name == code)) for name in VERDICTS])
     stage = report.get("stage")
-    yield from _family("check_stage", "gauge",
+    yield from family("check_stage", "gauge",
                        "The stage the last check reached: 1 for that stage, 0 for the others.",
                        [({"stage": name}, int(name == stage)) for name in STAGES])
     duration = _duration_s(report)
     if duration is not None:
-        yield from _family("check_duration_seconds", "gauge",
+        yield from family("check_duration_seconds", "gauge",
                            "Wall time of the last check's worker, in seconds.", [({}, duration)])
     ran_at = _created_at(report)
-    yield from _family("check_last_run_timestamp_seconds", "gauge",
+    yield from family("check_last_run_timestamp_seconds", "gauge",
                        "When the last check ran, in seconds since the epoch.",
                        [({}, ran_at if ran_at is not None else now)])
     devices = _device_samples(report)
     if devices:
-        yield from _family("device_check_passed", "gauge",
+        yield from family("device_check_passed", "gauge",
                            "Whether each device's own check passed (1) or not (0), by index.",
                            devices)
-    yield from _family("build_info", "gauge",
+    yield from family("build_info", "gauge",
                        "The tool's, PyTorch's and Python's versions and the backend, as labels.",
                        [(_build_labels(report), 1)])
     if health is not None:
-        yield from _family("health_fault", "gauge",
+        yield from family("health_fault", "gauge",
                            "Whose fault the last health check found: 1 for that one, 0 for the "
                            "others (passed, node, environment, inconclusive).",
                            [({"fault": fault}, int(fault == health.fault)) for fault in FAULTS])
 
 
-def _family(name: str, kind: str, help_text: str,
+def family(name: str, kind: str, help_text: str,
             samples: Sequence[tuple[Mapping[str, str], float]]) -> Iterator[str]:
     full = PREFIX + name
     yield f"# HELP {full} {_help(help_text)}\n"

@@ -39,12 +39,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..terminal import CELL_LIMIT, one_line
 from .codes import VERDICTS
 from .devices import EveryDeviceRow, every_device_row
-from .jobs import Job, Member, jobs, member_of
+from .jobs import Job, Member, as_part, jobs, member_of
 from .load import Loaded, Reason, exit_code_of, file_name, load, reason_of
 from .redact import Redactor, without_user_names
 
@@ -100,7 +100,7 @@ def collect(paths: Sequence[str], redactor: Redactor | None = None,
             found += [(file, None) for file in files] + failed
         else:
             found.append((path, None))
-    names = _names([path for path, _ in found], _common_root(paths),
+    names = _names([path for path, _ in found], common_root(paths),
                    Redactor.for_this_machine() if redactor is None else redactor)
     return [Found(path, names[path], reason) for path, reason in found]
 
@@ -109,8 +109,20 @@ def collect(paths: Sequence[str], redactor: Redactor | None = None,
 # some of them gives: the code of each readable report and what is kept of it, in order, and the
 # files that are not readable reports.
 Files = Sequence[tuple[Found, Optional[int]]]
-Judged = tuple[list[str], list[Any], list[Loaded], list[dict[str, Any]], list[Member],
-               list[EveryDeviceRow]]
+
+
+class Judged(NamedTuple):
+    """What reading a part of the files gives (``Summary._judge``), each list in the files'
+    order."""
+
+    codes: list[str]  # the code of each readable report
+    kept: list[Any]  # what is kept of it (``Summary.keep``)
+    unreadable: list[Loaded]  # the files that are not readable reports
+    attempts: list[dict[str, Any]]  # the rows of trial attempts and ramps (``Summary.other``)
+    members: list[Member]  # the ranks of --distributed jobs (report/jobs.py)
+    every_device: list[EveryDeviceRow]  # --all-devices reports (report/devices.py)
+
+
 # Whether a folder's file that is not ``*.json`` is read too: (its name, the folder's names).
 Also = Callable[[str, Sequence[str]], bool]
 # The rows of a file that is not a report (an attempt, a ramp), or None: (path, shown name).
@@ -151,9 +163,11 @@ class Summary:
     itself; the count of each code; the unreadable files. Memory grows by a row per report, not
     by a report per report (docs/performance.md)."""
 
-    def __init__(self, keep: Callable[[Loaded], Any], other: Other | None = None) -> None:
+    def __init__(self, keep: Callable[[Loaded], Any], other: Other | None = None,
+                 part: bool = False) -> None:
         self.keep = keep
         self.other = other
+        self.part = part  # the reports are a part of a fleet (``jobs.as_part``)
         self.attempts: list[dict[str, Any]] = []
         self.members: list[Member] = []  # the reports of --distributed jobs (report/jobs.py)
         self.every_device: list[EveryDeviceRow] = []  # --all-devices reports (report/devices.py)
@@ -173,14 +187,14 @@ class Summary:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for codes, kept, unreadable, attempts, members, every in run(self._judge, files):
-                self.attempts += attempts
-                self.members += members
-                self.every_device += every
-                self.rows += kept
-                self.by_code.update(codes)
-                self.passed += sum(VERDICTS[code].passed for code in codes)
-                self.unreadable += unreadable
+            for part in run(self._judge, files):
+                self.attempts += part.attempts
+                self.members += part.members
+                self.every_device += part.every_device
+                self.rows += part.kept
+                self.by_code.update(part.codes)
+                self.passed += sum(VERDICTS[code].passed for code in part.codes)
+                self.unreadable += part.unreadable
         finally:
             if collecting:
                 gc.enable()
@@ -213,7 +227,7 @@ class Summary:
                 devices = every_device_row(loaded.report, loaded.name)
                 if devices is not None:
                     every.append(devices)
-        return codes, kept, unreadable, attempts, members, every
+        return Judged(codes, kept, unreadable, attempts, members, every)
 
     @property
     def files(self) -> int:
@@ -222,7 +236,8 @@ class Summary:
     def jobs(self) -> list[Job]:
         """The --distributed jobs among the reports: each rank's verdict, the ranks that never
         reported, the job's verdict (report/jobs.py)."""
-        return jobs(self.members, RANK)
+        found = jobs(self.members, RANK)
+        return as_part(found) if self.part else found
 
     @property
     def attempts_failed(self) -> int:
@@ -264,7 +279,7 @@ def _folder(top: str, also: Also | None = None
     return sorted(found, key=lambda file: natural(_slashed(file[start:]))), failed
 
 
-def _common_root(paths: Sequence[str]) -> str | None:
+def common_root(paths: Sequence[str]) -> str | None:
     """The deepest folder holding every argument (a folder itself, or a file's folder); None
     when there is none (Windows drives that differ)."""
     folders = [absolute if os.path.isdir(absolute) else os.path.dirname(absolute)

@@ -33,7 +33,7 @@ def text_lines(summary: Summary, t: Translate, list_unreadable: bool = False) ->
     other files would otherwise bury the summary under thousands of lines."""
     for index, job in enumerate(summary.jobs()):
         yield from [t("summarize.jobs")] if index == 0 else []
-        yield from ("  " + line for line in _job_head(job, t))
+        yield from ("  " + line for line in job_head(job, t))
         header = tuple(t(column) for column in JOB_COLUMNS)
         yield from table([header, *(_rank_cells(entry, t) for entry in job.ranks)],
                          indent="    ")
@@ -56,7 +56,7 @@ def text_lines(summary: Summary, t: Translate, list_unreadable: bool = False) ->
     if summary.attempts:
         yield from ("", t("summarize.attempts"))
         header = tuple(t(column) for column in ATTEMPT_COLUMNS)
-        yield from table_lines([header, *(_attempt_cells(item) for item in summary.attempts)])
+        yield from table_lines([header, *(attempt_cells(item) for item in summary.attempts)])
     if summary.unreadable and list_unreadable:
         yield from ("", t("summarize.unreadable", count=len(summary.unreadable)))
         yield from table([(item.name, item.why(t)) for item in summary.unreadable], indent="  ")
@@ -64,7 +64,7 @@ def text_lines(summary: Summary, t: Translate, list_unreadable: bool = False) ->
         yield from ("", f"{unreadable_line(summary, t)} {t('summarize.unreadable.hint')}")
     yield from ("", _total(summary, t))
     if summary.attempts:
-        yield _attempts_total(summary, t)
+        yield attempts_total(summary, t)
 
 
 def markdown_lines(summary: Summary, t: Translate, list_unreadable: bool = False,
@@ -74,7 +74,7 @@ def markdown_lines(summary: Summary, t: Translate, list_unreadable: bool = False
     yield from (f"**{md(_total(summary, t))}**", "")
     for index, job in enumerate(summary.jobs()):
         yield from ([escape(t("summarize.jobs")), ""] if index == 0 else [])
-        yield from (*(f"- {escape(line)}" for line in _job_head(job, t)), "")
+        yield from (*(f"- {escape(line)}" for line in job_head(job, t)), "")
         header = tuple(md(t(column)) for column in JOB_COLUMNS)
         yield from markdown_table([header, *(_md_rank(entry, t) for entry in job.ranks)])
         yield ""
@@ -105,8 +105,8 @@ def markdown_lines(summary: Summary, t: Translate, list_unreadable: bool = False
         header = tuple(md(t(column)) for column in ATTEMPT_COLUMNS)
         yield from markdown_table([header, *(
             (_md_name(cells[0]), *(md(value) for value in cells[1:]))
-            for cells in map(_attempt_cells, summary.attempts))])
-        yield from ("", md(_attempts_total(summary, t)), "")
+            for cells in map(attempt_cells, summary.attempts))])
+        yield from ("", md(attempts_total(summary, t)), "")
     if summary.unreadable and list_unreadable:
         yield from (md(t("summarize.unreadable", count=len(summary.unreadable))), "")
         yield from (f"- {_md_name(item.name, line_start=True)}: {md(item.why(t))}"
@@ -133,7 +133,7 @@ def json_lines(summary: Summary) -> Iterator[str]:
                                      for code, count in summary.counts()], last=False)
     jobs = summary.jobs()
     if jobs:  # without a --distributed job: the output as it always was
-        yield from _json_list("jobs", [_json_job(job) for job in jobs], last=False)
+        yield from _json_list("jobs", [json_job_object(job) for job in jobs], last=False)
     if summary.every_device:  # the same without an --all-devices report
         yield from _json_list("every_device", [_json_every_device(node)
                                                for node in summary.every_device], last=False)
@@ -152,10 +152,13 @@ JOB_COLUMNS = ("summarize.header.rank", "summarize.header.code", "summarize.head
 
 
 _JOB_STATUSES = {"passed": "summarize.job.passed", "failed": "summarize.job.failed",
-                 "incomplete": "summarize.job.incomplete"}
+                 "incomplete": "summarize.job.incomplete", "partial": "summarize.job.in_part"}
+# Why the launcher stopped a rank (``distributed.launcher_stop``), shown in its job's head.
+_STOPS = {"time_limit": "summarize.job.stop.time_limit",
+          "cancelled": "summarize.job.stop.cancelled", "sigterm": "summarize.job.stop.sigterm"}
 
 
-def _job_head(job: Job, t: Translate) -> Iterator[str]:
+def job_head(job: Job, t: Translate) -> Iterator[str]:
     """A job's verdict first: its status and worst code, then the ranks that never reported
     and a disagreement on the world size."""
     named = job.job if job.runs == 1 else t("summarize.job.run", job=job.job, run=job.run,
@@ -163,7 +166,12 @@ def _job_head(job: Job, t: Translate) -> Iterator[str]:
     yield t("summarize.job", job=named, launcher=cell(job.launcher), world_size=job.world_size,
             status=t(_JOB_STATUSES[job.status]), code=cell(job.code))
     if job.never_reported:
-        yield t("summarize.job.never_reported", ranks=_ranks(job.never_reported))
+        yield t("summarize.job.not_among" if job.status == "partial"
+                else "summarize.job.never_reported", ranks=_ranks(job.never_reported))
+    stopped = [entry for entry in job.ranks if entry.stopped]
+    if stopped:  # the launcher's stop, not the ranks' failure (issue 45)
+        yield t(_STOPS.get(stopped[0].stop, "summarize.job.stop.sigterm"),
+                ranks=_ranks([entry.rank for entry in stopped]))
     if job.world_sizes:
         yield t("summarize.job.world_sizes", sizes=", ".join(map(str, job.world_sizes)))
 
@@ -195,7 +203,7 @@ def _ranks(numbers: Sequence[int], shown: int = 20) -> str:
     return text + (f", \u2026 ({len(numbers)})" if len(numbers) > shown else "")
 
 
-def _json_job(job: Job) -> str:
+def json_job_object(job: Job) -> str:
     """A job's object of the JSON output (``jobs``)."""
     return _json_row({
         "job": job.job, "run": job.run, "runs": job.runs, "launcher": job.launcher,
@@ -204,7 +212,11 @@ def _json_job(job: Job) -> str:
         "status": job.status, "code": job.code, "never_reported": job.never_reported,
         "ranks": [{"rank": entry.rank, "code": entry.code, "stage": entry.stage,
                    "node": entry.node, "file": entry.file, "from": entry.source,
-                   "launcher_stopped": entry.stopped} for entry in job.ranks]})
+                   "launcher_stopped": entry.stopped,
+                   # why, for a rank the launcher stopped (issue 45): time_limit, cancelled,
+                   # sigterm
+                   **({"launcher_stop": entry.stop} if entry.stopped else {})}
+                  for entry in job.ranks]})
 
 
 # The headers of an --all-devices report's devices (their catalog keys).
@@ -303,7 +315,7 @@ def _dash(value: Any) -> str:
     return "-" if value is None or value == "" else cell(value, 40)
 
 
-def _attempt_cells(item: dict[str, Any]) -> tuple[str, ...]:
+def attempt_cells(item: dict[str, Any]) -> tuple[str, ...]:
     contracts = ("-" if item["contracts_passed"] is None and not item["contracts_failed"]
                  else "passed" if not item["contracts_failed"]
                  else "failed: " + ", ".join(item["contracts_failed"]))
@@ -313,7 +325,7 @@ def _attempt_cells(item: dict[str, Any]) -> tuple[str, ...]:
             _dash(item["last_started_stage"]))
 
 
-def _attempts_total(summary: Summary, t: Translate) -> str:
+def attempts_total(summary: Summary, t: Translate) -> str:
     counted = [item for item in summary.attempts if item["counted"]]
     unsure = summary.attempts_inconclusive
     return t("summarize.attempts_total", attempts=len(summary.attempts),
