@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, clean_env, run_tool
+from conftest import ROOT, clean_env, required_pyenv_python, run_tool
 from test_advice_applied_import_path import SECOND_USER
 from test_verdicts_advice_applied import checked, findings, scratch_env, site_packages
 
@@ -366,3 +366,32 @@ def test_a_path_that_is_not_utf8_is_named_and_renaming_the_folder_works(
     after = check(renamed / "bin" / cpu_torch_python.name, pyz, work, "after.json")
     assert after["code"] == "CPU_CHECK_PASSED", after["error"]
     assert "TORCH_PATH_NOT_UTF8" not in findings(after)
+
+
+# -- PYTHONHOME set for another Python ------------------------------------------------------------
+
+def test_pythonhome_set_for_another_python_is_named_and_unsetting_it_works(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """PYTHONHOME left pointing at one Python's home (an embedding's, a module file's): the
+    front (that Python) starts, the venv's Python checked (3.11) finds no standard library of
+    its own there. Was WORKER_FAILED "examine the environment" with no finding."""
+    front = required_pyenv_python("3.12")
+    home = subprocess.run([str(front), "-c", "import sys; print(sys.base_prefix)"],
+                          capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env({"PYTHONHOME": home})
+    before = check(front, pyz, work, "before.json", env, "--python", str(cpu_torch_python))
+    assert (before["code"], before["stage"]) == ("WORKER_FAILED", "interpreter")
+    assert before["runtime"]["python_home_set"] is True
+    found = findings(before)["PYTHONHOME_SET"]
+    assert found["severity"] == "error"
+    assert "No module named 'encodings'" in " ".join(found["evidence"])
+    assert home not in json.dumps(before)  # a path: never in the report
+    unset = re.search(r"env -u (\w+) python", found["next_action"])
+    assert unset is not None, found["next_action"]
+    env.pop(unset.group(1))
+    after = check(front, pyz, work, "after.json", env, "--python", str(cpu_torch_python))
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert after["runtime"]["python_home_set"] is False
+    assert "PYTHONHOME_SET" not in findings(after)

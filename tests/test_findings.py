@@ -124,6 +124,13 @@ FIRES = {
                                        "pytorch.distribution_version": "2.13.0+cpu",
                                        "pytorch.version": "2.13.0+cpu",
                                        "pytorch.orphan_metadata": ["torch-2.12.0.dist-info"]}),
+    "PYTHONHOME_SET": report(**{
+        "code": "WORKER_FAILED", "stage": "interpreter", "pytorch.imported": False,
+        "runtime.python_home_set": True,
+        "error": {"stage": "interpreter", "kind": "worker_failed", "type": None,
+                  "message": "the worker exited with code 1 during interpreter, without a final "
+                             "result; its last line on stderr: ModuleNotFoundError: No module "
+                             "named 'encodings'"}}),
     "WORKING_FOLDER_MISSING": report(**{
         "code": "WORKER_FAILED", "stage": "import", "pytorch.imported": False,
         "runtime.working_folder_missing": True,

@@ -380,7 +380,12 @@ class _BesideTheWorker:
 def _front_facts(options: Options, worker: WorkerRun,
                  beside: _BesideTheWorker) -> dict[str, Any]:
     """What the front reads itself once the worker has ended (``report.build``'s ``front``)."""
-    from .facts.environment import library_override, tool_environment, working_folder_missing
+    from .facts.environment import (
+        library_override,
+        python_home_set,
+        tool_environment,
+        working_folder_missing,
+    )
 
     state = worker.state
     # The worker inherited this process's environment: the raw messages (not yet redacted) name
@@ -399,6 +404,7 @@ def _front_facts(options: Options, worker: WorkerRun,
                  interpreter=state.local_paths.get("interpreter") or options.python),
              "tool_environment": tool_environment(options.python),
              "working_folder_missing": working_folder_missing(),
+             "python_home_set": python_home_set(),
              "node": beside.node(),  # read now when no worker started
              "system": beside.system()}
     if options.caller is not None:

@@ -116,6 +116,13 @@ def _folder(path: str) -> str:
     return os.path.realpath(os.path.abspath(path))
 
 
+def python_home_set() -> bool:
+    """Whether PYTHONHOME is set: every Python started from this environment (the worker's too)
+    then looks for its standard library under that folder, whichever Python it is. Only whether
+    it is set: its value is a path, never reported."""
+    return bool(os.environ.get("PYTHONHOME"))
+
+
 def working_folder_missing() -> bool:
     """Whether the folder this process was started in no longer exists (a shell left in a
     removed folder): the worker, started there too, cannot resolve a relative path, and torch's

@@ -329,6 +329,13 @@ MESSAGES = {
         "Give the plugin what it needs (its device's runtime, above), or, if you do not use that "
         "device, remove it (python -m pip uninstall {distribution}); "
         "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirms torch works without it.",
+    "finding.PYTHONHOME_SET.summary":
+        "PYTHONHOME is set: the interpreter checked looks for its standard library under that "
+        "folder, finds none of its own there, and cannot start. Its value is not shown here.",
+    "finding.PYTHONHOME_SET.next_action":
+        "Unset it (env -u PYTHONHOME python app.py, or unset PYTHONHOME in the shell, the job "
+        "script or the module that sets it) and run the check again: a venv's Python never needs "
+        "it.",
     "finding.TORCH_LOGS_INVALID.summary":
         "TORCH_LOGS holds a name torch does not know (a typo, or one of another version): "
         "import torch refuses it. Its value is not shown here.",

@@ -348,6 +348,14 @@ MESSAGES = {
         "si vous n'utilisez pas ce périphérique, retirez-le (python -m pip uninstall "
         "{distribution}) ; TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirme que torch "
         "fonctionne sans lui.",
+    "finding.PYTHONHOME_SET.summary":
+        "PYTHONHOME est défini : l'interpréteur vérifié cherche sa bibliothèque standard dans ce "
+        "dossier, n'y trouve pas la sienne et ne peut pas démarrer. Sa valeur n'est pas montrée "
+        "ici.",
+    "finding.PYTHONHOME_SET.next_action":
+        "Retirez-le (env -u PYTHONHOME python app.py, ou unset PYTHONHOME dans le shell, le "
+        "script du job ou le module qui le définit) et relancez la vérification : le Python d'un "
+        "venv n'en a jamais besoin.",
     "finding.TORCH_LOGS_INVALID.summary":
         "TORCH_LOGS contient un nom que torch ne connaît pas (une faute de frappe, ou celui "
         "d'une autre version) : import torch le refuse. Sa valeur n'est pas montrée ici.",

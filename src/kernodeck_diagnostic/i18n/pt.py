@@ -342,6 +342,14 @@ MESSAGES = {
         "Dê ao plugin o que ele precisa (o runtime do dispositivo dele, acima), ou, se você não "
         "usa esse dispositivo, remova-o (python -m pip uninstall {distribution}); "
         "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py confirma que o torch funciona sem ele.",
+    "finding.PYTHONHOME_SET.summary":
+        "PYTHONHOME está definido: o interpretador verificado procura a sua biblioteca padrão "
+        "nessa pasta, não encontra lá a sua e não consegue arrancar. O seu valor não é mostrado "
+        "aqui.",
+    "finding.PYTHONHOME_SET.next_action":
+        "Remova-o (env -u PYTHONHOME python app.py, ou unset PYTHONHOME no shell, no script do "
+        "job ou no módulo que o define) e volte a correr a verificação: o Python de um venv nunca"
+        " precisa dele.",
     "finding.TORCH_LOGS_INVALID.summary":
         "TORCH_LOGS contém um nome que o torch não conhece (um erro de digitação, ou um de "
         "outra versão): o import torch o recusa. O valor dela não é mostrado aqui.",

@@ -155,7 +155,7 @@ def assemble(request: Request, run: WorkerRun, decision: Decision, facts: dict[s
         "runtime": {**runtime_block(facts.get("runtime", {})),
                     **_pick(redactor.value(front or {}),
                             {"library_override": None, "tool_environment": None,
-                             "working_folder_missing": None}),
+                             "working_folder_missing": None, "python_home_set": None}),
                     **_caller(facts.get("runtime", {}), redactor.value(front or {})),
                     # present only when check() was called in a Jupyter kernel
                     **({"called_from_kernel": True}

@@ -133,6 +133,7 @@ class Runtime(_RuntimeRequired, total=False):
     library_override: Optional[LibraryOverride]
     tool_environment: Optional[Literal["pipx", "uv_tool", "venv"]]
     working_folder_missing: Optional[bool]
+    python_home_set: Optional[bool]
 
 
 class Mps(TypedDict):

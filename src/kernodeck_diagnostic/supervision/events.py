@@ -42,7 +42,8 @@ _MESSAGE_KEY = re.compile(r"error\.[a-z_]+(?:\.[a-z_]+)?")  # the tool's own sen
 # Report fields the front establishes itself (the computation's verdicts from the values of the
 # ``result`` event; what it reads once the worker ended): sent by a worker, they are dropped.
 FRONT_FACTS: Mapping[str, tuple[str, ...]] = {
-    "runtime": ("library_override", "tool_environment", "working_folder_missing"),
+    "runtime": ("library_override", "tool_environment", "working_folder_missing",
+                "python_home_set"),
     "execution": ("product_verified", "gradient_verified", "loss"),
     "pytorch": ("peers",),  # --all-devices: the front's verdicts on the copies between devices
     "libraries": ("torch_version",),  # the torch the requirements were judged against

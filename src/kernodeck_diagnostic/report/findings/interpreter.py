@@ -113,6 +113,27 @@ def caller_torch_differs(report: Report) -> Finding | None:
                    {"loaded": str(theirs or "?")}, variant=who)
 
 
+# What a Python says when it finds no standard library where PYTHONHOME sends it.
+_NO_STANDARD_LIBRARY = re.compile(r"No module named '?encodings'?|init_fs_encoding|Could not find "
+                                  r"platform (?:in)?dependent libraries")
+
+
+@layer.rule(104, "PYTHONHOME_SET")
+def python_home_set(report: Report) -> Finding | None:
+    """The interpreter checked did not start, and PYTHONHOME is set: a Python looks for its
+    standard library under that folder whichever Python it is (a setting for embedding one
+    Python, left in a shell, a module file or a job script), and a venv's or another version's
+    finds none there. Nothing is installed wrong: the variable is the cause."""
+    if report["runtime"].get("python_home_set") is not True or check_passed(report) \
+            or report["stage"] != "interpreter":
+        return None
+    evidence = ["PYTHONHOME is set (its value, a path, is not shown)"]
+    said = search(_NO_STANDARD_LIBRARY, messages(report))
+    if said:
+        evidence.append(quote(said[0]))
+    return Finding("PYTHONHOME_SET", "error", tuple(evidence))
+
+
 @layer.rule(105, "WORKING_FOLDER_MISSING")
 def working_folder_gone(report: Report) -> Finding | None:
     """The check was started in a folder that was removed meanwhile: torch's loader (and Intel
