@@ -21,6 +21,7 @@ from conftest import Result, fake_gpu_env, run_tool
 from kernodeck_diagnostic.report.codes import VERDICTS
 from kernodeck_diagnostic.report.compare import compare
 from kernodeck_diagnostic.report.summary import SEVERITY
+from library_fixtures import extension, kernel, with_libraries
 
 SCENARIOS = {"pass": "cuda_pass", "oom": "oom_at_allocation", "arch": "arch_not_in_build",
              "rocm": "rocm_pass"}
@@ -453,3 +454,30 @@ def test_compare_lists_a_finding_only_a_has_as_removed_whole() -> None:
     changes = [change for change in compare(a, b).changes
                if change["field"].startswith("findings")]
     assert changes == [{"field": "findings[NUMPY_MISSING]", "a": finding, "b": None}]
+
+
+
+# The library layer's lists, each row ONE change to both checks passing (--extensions,
+# --kernels): a fact is listed by its entry's name, a time only when it moved, a bandwidth never.
+LIBRARY_CHANGES = [
+    ("nothing", {}, []),
+    ("a kernel's status", {"kernels": kernel("compile", status="failed")},
+     ["libraries.kernels[compile].status"]),
+    ("an extension's version", {"extensions": [extension(version="0.23.1")]},
+     ["libraries.extensions[torchvision].version"]),
+    ("a kernel's time, jitter", {"kernels": kernel("conv2d", duration_ms=3.5)}, []),
+    ("a kernel's time moved", {"kernels": kernel("sdpa", duration_ms=900.0)},
+     ["libraries.kernels[sdpa].duration_ms"]),
+    ("an extension's import time moved", {"extensions": [extension(duration_ms=900.0)]},
+     ["libraries.extensions[torchvision].duration_ms"]),
+    ("a transfer's bandwidth", {"kernels": kernel("transfer", host_to_device_bytes_per_s=1.0)},
+     []),
+]
+
+
+@pytest.mark.parametrize(("lists", "fields"), [row[1:] for row in LIBRARY_CHANGES],
+                         ids=[row[0] for row in LIBRARY_CHANGES])
+def test_compare_lists_a_library_change_by_its_entrys_name(lists: dict[str, Any],
+                                                            fields: list[str]) -> None:
+    changes = compare(with_libraries(), with_libraries(**lists)).changes
+    assert [change["field"] for change in changes] == fields

@@ -637,3 +637,34 @@ def test_a_ranks_next_line_is_its_jobs_own_or_its_codes(code: str, key: str | No
 
     error = None if key is None else {"stage": "collective", "message_key": key}
     assert next_action_key({"code": code, "error": error}) == next_key
+
+
+# The next line of a rank's report as build() writes it, each row ONE cause on a rank whose own
+# check passed: the job's own advice where its error has one, its code's otherwise.
+BUILT_NEXT_LINES = [
+    ("healthy job", {}, None, "code.CPU_CHECK_PASSED.next_action"),
+    ("store refused", {"store": "refused", "status": "failed", "gathered": False},
+     "error.collective.store_refused", "next.collective.store"),
+    ("a wrong sum", {"observed": 4}, "error.collective.wrong_sum",
+     "code.COLLECTIVE_FAILED.next_action"),
+]
+
+
+@pytest.mark.parametrize(("outcome", "key", "next_key"), [row[1:] for row in BUILT_NEXT_LINES],
+                         ids=[row[0] for row in BUILT_NEXT_LINES])
+def test_a_built_ranks_next_line_is_its_jobs_own_or_its_codes(outcome: dict, key: str | None,
+                                                              next_key: str) -> None:
+    from kernodeck_diagnostic.i18n import ENGLISH
+    from kernodeck_diagnostic.report.build import Request, build
+    from kernodeck_diagnostic.report.distributed import RankPlace
+    from kernodeck_diagnostic.report.redact import Redactor
+    from kernodeck_diagnostic.supervision.supervisor import WorkerRun
+
+    collective = {**_PASSED_OUTCOME, **outcome}
+    state = _state(collective, [_entry(0, observed=collective["observed"]),
+                                _entry(1, observed=collective["observed"])])
+    state.stage, state.result, state.final = "collective", dict(RIGHT), True
+    report = build(Request("cpu", 0, 30, False), WorkerRun(state, "finished", 0, 0.5), None,
+                   Redactor(), place=RankPlace(LAUNCH)).report
+    assert (report["error"] or {}).get("message_key") == key
+    assert report["next_action"] == ENGLISH(next_key)

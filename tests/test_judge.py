@@ -160,6 +160,40 @@ def test_a_time_limit_names_the_stage_open_then(trials: list[TrialRecord], is_op
     assert judged.reasons[0].text == said
 
 
+
+# The out-of-memory facts, each row ONE Trial beside the same end: the stage a Trial's log
+# stopped in only from an ``events.jsonl`` Trial (its process killed before it wrote
+# attempt.json), never from an attempt.json's last stage started. (id, trials, process, oom)
+OOM_KILLER = _process(exit_code=None, signal="SIGKILL", oom_evidence=("cgroup_oom_kill",))
+BY_THE_KERNEL = {"phase": None, "pass_index": None, "requested_bytes": None, "source": "kernel",
+                 "oom_killer": True, "evidence": ["cgroup_oom_kill"]}
+TRIAL_OOM = {"phase": "first_pass", "pass_index": 0, "requested_bytes": 2**30}
+OOM_FACTS_ROWS = [
+    ("no Trial", [], OOM_KILLER, BY_THE_KERNEL),
+    ("an attempt.json Trial", [TRIAL], OOM_KILLER, BY_THE_KERNEL),
+    ("an events.jsonl Trial killed in a stage",
+     [_trial(source="events.jsonl", ended=False, status=None, last_started_stage="forward",
+             phase="first_pass")], OOM_KILLER,
+     {**BY_THE_KERNEL, "phase": "first_pass", "stage": "forward"}),
+    ("an events.jsonl Trial killed before any stage",
+     [_trial(source="events.jsonl", ended=False, status=None, last_started_stage=None)],
+     OOM_KILLER, BY_THE_KERNEL),
+    ("an attempt.json Trial's own out-of-memory", [_trial(oom=TRIAL_OOM)], PROCESS,
+     {**TRIAL_OOM, "source": "attempt"}),
+    ("an events.jsonl Trial's own out-of-memory",
+     [_trial(source="events.jsonl", ended=False, status=None, oom=TRIAL_OOM)], PROCESS,
+     {**TRIAL_OOM, "source": "events", "stage": "compute"}),
+]
+
+
+@pytest.mark.parametrize(("trials", "process", "oom"), [row[1:] for row in OOM_FACTS_ROWS],
+                         ids=[row[0] for row in OOM_FACTS_ROWS])
+def test_the_out_of_memory_facts_name_a_logs_stage_only_from_its_log(
+        trials: list[TrialRecord], process: Process, oom: dict[str, Any]) -> None:
+    judged = judge(trials, process)
+    assert judged.outcome == "out_of_memory"
+    assert judged.oom == oom
+
 def test_passes_read_from_a_document_reach_the_judge() -> None:
     """An attempt document's passes: a failed pass fails it; fewer passes completed than
     requested, because the program stopped asking (``islice``), is no missing pass."""

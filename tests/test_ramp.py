@@ -26,8 +26,10 @@ import pytest
 import envs
 from conftest import ROOT, Result, clean_env, run_tool
 from kernodeck_diagnostic.package_data import read
-from kernodeck_diagnostic.ramp.outcome import FAILURES, OUTCOMES
+from kernodeck_diagnostic.ramp.outcome import FAILURES, OUTCOMES, classify
 from kernodeck_diagnostic.ramp.plan import explore
+from kernodeck_diagnostic.report.redact import Redactor
+from kernodeck_diagnostic.supervision.application import Ending
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and RLIMIT_AS")
 
@@ -506,3 +508,29 @@ def test_a_value_that_fails_between_passes_is_no_single_limit(pyz: Path, tmp_pat
     assert document["verdict"]["failed"] == [8]
     assert ("n: no single limit: 8 failed below a value that passed (1, 2, 4, 16 passed) (values "
             "between were not tried)") in result.stdout, result.stdout
+
+
+# One attempt's outcome from what it left (ramp/outcome.classify), each row ONE redactor: the one
+# given hides what it knows; none given, the machine's own (its working folder) does.
+PLANTED = "acme-ramp-token-4411"  # planted, to be hidden
+CLASSIFY_ROWS = [
+    ("the redactor given", Redactor(secrets=[PLANTED]), f"RuntimeError: bad token {PLANTED}",
+     "RuntimeError: bad token <redacted>"),
+    ("none given: the machine's", None, "FileNotFoundError: {cwd}/train.csv",
+     "FileNotFoundError: <cwd>/train.csv"),
+]
+
+
+@pytest.mark.parametrize(("redactor", "last_words", "error"), [row[1:] for row in CLASSIFY_ROWS],
+                         ids=[row[0] for row in CLASSIFY_ROWS])
+def test_an_attempts_last_words_are_redacted_by_the_redactor_given_or_the_machines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redactor: Redactor | None,
+        last_words: str, error: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run").mkdir()
+    stderr = tmp_path / "stderr.txt"
+    stderr.write_text(last_words.format(cwd=tmp_path) + "\n", encoding="utf-8")
+    result = classify(Ending(returncode=1, duration_s=0.1), str(tmp_path / "run"), str(stderr),
+                      redactor)
+    assert (result.outcome, result.error) == ("failed", error)
+

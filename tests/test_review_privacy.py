@@ -314,6 +314,20 @@ def test_every_word_the_schema_names_is_exempt() -> None:
         assert not is_exempt_value("SOME_VARIABLE", value), value
 
 
+# The worker's closed sets the schema leaves open: what platform.python_implementation()
+# answers and the worker's os_family. Each its own row: a host or a variable of that name leaves
+# the fact whole.
+WORKER_WORDS = ["CPython", "PyPy", "IronPython", "Jython", "GraalVM", "linux", "windows", "macos"]
+
+
+@pytest.mark.parametrize("word", WORKER_WORDS)
+def test_each_of_the_workers_own_words_is_kept_whole(word: str) -> None:
+    assert is_exempt_value("SOME_VARIABLE", word)
+    redactor = Redactor(names={word: "<host>"})
+    assert redactor.value({"os_family": word}) == {"os_family": word}
+    assert redactor.text(f"ssh {word} failed") == "ssh <host> failed"  # in a sentence: a name
+
+
 def test_a_fact_in_the_tools_words_is_kept_whole_a_message_is_not() -> None:
     """A host called ``linux`` leaves the fact ``linux``; in a sentence, the name still goes."""
     redactor = Redactor(names={"linux": "<host>"}, values=["working-folder-acme"])

@@ -59,7 +59,6 @@ class Classified:
     # The judge's causes, the deciding one first: {"kind", "text"} (one line, redacted).
     reasons: list[dict[str, str]] = field(default_factory=list)
     trials: int = 0  # how many Trial folders the attempt wrote
-    params: dict[str, Any] | None = None  # the speaking Trial's own parameters
 
 
 def classify(ending: Ending, run_dir: str, stderr_path: str,
@@ -88,8 +87,7 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
                         oom=dict(verdict.oom) if verdict.oom is not None else None,
                         reasons=[{"kind": reason.kind, "text": redactor.text(reason.text)}
                                  for reason in verdict.reasons],
-                        trials=verdict.trials,
-                        params=dict(speaker.params) if speaker and speaker.params else None)
+                        trials=verdict.trials)
     _peak(result, records, ending)
     if result.outcome == PASSED:
         result.error = None
