@@ -76,8 +76,10 @@ def _launcher_and_compiler_files_kept_in_the_suites_folder(
     the suite's children inherits), which pytest removes with its other folders."""
     kept = {"PET_LOG_DIR": str(tmp_path_factory.mktemp("torchrun-logs")),
             # Importing Lightning, transformers or accelerate makes $TMPDIR/torchinductor_<user>
-            # (torch._inductor's default cache) and leaves it: the suite's programs use its own.
-            "TORCHINDUCTOR_CACHE_DIR": str(tmp_path_factory.mktemp("inductor-cache"))}
+            # (torch._inductor's default cache) and leaves it: the frameworks' programs are given
+            # the session's own (``inductor_cache``). Not the tool's runs (``clean_env`` drops
+            # KD_*): a cache the user chose keeps --kernels from moving Inductor's headers.
+            "KD_TEST_INDUCTOR_CACHE": str(tmp_path_factory.mktemp("inductor-cache"))}
     previous = {name: os.environ.get(name) for name in kept}
     os.environ.update(kept)
     yield
@@ -130,6 +132,13 @@ def broken_torch_python() -> Path:
 @pytest.fixture(scope="session")
 def cuda_torch_python() -> Path:
     return envs.python_of(envs.torch_cuda())
+
+
+def inductor_cache() -> dict[str, str]:
+    """The variable giving a program that imports a framework the session's Inductor cache (see
+    ``_launcher_and_compiler_files_kept_in_the_suites_folder``)."""
+    folder = os.environ.get("KD_TEST_INDUCTOR_CACHE")
+    return {} if folder is None else {"TORCHINDUCTOR_CACHE_DIR": folder}
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import envs
-from conftest import SRC, clean_env, run_tool
+from conftest import SRC, clean_env, inductor_cache, run_tool
 from kernodeck_diagnostic.trial import stage_summary
 from trial_helpers import app_env, assert_valid_attempt, attempt_of, only_attempt, run_app
 
@@ -424,7 +424,8 @@ def test_ramp_over_a_lightning_script_reads_its_attempts(pyz: Path, frameworks_p
                       ["ramp", "--out", str(out), "--axis", "batch", "--start", "16",
                        "--stop", "64", "--", str(frameworks_python), str(app), "--batch-size",
                        "{batch}"],
-                      env=clean_env({"LC_ALL": "C.UTF-8", "PYTHONPATH": str(SRC)}))
+                      env=clean_env({"LC_ALL": "C.UTF-8", "PYTHONPATH": str(SRC),
+                                     **inductor_cache()}))
     assert result.returncode == 0, result.stderr
     import json
 
@@ -650,7 +651,7 @@ def test_in_a_notebook_the_error_a_cells_train_raised_ends_its_attempt(
     from test_notebook import cells
 
     shown = cells(frameworks_python, tmp_path, NOTEBOOK_SETUP, "trainer.train()",
-                  "hook.remove()\ntrainer.train()")
+                  "hook.remove()\ntrainer.train()", env=inductor_cache())
     assert [cell["error"] for cell in shown] == [None, "RuntimeError", None], shown
     newest = (tmp_path / "runs" / "latest").read_text(encoding="utf-8").strip()
     (older,) = (path for path in (tmp_path / "runs").iterdir()

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conftest import FAKES, SRC, clean_env
+from conftest import FAKES, SRC, clean_env, inductor_cache
 
 ATTEMPT_SCHEMA = SRC / "kernodeck_diagnostic" / "trial" / "schema" / "attempt-v1.json"
 REPORT_SCHEMA = SRC / "kernodeck_diagnostic" / "report" / "schema" / "report-v1.json"
@@ -26,7 +26,8 @@ def app_env(extra: Mapping[str, str] | None = None, *, fake: str | None = None) 
     """The environment of a user's shell, the package importable; ``fake``: a fake-torch
     scenario (GPU situations only)."""
     path = os.pathsep.join([str(FAKES), str(SRC)] if fake else [str(SRC)])
-    env = clean_env({"PYTHONPATH": path, **({"KD_FAKE_TORCH": fake} if fake else {})})
+    env = clean_env({"PYTHONPATH": path, **({"KD_FAKE_TORCH": fake} if fake else {}),
+                     **inductor_cache()})
     env.update(extra or {})
     return env
 
