@@ -485,3 +485,32 @@ def _components(path: str) -> list[str]:
     for separator in separators:
         parts = [piece for part in parts for piece in part.split(separator)]
     return [part for part in parts if part not in ("", ".")]
+
+
+def remove_folder(folder: str) -> None:
+    """A private folder of the tool's (0700: no other user can write in it, so removing by path
+    is safe) removed, with all it holds. ``shutil.rmtree`` holds descriptors as it goes down (two
+    for each level): a front at its last few (``ulimit -n 5``) left the worker's folder's
+    ``__pycache__`` behind. What it could not remove goes one name at a time, holding one
+    descriptor at most."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    if os.path.isdir(folder) and not os.path.islink(folder):
+        _remove_by_names(folder)
+
+
+def _remove_by_names(folder: str) -> None:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            _remove_by_names(path)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)

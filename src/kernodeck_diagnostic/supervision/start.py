@@ -29,7 +29,7 @@ import sys
 from collections.abc import Sequence
 
 from ..interpreter import is_front_interpreter, started_as_a_program
-from ..safe_files import PRIVATE_MODE, Folder
+from ..safe_files import PRIVATE_MODE, Folder, remove_folder
 
 # Neither typing's nor subprocess's (with threading, selectors, locale): they would lengthen the
 # path to the worker's start. .process, which needs both, is loaded once the worker runs.
@@ -181,34 +181,6 @@ def start(python: str, *, early: bool = False) -> Started:
         raise
     return Started(python, options, argv, folder, process=process, captures=(out, err),
                    events=events, early=early, done=done)
-
-
-def remove_folder(folder: str) -> None:
-    """The run's private folder removed, with all it holds. ``shutil.rmtree`` holds descriptors
-    as it goes down (two for each level): a front at its last few (``ulimit -n 5``) left the
-    folder's ``__pycache__`` behind. What it could not remove goes one name at a time, holding
-    one descriptor at most. By path, safely: no other user can write in this folder (0700)."""
-    import shutil
-
-    shutil.rmtree(folder, ignore_errors=True)
-    if os.path.isdir(folder) and not os.path.islink(folder):
-        _remove_by_names(folder)
-
-
-def _remove_by_names(folder: str) -> None:
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            _remove_by_names(path)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-    with contextlib.suppress(OSError):
-        os.rmdir(folder)
 
 
 def _launch(argv: list[str], words: list[str], output: tuple[IO[bytes], IO[bytes]], *,
