@@ -31,7 +31,7 @@ from ..report.codes import CODES, EXIT_OUTPUT, EXIT_STDOUT
 from ..request import DEVICES, Device, contradiction
 from ..terminal import line, write
 from . import SUBCOMMANDS
-from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command
+from .runner import FORMATS, InterruptOnSignals, Parser, UsageError, run_command, save_metrics
 
 if TYPE_CHECKING:
     from ..facts.launcher import Launch
@@ -302,20 +302,10 @@ def _check(args: argparse.Namespace, t: Translate, guard: InterruptOnSignals) ->
 
 
 def _metrics_saved(path: str, report: dict[str, Any], t: Translate) -> bool:
-    """--prometheus: the verdict as metrics for node_exporter's textfile collector, replaced
-    atomically (``report/prometheus.py``); False, said on stderr, when it could not be."""
-    from ..report.prometheus import check_metrics, write
-    from ..safe_files import UnsafePath
-    from ..supervision.start import reason
+    """--prometheus: the verdict as metrics (``report/prometheus.py``), replaced atomically."""
+    from ..report.prometheus import check_metrics
 
-    try:
-        write(path, check_metrics(report))
-    except OSError as exc:
-        said = t(exc.key) if isinstance(exc, UnsafePath) else reason(exc)
-        line(sys.stderr, f"{TOOL_NAME}: " + t("metrics.not_saved", what="--prometheus",
-                                               reason=said))
-        return False
-    return True
+    return save_metrics(path, check_metrics(report), t)
 
 
 def _launcher_stop(held: bool) -> dict[str, Any]:

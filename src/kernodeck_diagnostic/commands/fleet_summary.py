@@ -45,7 +45,7 @@ from ..report.summary import RANK, Summary, common_root
 from ..report.summary_render import attempt_cells, attempts_total
 from ..report.tables import table_lines
 from ..terminal import json_text, line
-from .runner import print_result
+from .runner import print_result, save_metrics
 
 EXIT_ALL_PASSED, EXIT_SOME_FAILED, EXIT_NOTHING_READ, EXIT_INCONCLUSIVE = (
     CODES[name].exit_code for name in ("SUMMARY_ALL_PASSED", "SUMMARY_SOME_FAILED",
@@ -151,23 +151,6 @@ def _exit_status(tally: Tally, found: Sequence[Job]) -> int:
     if len(counted) > failed_attempts or any(job.status == "partial" for job in found):
         return EXIT_INCONCLUSIVE
     return EXIT_ALL_PASSED
-
-
-def save_metrics(path: str, text: str, t: Translate) -> bool:
-    """--prometheus: written atomically (``report/prometheus.write``); False, said on stderr,
-    when it could not be."""
-    from ..report.prometheus import write
-    from ..safe_files import UnsafePath
-    from ..supervision.start import reason
-
-    try:
-        write(path, text)
-    except OSError as exc:
-        said = t(exc.key) if isinstance(exc, UnsafePath) else reason(exc)
-        line(sys.stderr, f"{TOOL_NAME}: " + t("metrics.not_saved", what="--prometheus",
-                                               reason=said))
-        return False
-    return True
 
 
 class _Lines:

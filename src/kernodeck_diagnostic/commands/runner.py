@@ -316,3 +316,21 @@ def _signal_name(signum: int) -> str:
 
 def _help(text: str) -> str:
     return text.replace("%", "%%")  # argparse formats help with %
+
+
+def save_metrics(path: str, text: str, t: Translate) -> bool:
+    """--prometheus (the check's, summarize's): ``text`` written atomically for node_exporter's
+    textfile collector (``report/prometheus.write``); False, said on stderr, when it could not
+    be."""
+    from ..report.prometheus import write as replace_atomically
+    from ..safe_files import UnsafePath
+    from ..supervision.start import reason
+
+    try:
+        replace_atomically(path, text)
+    except OSError as exc:
+        said = t(exc.key) if isinstance(exc, UnsafePath) else reason(exc)
+        line(sys.stderr, f"{TOOL_NAME}: " + t("metrics.not_saved", what="--prometheus",
+                                               reason=said))
+        return False
+    return True
