@@ -25,7 +25,9 @@ class Code:
     tool, a report or a result that could not be written, an interrupt): an exit status, never
     in a report. A ``command`` code is the verdict of another command (``command`` names it:
     ``compare``, ``summarize``, ``ramp``, ``resume-check``): an exit status of that command only,
-    never 1 (the tool's own failure) or 2 (a usage error), which every command shares.
+    never 1 (the tool's own failure) or 2 (a usage error), which every command shares; nor 16
+    (``TOOL_RESOURCES``), which every command also exits with when its own process runs out of
+    open files before it can say more (``runner``), and which the check writes as a verdict.
 
     Its meaning and next action are messages (``code.<NAME>.summary`` and ``.next_action`` in
     ``i18n``): English here and in JSON, the user's language on the terminal.
