@@ -8,7 +8,15 @@ this module never imports it.
 On the CPU, the resident set size and its peak are read from ``/proc/self/status`` (``VmRSS``,
 ``VmHWM``) and the peak is reset at the start of each stage by writing ``5`` to
 ``/proc/self/clear_refs`` (Linux 4.0+): a stage's peak is then its own, read at its end with
-``getrusage`` (which reports the same reset peak, for a seventh of the cost of ``status``).
+``getrusage`` (a seventh of the cost of ``status``) where that is the same value.
+
+It is not always: Linux's ``ru_maxrss`` is the larger of the process's peak and a peak the kernel
+keeps apart, set when the process started its program (``exec``) to the memory of the process
+that launched it, and on some kernels raised when a thread ends. A script started by a Jupyter
+kernel, a launcher or a test runner of 2 GiB reads 2 GiB at every stage whose own peak is below
+it; no reset lowers it. So a reading not above that value (``CpuMemory.inherited``) is checked
+against ``status``, which has the process's own peak only.
+
 Elsewhere the peak is the process's since it started (``getrusage``) and the current size is
 unknown.
 """
@@ -38,10 +46,15 @@ class CpuMemory:
     def __init__(self) -> None:
         self._status: int | None = None
         self._clear_refs: int | None = None
+        # At least the peak getrusage adds that is not this process's (see the module's
+        # docstring): a reading above it is the process's own peak.
+        self.inherited = 0
 
     def open(self) -> None:
         self._status = _open(_STATUS, os.O_RDONLY)
         self._clear_refs = _open(_CLEAR_REFS, os.O_WRONLY)
+        # Until ``status`` says otherwise, everything getrusage reports now may be inherited.
+        self.inherited = _process_peak() or 0
 
     def reopen(self) -> None:
         """In a forked child: the files the parent opened are the parent's (/proc/self was it):
@@ -65,19 +78,31 @@ class CpuMemory:
     def peak(self) -> int | None:
         """The peak resident bytes since the last ``reset_peak`` (Linux), else since the process
         started; None where it cannot be read (Windows)."""
-        return _process_peak()
+        reported = _process_peak()
+        if reported is None or reported > self.inherited or self._status is None:
+            return reported
+        return self.read()[1]
 
     def read(self) -> tuple[int | None, int | None]:
-        """(resident bytes, peak resident bytes)."""
+        """(resident bytes, peak resident bytes), the peak the process's own."""
         if self._status is not None and sys.platform != "win32":
             try:
                 found = _RSS.search(os.pread(self._status, 8192, 0))
                 if found is not None:
-                    return int(found.group(2)) * 1024, int(found.group(1)) * 1024
+                    peak = int(found.group(1)) * 1024
+                    self._learn(peak)
+                    return int(found.group(2)) * 1024, peak
             except OSError:
                 _close(self._status)
                 self._status = None
         return None, _process_peak()
+
+    def _learn(self, peak: int) -> None:
+        """What getrusage adds, known again from the process's own ``peak`` read just now."""
+        reported = _process_peak() or 0
+        # Above the process's peak, the kernel's value is that added peak itself (a thread that
+        # ended may have raised it); otherwise the added peak is at most what it reports now.
+        self.inherited = reported if reported > peak else min(self.inherited, reported)
 
     def close(self) -> None:
         _close(self._status)
