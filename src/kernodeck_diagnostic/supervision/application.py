@@ -21,6 +21,9 @@ reaped, and so are their children in turn, re-parented the same way, until none 
 (``reap_orphans``; read from ``/proc``). The tool runs one application at a time, and nothing
 else of its own starts a child meanwhile. Elsewhere (macOS, Windows), or where prctl is refused,
 the group (the job's tree on Windows) is what is killed, as before.
+
+A SIGKILL of the tool gives none of this a chance: the guard (supervision/guard.py), a small
+process told which session runs, kills that session once the tool is gone.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ..children import Interrupted, kill_tree, spawn
 from ..safe_files import PRIVATE_MODE, Folder
 from ..untrusted_json import read_regular
 from .captures import bound_capture
+from .guard import GUARD
 from .oom_killer import Evidence, OomWatch
 
 POLL_INTERVAL_S = 0.05
@@ -93,6 +97,7 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
             process = spawn(argv, stdout=out, stderr=err, env=dict(env))
         except OSError as exc:
             return Ending(None, 0.0, start_error=(exc.strerror or type(exc).__name__).lower())
+        GUARD.running(process.pid)  # a SIGKILL of the tool from now on ends the program too
         ending = Ending(None, 0.0)
         try:
             _wait(process, ending, watch=watch, captures=(out, err), start=start,
@@ -106,6 +111,7 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
             kill_tree(process)  # what it left running in its group goes too
             if adopting:  # and what left its group (setsid), re-parented to this process
                 reap_orphans(before | {process.pid})
+            GUARD.ended()
     if ending.returncode is None:
         ending.returncode = process.returncode
     ending.duration_s = time.monotonic() - start
