@@ -4,6 +4,8 @@ Real processes: the front is killed with SIGKILL (no handler of its own can run)
 program and a child of that program run; both are gone moments later, not re-parented to init.
 A normal end kills nothing: the program's own long-lived child, started in a session of its own
 (a daemon), is left to the subreaper's rules, and the guard is gone with the front.
+
+And the program's peak memory is its own: never the tool's, which Linux reports for it.
 """
 
 from __future__ import annotations
@@ -109,3 +111,35 @@ def test_a_normal_end_leaves_no_guard_behind(tmp_path: Path) -> None:
                 if f"KD_GUARD_TEST_TAG={tmp_path}".encode() in environ.split(b"\0"):
                     tagged.append(name)
     assert not tagged, "a process of the run outlived the tool"
+
+
+# The launcher of the program holds 600 MiB: wait4's ru_maxrss of a program of a few MiB then says
+# 600 MiB (Linux keeps the launcher's peak across exec). The peak is unknown, never the tool's.
+BIG_FRONT = """
+    import sys
+    from kernodeck_diagnostic.safe_files import Folder
+    from kernodeck_diagnostic.supervision.application import run_application
+    held = bytearray(600 * 2**20)
+    for offset in range(0, len(held), 4096):
+        held[offset] = 1
+    captures = Folder.open("captures", create=True)
+    small = run_application([sys.executable, "-c", "pass"], env={}, captures=captures,
+                            stdout_name="small.out", stderr_name="small.err", timeout_s=60)
+    big = run_application([sys.executable, "-c", "b = bytearray(900 * 2**20)\\n"
+                           "for i in range(0, len(b), 4096): b[i] = 1"], env={},
+                          captures=captures, stdout_name="big.out", stderr_name="big.err",
+                          timeout_s=60)
+    print(small.returncode, small.peak_rss_bytes, big.returncode, big.peak_rss_bytes)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's ru_maxrss at exec")
+def test_a_programs_peak_is_never_the_tools_own(tmp_path: Path) -> None:
+    script = write_app(tmp_path, BIG_FRONT, "front.py")
+    done = subprocess.run([sys.executable, script.name], cwd=tmp_path, capture_output=True,
+                          text=True, env=clean_env({"PYTHONPATH": str(SRC)}), timeout=120,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0, done.stderr
+    small_code, small_peak, big_code, big_peak = done.stdout.split()
+    assert (small_code, small_peak, big_code) == ("0", "None", "0")  # not 600 MiB: unknown
+    assert int(big_peak) > 900 * 2**20  # above the tool's: the program's own, kept

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -91,6 +92,7 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
     watch = OomWatch()
     adopting = become_subreaper()
     before = children() if adopting else set()
+    inherited = own_peak_bytes()
     start = time.monotonic()
     with _capture(captures, stdout_name) as out, _capture(captures, stderr_name) as err:
         try:
@@ -115,10 +117,26 @@ def run_application(argv: Sequence[str], *, env: Mapping[str, str], captures: Fo
     if ending.returncode is None:
         ending.returncode = process.returncode
     ending.duration_s = time.monotonic() - start
+    if ending.peak_rss_bytes is not None and ending.peak_rss_bytes <= inherited:
+        # Linux keeps this process's peak as the program's from its exec on: one not above it
+        # may be ours, not the program's. Unknown, rather than this tool's size.
+        ending.peak_rss_bytes = None
     ending.oom_kills = watch.kills()
     if ending.returncode == -_SIGKILL and not ending.timed_out and not ending.stopped:
         ending.oom_evidence = watch.evidence(process.pid)
     return ending
+
+
+def own_peak_bytes() -> int:
+    """This process's own peak resident size (Linux's ``VmHWM``), what ``wait4`` reports as a
+    child's peak when the child's own is below it; 0 where it is not read (a child's ``ru_maxrss``
+    is then taken as it is)."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            found = re.search(rb"VmHWM:\s*(\d+) kB", status.read(_PROC_FILE_BYTES))
+    except OSError:
+        return 0
+    return int(found.group(1)) * 1024 if found else 0
 
 
 # prctl's option (linux/prctl.h): orphans of descendants are re-parented to this process.
