@@ -70,7 +70,9 @@ def _pids(path: Path, deadline: float) -> list[int]:
 def test_a_sigkill_of_the_tool_ends_the_program_and_its_children(tmp_path: Path,
                                                                   command: str) -> None:
     write_app(tmp_path, APP)
-    env = clean_env({"PYTHONPATH": str(SRC)})
+    private = tmp_path / "tmp"  # the front's private folders: none left after its SIGKILL
+    private.mkdir()
+    env = clean_env({"PYTHONPATH": str(SRC), "TMPDIR": str(private)})
     front = subprocess.Popen([sys.executable, "-m", "kernodeck_diagnostic", *COMMANDS[command]],
                              cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -85,6 +87,9 @@ def test_a_sigkill_of_the_tool_ends_the_program_and_its_children(tmp_path: Path,
         while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not [pid for pid in pids if _alive(pid)], "left running after the tool's SIGKILL"
+        while list(private.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(private.iterdir()), "the tool's private folder left behind"
     finally:
         with contextlib.suppress(OSError):
             os.killpg(front.pid, signal.SIGKILL)
@@ -97,11 +102,16 @@ def test_a_sigkill_of_the_tool_ends_the_program_and_its_children(tmp_path: Path,
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="read from /proc")
 def test_a_normal_end_leaves_no_guard_behind(tmp_path: Path) -> None:
     write_app(tmp_path, "import sys; sys.exit(3)\n")
-    env = clean_env({"PYTHONPATH": str(SRC), "KD_GUARD_TEST_TAG": str(tmp_path)})
-    done = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", *COMMANDS["ramp"]],
-                          cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=120, check=False)
-    assert done.returncode != 0  # every attempt failed: not a pass, and it ended
+    private = tmp_path / "tmp"
+    private.mkdir()
+    env = clean_env({"PYTHONPATH": str(SRC), "KD_GUARD_TEST_TAG": str(tmp_path),
+                     "TMPDIR": str(private)})
+    for command in ("ramp", "resume-check"):
+        done = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", *COMMANDS[command]],
+                              cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120, check=False)
+        assert done.returncode != 0, command  # every run failed: not a pass, and it ended
+    assert not list(private.iterdir())
     time.sleep(0.2)
     tagged = []
     for name in os.listdir("/proc"):

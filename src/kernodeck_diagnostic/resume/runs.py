@@ -19,6 +19,7 @@ from ..report.redact import Redactor, argument_secrets
 from ..safe_files import Folder
 from ..supervision.application import GRACE_S, Ending, run_application
 from ..supervision.captures import last_stderr_line
+from ..supervision.guard import GUARD
 from .observe import (
     AfterStop,
     RecordCounter,
@@ -49,8 +50,15 @@ class Plan:
 def private_folder() -> Iterator[Folder]:
     """The check's own folder (mode 0700, removed at the end): the runs' captured output, the
     record check's files."""
-    with tempfile.TemporaryDirectory(prefix="kd-resume-") as work, Folder.made(work) as folder:
-        yield folder
+    work = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="kd-resume-") as work, \
+                Folder.made(work) as folder:
+            GUARD.owns(work)  # removed by the guard should this process be killed
+            yield folder
+    finally:
+        if work is not None:
+            GUARD.released(work)
 
 
 @dataclass(frozen=True)

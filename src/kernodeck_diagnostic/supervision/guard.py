@@ -8,15 +8,17 @@ re-parented to init, holding the GPU and writing into the ledger of a run nobody
 
 The guard is a small process, one per front, started with the first application (POSIX). It
 reads the front's lifeline (its stdin: a pipe whose write end only the front holds) for the
-session of the application that is running now (``run <pid>``) and its end (``end``). When the
-lifeline closes while an application runs, the front is gone: the guard kills every process of
-that session (``/proc``'s session field on Linux; elsewhere the session's first group), then
-ends. A normal end of the front closes the lifeline with no application running: nothing is
-killed.
+session of the application that is running now (``run <pid>``) and its end (``end``), and the
+front's private folders (``own``, ``released``: resume-check's captures). When the lifeline
+closes while an application runs, the front is gone: the guard kills every process of that
+session (``/proc``'s session field on Linux; elsewhere the session's first group), removes the
+folders still owned, then ends. A normal end of the front closes the lifeline with no
+application running and no folder owned: nothing is killed or removed.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -32,7 +34,7 @@ _GUARD_TIMEOUT_S = 2.0
 _LOADER = ("import sys; source = sys.stdin.buffer.read(int(sys.stdin.buffer.readline())); "
            "exec(compile(source, 'kernodeck-diagnostic guard', 'exec'))")
 _PROGRAM = rb"""
-import os, signal, sys
+import os, shutil, signal, sys
 
 def members(session):
     found = {session}
@@ -69,14 +71,23 @@ def end(session):
                 pass
 
 running = None
+owned = set()
 for line in sys.stdin.buffer:
     words = line.split()
     if words[:1] == [b"run"] and len(words) == 2 and words[1].isdigit():
         running = int(words[1])
     elif words == [b"end"]:
         running = None
+    elif words[:1] in ([b"own"], [b"released"]) and len(words) == 2:
+        try:
+            folder = os.fsdecode(bytes.fromhex(words[1].decode("ascii")))
+        except ValueError:
+            continue
+        (owned.add if words[0] == b"own" else owned.discard)(folder)
 if running is not None:
     end(running)
+for folder in owned:  # the front's own, private: removed without following a link
+    shutil.rmtree(folder, ignore_errors=True)
 """
 
 
@@ -94,6 +105,14 @@ class Guard:
 
     def ended(self) -> None:
         self._say("end\n")
+
+    def owns(self, folder: str) -> None:
+        """``folder``, this process's private one, is removed should this process be killed."""
+        self._say(f"own {os.fsencode(folder).hex()}\n")
+
+    def released(self, folder: str) -> None:
+        """``folder`` was removed by this process: not the guard's to remove any more."""
+        self._say(f"released {os.fsencode(folder).hex()}\n")
 
     def _say(self, line: str) -> None:
         if sys.platform == "win32":  # the job's tree: kill_tree's taskkill, no session to end
