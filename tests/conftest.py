@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -224,6 +225,39 @@ def pids_gone(pids: Sequence[int], within_s: float = 3.0) -> list[int]:
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.05)
+
+
+class Lifetime:
+    """How long the process whose pid a fake tool writes into ``pid_file`` lived, watched from
+    outside while the tool runs (``with Lifetime(path) as life: ...; life.seconds``): from its pid
+    written to its end, not the whole command's run, which a loaded machine stretches."""
+
+    def __init__(self, pid_file: Path) -> None:
+        self.pid_file = pid_file
+        self.seconds: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> Lifetime:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _watch(self) -> None:
+        pid = None
+        while pid is None and not self._stop.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                pid = int(self.pid_file.read_text())
+            time.sleep(0.005)
+        if pid is None:
+            return
+        start = time.monotonic()
+        while is_running(pid):
+            time.sleep(0.005)
+        self.seconds = time.monotonic() - start
 
 
 def is_running(pid: int) -> bool:
