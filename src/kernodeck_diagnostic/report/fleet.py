@@ -20,8 +20,9 @@ kept too (for scripts: memory grows with the failing reports, never with the pas
 
 A folder is read in parts at once (``forked.in_parts``, one per processor it may use, up to 8):
 each part walks the folders (their names only) and reads every ``parts``-th batch of ``BATCH``
-files; the tallies are added up, the first named of each group by the order they were found in:
-the output is the same however many parts. A file is read once however it is named: a link,
+files (a folder none of whose batches is its own only counted: no sort, no paths); the tallies
+are added up, the first named of each group by the order they were found in: the output is the
+same however many parts. A file is read once however it is named: a link,
 every file named directly or listed on stdin, and every file when more than one path is given are
 looked up by identity (device and inode) in every part, which then knows which name came first.
 One limit: inside a single folder given alone, two hard links of one file (not a symbolic link)
