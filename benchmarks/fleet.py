@@ -2,7 +2,7 @@
 same files and a plain-Python anchor, in the same run.
 
     python benchmarks/fleet.py --make FOLDER --reports 100000     # once: the fleet
-    python benchmarks/fleet.py FOLDER [--duckdb PYTHON] [--rounds 3]
+    python benchmarks/fleet.py FOLDER [--duckdb PYTHON] [--rounds 3] [--baseline DIR]
 
 The fleet replicates the recorded real reports (``tests/snapshots/``): about 3 % failing over a
 handful of codes (GPU_UNAVAILABLE 1.5 %, OUT_OF_MEMORY 1 %, TORCH_MISSING 0.5 %, the rest
@@ -14,6 +14,9 @@ nodes, a node's checks of the day side by side). Each round runs, in alternating
   is a forked child);
 - ``anchor``: plain Python, one process: every file read and ``json.loads``-ed, the codes counted
   (no bound, no name, no judgement): what a user's own loop costs;
+- ``baseline`` (with ``--baseline DIR``, ``DIR`` holding another version's ``src``: ``git archive
+  COMMIT src | tar -x -C DIR``): the same ``summarize`` of that version, the change measured
+  against the code before it in the same rounds;
 - ``duckdb`` (when ``--duckdb`` names a Python that has it: never a dependency of the project):
   ``read_text`` over the fleet's glob and the fields extracted with ``json_extract_string``, the
   codes counted and the failing files listed (its fastest reading measured in issue 46; its
@@ -114,19 +117,24 @@ def timed(command: list[str]) -> tuple[float, float, str]:
     return seconds, max(peak, before) / 1024, done.stdout
 
 
-def measure_one(side: str, folder: str, duckdb: str | None, threads: int) -> dict[str, Any]:
+def measure_one(side: str, folder: str, duckdb: str | None, threads: int,
+                baseline: str | None = None) -> dict[str, Any]:
     """One side once, in a fresh process of its own (its children's peak RSS is its own)."""
     command = [sys.executable, os.path.abspath(__file__), "--one", side, folder,
-               "--threads", str(threads)] + (["--duckdb", duckdb] if duckdb else [])
+               "--threads", str(threads)] + (["--duckdb", duckdb] if duckdb else []) + (
+                   ["--baseline", baseline] if baseline else [])
     done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S,
                           check=True)
     measured: dict[str, Any] = json.loads(done.stdout)
     return measured
 
 
-def one(side: str, folder: str, duckdb: str | None, threads: int) -> dict[str, Any]:
+def one(side: str, folder: str, duckdb: str | None, threads: int,
+        baseline: str | None = None) -> dict[str, Any]:
     env_python = sys.executable
-    if side == "summarize":
+    if side == "baseline":
+        os.environ["PYTHONPATH"] = os.path.join(os.path.abspath(baseline or ""), "src")
+    if side in ("summarize", "baseline"):
         command = [env_python, "-m", "kernodeck_diagnostic", "summarize", folder]
     elif side == "anchor":
         command = [env_python, "-c", ANCHOR, folder]
@@ -145,6 +153,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--one")
+    parser.add_argument("--baseline", help="a folder holding another version's src/")
     parser.add_argument("--no-anchor", action="store_true", help="at 1M: the anchor's time is "
                         "known from 100k (it scales linearly); spare the machine")
     args = parser.parse_args()
@@ -154,15 +163,16 @@ def main() -> None:
         make(args.folder, args.reports)
         return
     if args.one:
-        print(json.dumps(one(args.one, args.folder, args.duckdb, args.threads)))
+        print(json.dumps(one(args.one, args.folder, args.duckdb, args.threads, args.baseline)))
         return
-    sides = ["summarize"] + ([] if args.no_anchor else ["anchor"]) + (
-        ["duckdb"] if args.duckdb else [])
+    sides = ["summarize"] + (["baseline"] if args.baseline else []) + (
+        [] if args.no_anchor else ["anchor"]) + (["duckdb"] if args.duckdb else [])
     runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     for number in range(args.rounds):
         order = sides if number % 2 == 0 else sides[::-1]  # a drifting load favours neither
         for side in order:
-            runs[side].append(measure_one(side, args.folder, args.duckdb, args.threads))
+            runs[side].append(measure_one(side, args.folder, args.duckdb, args.threads,
+                                          args.baseline))
             print(side, json.dumps(runs[side][-1]), file=sys.stderr, flush=True)
     result: dict[str, Any] = {"reports": sum(1 for _, _, files in os.walk(args.folder)
                                              for name in files if name.endswith(".json")),

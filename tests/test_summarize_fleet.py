@@ -22,6 +22,7 @@ import pytest
 
 from conftest import ROOT
 from distributed_fixtures import distributed
+from kernodeck_diagnostic import forked
 from kernodeck_diagnostic.commands import fleet_summary, summarize
 from kernodeck_diagnostic.report import fleet
 from test_health_check import _all_devices, _promtool, assert_exposition_format
@@ -98,6 +99,69 @@ def test_the_same_output_however_many_parts(tmp_path: Path, monkeypatch: pytest.
     alone = _run(capsys, str(tmp_path / "fleet"))
     monkeypatch.setattr(fleet_summary, "usable_cpus", lambda: 3)
     assert _run(capsys, str(tmp_path / "fleet")) == alone
+
+
+def _mixed_fleet(folder: Path, backwards: bool = False) -> None:
+    """A fleet whose batches cross folders: a flat folder of several batches and folders of a
+    few reports, failing reports of three groups, unreadable files (not JSON, nested too deep, not
+    a report), a job with a rank missing (incomplete) and a whole one; ``backwards``: the same
+    files written in the reverse order (a folder lists them in another order)."""
+    written: dict[Path, bytes] = {}
+    for index in range(3 * fleet.BATCH + 17):
+        name = FAILING[index % 3] if index % 7 == 0 else "gpu_pass"
+        written[folder / "flat" / f"r-{index}.json"] = SNAPSHOTS[name].read_bytes()
+    for index in range(120):
+        name = FAILING[index % 3] if index % 9 == 0 else "gpu_pass"
+        node = folder / f"day-{index % 2}" / f"node-{index // 2 % 40}"
+        written[node / f"c-{index}.json"] = SNAPSHOTS[name].read_bytes()
+    written[folder / "flat" / "r-5.json"] = b"{"
+    written[folder / "day-1" / "deep.json"] = b"[" * 40 + b"]" * 40
+    written[folder / "day-0" / "node-3" / "odd.json"] = b'{"schema_version": 1, "code": "NO"}'
+    for job, ranks, world in (("aaaaaaaaaaaa", (0, 2), 3), ("bbbbbbbbbbbb", (0, 1), 2)):
+        for number in ranks:
+            report = _rank_report(number, world)
+            report["distributed"]["job"] = job
+            own = report["distributed"]["ranks"][0]
+            report["distributed"]["ranks"] = [{**own, "rank": number}]  # its own account only
+            written[folder / f"day-{number % 2}" / f"{job}-{number}.json"] = \
+                json.dumps(report).encode()
+    for path in (list(written)[::-1] if backwards else written):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(written[path])
+
+
+@pytest.mark.parametrize("args", [(), ("--format", "json"), ("--format", "markdown"),
+                                  ("--only", "failed"), ("--list-unreadable",)])
+def test_parts_in_children_and_in_one_process_give_the_same_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        args: tuple[str, ...]) -> None:
+    """Read in one process, in 2 or 3 parts forked, in 2 parts one after the other here (where a
+    fork is not made: not Linux, or a thread running), and in another listing order: the same
+    output and status, byte for byte."""
+    _mixed_fleet(tmp_path / "fleet")
+    _mixed_fleet(tmp_path / "again", backwards=True)
+    assert sorted(p.name for p in (tmp_path / "fleet").rglob("*")) == sorted(
+        p.name for p in (tmp_path / "again").rglob("*"))
+    monkeypatch.setattr(fleet_summary, "usable_cpus", lambda: 1)
+    alone = _run(capsys, str(tmp_path / "fleet"), *args)
+    assert alone[0] == 22
+    if not args:
+        assert "unreadable: 3 file(s)" in alone[1]
+        assert "incomplete" in alone[1]
+        assert "… and " in alone[1]
+    forks: list[int] = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    for parts in (2, 3):
+        monkeypatch.setattr(fleet_summary, "usable_cpus", lambda parts=parts: parts)
+        assert _run(capsys, str(tmp_path / "fleet"), *args) == alone, f"{parts} parts"
+        assert _run(capsys, str(tmp_path / "again"), *args) == alone, f"{parts} parts, again"
+    if forked.can_fork():
+        assert len(forks) == 2 * (1 + 2)  # each run: one child per part past the first
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    forks.clear()
+    assert _run(capsys, str(tmp_path / "fleet"), *args) == alone
+    assert not forks
 
 
 def _peak(folder: Path) -> int:

@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernodeck_diagnostic.untrusted_json import MAX_DEPTH, _nested_deeper_than, loads
+from kernodeck_diagnostic.untrusted_json import (
+    MAX_DEPTH,
+    _nested_deeper_than,
+    loads,
+    loads_utf8,
+)
 
 TRICKY = st.text(alphabet='[]{}"\\\\ ab\u00e9\u4e2d', max_size=8)
 VALUES = st.recursive(
@@ -56,3 +61,25 @@ def test_a_document_one_level_too_deep_is_refused(depth: int) -> None:
             loads(text)
     else:
         assert nesting(loads(text)) == depth
+
+
+def _outcome(read: Any, data: bytes) -> tuple[str, Any]:
+    try:
+        return "value", read(data)
+    except ValueError:
+        return "refused", None
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES | st.just(10**21) | st.just([[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]), st.booleans(),
+       st.booleans(), st.integers(0, 200), st.sampled_from(
+           [b"", b"[", b"]", b'"', b"\\", b"\x0b", b"\xff", b"\xef\xbb\xbf", b"9" * 21]))
+def test_bytes_are_read_as_the_utf_8_sig_text_is(value: Any, ascii_only: bool, bom: bool,
+                                                 at: int, inserted: bytes) -> None:
+    """``loads_utf8`` (summarize's reports, read once as bytes) gives what ``loads`` of the text
+    the ``utf-8-sig`` codec decodes gives, or refuses what it refuses: broken, deep, not UTF-8,
+    an integer too long, a second byte-order mark."""
+    data = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8")
+    data = (b"\xef\xbb\xbf" if bom else b"") + data[:at] + inserted + data[at:]
+    assert _outcome(loads_utf8, data) == _outcome(lambda raw: loads(raw.decode("utf-8-sig")),
+                                                  data)

@@ -44,6 +44,7 @@ _BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
 # Digits as "1", anything else as " ": a run of more "1" than an integer may have digits is the
 # only way the text can hold an integer too long (then decoded by ``_checking``'s decoder).
 _DIGIT_RUNS = bytes(ord("1") if byte in b"0123456789" else ord(" ") for byte in range(256))
+_RUN = b"1" * (MAX_INT_DIGITS + 1)
 
 
 def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
@@ -56,12 +57,26 @@ def loads(text: str, *, max_depth: int | None = MAX_DEPTH,
     return _loads(text, text.encode("utf-8", "surrogatepass"), max_depth, max_int_digits)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def loads_utf8(data: bytes, *, max_depth: int | None = MAX_DEPTH,
+               max_int_digits: int = MAX_INT_DIGITS) -> Any:
+    """``loads`` of ``data`` read as UTF-8, a byte-order mark at its start dropped (as the
+    ``utf-8-sig`` codec reads it; ValueError too when it is not UTF-8). The bounds are read from
+    ``data`` itself: no copy of the text encoded back (summarize reads a million reports)."""
+    if data[:3] == _BOM:
+        data = data[3:]
+    return _loads(data.decode("utf-8"), data, max_depth, max_int_digits)
+
+
 def _loads(text: str, data: bytes, max_depth: int | None, max_int_digits: int) -> Any:
     """``loads`` of ``text``, its bounds read from ``data``: its UTF-8, or the bytes it was
     decoded from (what decoding replaced is never one of the ASCII bytes the bounds read)."""
     # Each integer goes through the checking decoder (a Python call each) only when some run of
     # digits, in a number or a string, is long enough to be a number too long: reports read fast.
-    if b"1" * (max_int_digits + 1) in data.translate(_DIGIT_RUNS):
+    if (_RUN if max_int_digits == MAX_INT_DIGITS else b"1" * (max_int_digits + 1)) \
+            in data.translate(_DIGIT_RUNS):
         decoder = _checking(max_int_digits)
     else:
         decoder = _PLAIN
@@ -69,10 +84,8 @@ def _loads(text: str, data: bytes, max_depth: int | None, max_int_digits: int) -
         value = decoder.decode(text)
     except RecursionError:  # deeper than the decoder itself can go
         raise ValueError("nested too deep") from None
-    # A list or an object at depth max_depth (the top level is 0) is one level too deep; text
-    # with no more brackets and braces than that cannot be (an event's line: a count, no walk).
-    if max_depth is not None and data.count(b"[") + data.count(b"{") > max_depth \
-            and _nested_deeper_than(data, max_depth):
+    # A list or an object at depth max_depth (the top level is 0) is one level too deep.
+    if max_depth is not None and _nested_deeper_than(data, max_depth):
         raise ValueError("nested too deep")
     return value
 
@@ -148,6 +161,12 @@ def open_regular(path: str, *, follow_links: bool = True, dir_fd: int | None = N
     does, unless ``follow_links`` is False (then it is refused, never opened). ``mode``: the
     path's ``st_mode`` from the caller's own ``os.stat``, refused before the open when it is not
     a regular file's."""
+    return _open_regular(path, follow_links, dir_fd, mode)[0]
+
+
+def _open_regular(path: str, follow_links: bool, dir_fd: int | None, mode: int | None
+                  ) -> tuple[int, os.stat_result]:
+    """``open_regular``'s descriptor and its ``fstat`` (a whole read needs the size)."""
     if mode is not None and not stat.S_ISREG(mode):
         raise NotARegularFile(path)
     flags = _OPEN_FLAGS | (0 if follow_links else _NOFOLLOW)
@@ -160,7 +179,8 @@ def open_regular(path: str, *, follow_links: bool = True, dir_fd: int | None = N
             raise NotARegularFile(path) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or (
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (
                 not follow_links and not _NOFOLLOW and os.path.islink(path)):
             raise NotARegularFile(path)
         if sys.platform != "win32":  # no O_NONBLOCK there
@@ -168,7 +188,7 @@ def open_regular(path: str, *, follow_links: bool = True, dir_fd: int | None = N
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, info
 
 
 def read_regular(path: str, limit: int, *, cut: bool = False, follow_links: bool = True,
@@ -182,9 +202,9 @@ def read_regular(path: str, limit: int, *, cut: bool = False, follow_links: bool
     or a short one once the size ``fstat`` gave is all there (a short read before that, which a
     network file system may give, is read on from). A file that grows meanwhile is still cut at
     one byte past the limit."""
-    fd = open_regular(path, follow_links=follow_links, dir_fd=dir_fd, mode=mode)
+    fd, info = _open_regular(path, follow_links, dir_fd, mode)
     try:
-        size = os.fstat(fd).st_size
+        size = info.st_size
         if size > limit and not cut:
             raise TooLarge(path, limit)
         most = limit if cut else limit + 1
@@ -381,7 +401,12 @@ def _nested_deeper_than(data: bytes, levels: int) -> bool:
     """
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    structure = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    structure = data.translate(None, _NOT_STRUCTURE)
+    # Text with no more brackets and braces than ``levels`` cannot nest deeper (an event's line:
+    # counted on what is left of the text, a tenth of a report's).
+    if structure.count(b"[") + structure.count(b"{") <= levels:
+        return False
+    structure = structure.replace(b'""', b"")
     if b'"' in structure:
         structure = b"".join(structure.split(b'"')[::2])
     brackets = structure.translate(_BRACES_AS_BRACKETS)

@@ -20,8 +20,9 @@ kept too (for scripts: memory grows with the failing reports, never with the pas
 
 A folder is read in parts at once (``forked.in_parts``, one per processor it may use, up to 8):
 each part walks the folders (their names only) and reads every ``parts``-th batch of ``BATCH``
-files; the tallies are added up, the first named of each group by the order they were found in:
-the output is the same however many parts. A file is read once however it is named: a link,
+files (a folder none of whose batches is its own only counted: no sort, no paths); the tallies
+are added up, the first named of each group by the order they were found in: the output is the
+same however many parts. A file is read once however it is named: a link,
 every file named directly or listed on stdin, and every file when more than one path is given are
 looked up by identity (device and inode) in every part, which then knows which name came first.
 One limit: inside a single folder given alone, two hard links of one file (not a symbolic link)
@@ -46,7 +47,7 @@ from ..untrusted_json import (
     NotARegularFile,
     TooLarge,
     json_lines,
-    loads,
+    loads_utf8,
     read_regular,
 )
 from .codes import VERDICTS
@@ -156,7 +157,7 @@ class Reader:
             reason = data
         else:
             try:
-                document = loads(data.decode("utf-8-sig"))
+                document = loads_utf8(data)
             except ValueError:
                 document, reason = None, "not_json"
             if document is not None:
@@ -263,52 +264,76 @@ def _within(path: str, folder: str) -> bool:
 # A file to read: its path; its st_mode when known (a folder's entry that is a regular file by its
 # type, no link); whether it must be looked up by identity (a link, a file named directly).
 Entry = tuple[str, Optional[int], bool]
+# Files found together (a folder's, or one file): how many, whether any must be looked up by
+# identity, and the entries in order, made when asked (a part skips a folder none of whose
+# batches is its own: no sorting, no paths; each part walks every folder).
+Found = tuple[int, bool, Callable[[], list[Entry]]]
 
 
-def walk(top: str, also: Callable[[str, Sequence[str]], bool] | None = None
-         ) -> Iterator[Entry]:
+def walk(top: str, also: Callable[[str, Sequence[str]], bool] | None = None,
+         every_lookup: bool = False) -> Iterator[Found]:
     """Every ``*.json`` under a folder, each folder's in natural order, then its subfolders
     (not through a link to a folder, as ``os.walk``); a folder that cannot be listed is given as
-    itself with a mode of 0 (unreadable)."""
+    itself with a mode of 0 (unreadable). ``every_lookup``: every file looked up by identity."""
     stack = [top]
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as listing:
-                entries = list(listing)
+                found = list(listing)
         except OSError:
-            yield folder, 0, False
+            yield 1, False, lambda folder=folder: [(folder, 0, False)]  # type: ignore[misc]
             continue
         files, folders = [], []
-        names = [entry.name for entry in entries] if also is not None else []
-        for entry in entries:
+        names: list[str] | None = None
+        for entry in found:
             if entry.is_dir(follow_symlinks=False):
                 folders.append(entry.path)
-            elif entry.name.lower().endswith(".json") or (
-                    also is not None and also(entry.name, names)):
-                link = entry.is_symlink()
-                regular = not link and entry.is_file(follow_symlinks=False)
-                files.append((entry.name, entry.path, stat.S_IFREG if regular else None, link))
-        files.sort(key=lambda item: natural(item[0]))
-        yield from ((path, mode, link) for _, path, mode, link in files)
+                continue
+            name = entry.name
+            if not name.lower().endswith(".json"):
+                if also is None:
+                    continue
+                if names is None:
+                    names = [each.name for each in found]
+                if not also(name, names):
+                    continue
+            files.append(entry)
+        if files:
+            yield (len(files), every_lookup or any(entry.is_symlink() for entry in files),
+                   lambda files=files: _in_order(files, every_lookup))  # type: ignore[misc]
         stack += sorted(folders, key=natural, reverse=True)
 
 
+def _in_order(files: list[os.DirEntry[str]], every_lookup: bool) -> list[Entry]:
+    files.sort(key=lambda entry: natural(entry.name))
+    made: list[Entry] = []
+    for entry in files:
+        link = entry.is_symlink()
+        regular = not link and entry.is_file(follow_symlinks=False)
+        made.append((entry.path, stat.S_IFREG if regular else None, link or every_lookup))
+    return made
+
+
 def entries(paths: Sequence[str], also: Callable[[str, Sequence[str]], bool] | None = None
-            ) -> Iterator[Entry]:
+            ) -> Iterator[Found]:
     """The files of the arguments in order: a folder's as ``walk`` finds them, a file as itself;
     with more than one argument, every file is looked up by identity (a file may be named
     through a folder and directly, or through two folders)."""
     several = len(paths) > 1
     for path in paths:
         if os.path.isdir(path):
-            for found, mode, link in walk(path, also):
-                yield found, mode, link or (several and mode != 0)
+            yield from walk(path, also, every_lookup=several)
         else:
-            yield path, None, True
+            yield _one(path)
 
 
-def listed(stream: IO[bytes], first: bytes) -> Iterator[Entry]:
+def _one(path: str) -> Found:
+    """A file named as itself: looked up by identity."""
+    return 1, True, lambda: [(path, None, True)]
+
+
+def listed(stream: IO[bytes], first: bytes) -> Iterator[Found]:
     """The files a list on stdin names: separated by NUL when it holds one, else by newlines
     (``find -print0``, ``find``); an empty name is skipped."""
     pending = first
@@ -323,45 +348,53 @@ def listed(stream: IO[bytes], first: bytes) -> Iterator[Entry]:
             for raw in names:
                 name = raw.rstrip(b"\r") if separator == b"\n" else raw
                 if name:
-                    yield os.fsdecode(name), None, True
+                    yield _one(os.fsdecode(name))
         elif len(pending) > 1 << 20:  # no NUL in the first MiB: lines
             separator = b"\n"
         if not chunk:
             break
     if pending.strip():
-        yield os.fsdecode(pending.rstrip(b"\r\n")), None, True
+        yield _one(os.fsdecode(pending.rstrip(b"\r\n")))
 
 
-def read_entries(reader: Reader, found: Iterable[Entry], namer: Callable[[str], str],
+def read_entries(reader: Reader, found: Iterable[Found], namer: Callable[[str], str],
                  mine: Callable[[int], bool] = lambda batch: True,
                  seen: set[tuple[int, int]] | None = None) -> None:
     """Read each file found whose batch is ``mine``, once by identity (``seen``): a file to be
     looked up by identity is looked up in every part (each part then knows which name came
-    first), read in its own."""
+    first), read in its own. Files none of which is to be looked up, in no batch of this part's,
+    are only counted."""
     seen = set() if seen is None else seen
-    for order, (path, known, lookup) in enumerate(found):
-        own = mine(order // BATCH)
-        mode = known
-        if lookup or (own and mode is None):
-            try:
-                info = os.stat(path)
-            except OSError as error:
-                if own:
-                    reader.unreadable(order, namer(path), reason_of(error))
-                continue
-            mode = info.st_mode
-            if lookup:
-                identity = (info.st_dev, info.st_ino)
-                if identity in seen:
+    start = 0
+    for count, lookups, made in found:
+        first = start
+        start += count
+        if not lookups and not any(mine(batch) for batch in
+                                   range(first // BATCH, (start - 1) // BATCH + 1)):
+            continue
+        for order, (path, known, lookup) in enumerate(made(), start=first):
+            own = mine(order // BATCH)
+            mode = known
+            if lookup or (own and mode is None):
+                try:
+                    info = os.stat(path)
+                except OSError as error:
+                    if own:
+                        reader.unreadable(order, namer(path), reason_of(error))
                     continue
-                seen.add(identity)
-        if not own:
-            continue
-        if mode == 0:  # a folder that could not be listed
-            reader.unreadable(order, namer(path), "unreadable")
-            continue
-        reader.bytes_(order, lambda path=path: namer(path),  # type: ignore[misc]
-                      _read(path, mode or 0), path)
+                mode = info.st_mode
+                if lookup:
+                    identity = (info.st_dev, info.st_ino)
+                    if identity in seen:
+                        continue
+                    seen.add(identity)
+            if not own:
+                continue
+            if mode == 0:  # a folder that could not be listed
+                reader.unreadable(order, namer(path), "unreadable")
+                continue
+            reader.bytes_(order, lambda path=path: namer(path),  # type: ignore[misc]
+                          _read(path, mode or 0), path)
 
 
 def _read(path: str, mode: int) -> bytes | Reason:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ..i18n import Translate
 from ..terminal import cell
-from ..untrusted_json import NotARegularFile, TooLarge, loads, read_regular
+from ..untrusted_json import NotARegularFile, TooLarge, loads_utf8, read_regular
 from . import SCHEMA_VERSION
 from .codes import VERDICTS
 
@@ -76,7 +76,7 @@ def load(path: str, name: str | None = None,
     if isinstance(data, str):
         return Loaded(shown, reason=data)
     try:
-        document = loads(data.decode("utf-8-sig"))
+        document = loads_utf8(data)
     except ValueError:  # bad UTF-8 or JSON, absurd integers, absurd nesting (untrusted_json)
         return Loaded(shown, reason="not_json")
     return (judged or judge)(document, shown)

@@ -393,8 +393,9 @@ _DIGITS = re.compile(r"(\d+)")
 def natural(text: str) -> tuple[tuple[Any, ...], str]:
     """The key that sorts numbers inside names by value: ``r-2`` before ``r-10``; names equal
     but for zero padding (``r-02``, ``r-2``) stay in their text's order."""
-    parts = _DIGITS.split(text)  # text, digits, text, ...: each place of one kind
-    return tuple(int(part) if index % 2 else part for index, part in enumerate(parts)), text
+    parts: list[Any] = _DIGITS.split(text)  # text, digits, text, ...: each place of one kind
+    parts[1::2] = map(int, parts[1::2])
+    return tuple(parts), text
 
 
 def _slashed(relative: str) -> str:
