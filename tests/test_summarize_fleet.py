@@ -332,3 +332,35 @@ def test_a_failing_all_devices_report_is_counted_in_the_fleet_view(
     status, out = _run(capsys, str(tmp_path / "fleet"))
     assert status == 22
     assert "--all-devices reports that did not pass: 1" in out
+
+
+def test_a_fleet_whose_jobs_all_passed_says_so_and_lists_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for job in ("0123456789ab", "ba9876543210"):
+        for number in (0, 1):
+            report = _rank_report(number, 2)
+            report["distributed"]["job"] = job
+            (tmp_path / f"{job}-r{number}.json").write_text(json.dumps(report),
+                                                            encoding="utf-8")
+    for index in range(fleet.SMALL):  # a fleet, every report passing
+        shutil.copy(SNAPSHOTS["gpu_pass"], tmp_path / f"check-{index:03d}.json")
+    status, out = _run(capsys, str(tmp_path))
+    assert status == 0, out
+    assert "jobs: 2, every one passed" in out
+    assert "did not" not in out
+
+
+def test_one_folder_of_more_than_a_screenful_of_reports_is_a_fleet(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Counted by its files, not by the batch its folder is read in: one folder of 41 reports
+    gets the fleet view, never a line per report (a million of them, one line each)."""
+    for index in range(fleet.SMALL + 1):
+        shutil.copy(SNAPSHOTS["gpu_pass"], tmp_path / f"check-{index:03d}.json")
+    status, out = _run(capsys, str(tmp_path))
+    assert status == 0, out
+    assert "counts per code, worst first" in out
+    assert "check-000.json" not in out
+    (tmp_path / f"check-{fleet.SMALL:03d}.json").unlink()  # 40: each report's line, as ever
+    status, out = _run(capsys, str(tmp_path))
+    assert status == 0, out
+    assert "check-000.json" in out

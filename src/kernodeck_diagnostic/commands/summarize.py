@@ -57,7 +57,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
 
 from ..forked import in_parts, usable_cpus
 from ..i18n import Translate
@@ -123,7 +122,12 @@ def _fleet_needed(args: argparse.Namespace) -> bool:
     if args.only or args.prometheus or args.format in ("jsonl", "csv") or "-" in args.paths \
             or any(is_tar(path) for path in args.paths):
         return True
-    return sum(1 for _ in islice(entries(args.paths, read_too), SMALL + 1)) > SMALL
+    files = 0
+    for count, _, _ in entries(args.paths, read_too):  # a folder's files come as one batch
+        files += count
+        if files > SMALL:
+            return True
+    return False
 
 
 def _small(args: argparse.Namespace, t: Translate) -> int:

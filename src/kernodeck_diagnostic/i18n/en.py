@@ -1458,6 +1458,8 @@ MESSAGES = {
         "… and {groups} more group(s), {count} report(s)",
     "summarize.fleet.jobs":
         "jobs: {jobs}, {passed} passed; those that did not:",
+    "summarize.fleet.jobs_all_passed":
+        "jobs: {jobs}, every one passed",
     "summarize.fleet.rank":
         "rank {rank}: {code} ({file})",
     "summarize.fleet.more_jobs":

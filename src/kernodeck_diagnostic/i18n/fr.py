@@ -1563,6 +1563,8 @@ MESSAGES = {
         "… et {groups} groupe(s) de plus, {count} rapport(s)",
     "summarize.fleet.jobs":
         "jobs : {jobs}, {passed} réussi(s) ; ceux qui n'ont pas réussi :",
+    "summarize.fleet.jobs_all_passed":
+        "jobs : {jobs}, tous réussis",
     "summarize.fleet.rank":
         "rang {rank} : {code} ({file})",
     "summarize.fleet.more_jobs":

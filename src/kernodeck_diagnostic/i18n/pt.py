@@ -1531,6 +1531,8 @@ MESSAGES = {
         "… e mais {groups} grupo(s), {count} relatório(s)",
     "summarize.fleet.jobs":
         "jobs: {jobs}, {passed} aprovado(s); os que não passaram:",
+    "summarize.fleet.jobs_all_passed":
+        "jobs: {jobs}, todos aprovados",
     "summarize.fleet.rank":
         "rank {rank}: {code} ({file})",
     "summarize.fleet.more_jobs":

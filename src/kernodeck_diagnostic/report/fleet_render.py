@@ -87,6 +87,9 @@ def text_lines(tally: Tally, jobs: Sequence[Job], t: Translate,
 def job_lines(jobs: Sequence[Job], t: Translate) -> Iterator[str]:
     """The jobs that did not pass, each in a few lines; the passed ones counted."""
     bad = [job for job in jobs if job.status != "passed"]
+    if not bad:
+        yield t("summarize.fleet.jobs_all_passed", jobs=len(jobs))
+        return
     yield t("summarize.fleet.jobs", jobs=len(jobs), passed=len(jobs) - len(bad))
     from .summary_render import job_head
     for job in bad[:JOBS]:
