@@ -26,7 +26,7 @@ from ..worker.protocol import STACK_FILE, STACK_SIGNAL
 if TYPE_CHECKING:
     from .start import Started
 
-STACK_WAIT_S = 1.0
+STACK_WAIT_S = 0.5
 _POLL_S = 0.02
 STACK_MAX_BYTES = 256 * 1024
 _HEAD_BYTES = 4096
