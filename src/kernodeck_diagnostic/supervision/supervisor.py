@@ -24,7 +24,7 @@ PLACES_FILE = "places.json"
 if TYPE_CHECKING:
     from ..children import Spawned
     from ..facts.launcher import StopReason
-    from .events import WorkerState
+    from .events import EventReader, WorkerState
     from .oom_killer import OomWatch
     from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
@@ -302,7 +302,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
             if on_progress is not None:
                 on_progress(_where(state), time.monotonic() - start)
         if outcome == "timeout":
-            cpu_s, hung_in = _at_the_limit(started)
+            cpu_s, hung_in = _at_the_limit(started, reader)
     finally:
         exit_watch.close()
         started.stop(finished=outcome == "finished")
@@ -315,10 +315,14 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
                      cpu_s=cpu_s, launcher_stop=stop, hung_in=hung_in)
 
 
-def _at_the_limit(started: Started) -> tuple[float | None, dict[str, Any] | None]:
+def _at_the_limit(started: Started,
+                  reader: EventReader) -> tuple[float | None, dict[str, Any] | None]:
     """What the worker the time limit ends says before it is killed: was it working or waiting
-    (the CPU time it used), and where it hangs, asked of the worker itself (hang.py)."""
+    (the CPU time it used), and where it hangs, asked of the worker itself (hang.py). Its
+    events are read up to now, none after: a worker stuck in a native call that the signal
+    interrupts (pause, a driver's wait) may go on until it is killed."""
     cpu_s = process_cpu_seconds(started.process.pid)
+    reader.hold()
     from .hang import ask_where
 
     return cpu_s, ask_where(started)
