@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,6 +205,104 @@ def test_a_failing_device_plugin_is_named_with_its_own_error_and_removing_it_wor
     after = check(python, pyz, work, "after.json")
     assert after["code"] == "CPU_CHECK_PASSED", after["error"]
     assert "TORCH_BACKEND_PLUGIN_FAILED" not in findings(after)
+
+
+# -- a torch.backends device plugin that never returns, and a module of the user's that hangs ---
+
+# The real import takes a few seconds here: the hang, not a slow import, is what the limit ends.
+HANG_LIMIT_S = "20"
+
+
+def with_hanging_plugin(python: Path) -> None:
+    """A device plugin (entry point group torch.backends) whose autoload() waits for its device
+    forever, as a vendor's plugin does when its driver never answers."""
+    packages = site_packages(python)
+    (packages / "kd_hang_plugin").mkdir()
+    (packages / "kd_hang_plugin" / "__init__.py").write_text(
+        "import threading\n\n\ndef autoload():\n    threading.Event().wait()\n",
+        encoding="utf-8")
+    info = packages / "kd_hang_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kd-hang-plugin\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[torch.backends]\n"
+                                           "kd_hang = kd_hang_plugin:autoload\n",
+                                           encoding="utf-8")
+    (info / "INSTALLER").write_text("pip\n", encoding="utf-8")
+    (info / "RECORD").write_text("".join(f"{name},,\n" for name in (
+        "kd_hang_plugin/__init__.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt",
+        f"{info.name}/INSTALLER", f"{info.name}/RECORD")), encoding="utf-8")
+
+
+def timed_out(python: Path, pyz: Path, work: Path, name: str) -> tuple[dict[str, Any], str]:
+    """The check ended by its limit: its report, and the whole of what it showed and saved."""
+    output = work.parent / name
+    result = run_tool(python, pyz, ["--device", "cpu", "--timeout", HANG_LIMIT_S,
+                                    "--output", str(output)], env=clean_env(), cwd=work)
+    report = checked(result)
+    assert (result.returncode, report["code"], report["status"]) == (10, "TIMEOUT", "failed")
+    shown = result.stdout + result.stderr + output.read_text(encoding="utf-8")
+    for private in (str(work.parent), str(python.parent.parent), str(Path.home()) + os.sep):
+        assert private not in shown
+    return report, shown
+
+
+def test_a_hanging_device_plugin_is_named_where_it_hangs_and_the_printed_switch_works(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """Was TIMEOUT "the worker was stopped during import" and nothing more: which of the
+    packages torch loads as it is imported never returned was anyone's guess."""
+    python = scratch_env(cpu_torch_python, tmp_path)
+    with_hanging_plugin(python)
+    work = tmp_path / "work"
+    work.mkdir()
+    before, shown = timed_out(python, pyz, work, "before.json")
+    assert before["stage"] == "import"
+    assert before["error"]["hung_in"] == {
+        "package": "kd_hang_plugin", "file": "kd_hang_plugin/__init__.py", "line": 5,
+        "torch_backend": True, "distribution": "kd-hang-plugin"}
+    assert "hung in kd_hang_plugin (kd_hang_plugin/__init__.py:5)" in shown
+    found = findings(before)["HUNG_IN"]
+    assert "device plugin kd_hang_plugin (kd_hang_plugin/__init__.py:5)" in found["summary"]
+    # torch without its plugins, as printed.
+    variable = re.search(r"(TORCH_DEVICE_BACKEND_AUTOLOAD)=(0) python", found["next_action"])
+    assert variable is not None, found["next_action"]
+    without = check(python, pyz, work, "without.json",
+                    clean_env({variable.group(1): variable.group(2)}))
+    assert without["code"] == "CPU_CHECK_PASSED", without["error"]
+    # The plugin removed as printed (pip asks to confirm: the user says yes).
+    command = re.search(r"python -m pip uninstall ([\w.-]+)", found["next_action"])
+    assert command is not None, found["next_action"]
+    removed = subprocess.run([str(python), "-m", "pip", "uninstall", "-y", command.group(1)],
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    after = check(python, pyz, work, "after.json")
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert "HUNG_IN" not in findings(after)
+
+
+def test_a_module_of_the_users_that_hangs_the_import_is_named_where_it_hangs(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """A typing_extensions.py of the user's in the working folder that waits forever: torch
+    imports it. The location names the user's file; running from another folder, as
+    LOCAL_MODULE_SHADOWS advises, ends it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "typing_extensions.py").write_text(
+        "import time\nwhile True:\n    time.sleep(0.1)\n", encoding="utf-8")
+    before, shown = timed_out(cpu_torch_python, pyz, work, "before.json")
+    assert before["error"]["hung_in"] == {
+        "package": "typing_extensions", "file": "typing_extensions.py", "line": 3,
+        "torch_backend": False, "distribution": None}
+    assert "hung in typing_extensions (typing_extensions.py:3)" in shown
+    hung = findings(before)["HUNG_IN"]
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD" not in hung["next_action"]
+    assert "typing_extensions.py:3" in hung["next_action"]
+    shadows = findings(before)["LOCAL_MODULE_SHADOWS"]
+    assert "run your program from another folder" in shadows["next_action"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    after = check(cpu_torch_python, pyz, elsewhere, "after.json")
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
 
 
 # -- TORCH_LOGS with a name torch does not know --------------------------------------------------

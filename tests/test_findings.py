@@ -215,6 +215,15 @@ FIRES = {
     "TIME_LIMIT_REACHED": report(**{
         "code": "TIMEOUT", "stage": "import", "timings_ms": {"worker_total": 30100.0,
                                                              "worker_cpu": 29000.0}}),
+    "HUNG_IN": report(**{
+        "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
+        "execution.device": None,
+        "error": {"stage": "import", "kind": "timeout", "type": None,
+                  "message": "no result within 30 s; the worker was stopped during import, hung "
+                             "in kd_hang_plugin (kd_hang_plugin/__init__.py:6)",
+                  "hung_in": {"package": "kd_hang_plugin", "file": "kd_hang_plugin/__init__.py",
+                              "line": 6, "torch_backend": True,
+                              "distribution": "kd-hang-plugin"}}}),
     "CPU_LIMITED": report(**{"system": {"logical_cpus": 64, "usable_cpus": 64,
                                         "cpu_quota": 0.05}}),
     "TRACEMALLOC_ON": report(**{
@@ -518,3 +527,43 @@ def test_rocm_says_how_dev_kfd_fails(kfd: str, said: str) -> None:
     case["runtime"]["device_nodes"].update(kfd=kfd, nvidiactl=False, nvidia_uvm=False,
                                            proc_driver_nvidia=False)
     assert {f["id"]: f for f in derive(case)}["ROCM_KFD_ACCESS"]["evidence"] == [said]
+
+
+def _hung(package: str, file: str, *, torch_backend: bool = False,
+          distribution: str | None = None) -> dict[str, object]:
+    return report(**{
+        "code": "TIMEOUT", "stage": "import", "pytorch.imported": False,
+        "execution.device": None,
+        "error": {"stage": "import", "kind": "timeout", "type": None, "message": "",
+                  "hung_in": {"package": package, "file": file, "line": 3,
+                              "torch_backend": torch_backend, "distribution": distribution}}})
+
+
+@pytest.mark.parametrize(("case", "summary", "advice"), [
+    (_hung("kd_hang_plugin", "kd_hang_plugin/__init__.py", torch_backend=True,
+           distribution="kd-hang-plugin"),
+     "device plugin kd_hang_plugin (kd_hang_plugin/__init__.py:3)",
+     "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py"),
+    # No metadata named its distribution: the package's name is what pip is given.
+    (_hung("kd_hang_plugin", "kd_hang_plugin/__init__.py", torch_backend=True),
+     "device plugin kd_hang_plugin", "python -m pip uninstall kd_hang_plugin"),
+    # The user's own module, not a plugin: where it waits, no plugin switch.
+    (_hung("typing_extensions", "typing_extensions.py"),
+     "hung in typing_extensions (typing_extensions.py:3) at the import stage",
+     "See what typing_extensions waits for at typing_extensions.py:3"),
+], ids=["plugin", "plugin-no-metadata", "users-module"])
+def test_hung_in_names_where_and_the_way_round_it(case: dict[str, object], summary: str,
+                                                   advice: str) -> None:
+    found = {f["id"]: f for f in derive(case)}["HUNG_IN"]
+    assert summary in found["summary"], found["summary"]
+    assert advice in found["next_action"], found["next_action"]
+    plugin = "TORCH_DEVICE_BACKEND_AUTOLOAD" in found["next_action"]
+    assert plugin == ("plugin" in summary)
+
+
+def test_a_hang_in_torch_itself_or_a_check_that_did_not_time_out_is_no_hung_in() -> None:
+    """torch's own hang (a driver call) is the stage's and the device's findings' to explain."""
+    assert "HUNG_IN" not in ids(_hung("torch", "torch/cuda/__init__.py"))
+    passed = _hung("kd_hang_plugin", "kd_hang_plugin/__init__.py", torch_backend=True)
+    passed["code"] = "TORCH_IMPORT_FAILED"
+    assert "HUNG_IN" not in ids(passed)

@@ -438,11 +438,18 @@ def _shell_front(tmp_path: Path, redirections: str) -> tuple[subprocess.Complete
 
 
 # The descriptors each process holds: the front's as it starts, the worker's as it imports torch
-# (a forked worker has none of its own before): "front" or "worker", then the list.
+# (a forked worker has none of its own before): "front" or "worker", then each one's number and
+# what it is open on (a number alone may be the worker's own file, opened where one was closed).
 FDS = """
+def _target(fd):
+    try:
+        return os.readlink("/proc/self/fd/" + fd)
+    except OSError:
+        return None
 def _held(who):
     with open(os.environ["KD_TEST_FDS"], "a") as _file:
-        _file.write(json.dumps([who, sorted(int(fd) for fd in os.listdir("/proc/self/fd")
+        _file.write(json.dumps([who, sorted([int(fd), _target(fd)]
+                                            for fd in os.listdir("/proc/self/fd")
                                             if fd != str(_file.fileno()))]) + "\\n")
 if os.environ.get("KD_TEST_FDS"):
     if "--events" not in sys.argv:
@@ -461,9 +468,10 @@ def test_a_descriptor_the_front_inherited_is_not_passed_on_to_the_worker(tmp_pat
     completed, started, temp = _shell_front(tmp_path, "5>/dev/null")
     assert json.loads(completed.stdout)["code"] == "CPU_CHECK_PASSED", completed.stderr
     assert len(started) == 1
-    held = dict(json.loads(line) for line in (tmp_path / "fds").read_text().splitlines())
-    assert 5 in held["front"]
-    assert 5 not in held["worker"]
+    held = {who: dict(fds) for who, fds in (json.loads(line) for line in
+                                             (tmp_path / "fds").read_text().splitlines())}
+    assert held["front"].get(5) == os.devnull
+    assert os.devnull not in [target for fd, target in held["worker"].items() if fd > 2]
     assert list(temp.iterdir()) == []
 
 

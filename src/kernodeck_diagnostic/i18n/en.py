@@ -568,6 +568,19 @@ MESSAGES = {
     "finding.VISIBLE_DEVICE_UNMATCHED.next_action":
         "List this machine's GPUs with nvidia-smi -L and set CUDA_VISIBLE_DEVICES to their UUIDs "
         "(or unset it); a UUID copied from another machine or an ended job selects nothing.",
+    "finding.HUNG_IN.summary":
+        "The check hung in {package} ({place}) at the {stage} stage until the time limit ended "
+        "it.",
+    "finding.HUNG_IN.next_action":
+        "See what {package} waits for at {place} (a device, a lock, the network, an input); "
+        "update it, fix it if it is yours, or remove it, then run the check again.",
+    "finding.HUNG_IN.torch_backend.summary":
+        "import torch hung in the device plugin {package} ({place}), which torch loads as it is "
+        "imported (entry point group torch.backends), until the time limit ended it.",
+    "finding.HUNG_IN.torch_backend.next_action":
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py runs torch without loading its device "
+        "plugins; if you do not use that device, remove the plugin (python -m pip uninstall "
+        "{distribution}), else see what it waits for at {place} (its device, its runtime).",
     "finding.TIME_LIMIT_REACHED.summary":
         "The check was still working at the {stage} stage when its {seconds} s limit ended it: "
         "slow, not stuck.",
@@ -908,6 +921,9 @@ MESSAGES = {
     "error.no_verified_result": "the worker reported no verified result",
     "error.unreadable_log":
         "the worker's event log held {count} unreadable line(s) and no verified result",
+    "error.timeout_hung_in":
+        "no result within {seconds} s; the worker was stopped during {at}, hung in {package} "
+        "({place})",
     "error.timeout": "no result within {seconds} s; the worker was stopped during {at}",
     "error.launcher_stop.time_limit":
         "the job reached its Slurm time limit during {at}: Slurm stopped it (SIGTERM) before a "

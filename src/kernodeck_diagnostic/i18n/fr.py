@@ -601,6 +601,22 @@ MESSAGES = {
         "Listez les GPU de cette machine avec nvidia-smi -L et mettez leurs UUID dans "
         "CUDA_VISIBLE_DEVICES (ou retirez-la) ; un UUID copié d'une autre machine ou d'un job "
         "terminé ne sélectionne rien.",
+    "finding.HUNG_IN.summary":
+        "La vérification est restée bloquée dans {package} ({place}) à l'étape {stage} jusqu'à "
+        "ce que la limite de temps l'arrête.",
+    "finding.HUNG_IN.next_action":
+        "Voyez ce que {package} attend en {place} (un périphérique, un verrou, le réseau, une "
+        "entrée) ; mettez-le à jour, corrigez-le s'il est à vous, ou retirez-le, puis relancez "
+        "la vérification.",
+    "finding.HUNG_IN.torch_backend.summary":
+        "import torch est resté bloqué dans le greffon de périphérique {package} ({place}), que "
+        "torch charge en s'important (groupe de points d'entrée torch.backends), jusqu'à ce que "
+        "la limite de temps l'arrête.",
+    "finding.HUNG_IN.torch_backend.next_action":
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py exécute torch sans charger ses greffons "
+        "de périphérique ; si vous n'utilisez pas ce périphérique, retirez le greffon (python -m "
+        "pip uninstall {distribution}), sinon voyez ce qu'il attend en {place} (son "
+        "périphérique, son runtime).",
     "finding.TIME_LIMIT_REACHED.summary":
         "La vérification travaillait encore à l'étape {stage} quand sa limite de {seconds} s l'a "
         "arrêtée : lente, pas bloquée.",
@@ -964,6 +980,9 @@ MESSAGES = {
     "error.unreadable_log":
         "le journal d'événements du worker contenait {count} ligne(s) illisible(s) et aucun "
         "résultat vérifié",
+    "error.timeout_hung_in":
+        "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}, bloqué dans "
+        "{package} ({place})",
     "error.timeout": "aucun résultat en {seconds} s ; le worker a été arrêté pendant {at}",
     "error.launcher_stop.time_limit":
         "le job a atteint sa limite de temps Slurm pendant {at} : Slurm l'a arrêté (SIGTERM) "

@@ -591,6 +591,20 @@ MESSAGES = {
         "Liste as GPUs desta máquina com nvidia-smi -L e ponha os UUIDs delas em "
         "CUDA_VISIBLE_DEVICES (ou remova a variável); um UUID copiado de outra máquina ou de um "
         "job encerrado não seleciona nada.",
+    "finding.HUNG_IN.summary":
+        "A verificação ficou travada em {package} ({place}) na etapa {stage} até o limite de "
+        "tempo interrompê-la.",
+    "finding.HUNG_IN.next_action":
+        "Veja o que {package} espera em {place} (um dispositivo, uma trava, a rede, uma "
+        "entrada); atualize-o, corrija-o se for seu, ou remova-o, e rode a verificação de novo.",
+    "finding.HUNG_IN.torch_backend.summary":
+        "import torch ficou travado no plugin de dispositivo {package} ({place}), que o torch "
+        "carrega ao ser importado (grupo de pontos de entrada torch.backends), até o limite de "
+        "tempo interrompê-lo.",
+    "finding.HUNG_IN.torch_backend.next_action":
+        "TORCH_DEVICE_BACKEND_AUTOLOAD=0 python app.py roda o torch sem carregar seus plugins de "
+        "dispositivo; se você não usa esse dispositivo, remova o plugin (python -m pip uninstall "
+        "{distribution}), senão veja o que ele espera em {place} (seu dispositivo, seu runtime).",
     "finding.TIME_LIMIT_REACHED.summary":
         "A verificação ainda trabalhava na etapa {stage} quando o limite de {seconds} s a "
         "encerrou: lenta, não travada.",
@@ -949,6 +963,9 @@ MESSAGES = {
     "error.unreadable_log":
         "o registro de eventos do worker tinha {count} linha(s) ilegível(is) e nenhum resultado"
         " verificado",
+    "error.timeout_hung_in":
+        "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}, travado em "
+        "{package} ({place})",
     "error.timeout": "nenhum resultado em {seconds} s; o worker foi interrompido durante {at}",
     "error.launcher_stop.time_limit":
         "o job atingiu seu limite de tempo do Slurm durante {at}: o Slurm o parou (SIGTERM) antes"

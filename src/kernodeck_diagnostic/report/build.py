@@ -206,6 +206,8 @@ def error_report(error: dict[str, Any], redactor: Redactor,
              "type": error.get("type"), "message": redactor.text(str(error.get("message") or ""))}
     if error.get("step"):
         block["step"] = error["step"]
+    if error.get("hung_in"):
+        block["hung_in"] = redactor.value(error["hung_in"])
     key, values = error.get("message_key"), redactor.value(error.get("message_values") or {})
     if key and (english := compose(key, values, ENGLISH)) is not None:
         # One of the tool's own sentences: English here, any language on the terminal.
@@ -236,15 +238,28 @@ def _error(request: Request, run: WorkerRun) -> dict[str, Any] | None:
         return _said("timeout", "interpreter", None, "error.timeout_at_start",
                      seconds=request.as_dict()["timeout_s"])
     if run.outcome == "timeout":
-        # The limit the launcher's SIGTERM cut is not --timeout: said as the launcher's stop, and
-        # why (the job cancelled, its time limit), never "no result within" the whole limit.
-        limit = {} if run.launcher_stop else {"seconds": request.as_dict()["timeout_s"]}
-        return _said("timeout", where, state.step,
-                     _STOPPED.get(run.launcher_stop or "", "error.timeout"), at=at, **limit)
+        return _timed_out(request, run, at)
     if run.outcome == "crashed" or not state.final:
         key, values = run.end_description()
         return _said("worker_failed", where, state.step, key, at=at, **values)
     return None
+
+
+def _timed_out(request: Request, run: WorkerRun, at: str) -> dict[str, Any]:
+    """The error of a worker the time limit ended during ``at``, its stage (and step)."""
+    where, step = run.state.stage or "interpreter", run.state.step
+    # The limit the launcher's SIGTERM cut is not --timeout: said as the launcher's stop, and
+    # why (the job cancelled, its time limit), never "no result within" the whole limit.
+    if run.launcher_stop:
+        return _said("timeout", where, step, _STOPPED[run.launcher_stop], at=at)
+    seconds, hung = request.as_dict()["timeout_s"], run.hung_in
+    if hung is None:
+        return _said("timeout", where, step, "error.timeout", at=at, seconds=seconds)
+    # Where it hung, from the worker's stack (supervision/hang.py): said, and kept for the
+    # findings (HUNG_IN).
+    return {**_said("timeout", where, step, "error.timeout_hung_in", at=at, seconds=seconds,
+                    package=hung["package"], place=f"{hung['file']}:{hung['line']}"),
+            "hung_in": hung}
 
 
 def _tool_needs(run: WorkerRun) -> dict[str, Any]:

@@ -151,11 +151,21 @@ class _ReportErrorRequired(TypedDict):
     message: str
 
 
+class HungIn(TypedDict):
+    """``error.hung_in``."""
+    package: str
+    file: str
+    line: int
+    torch_backend: bool
+    distribution: Optional[str]
+
+
 class ReportError(_ReportErrorRequired, total=False):
     """``error``."""
     step: ErrorStep
     message_key: str
     message_values: dict[str, str]
+    hung_in: HungIn
 
 
 class Peer(TypedDict):

@@ -340,13 +340,20 @@ class EventReader:
         # The head of an over-long line, kept while the rest of it is dropped until its end.
         self._long_head: bytes | None = None
         self._accepted_bytes = 0
+        self._held = False
 
     def poll(self) -> None:
-        while True:
+        while not self._held:
             chunk = self._file.read(1024 * 1024)
             if not chunk:
                 return
             self._feed(chunk)
+
+    def hold(self) -> None:
+        """Read what the worker has written by now, and nothing it writes after (the time limit:
+        what it says once asked for its stack, supervision/hang.py, is past the limit)."""
+        self.poll()
+        self._held = True
 
     def close(self) -> None:
         """The worker is gone: a last line it never ended (killed mid-write) is unreadable."""

@@ -24,7 +24,7 @@ PLACES_FILE = "places.json"
 if TYPE_CHECKING:
     from ..children import Spawned
     from ..facts.launcher import StopReason
-    from .events import WorkerState
+    from .events import EventReader, WorkerState
     from .oom_killer import OomWatch
     from .start import Started
 # What reads the worker's events and output (``events``, ``captures``, the report's schema) is
@@ -112,6 +112,9 @@ class WorkerRun:
     # What the tool itself could not get from this process's limits (open files, a process,
     # memory): a message key (``error.tool_needs.*``) and its values (tool_needs.py).
     tool_need: tuple[str, dict[str, str]] | None = None
+    # Where the worker the time limit ended hung, from its stack (hang.py): package, file
+    # relative to its import folder, line; None otherwise, or where it cannot be told.
+    hung_in: dict[str, Any] | None = None
 
     @classmethod
     def not_started(cls, key: str, detail: str) -> WorkerRun:
@@ -262,6 +265,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     started.send(request)
     outcome: Outcome = "timeout"
     cpu_s: float | None = None
+    hung_in: dict[str, Any] | None = None
     exit_watch = _ExitWatch(process, started.done)
     ranked, hurried = "--launcher" in request, False
     try:
@@ -298,8 +302,7 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
             if on_progress is not None:
                 on_progress(_where(state), time.monotonic() - start)
         if outcome == "timeout":
-            # Was it working or waiting? The CPU time it used, read before it is killed.
-            cpu_s = process_cpu_seconds(process.pid)
+            cpu_s, hung_in = _at_the_limit(started, reader)
     finally:
         exit_watch.close()
         started.stop(finished=outcome == "finished")
@@ -309,7 +312,20 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
         outcome = "finished"  # the final event landed between the last read and the exit
     stop = launcher_stop_reason() if hurried else None
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start,
-                     cpu_s=cpu_s, launcher_stop=stop)
+                     cpu_s=cpu_s, launcher_stop=stop, hung_in=hung_in)
+
+
+def _at_the_limit(started: Started,
+                  reader: EventReader) -> tuple[float | None, dict[str, Any] | None]:
+    """What the worker the time limit ends says before it is killed: was it working or waiting
+    (the CPU time it used), and where it hangs, asked of the worker itself (hang.py). Its
+    events are read up to now, none after: a worker stuck in a native call that the signal
+    interrupts (pause, a driver's wait) may go on until it is killed."""
+    cpu_s = process_cpu_seconds(started.process.pid)
+    reader.hold()
+    from .hang import ask_where
+
+    return cpu_s, ask_where(started)
 
 
 class _ExitWatch:

@@ -33,6 +33,12 @@ COMPANIONS: tuple[str, ...] = ("protocol", "origin", "integrity", "runtime", "re
 Stage = Literal["interpreter", "import", "backend", "device", "compute", "extensions", "kernels",
                 "collective"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
+# At the time limit, before it kills the worker, the front asks it where it is
+# (supervision/hang.py): the worker has armed faulthandler to write every thread's Python stack
+# into this file of its private folder on this signal (runtime.dump_stacks; POSIX only, None
+# elsewhere). The file's first line, written by the worker, is its standard library's folder.
+STACK_FILE = "stacks.txt"
+STACK_SIGNAL: signal.Signals | None = getattr(signal, "SIGUSR1", None)
 # The kernels of the kernels stage (--kernels, worker/kernels.py), in the order they run: each
 # is a step of that stage, so a kernel that hangs is named.
 Kernel = Literal["matmul_float32", "matmul_tf32", "matmul_float16", "matmul_bfloat16", "conv2d",

@@ -2,7 +2,8 @@
 block (the Python, the OS, the kind of environment, the device-visibility variables, the GPU
 device nodes, the warning filters, tracemalloc). Read before torch is imported, and none of it
 needs torch. Also where the run's own files go that torch would put elsewhere: the compiler's
-caches (``compiler_caches``, set just before ``torch.compile``).
+caches (``compiler_caches``, set just before ``torch.compile``), and the file its stacks are
+written to when the front asks where it hangs (``dump_stacks``).
 
 A companion of the worker (see ``stages``): the standard library only, Python 3.9+.
 """
@@ -185,3 +186,30 @@ def venv_includes_system(prefix: str) -> bool:
     except OSError:
         pass
     return False
+
+
+def dump_stacks(events_path: str, signum: int | None, name: str) -> None:
+    """Arm faulthandler: on ``signum`` (the front's, at the time limit: supervision/hang.py),
+    every thread's Python stack is written to the file ``name`` of this run's private folder,
+    the folder of ``events_path``. It is written by the signal's handler in C, which runs even
+    while a native call holds the interpreter's lock. The file is new (never a link followed),
+    readable by its owner only; its first line names this interpreter's standard library's
+    folder, which the front tells apart from the user's code. Nothing where the system has no
+    such signal (Windows), nor outside one of the front's private folders."""
+    folder = os.path.dirname(os.path.abspath(events_path))
+    if signum is None or not os.path.basename(folder).startswith("kernodeck-"):
+        return
+    import faulthandler  # built into the interpreter: nothing to find on a path
+
+    register = getattr(faulthandler, "register", None)  # POSIX's only
+    if register is None:
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(os.path.join(folder, name), flags, 0o600)
+        os.write(fd, os.path.dirname(os.path.abspath(platform.__file__)).encode(
+            "utf-8", "surrogateescape") + b"\n")
+        # The descriptor stays open for the whole run: faulthandler writes to it by number.
+        register(signum, fd, all_threads=True, chain=False)
+    except (OSError, RuntimeError, ValueError):
+        return  # no stack to give: the time limit names the stage alone, as before

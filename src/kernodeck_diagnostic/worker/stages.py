@@ -679,6 +679,7 @@ def main(argv: list[str] | None = None) -> int:
         watch_front(args.events)
     for name in companions_used(args):  # now, before the user's folder is on the import path
         companion(name)
+    companion("runtime").dump_stacks(args.events, protocol.STACK_SIGNAL, protocol.STACK_FILE)
     events = Events(args.events)
     worker = Worker(events, args.device, args.device_index,
                     search_path0(args.places.get("path0")))

@@ -1,6 +1,7 @@
 """Application: what the user's own program brings to the check and runs with (control 4 of the
-method): its modules named like ones it needs, warning filters that turn a warning into the
-failure, allocation tracing, debugging variables left set.
+method): its modules named like ones it needs, what it hung in when the time limit ended it,
+warning filters that turn a warning into the failure, allocation tracing, debugging variables left
+set.
 """
 
 from __future__ import annotations
@@ -64,6 +65,30 @@ def local_module_shadows(report: Report) -> Finding | None:
                "script_folder" if places == {"script-folder"} else None)
     return Finding("LOCAL_MODULE_SHADOWS", "warning", tuple(evidence), {"names": names},
                    variant=variant)
+
+
+@layer.rule(155, "HUNG_IN", variants=(None, "torch_backend"))
+def hung_in(report: Report) -> Finding | None:
+    """The time limit ended a worker that hung in code that is not torch's: where, from the
+    worker's own stack at the limit (``error.hung_in``, supervision/hang.py), and, for a device
+    plugin that torch loads as it is imported (entry point group ``torch.backends``), how to run
+    torch without it. A hang in torch itself is the stage's and the device's to explain."""
+    error = report.get("error") or EMPTY
+    hung = error.get("hung_in")
+    if report["code"] != Verdict.TIMEOUT or not hung or hung["package"] == "torch":
+        return None
+    place = f"{hung['file']}:{hung['line']}"
+    evidence = [f"the worker's stack at the time limit: hung in {hung['package']} ({place}), "
+                f"at the {error.get('stage')} stage"]
+    if hung["torch_backend"]:
+        evidence.append("torch was loading it as a device plugin (entry point group "
+                        "torch.backends), as it does when it is imported")
+    if hung.get("distribution"):
+        evidence.append(f"it is declared by the distribution {hung['distribution']}")
+    return Finding("HUNG_IN", "error", tuple(evidence),
+                   {"package": hung["package"], "place": place, "stage": str(error.get("stage")),
+                    "distribution": str(hung.get("distribution") or hung["package"])},
+                   variant="torch_backend" if hung["torch_backend"] else None)
 
 
 @layer.rule(240, "WARNING_AS_ERROR")
