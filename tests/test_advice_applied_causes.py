@@ -215,11 +215,17 @@ HANG_LIMIT_S = "20"
 
 def with_hanging_plugin(python: Path) -> None:
     """A device plugin (entry point group torch.backends) whose autoload() waits for its device
-    forever, as a vendor's plugin does when its driver never answers."""
+    forever, as a vendor's plugin does when its driver never answers; with KD_HANG_PLUGIN_WORK_S
+    set, it works that many seconds of CPU time first (a long start, then the wait)."""
     packages = site_packages(python)
     (packages / "kd_hang_plugin").mkdir()
     (packages / "kd_hang_plugin" / "__init__.py").write_text(
-        "import threading\n\n\ndef autoload():\n    threading.Event().wait()\n",
+        "import threading\n\n\ndef autoload():\n"
+        "    threading.Event().wait(_work_first())  # None: forever\n\n\n"
+        "def _work_first():\n    import os, time\n"
+        "    start, seconds = time.process_time(), float(os.environ.get("
+        "'KD_HANG_PLUGIN_WORK_S', '0'))\n"
+        "    while time.process_time() - start < seconds:\n        pass\n",
         encoding="utf-8")
     info = packages / "kd_hang_plugin-1.0.dist-info"
     info.mkdir()
@@ -234,11 +240,12 @@ def with_hanging_plugin(python: Path) -> None:
         f"{info.name}/INSTALLER", f"{info.name}/RECORD")), encoding="utf-8")
 
 
-def timed_out(python: Path, pyz: Path, work: Path, name: str) -> tuple[dict[str, Any], str]:
+def timed_out(python: Path, pyz: Path, work: Path, name: str, *, limit: str = HANG_LIMIT_S,
+              env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
     """The check ended by its limit: its report, and the whole of what it showed and saved."""
     output = work.parent / name
-    result = run_tool(python, pyz, ["--device", "cpu", "--timeout", HANG_LIMIT_S,
-                                    "--output", str(output)], env=clean_env(), cwd=work)
+    result = run_tool(python, pyz, ["--device", "cpu", "--timeout", limit,
+                                    "--output", str(output)], env=clean_env(env), cwd=work)
     report = checked(result)
     assert (result.returncode, report["code"], report["status"]) == (10, "TIMEOUT", "failed")
     shown = result.stdout + result.stderr + output.read_text(encoding="utf-8")
@@ -263,6 +270,16 @@ def test_a_hanging_device_plugin_is_named_where_it_hangs_and_the_printed_switch_
     assert "hung in kd_hang_plugin (kd_hang_plugin/__init__.py:5)" in shown
     found = findings(before)["HUNG_IN"]
     assert "device plugin kd_hang_plugin (kd_hang_plugin/__init__.py:5)" in found["summary"]
+    # A long start (torch's import, 5 s of the plugin's own work), then the wait: much of the
+    # CPU time in all, none of its last seconds. Was TIME_LIMIT_REACHED beside it ("slow, not
+    # stuck": a longer --timeout, which changes nothing for a plugin that never returns).
+    busy, _ = timed_out(python, pyz, work, "busy.json", limit="16",
+                        env={"KD_HANG_PLUGIN_WORK_S": "5"})
+    timings = busy["timings_ms"]
+    assert timings["worker_cpu"] > 0.3 * timings["worker_total"], timings  # the old evidence
+    assert timings["worker_cpu_last"] < 0.3 * timings["worker_last"], timings
+    assert "HUNG_IN" in findings(busy)
+    assert "TIME_LIMIT_REACHED" not in findings(busy), timings
     # torch without its plugins, as printed.
     variable = re.search(r"(TORCH_DEVICE_BACKEND_AUTOLOAD)=(0) python", found["next_action"])
     assert variable is not None, found["next_action"]

@@ -567,3 +567,16 @@ def test_a_hang_in_torch_itself_or_a_check_that_did_not_time_out_is_no_hung_in()
     passed = _hung("kd_hang_plugin", "kd_hang_plugin/__init__.py", torch_backend=True)
     passed["code"] = "TORCH_IMPORT_FAILED"
     assert "HUNG_IN" not in ids(passed)
+
+
+def test_the_time_limit_is_judged_by_the_workers_last_seconds_when_they_are_known() -> None:
+    """A worker that hangs after a long import used much CPU time in all and none at the end:
+    waiting, not working (no TIME_LIMIT_REACHED); one busy to the end was working."""
+    base = {"code": "TIMEOUT", "stage": "import"}
+    hung = report(**base, timings_ms={"worker_total": 8000.0, "worker_cpu": 4000.0,
+                                       "worker_last": 2000.0, "worker_cpu_last": 20.0})
+    busy = report(**base, timings_ms={"worker_total": 8000.0, "worker_cpu": 4000.0,
+                                       "worker_last": 2000.0, "worker_cpu_last": 1900.0})
+    assert "TIME_LIMIT_REACHED" not in ids(hung)
+    found = {finding["id"]: finding for finding in derive(busy)}["TIME_LIMIT_REACHED"]
+    assert "1.9 s of CPU time in its last 2.0 s" in found["evidence"][0]

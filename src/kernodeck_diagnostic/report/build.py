@@ -133,6 +133,9 @@ def assemble(request: Request, run: WorkerRun, decision: Decision, facts: dict[s
     timings["worker_total"] = round(run.elapsed_s * 1000, 1)
     if run.cpu_s is not None:  # a worker the time limit ended: the CPU time it had used
         timings["worker_cpu"] = round(run.cpu_s * 1000, 1)
+    if run.cpu_last_s is not None and run.last_s is not None:  # and in its last seconds
+        timings["worker_cpu_last"] = round(run.cpu_last_s * 1000, 1)
+        timings["worker_last"] = round(run.last_s * 1000, 1)
     pytorch = pytorch_block(facts.get("pytorch", {}))
     for device in pytorch["devices"]:  # each device's verdict is the front's: never a worker's
         device.pop("check", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -13,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
 from ..safe_files import PRIVATE_MODE, Folder
 from ..worker.protocol import LAUNCHER_HURRY_S, deadline_argument
@@ -107,6 +108,10 @@ class WorkerRun:
     stderr_line: str | None = None
     # The CPU time the worker had used when the time limit ended it (None otherwise, or unknown).
     cpu_s: float | None = None
+    # Of it, what the last seconds before the limit used, and how long they were (CpuTrail): a
+    # worker that hangs after a long import used much CPU in all, next to none at the end.
+    cpu_last_s: float | None = None
+    last_s: float | None = None
     # --distributed: the launcher's SIGTERM cut the limit (facts/launcher.stop_reason: why).
     launcher_stop: StopReason | None = None
     # What the tool itself could not get from this process's limits (open files, a process,
@@ -264,12 +269,11 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     process = started.process
     started.send(request)
     outcome: Outcome = "timeout"
-    cpu_s: float | None = None
-    hung_in: dict[str, Any] | None = None
+    limit: AtTheLimit = None, None, None
     exit_watch = _ExitWatch(process, started.done)
+    trail = CpuTrail(process.pid, timeout_s)
     ranked, hurried = "--launcher" in request, False
     try:
-        from .captures import bound_capture
         from .events import EventReader
 
         reader = EventReader(started.events)
@@ -297,12 +301,11 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
             if state.final and outcome != "finished":
                 outcome = "finished"  # the result is in; what runs now is the worker's exit
                 deadline = min(deadline, time.monotonic() + FINAL_GRACE_S)
-            for capture in started.captures:
-                bound_capture(capture)
+            _tend(started, trail)
             if on_progress is not None:
                 on_progress(_where(state), time.monotonic() - start)
         if outcome == "timeout":
-            cpu_s, hung_in = _at_the_limit(started, reader)
+            limit = _at_the_limit(started, reader, trail)
     finally:
         exit_watch.close()
         started.stop(finished=outcome == "finished")
@@ -311,21 +314,75 @@ def _supervise(started: Started, request: list[str], *, timeout_s: float,
     if outcome == "crashed" and state.final:
         outcome = "finished"  # the final event landed between the last read and the exit
     stop = launcher_stop_reason() if hurried else None
+    cpu_s, last, hung_in = limit
     return WorkerRun(state, outcome, process.returncode, time.monotonic() - start,
-                     cpu_s=cpu_s, launcher_stop=stop, hung_in=hung_in)
+                     cpu_s=cpu_s, cpu_last_s=last[0] if last else None,
+                     last_s=last[1] if last else None, launcher_stop=stop, hung_in=hung_in)
 
 
-def _at_the_limit(started: Started,
-                  reader: EventReader) -> tuple[float | None, dict[str, Any] | None]:
+def _tend(started: Started, trail: CpuTrail) -> None:
+    """Between two looks at the worker: its captured output kept bounded, its CPU time read."""
+    from .captures import bound_capture
+
+    for capture in started.captures:
+        bound_capture(capture)
+    trail.sample()
+
+
+class CpuTrail:
+    """The worker's CPU time, read every ``SPACING_S`` or so while it runs, the last readings
+    only (bounded): at the time limit, what its last ``window`` seconds used. A quarter of the
+    limit, at most 5 s: a hang that began after a long import is seen as the wait it is."""
+
+    SPACING_S = 0.25
+    KEPT = 24  # 6 s of readings: more than the longest window
+
+    def __init__(self, pid: int, timeout_s: float) -> None:
+        self._pid = pid
+        self.window = min(5.0, timeout_s / 4)
+        self._readings: collections.deque[tuple[float, float]] = collections.deque(
+            maxlen=self.KEPT)
+        self._readable = True
+
+    def sample(self) -> None:
+        now = time.monotonic()
+        if not self._readable or (self._readings and now - self._readings[-1][0]
+                                  < self.SPACING_S):
+            return
+        cpu = process_cpu_seconds(self._pid)
+        if cpu is None:
+            self._readable = False  # not Linux, or gone: nothing to read again
+            return
+        self._readings.append((now, cpu))
+
+    def last(self, cpu_now: float | None) -> tuple[float, float] | None:
+        """(CPU seconds used, seconds elapsed) over about the last ``window`` seconds, from
+        the reading nearest before its start; None without a reading one second old."""
+        now = time.monotonic()
+        if cpu_now is None:
+            return None
+        before = [(at, cpu) for at, cpu in self._readings if now - at >= self.window]
+        older = before[-1] if before else (self._readings[0] if self._readings else None)
+        if older is None or now - older[0] < 1.0:
+            return None
+        return max(0.0, cpu_now - older[1]), now - older[0]
+
+
+# At the time limit: the worker's CPU time, that of its last seconds (and how long), where it hung.
+AtTheLimit = tuple[Optional[float], Optional[tuple[float, float]], Optional[dict[str, Any]]]
+
+
+def _at_the_limit(started: Started, reader: EventReader, trail: CpuTrail) -> AtTheLimit:
     """What the worker the time limit ends says before it is killed: was it working or waiting
-    (the CPU time it used), and where it hangs, asked of the worker itself (hang.py). Its
-    events are read up to now, none after: a worker stuck in a native call that the signal
-    interrupts (pause, a driver's wait) may go on until it is killed."""
+    (the CPU time it used, in all and at the end), and where it hangs, asked of the worker
+    itself (hang.py). Its events are read up to now, none after: a worker stuck in a native call
+    that the signal interrupts (pause, a driver's wait) may go on until it is killed."""
     cpu_s = process_cpu_seconds(started.process.pid)
+    last = trail.last(cpu_s)
     reader.hold()
     from .hang import ask_where
 
-    return cpu_s, ask_where(started)
+    return cpu_s, last, ask_where(started)
 
 
 class _ExitWatch:

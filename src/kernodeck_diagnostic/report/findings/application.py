@@ -157,6 +157,9 @@ def time_limit_reached(report: Report) -> Finding | None:
     CPU was waiting (a hang): that is not this finding's."""
     timings = report.get("timings_ms") or {}
     cpu, total = timings.get("worker_cpu"), timings.get("worker_total")
+    last, recent = timings.get("worker_cpu_last"), timings.get("worker_last")
+    if isinstance(last, (int, float)) and isinstance(recent, (int, float)) and recent > 0:
+        cpu, total = last, recent  # what it did at the end: a long import then a hang waits
     if not (report["code"] == Verdict.TIMEOUT and isinstance(cpu, (int, float))
             and isinstance(total, (int, float)) and total > 0):
         return None
@@ -166,7 +169,8 @@ def time_limit_reached(report: Report) -> Finding | None:
     if cpu < total * could * PROGRESSING_SHARE:
         return None
     limit = report["request"].get("timeout_s")
-    evidence = [f"the worker used {cpu / 1000:.1f} s of CPU time in {total / 1000:.1f} s: it was "
+    evidence = [f"the worker used {cpu / 1000:.1f} s of CPU time in "
+                f"{'its last ' if total is recent else ''}{total / 1000:.1f} s: it was "
                 "working, not waiting",
                 f"the time limit ({limit} s) ended it at the {report['stage']} stage"]
     at_maximum = isinstance(limit, (int, float)) and limit >= TIMEOUT_MAXIMUM_S
