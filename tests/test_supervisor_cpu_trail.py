@@ -38,7 +38,8 @@ def test_a_process_that_waits_at_the_end_used_next_to_no_cpu_in_its_last_seconds
         assert trail.window == 2.0
         _follow(trail, 1.0)
         busy = trail.last(_cpu(child.pid))  # one second in: busy all along
-        assert busy is not None and busy[0] > 0.5 * busy[1], busy  # noqa: PT018
+        # busy all along, as much as a loaded machine gives it (a hang: next to none)
+        assert busy is not None and busy[0] > 0.2 * busy[1], busy  # noqa: PT018
         while _cpu(child.pid) < 1.5:  # its work done, whatever the load
             _follow(trail, 0.2)
         _follow(trail, 2.5)
