@@ -7,10 +7,14 @@ Run with an environment where the frameworks are installed (``tests/envs.py``'s
 
 - Lightning: ``Trainer.fit`` over ``BATCHES`` batches whose ``training_step`` computes a small
   linear model's loss and then spins for 1 ms of the thread's CPU time (the work of a real
-  step), with ``KernodeckCallback`` and without, alternated round by round; the ratio of each
-  round's pair, median of the rounds, in the main thread's CPU time (``cpu_ratio``: what the
-  adapter adds, whatever else the machine runs) and in wall-clock time (``ratio``: meaningful
-  on a quiet machine only);
+  step), three ways alternated round by round (their order reversed every other round): bare,
+  with an empty ``pl.Callback()`` (what Lightning's own dispatch to any callback costs: the
+  anchor, a floor no callback goes under) and with ``KernodeckCallback``. Each variant's ratio
+  to another is the median of the rounds' paired ratios, in the main thread's CPU time
+  (``cpu_ratio``: what the adapter adds, whatever else the machine runs) and in wall-clock time
+  (``ratio``: meaningful on a quiet machine only); ``adapter_vs_empty`` is the adapter's part
+  above Lightning's dispatch, the part this package controls; ``*_us_per_batch`` the medians'
+  difference per batch (the attempt's start and end included: a fixed cost of about 15 ms);
 - Accelerate: the same step in the program's own loop (``accelerator.backward``, the optimizer),
   inside ``trial_for(...)`` with a pass and a stage per step, and the same loop bare.
 
@@ -41,7 +45,7 @@ def spin() -> None:
         pass
 
 
-def lightning_epoch(batches: int, with_callback: bool, where: str) -> tuple[float, float]:
+def lightning_epoch(batches: int, variant: str, where: str) -> tuple[float, float]:
     import pytorch_lightning as pl
     from torch.utils.data import DataLoader, TensorDataset
 
@@ -62,7 +66,8 @@ def lightning_epoch(batches: int, with_callback: bool, where: str) -> tuple[floa
             return torch.optim.SGD(self.parameters(), lr=0.01)
 
     data = TensorDataset(torch.randn(batches * 4, 8), torch.randn(batches * 4, 1))
-    callbacks = [KernodeckCallback(where)] if with_callback else []
+    callbacks = {"bare": [], "empty": [pl.Callback()],
+                 "adapted": [KernodeckCallback(where)]}[variant]
     trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False,
                          enable_progress_bar=False, enable_model_summary=False,
                          enable_checkpointing=False, num_sanity_val_steps=0,
@@ -73,7 +78,7 @@ def lightning_epoch(batches: int, with_callback: bool, where: str) -> tuple[floa
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
-def accelerate_epoch(batches: int, with_trial: bool, where: str) -> tuple[float, float]:
+def accelerate_epoch(batches: int, variant: str, where: str) -> tuple[float, float]:
     from accelerate import Accelerator
 
     from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
@@ -92,7 +97,7 @@ def accelerate_epoch(batches: int, with_trial: bool, where: str) -> tuple[float,
         spin()
 
     start, cpu = time.perf_counter(), time.thread_time()
-    if with_trial:
+    if variant == "adapted":
         with trial_for(accelerator, where) as trial:
             for _ in trial.passes(batches):
                 with trial.stage("train_step"):
@@ -103,22 +108,31 @@ def accelerate_epoch(batches: int, with_trial: bool, where: str) -> tuple[float,
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
-def paired(run: Callable[[int, bool, str], tuple[float, float]], batches: int, rounds: int,
-           where: str) -> dict[str, float]:
-    bare: list[tuple[float, float]] = []
-    adapted: list[tuple[float, float]] = []
-    for index in range(rounds + 1):  # the first round warms the imports up, and is dropped
-        order = (False, True) if index % 2 else (True, False)
-        found = {flag: run(batches, flag, where) for flag in order}
+def paired(run: Callable[[int, str, str], tuple[float, float]], variants: tuple[str, ...],
+           batches: int, rounds: int, where: str) -> dict[str, float]:
+    """Each variant once a round, the order reversed every other round; the first round warms
+    the imports up and is dropped. Medians, and each pair's median of per-round ratios."""
+    found: dict[str, list[tuple[float, float]]] = {variant: [] for variant in variants}
+    for index in range(rounds + 1):
+        order = variants if index % 2 else variants[::-1]
+        measured = {variant: run(batches, variant, where) for variant in order}
         if index:
-            bare.append(found[False])
-            adapted.append(found[True])
-    return {"bare_ms": statistics.median(wall for wall, _ in bare) * 1000,
-            "adapted_ms": statistics.median(wall for wall, _ in adapted) * 1000,
-            "ratio": statistics.median(a[0] / b[0] for a, b in zip(adapted, bare)),
-            "bare_cpu_ms": statistics.median(cpu for _, cpu in bare) * 1000,
-            "adapted_cpu_ms": statistics.median(cpu for _, cpu in adapted) * 1000,
-            "cpu_ratio": statistics.median(a[1] / b[1] for a, b in zip(adapted, bare))}
+            for variant in variants:
+                found[variant].append(measured[variant])
+    result: dict[str, float] = {}
+    for variant, values in found.items():
+        result[f"{variant}_ms"] = statistics.median(wall for wall, _ in values) * 1000
+        result[f"{variant}_cpu_ms"] = statistics.median(cpu for _, cpu in values) * 1000
+    for above, below in (("adapted", "bare"), ("empty", "bare"), ("adapted", "empty")):
+        if above not in found or below not in found:
+            continue
+        name = "" if (above, below) == ("adapted", "bare") else f"{above}_vs_{below}_"
+        pairs = list(zip(found[above], found[below]))
+        result[f"{name}ratio"] = statistics.median(a[0] / b[0] for a, b in pairs)
+        result[f"{name}cpu_ratio"] = statistics.median(a[1] / b[1] for a, b in pairs)
+        result[f"{above}_vs_{below}_cpu_us_per_batch"] = (
+            result[f"{above}_cpu_ms"] - result[f"{below}_cpu_ms"]) * 1000 / batches
+    return result
 
 
 def main() -> None:
@@ -131,8 +145,10 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as where:
             found = {"batches": batches, "rounds": rounds, "spin_ms": SPIN_S * 1000,
-                     "lightning": paired(lightning_epoch, batches, rounds, where),
-                     "accelerate": paired(accelerate_epoch, batches, rounds, where)}
+                     "lightning": paired(lightning_epoch, ("bare", "empty", "adapted"),
+                                         batches, rounds, where),
+                     "accelerate": paired(accelerate_epoch, ("bare", "adapted"), batches,
+                                          rounds, where)}
     finally:
         sys.stderr.close()
         sys.stderr = stderr

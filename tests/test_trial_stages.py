@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kernodeck_diagnostic.ramp.rows import rows_of
-from kernodeck_diagnostic.trial import stages
+from kernodeck_diagnostic.trial import memory, signals, stages
 from kernodeck_diagnostic.trial.compare import from_events
 from trial_helpers import (
     app_env,
@@ -216,6 +216,9 @@ PEAKS = """
                 touch(400)
             with trial.stage("inner_small"):
                 touch(1)
+        for index in range(6):  # its largest peak in a later call, past the first ones
+            with trial.stage("grows"):
+                touch(200 if index == 5 else 1)
 """
 
 
@@ -225,6 +228,8 @@ def _assert_own_peaks(summary: dict[str, int]) -> None:
     assert summary["inner_big"] - summary["inner_small"] > 380 * 2**20, summary
     # The nested stages reset the peak; the enclosing one still has the largest of them.
     assert summary["outer"] >= summary["inner_big"], summary
+    # A later call's peak above its name's largest so far is read exact and kept.
+    assert summary["grows"] - summary["small"] > 180 * 2**20, summary
 
 
 def _peaks(folder: Path) -> dict[str, int]:
@@ -264,6 +269,46 @@ def test_a_stage_peak_is_the_programs_own_when_a_big_process_launched_it(
     _assert_own_peaks(summary)
     assert summary["small"] < 300 * 2**20, summary  # not the launcher's 600 MiB
     assert summary["big"] < 600 * 2**20, summary
+
+
+@linux_only
+def test_a_reading_not_above_the_largest_kept_needs_no_status_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``peak(known)``: a getrusage reading that may be inherited is made exact (a read of
+    /proc/self/status) only when it is above what the caller keeps."""
+    cpu = memory.CpuMemory()
+    cpu.open()
+    try:
+        cpu.inherited = 2**62  # every reading may be the launcher's: only status can tell
+        reads: list[int] = []
+        read = cpu.read
+        monkeypatch.setattr(cpu, "read", lambda: reads.append(1) or read())
+        cpu.reset_peak()
+        assert cpu.peak(known=2**61) is not None
+        assert reads == []
+        assert cpu.peak(known=1024) is not None
+        assert cpu.peak() is not None
+        assert reads == [1, 1]
+    finally:
+        cpu.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGCHLD"), reason="no SIGCHLD (Windows)")
+def test_after_sigterm_a_python_sigchld_handler_raises_nothing() -> None:
+    """PyTorch's DataLoader raises from its SIGCHLD handler when a worker dies; the workers die of
+    the same SIGTERM, perhaps before the attempt's end holds SIGCHLD: from the SIGTERM on, SIGCHLD
+    raises nothing, and the program exits 143 (``Terminated``), not 1."""
+
+    def dataloader_handler(signum: int, frame: object) -> None:
+        raise RuntimeError("DataLoader worker (pid 1) is killed by signal: Terminated.")
+
+    previous = signal.signal(signal.SIGCHLD, dataloader_handler)
+    try:
+        with pytest.raises(signals.Terminated):
+            signals.terminate(signal.SIGTERM, None)
+        signal.raise_signal(signal.SIGCHLD)  # a worker dead of it: nothing raised
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
 
 
 PROFILED = """

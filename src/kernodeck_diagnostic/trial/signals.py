@@ -37,7 +37,26 @@ _HELD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGCHLD")
 def terminate(signum: int, frame: Any) -> None:
     for trial in list(OPEN):
         trial.terminated()
+    _quiet_sigchld()
     raise Terminated
+
+
+def _after_sigterm(signum: int, frame: Any) -> None:
+    """SIGCHLD once SIGTERM ended the attempts: a child that ended now (a DataLoader worker) died
+    of the same signal, as the process group did; nothing to raise."""
+
+
+def _quiet_sigchld() -> None:
+    """A Python SIGCHLD handler (PyTorch's DataLoader raises from it when a worker dies) would
+    run as soon as the workers die of the same SIGTERM, before the attempt's end holds it, and
+    raise in place of ``Terminated``: from the SIGTERM on, SIGCHLD raises nothing."""
+    sigchld = getattr(signal, "SIGCHLD", None)
+    if sigchld is None:
+        return
+    handler = signal.getsignal(sigchld)
+    if callable(handler) and handler is not _after_sigterm:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sigchld, _after_sigterm)
 
 
 class _Hold:

@@ -419,7 +419,12 @@ class Stage:
         opened = recorder.open
         if opened and opened[-1] is self:
             opened.pop()
-        peak = max(recorder.cpu.peak() or 0, self.floor) or None
+        stats = self.stats
+        short = exc is None and not devices and self.occurrence > FIRST_KEPT
+        # A later call, no stage around it: its peak counts only above its name's largest, so a
+        # reading not above that one is not made exact (no read of /proc/self/status).
+        peak = max(recorder.cpu.peak(stats.peak_bytes if short and not opened else None) or 0,
+                   self.floor) or None
         if opened:
             opened[-1].floor = max(opened[-1].floor, peak or 0)
         words = recorder.words
@@ -427,8 +432,7 @@ class Stage:
             words[1] = opened[-1].word if opened else self.word
             words[2] = len(opened)
         ms = (end - self.start) * 1000
-        stats = self.stats
-        if exc is None and not devices and self.occurrence > FIRST_KEPT:
+        if short:
             # The short path: a completed CPU call of a name already written in full.
             stats.add_duration(ms)
             if peak is not None and (stats.peak_bytes is None or peak > stats.peak_bytes):
@@ -440,7 +444,9 @@ class Stage:
             recorder.last_completed = stats.name
             if len(stats.slowest) < SLOWEST_KEPT or ms > stats.slowest[0][0]:
                 # Rarer and rarer (one of the slowest so far): its memory is read in full.
-                self._slow(ms, self._record("completed", ms, None, self._memory([], peak, True)))
+                # Its peak read exact with its resident size (``peak`` may be a bound).
+                self._slow(ms, self._record("completed", ms, None,
+                                            self._memory([], self.floor or None, True)))
             if stats.count >= stats.next_summary or end - stats.summary_at >= SUMMARY_EVERY_S:
                 self._summarize(end)
             return

@@ -165,6 +165,11 @@ class TrainingAttempt:
         self._before = {name: parameter.detach().to("cpu", copy=True)
                         for name, parameter in trained_parameters(model, optimizers).items()}
 
+    @property
+    def first_step_pending(self) -> bool:
+        """The first optimizer step is still to be judged (the parameters' copy is kept)."""
+        return self._before is not None
+
     def before_optimizer_step(self, optimizers: Iterable[Any]) -> None:
         """The learning rates the coming optimizer step uses: a step whose every rate is 0 (the
         first step of a warmup) cannot update a parameter, and is not the one judged."""

@@ -43,7 +43,21 @@ _pl: Any = _lightning()
 
 class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
     """The attempt of each ``fit``: ``root`` and ``params`` as ``Trial``'s; ``check_step=False``
-    leaves the first step unchecked (it copies the trained parameters to host memory)."""
+    leaves the first step unchecked (it copies the trained parameters to host memory).
+
+    Lightning calls each callback's hooks at every batch, a profiler context each, when they are
+    callable: the per-batch hooks this callback has no use for are None (Lightning skips them),
+    and ``on_before_optimizer_step`` is dropped once the first step is judged."""
+
+    on_before_backward = None
+    on_after_backward = None
+    on_before_zero_grad = None
+    on_validation_batch_start = None
+    on_validation_batch_end = None
+    on_test_batch_start = None
+    on_test_batch_end = None
+    on_predict_batch_start = None
+    on_predict_batch_end = None
 
     def __init__(self, root: str | os.PathLike[str] = "runs",
                  params: Mapping[str, Any] | None = None, *, check_step: bool = True) -> None:
@@ -60,6 +74,7 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
         if stage == "fit":
             self.attempt = self.attempt.next_attempt()
             self.stepped = False
+            self.__dict__.pop("on_before_optimizer_step", None)  # the class's own again
             self.attempt.place(trainer.global_rank, trainer.world_size)
             self.attempt.start()
             self.attempt.open_stage("setup")
@@ -95,6 +110,9 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
         self.attempt.observe_loss(loss, self.attempt.step)
         if self.stepped:  # the first step that updated: with gradient accumulation, not batch 0
             self.attempt.after_first_step(loss, pl_module)
+            if not self.attempt.first_step_pending:  # judged, or not to be: no rate to read
+                self.__dict__["on_before_optimizer_step"] = None  # Lightning skips it
+                self.stepped = False
 
     def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
         self.attempt.close_stage("save_checkpoint")
