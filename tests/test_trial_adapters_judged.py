@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +213,9 @@ def test_a_warmup_from_zero_is_judged_at_its_first_step_that_can_update(
     assert attempt["contracts_passed"] is True
 
 
+READY_WITHIN_S = 240
+
+
 @pytest.mark.slow
 @posix_only
 @pytest.mark.parametrize("app", ["lightning", "transformers"])
@@ -228,11 +232,19 @@ def test_sigterm_to_the_process_group_with_dataloader_workers_ends_the_attempt_w
                                env=app_env({"TMPDIR": str(tmp_path / "tmp")}),
                                stdin=subprocess.DEVNULL,
                                start_new_session=True)
+    # Never ready (seen under a loaded -n 2 run: the first batch never came): killed, and the
+    # test fails on it rather than waiting for ever.
+    never_ready = threading.Timer(READY_WITHIN_S, os.killpg, (process.pid, signal.SIGKILL))
+    never_ready.start()
     try:
         assert process.stdout is not None
+        ready = False
         for line in process.stdout:
             if "ready" in line:
+                ready = True
                 break
+        never_ready.cancel()
+        assert ready, f"not ready within {READY_WITHIN_S} s"
         os.killpg(process.pid, signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)
     finally:
