@@ -153,6 +153,21 @@ def test_the_checked_pythons_own_conda_lib_is_named_though_no_environment_is_act
 
 # -- a torch.backends device plugin whose own error was dropped ---------------------------------
 
+def installed_plugin(packages: Path, module: str, distribution: str, entry: str) -> None:
+    """``module`` (its __init__.py written) installed as pip would: a distribution declaring the
+    entry point ``torch.backends: entry = module:autoload``, its files in its RECORD."""
+    info = packages / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[torch.backends]\n{entry} = {module}:autoload\n",
+                                           encoding="utf-8")
+    (info / "INSTALLER").write_text("pip\n", encoding="utf-8")
+    (info / "RECORD").write_text("".join(f"{name},,\n" for name in (
+        f"{module}/__init__.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt",
+        f"{info.name}/INSTALLER", f"{info.name}/RECORD")), encoding="utf-8")
+
+
 def with_plugin(python: Path) -> None:
     """A device plugin (entry point group torch.backends) installed beside torch, as a vendor's
     torch_npu is, that needs its device's runtime library, absent here."""
@@ -161,17 +176,7 @@ def with_plugin(python: Path) -> None:
     (packages / "kd_vendor_plugin" / "__init__.py").write_text(
         "import ctypes\n\n\ndef autoload():\n    ctypes.CDLL('libkd_vendor_runtime.so.3')\n",
         encoding="utf-8")
-    info = packages / "kd_vendor_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kd-vendor-plugin\n"
-                                   "Version: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[torch.backends]\n"
-                                           "kd_vendor = kd_vendor_plugin:autoload\n",
-                                           encoding="utf-8")
-    (info / "INSTALLER").write_text("pip\n", encoding="utf-8")
-    (info / "RECORD").write_text("".join(f"{name},,\n" for name in (
-        "kd_vendor_plugin/__init__.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt",
-        f"{info.name}/INSTALLER", f"{info.name}/RECORD")), encoding="utf-8")
+    installed_plugin(packages, "kd_vendor_plugin", "kd-vendor-plugin", "kd_vendor")
 
 
 def test_a_failing_device_plugin_is_named_with_its_own_error_and_removing_it_works(
@@ -190,21 +195,28 @@ def test_a_failing_device_plugin_is_named_with_its_own_error_and_removing_it_wor
                  "No such file or directory"}
     found = findings(before)["TORCH_BACKEND_PLUGIN_FAILED"]
     assert "libkd_vendor_runtime.so.3" in found["summary"]
-    # The check without the plugin, as the advice says it confirms.
-    variable = re.search(r"(TORCH_DEVICE_BACKEND_AUTOLOAD)=(0) python", found["next_action"])
-    assert variable is not None, found["next_action"]
+    # The check without the plugin, as the advice says it confirms; then the plugin removed.
+    plugin_advice_applied(python, pyz, work, found["next_action"], "TORCH_BACKEND_PLUGIN_FAILED")
+
+
+def plugin_advice_applied(python: Path, pyz: Path, work: Path, advice: str,
+                          finding: str) -> None:
+    """A plugin finding's two remedies, each exactly as printed: torch run without its plugins
+    (TORCH_DEVICE_BACKEND_AUTOLOAD=0), then the plugin uninstalled (pip asks to confirm: the
+    user says yes). Each gives a pass, the second without ``finding``."""
+    variable = re.search(r"(TORCH_DEVICE_BACKEND_AUTOLOAD)=(0) python", advice)
+    assert variable is not None, advice
     without = check(python, pyz, work, "without.json",
                     clean_env({variable.group(1): variable.group(2)}))
     assert without["code"] == "CPU_CHECK_PASSED", without["error"]
-    # The plugin removed as printed (pip asks to confirm: the user says yes).
-    command = re.search(r"python -m pip uninstall ([\w.-]+)", found["next_action"])
-    assert command is not None, found["next_action"]
+    command = re.search(r"python -m pip uninstall ([\w.-]+)", advice)
+    assert command is not None, advice
     removed = subprocess.run([str(python), "-m", "pip", "uninstall", "-y", command.group(1)],
                              capture_output=True, text=True, timeout=300, check=False)
     assert removed.returncode == 0, removed.stdout + removed.stderr
     after = check(python, pyz, work, "after.json")
     assert after["code"] == "CPU_CHECK_PASSED", after["error"]
-    assert "TORCH_BACKEND_PLUGIN_FAILED" not in findings(after)
+    assert finding not in findings(after)
 
 
 # -- a torch.backends device plugin that never returns, and a module of the user's that hangs ---
@@ -227,17 +239,7 @@ def with_hanging_plugin(python: Path) -> None:
         "'KD_HANG_PLUGIN_WORK_S', '0'))\n"
         "    while time.process_time() - start < seconds:\n        pass\n",
         encoding="utf-8")
-    info = packages / "kd_hang_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kd-hang-plugin\n"
-                                   "Version: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[torch.backends]\n"
-                                           "kd_hang = kd_hang_plugin:autoload\n",
-                                           encoding="utf-8")
-    (info / "INSTALLER").write_text("pip\n", encoding="utf-8")
-    (info / "RECORD").write_text("".join(f"{name},,\n" for name in (
-        "kd_hang_plugin/__init__.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt",
-        f"{info.name}/INSTALLER", f"{info.name}/RECORD")), encoding="utf-8")
+    installed_plugin(packages, "kd_hang_plugin", "kd-hang-plugin", "kd_hang")
 
 
 def timed_out(python: Path, pyz: Path, work: Path, name: str, *, limit: str = HANG_LIMIT_S,
@@ -280,21 +282,8 @@ def test_a_hanging_device_plugin_is_named_where_it_hangs_and_the_printed_switch_
     assert timings["worker_cpu_last"] < 0.3 * timings["worker_last"], timings
     assert "HUNG_IN" in findings(busy)
     assert "TIME_LIMIT_REACHED" not in findings(busy), timings
-    # torch without its plugins, as printed.
-    variable = re.search(r"(TORCH_DEVICE_BACKEND_AUTOLOAD)=(0) python", found["next_action"])
-    assert variable is not None, found["next_action"]
-    without = check(python, pyz, work, "without.json",
-                    clean_env({variable.group(1): variable.group(2)}))
-    assert without["code"] == "CPU_CHECK_PASSED", without["error"]
-    # The plugin removed as printed (pip asks to confirm: the user says yes).
-    command = re.search(r"python -m pip uninstall ([\w.-]+)", found["next_action"])
-    assert command is not None, found["next_action"]
-    removed = subprocess.run([str(python), "-m", "pip", "uninstall", "-y", command.group(1)],
-                             capture_output=True, text=True, timeout=300, check=False)
-    assert removed.returncode == 0, removed.stdout + removed.stderr
-    after = check(python, pyz, work, "after.json")
-    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
-    assert "HUNG_IN" not in findings(after)
+    # torch without its plugins, as printed; then the plugin removed as printed.
+    plugin_advice_applied(python, pyz, work, found["next_action"], "HUNG_IN")
 
 
 def test_a_module_of_the_users_that_hangs_the_import_is_named_where_it_hangs(
