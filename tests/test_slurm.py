@@ -81,9 +81,13 @@ STOPPED_TIMEOUT_S = 120  # the most --timeout allows: the launcher's stop, not i
 
 def _slow_step(folder: Path, name: str, *srun_options: str) -> subprocess.Popen[str]:
     marker = folder / "imported"
+    # The tool's private folder in the test's own: srun's SIGTERM kills every process of the
+    # step (SIGKILL), none left to remove it (docs/scale.md), and the suite leaves /tmp clean.
+    private = folder / "tmp"
+    private.mkdir(exist_ok=True)
     env = rank_env({"PYTHONPATH": os.pathsep.join([str(FAKES), str(SRC)]),
                     "KD_FAKE_TORCH": "cpu_only", "KD_FAKE_TORCH_IMPORT_DELAY": "300",
-                    "KD_FAKE_TORCH_MARKER": str(marker)})
+                    "KD_FAKE_TORCH_MARKER": str(marker), "TMPDIR": str(private)})
     step = subprocess.Popen(
         ["srun", "-O", "-n", "1", "-J", name, *srun_options, sys.executable, "-m",
          "kernodeck_diagnostic", "--distributed", "--device", "cpu", "--timeout",
