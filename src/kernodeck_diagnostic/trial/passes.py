@@ -23,7 +23,7 @@ import heapq
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 FIRST_KEPT = 3  # passes written in full to the event log, and read for memory each
@@ -34,6 +34,7 @@ MEMORY_EVERY_S = 0.05  # after the first passes, the memory is read at most this
 SUMMARY_EVERY_S = 30.0
 EXACT_VALUES = 1024  # values kept one by one for the percentiles, then a histogram
 BUCKETS_PER_E = 100
+_log1p = math.log1p
 
 
 def bucket_of(value: float, scale: float) -> int:
@@ -72,9 +73,11 @@ class Sketch:
         self.histogram: dict[int, int] = {}
 
     def add(self, value: float, key: Any = None) -> None:
+        # Called at every pass (twice: the pass's time, its stage's): no call it can spare.
         self.count += 1
         self.total += value
-        self.min = min(self.min, value)
+        if value < self.min:  # noqa: PLR1730 - a builtin call a pass can spare
+            self.min = value
         if value > self.max:
             self.max, self.max_key = value, key
         exact = self.exact
@@ -86,7 +89,10 @@ class Sketch:
             for kept in exact:
                 self._bucket(kept)
             return
-        self._bucket(value)
+        # bucket_of, inline
+        bucket = int(_log1p((value if value > 0.0 else 0.0) * self.scale) * BUCKETS_PER_E)
+        histogram = self.histogram
+        histogram[bucket] = histogram.get(bucket, 0) + 1
 
     def _bucket(self, value: float) -> None:
         bucket = bucket_of(value, self.scale)
@@ -155,10 +161,11 @@ class Passes:
         slowest = self.slowest
         return len(slowest) < SLOWEST_KEPT or ms > slowest[0][0]
 
-    def completed_pass(self, index: int, duration_ms: float, stage_ms: dict[str, float],
+    def completed_pass(self, index: int, duration_ms: float, stage_ms: Mapping[Any, float],
                        read_memory: Callable[[], dict[str, Any]],
                        write: Callable[..., None]) -> None:
-        """Pass ``index`` completed (``stage_ms``: each stage's time in it): counted and
+        """Pass ``index`` completed (``stage_ms``: each stage's time in it, by its tallies, whose
+        ``name`` is written): counted and
         summarised; its memory read (``read_memory``) when it is one of the first passes or of
         the slowest, or the last reading is ``MEMORY_EVERY_S`` old; written (``write``: the
         event log's) in full when it is one of the first or of the slowest."""
@@ -181,7 +188,7 @@ class Passes:
                 self.slow_written += index >= FIRST_KEPT
                 write("pass_completed" if index < FIRST_KEPT else "pass_slow",
                       pass_index=index, duration_ms=record["duration_ms"], memory=memory,
-                      stage_ms=stage_ms)
+                      stage_ms={stats.name: round(ms, 3) for stats, ms in stage_ms.items()})
         if self.summary_due(now):
             write("passes_summary", **self.summary())
 

@@ -274,18 +274,19 @@ class Recorder:
             with contextlib.suppress(Exception):
                 self._nvtx = torch.cuda.nvtx
 
-    def pass_ended(self, index: int) -> dict[str, float]:
-        """The completed time of each stage in pass ``index``; the pass's tally starts over."""
+    def pass_ended(self, index: int) -> dict[StageStats, float]:
+        """The completed time of each stage in pass ``index`` (by its tallies: ``name``); the
+        pass's tally starts over."""
         pass_ms = self.pass_ms
         if not pass_ms:
-            return {}
+            return pass_ms
         self.pass_ms = {}
         for stats, ms in pass_ms.items():
             if index == 0:
                 stats.first_pass_ms = ms
             else:
                 stats.later_passes.add(ms, index)
-        return {stats.name: round(ms, 3) for stats, ms in pass_ms.items()}
+        return pass_ms
 
     def forked(self) -> None:
         """In a child forked while the attempt runs (a DataLoader's worker): its stages are its
