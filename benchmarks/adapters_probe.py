@@ -62,11 +62,11 @@ def spin() -> None:
         pass
 
 
-def lightning_epoch(batches: int, variant: str, where: str) -> tuple[float, float]:
+def lightning_fit(batches: int, callbacks: list[Any], where: str) -> tuple[float, float]:
+    """One fit of ``batches`` batches with ``callbacks``: its wall and thread CPU time. Each
+    batch computes a small linear model's loss, then spins for 1 ms (the work of a real step)."""
     import pytorch_lightning as pl
     from torch.utils.data import DataLoader, TensorDataset
-
-    from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
 
     class Tiny(pl.LightningModule):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -83,8 +83,6 @@ def lightning_epoch(batches: int, variant: str, where: str) -> tuple[float, floa
             return torch.optim.SGD(self.parameters(), lr=0.01)
 
     data = TensorDataset(torch.randn(batches * 4, 8), torch.randn(batches * 4, 1))
-    callbacks = {"bare": [], "empty": [pl.Callback()],
-                 "adapted": [KernodeckCallback(where)]}[variant]
     trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False,
                          enable_progress_bar=False, enable_model_summary=False,
                          enable_checkpointing=False, num_sanity_val_steps=0,
@@ -95,10 +93,20 @@ def lightning_epoch(batches: int, variant: str, where: str) -> tuple[float, floa
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
-def accelerate_epoch(batches: int, variant: str, where: str) -> tuple[float, float]:
-    from accelerate import Accelerator
+def lightning_epoch(batches: int, variant: str, where: str) -> tuple[float, float]:
+    import pytorch_lightning as pl
 
-    from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
+    from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
+
+    callbacks = {"bare": [], "empty": [pl.Callback()],
+                 "adapted": [KernodeckCallback(where)]}[variant]
+    return lightning_fit(batches, callbacks, where)
+
+
+def accelerate_step() -> tuple[Any, Callable[[], None]]:
+    """An ``Accelerator`` on the CPU and one step of a program's own loop with it (forward,
+    ``accelerator.backward``, the optimizer's step), then 1 ms of spin."""
+    from accelerate import Accelerator
 
     accelerator = Accelerator(cpu=True)
     model = torch.nn.Linear(8, 1)
@@ -113,6 +121,13 @@ def accelerate_epoch(batches: int, variant: str, where: str) -> tuple[float, flo
         optimizer.zero_grad()
         spin()
 
+    return accelerator, step
+
+
+def accelerate_epoch(batches: int, variant: str, where: str) -> tuple[float, float]:
+    from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
+
+    accelerator, step = accelerate_step()
     start, cpu = time.perf_counter(), time.thread_time()
     if variant == "adapted":
         with trial_for(accelerator, where) as trial:
@@ -139,23 +154,9 @@ def interval_of(ratios: list[float]) -> dict[str, Any]:
 
 
 def accelerate_interleaved(pairs: int, where: str) -> dict[str, Any]:
-    from accelerate import Accelerator
-
     from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
 
-    accelerator = Accelerator(cpu=True)
-    model = torch.nn.Linear(8, 1)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    model, optimizer = accelerator.prepare(model, optimizer)
-    inputs, targets = torch.randn(4, 8), torch.randn(4, 1)
-
-    def step() -> None:
-        loss = torch.nn.functional.mse_loss(model(inputs), targets)
-        accelerator.backward(loss)
-        optimizer.step()
-        optimizer.zero_grad()
-        spin()
-
+    accelerator, step = accelerate_step()
     found: dict[bool, list[float]] = {False: [], True: []}
     with trial_for(accelerator, where) as trial:
         for index in range(pairs + 1):  # the first pair warms up, dropped
@@ -177,7 +178,6 @@ def accelerate_interleaved(pairs: int, where: str) -> dict[str, Any]:
 
 def lightning_interleaved(pairs: int, where: str) -> dict[str, Any]:
     import pytorch_lightning as pl
-    from torch.utils.data import DataLoader, TensorDataset
 
     from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
 
@@ -197,23 +197,6 @@ def lightning_interleaved(pairs: int, where: str) -> dict[str, Any]:
         def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
             self.cpu = time.thread_time() - self.start
 
-    class Tiny(pl.LightningModule):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.net = torch.nn.Linear(8, 1)
-
-        def training_step(self, batch: Any, batch_idx: int) -> Any:
-            x, y = batch
-            loss = torch.nn.functional.mse_loss(self.net(x), y)
-            spin()
-            return loss
-
-        def configure_optimizers(self) -> Any:
-            return torch.optim.SGD(self.parameters(), lr=0.01)
-
-    data = TensorDataset(torch.randn((SKIPPED + BLOCK) * 4, 8),
-                         torch.randn((SKIPPED + BLOCK) * 4, 1))
-
     class Hooks(pl.Callback):  # type: ignore[misc]
         """The two per-batch hooks the adapter uses, doing nothing: Lightning's dispatch."""
 
@@ -230,11 +213,7 @@ def lightning_interleaved(pairs: int, where: str) -> dict[str, Any]:
         window = Window()
         extra = {"bare": [], "empty": [pl.Callback()], "hooks": [Hooks()],
                  "adapted": [KernodeckCallback(where)]}[variant]
-        trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False,
-                             enable_progress_bar=False, enable_model_summary=False,
-                             enable_checkpointing=False, num_sanity_val_steps=0,
-                             default_root_dir=where, callbacks=[window, *extra])
-        trainer.fit(Tiny(), DataLoader(data, batch_size=4))
+        lightning_fit(SKIPPED + BLOCK, [window, *extra], where)
         return float(window.cpu)
 
     variants = ("bare", "empty", "hooks", "adapted")
