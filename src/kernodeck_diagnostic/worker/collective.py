@@ -159,8 +159,11 @@ def _run(worker: Any, store: Any, own: dict[str, Any], outcome: dict[str, Any],
         while (int(store.add("done", 0)) < len(joined) - 1
                and time.monotonic() < plan["deadline"]):
             time.sleep(POLL_S)
-    # Read last: a rank claimed twice while the others formed the group is named too.
+    # Read last: a rank claimed twice while the others formed the group is named too. Another
+    # rank reads it before it says it is done: rank 0's store may end as soon as it has.
     outcome["duplicated_ranks"] = read_set(store, "duplicated") or None
+    if rank != 0:
+        store.add("done", 1)
 
 
 def _gather(store: Any, plan: dict[str, Any], joined: list[int], settled: float,
@@ -168,11 +171,9 @@ def _gather(store: Any, plan: dict[str, Any], joined: list[int], settled: float,
     """Every rank's result: rank 0 gathers them by ``end`` (and, ranks started by hand, waits
     until ``settled`` for a process claiming a rank twice) and puts them back as one value;
     the others read it."""
-    if plan["rank"] != 0:
+    if plan["rank"] != 0:  # done once it has read what it reads last (``_run``)
         wait_for(store, ["all"], lambda: plan["deadline"], strict=True)
-        ranks = json.loads(store.get("all"))
-        store.add("done", 1)
-        return ranks
+        return json.loads(store.get("all"))
     reported = wait_for(store, [f"result/{r}" for r in joined], end)
     if plan.get("serves_store") and plan["launcher"] == "torchrun":
         settle(store, min(settled, end()))
