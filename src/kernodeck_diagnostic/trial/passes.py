@@ -165,10 +165,10 @@ class Passes:
                        read_memory: Callable[[], dict[str, Any]],
                        write: Callable[..., None]) -> None:
         """Pass ``index`` completed (``stage_ms``: each stage's time in it, by its tallies, whose
-        ``name`` is written): counted and
-        summarised; its memory read (``read_memory``) when it is one of the first passes or of
-        the slowest, or the last reading is ``MEMORY_EVERY_S`` old; written (``write``: the
-        event log's) in full when it is one of the first or of the slowest."""
+        ``name`` is written): counted and summarised; its memory read (``read_memory``) when it
+        is one of the first passes or of the slowest, or the last reading is ``MEMORY_EVERY_S``
+        old; written (``write``: the event log's) in full when it is one of the first or of the
+        slowest."""
         now = time.perf_counter()
         slow = self.add(index, duration_ms)
         memory = None
