@@ -274,7 +274,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _serving(port: int, within_s: float) -> bool:
+def serving(port: int, within_s: float) -> bool:
     """Whether a program listens on ``port`` (rank 0's store), by ``within_s``."""
     end = time.monotonic() + within_s
     while time.monotonic() < end:
@@ -313,7 +313,7 @@ def test_the_launchers_sigterm_leaves_rank_0_time_to_name_the_failed_rank(
         # launcher stops the job: under load, rank 1's quick failure can come while rank 0's
         # front is still starting its interpreter, where nothing can hold a signal yet (seen
         # once in a full run: no report, the front ended by the SIGTERM).
-        assert _serving(port, within_s=60), rank0.poll()
+        assert serving(port, within_s=60), rank0.poll()
         stopped = time.monotonic()
         for pid in [rank0.pid, *(_descendants(rank0.pid) if every_process else [])]:
             with contextlib.suppress(ProcessLookupError):

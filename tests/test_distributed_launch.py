@@ -20,7 +20,7 @@ import pytest
 from conftest import SRC, assert_valid_report
 from kernodeck_diagnostic.children import kill_tree, spawn
 from kernodeck_diagnostic.facts.launcher import detect
-from test_distributed import free_port, rank_env
+from test_distributed import free_port, rank_env, serving
 
 # The worker's first step, as the front starts it: SIGTERM arrives while it is still blocked.
 _CHILD = ("import sys, time; sys.path.insert(0, sys.argv[1]); time.sleep(0.5); "
@@ -284,17 +284,6 @@ def _slurm_task(job: int, task: int, port: int) -> dict[str, str]:
             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
 
 
-def _listening(port: int, within_s: float) -> bool:
-    end = time.monotonic() + within_s
-    while time.monotonic() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
 @pytest.mark.slow
 def test_a_rank_of_another_job_on_the_port_is_refused_never_counted(
         cpu_torch_python: Path, tmp_path: Path) -> None:
@@ -316,7 +305,7 @@ def test_a_rank_of_another_job_on_the_port_is_refused_never_counted(
     # Job 101's rank 0 waits for its rank 1 for 45 % of its limit: job 102 comes and goes.
     first = start(101, 0, limit_s=110)
     try:
-        assert _listening(port, 35), "job 101's rank 0 never served its store"
+        assert serving(port, 35), "job 101's rank 0 never served its store"
         others = [start(102, 0), start(102, 1)]
         for process in others:
             process.communicate(timeout=90)
