@@ -44,7 +44,7 @@ from . import contracts, folder, notebook, oom, signals, stage_summary
 from .accessors import judge_document
 from .log import EventLog
 from .memory import Accelerator, AllocatorHistory, CpuMemory, Devices
-from .passes import FIRST_KEPT, Passes
+from .pass_loop import PassLoop, Step
 from .signals import Terminated, signals_held
 from .stages import Recorder, Stage, memory_reading, timings_of
 
@@ -103,18 +103,12 @@ class Trial:
         self._completed_at_error = -1  # the stages completed when the first error came
         self._error: BaseException | None = None
         self._oom: dict[str, Any] | None = None
-        self._passes_started = False
-        self._next_pass = 0
-        self._pass_log = Passes()
-        self._pass_stages = 0  # stage calls started when the current pass began
+        self._loop = PassLoop(self._recorder, self._write, self._memory_now)
+        self._pass_log = self._loop.record
         self._tensors: list[dict[str, Any]] = []
         self._tensors_described = 0
         self._contracts = contracts.Kept()
         self._terminated = False  # SIGTERM came: what fails after it is its consequence
-        self._left_pass: int | None = None  # the pass the program stopped asking after
-        self._left: tuple[int, float, bool] | None = None  # its index, time, whether it ran
-        self._pass_start = 0.0  # when the current pass began (its fetch included)
-        self._failed_pass: int | None = None  # the last pass an error was raised in
         self._signal: dict[str, Any] | None = None  # the SIGTERM: the stage open, the pass
         self._output: dict[str, Any] = {}
         self._history = AllocatorHistory(memory_history)
@@ -218,9 +212,7 @@ class Trial:
         unharmed: the pass it was in counts as completed when a stage of it ran (the evidence
         that its work did; an error raised in it fails it), and ``passes.left_at_pass`` names
         it."""
-        self._refuse_unless_open("passes")
-        self._refuse_other_thread("passes")
-        self._resolve_left(failed=False)  # the program went on: the pass it left was whole
+        self._pass_asked()
         if isinstance(count, bool) or not isinstance(count, (int, Iterable)):
             raise TypeError(f"passes() takes a count or an iterable (a DataLoader), not "
                             f"{type(count).__name__}")
@@ -232,29 +224,24 @@ class Trial:
 
     def _passes(self, items: Iterator[Any], count: int | None, *,
                 indexes: bool) -> Iterator[Any]:
-        self._passes_started = True
-        log = self._pass_log
+        loop = self._loop
+        loop.started = True
+        log = loop.record
         log.requested += count or 0
         recorder = self._recorder
         perf_counter = time.perf_counter
         while True:
             start = perf_counter()
-            index = self._next_pass
             try:
                 item = next(items)
             except StopIteration:
                 return
             except BaseException as error:  # fetching this pass's item: its data loading
-                self._fetch_failed(error, index)
+                self._fetch_failed(error, loop.next_index)
                 raise
-            self._next_pass = index + 1
             if count is None:
                 log.requested += 1  # an iterable of unknown length: as drawn
-            recorder.pass_index = index
-            self._pass_stages = recorder.sequence
-            self._pass_start = start
-            if index < FIRST_KEPT:
-                self._write("pass_started", pass_index=index)
+            index = loop.begin(start)
             try:
                 yield index if indexes else item
             except GeneratorExit:
@@ -262,14 +249,26 @@ class Trial:
                     raise
                 # The program stopped asking (a break, islice, zip, or an error raised in the
                 # pass, not seen yet: the loop is closed before the error reaches the Trial):
-                # decided when the program goes on (``_resolve_left``).
-                recorder.pass_index = None
-                ran = recorder.sequence > self._pass_stages  # a stage of it ran
-                self._left = (index, (perf_counter() - start) * 1000, ran)
-                log.left_at = self._left_pass = index
+                # decided when the program goes on (``PassLoop.resolve_left``).
+                loop.leave(index, start)
                 raise
             recorder.pass_index = None
-            self._pass_completed(index, (perf_counter() - start) * 1000)
+            loop.completed(index, (perf_counter() - start) * 1000)
+
+    def _step(self, name: str) -> Step:
+        """A pass and its one stage ``name``, begun and ended as one, again and again
+        (``pass_loop.Step``): an adapter's training step."""
+        return Step(self._loop, self.stage(name), self._pass_asked)
+
+    def _pass_asked(self) -> None:
+        """A pass is asked for: refused outside the attempt or from another thread; the pass the
+        program left before it was whole (the program went on)."""
+        if self._log is None:
+            self._refuse_unless_open("passes")
+        if threading.get_ident() != self._recorder.owner:
+            self._refuse_other_thread("passes")
+        if self._loop.left is not None:
+            self._resolve_left(failed=False)
 
     def describe(self, **values: Any) -> str:
         """Record the dtype, shape and device of tensors (never their values); return the
@@ -333,26 +332,12 @@ class Trial:
         rss, peak = self._cpu.read()
         return memory_reading(rss, peak, devices)
 
-    def _pass_completed(self, index: int, duration_ms: float) -> None:
-        """A pass completed: ``Passes.completed`` keeps what it keeps of it."""
-        self._pass_log.completed_pass(index, duration_ms, self._recorder.pass_ended(index),
-                                      self._memory_now, self._write)
-
     def _memory_now(self) -> dict[str, Any]:
         return self._memory(self._devices.in_use(sys.modules.get("torch")))
 
     def _resolve_left(self, failed: bool) -> None:
-        """The pass the program left (``_passes``): completed when the program went on without
-        an error and a stage of it ran; else its partial time is no pass's."""
-        left, self._left = self._left, None
-        if left is None:
-            return
-        index, duration_ms, ran = left
-        failed = failed or self._failed_pass == index  # a stage of it failed, caught or not
-        if ran and not failed and not self._terminated:
-            self._pass_completed(index, duration_ms)
-        else:
-            self._recorder.pass_abandoned()
+        """The pass the program left (``PassLoop.resolve_left``)."""
+        self._loop.resolve_left(failed, self._terminated)
 
     def _fetch_failed(self, error: BaseException, index: int) -> None:
         """Fetching pass ``index``'s item raised: its data loading failed (an out-of-memory
@@ -376,13 +361,13 @@ class Trial:
         not the program's failure."""
         if not isinstance(exc, Exception) or self._terminated:
             return  # KeyboardInterrupt, Terminated: no error of the program
+        loop = self._loop
         if pass_index is None:
-            pass_index = self._pass if self._pass is not None else self._left_pass
-        if self._left is not None and self._left[0] == pass_index:
+            pass_index = self._pass if self._pass is not None else loop.left_pass
+        if loop.left is not None and loop.left[0] == pass_index:
             self._resolve_left(failed=True)
         if pass_index is not None:
-            self._failed_pass = pass_index
-            self._pass_log.failed(pass_index, stage, type(exc).__name__)
+            loop.failed(pass_index, stage, type(exc).__name__)
         if self._error is not None:
             return
         self._error = exc
@@ -392,7 +377,7 @@ class Trial:
         self._write_trace(exc)
         torch = sys.modules.get("torch")
         if oom.is_oom(exc, torch):
-            phase = oom.phase_of(pass_index, self._passes_started)
+            phase = oom.phase_of(pass_index, loop.started)
             memory, indexes = self._pass_log.memory_after_pass()
             self._oom = oom.describe(exc, phase, pass_index if phase != "loading" else None,
                                      memory, self._pass_log.growth(), indexes=indexes,
@@ -430,12 +415,8 @@ class Trial:
             signals.OPEN.remove(self)
         recorder = self._recorder
         if recorder.pass_index is not None:  # a pass still running: the program ended in it
-            index = recorder.pass_index
             self._resolve_left(failed=False)
-            self._left = (index, (time.perf_counter() - self._pass_start) * 1000,
-                          recorder.sequence > self._pass_stages)
-            self._left_pass = self._pass_log.left_at = index
-            recorder.pass_index = None
+            self._loop.leave(recorder.pass_index, self._loop.start)
         if exc is not None and exc is not self._error:
             self._failed(exc, None)  # raised outside every stage
         self._resolve_left(failed=exc is not None)

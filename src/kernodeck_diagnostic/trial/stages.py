@@ -349,7 +349,8 @@ if hasattr(os, "register_at_fork"):  # POSIX
 
 class Stage:
     """The context manager ``Trial.stage`` returns (a class with slots: cheaper than a
-    generator). The common case (completed, no device, nothing kept) is the short path."""
+    generator). The common case (completed, no device, nothing kept) is the short path. Once
+    exited, it may be entered again (``pass_loop.Step`` reuses one): a call of its name again."""
 
     __slots__ = ("devices", "floor", "name", "occurrence", "profiled", "recorder", "start", "stats",
                  "sync", "word")
@@ -381,6 +382,7 @@ class Stage:
             device.reset_peak()
         opened = recorder.open
         cpu = recorder.cpu
+        self.floor = 0
         if opened:  # the enclosing stage's peak so far, before this one resets it
             outer = opened[-1]
             outer.floor = max(outer.floor, cpu.peak() or 0)

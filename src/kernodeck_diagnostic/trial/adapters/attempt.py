@@ -5,7 +5,8 @@ checkpoint) rather than running a ``with`` block: ``TrainingAttempt`` opens and 
 stages on those calls, makes each training batch a pass (so that pass 0, the first batch, is
 kept apart and an out-of-memory error is placed in its phase), holds the first optimizer step to
 ``expect_training_step``, and at the end prints the per-stage table (``stage_summary``) once and
-keeps it in the attempt folder. Only the public ``Trial`` API is used.
+keeps it in the attempt folder. The public ``Trial`` API is used, and ``Trial._step``: a batch's
+pass and stage begun and ended as one, at a fraction of their cost apart.
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ import math
 import os
 import sys
 import time
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import ModuleType
-from typing import Any, cast
+from typing import Any
 
 from ...i18n import language_from, translator
 from ...package_data import TOOL_NAME
 from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary
+from ..pass_loop import Step
 from ..session import Trial
 from ..signals import Terminated, signals_held
 
@@ -77,8 +79,8 @@ class TrainingAttempt:
         self.check_step = check_step
         self.started = False
         self.ended = False
-        self._stages: list[tuple[str, Any]] = []  # the open stages, innermost last
-        self._pass: Generator[int, None, None] | None = None
+        self._stages: list[tuple[str, Any]] = []  # the open stages and steps, innermost last
+        self._steps: dict[str, Step] = {}  # each step name's, made once
         self._before: dict[str, Any] | None = None
         self._lr_zero: bool | None = None  # the coming step's learning rates are all 0
         self._waited = 0  # steps at a learning rate of 0 not judged
@@ -141,20 +143,25 @@ class TrainingAttempt:
         return any(open_name == name for open_name, _ in self._stages)
 
     def batch_started(self, name: str = TRAIN_BATCH) -> None:
-        """A training batch (or optimizer step): a pass of its own, with its stage."""
+        """A training batch (or optimizer step): a pass of its own, with its stage (a ``Step``,
+        an open stage among the others). One whose end was never told ends here."""
         if not self.started or self.ended:
             return
-        # ``passes`` is a generator: closed, it marks its pass as not completed.
-        passes = cast(Generator[int, None, None], self.trial.passes(1))
-        self.step = next(passes)
-        self._pass = passes
-        self.open_stage(name)
+        step = self._steps.get(name)
+        if step is None:
+            step = self._steps[name] = self.trial._step(name)
+        elif step.index is not None:
+            self.close_stage(name)
+        self.step = step.begin()
+        self._stages.append((name, step))
 
     def batch_ended(self, name: str = TRAIN_BATCH) -> None:
-        self.close_stage(name)
-        if self._pass is not None:
-            next(self._pass, None)  # the pass completes
-            self._pass = None
+        """The batch's stage ends, then its pass (completed), and any stage opened in it."""
+        stages = self._stages
+        if stages and stages[-1][0] == name:  # nothing opened inside it: the common case
+            stages.pop()[1].__exit__(None, None, None)
+        else:
+            self.close_stage(name)
 
     # -- the first optimizer step --------------------------------------------------------------
 
@@ -253,15 +260,9 @@ class TrainingAttempt:
         self._pending = None
         kind = None if exc is None else type(exc)
         trace = None if exc is None else exc.__traceback__
-        while self._stages:
+        while self._stages:  # a step ended with an error leaves its pass (not completed)
             _, stage = self._stages.pop()
             stage.__exit__(kind, exc, trace)
-        if self._pass is not None:
-            if exc is None:
-                next(self._pass, None)
-            else:
-                self._pass.close()  # the pass did not complete
-            self._pass = None
         self.trial.__exit__(kind, exc, trace)
         self._summarize()
 

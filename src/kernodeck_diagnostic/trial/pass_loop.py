@@ -1,0 +1,135 @@
+"""The passes of a ``Trial`` as they run: the one running now, the one the program left, the
+last one an error came in. ``Passes`` keeps what is recorded of them.
+
+A pass begins when the program asks for it (``Trial.passes``' loop, or an adapter's training
+step: ``Step``) and completes when the program asks for the next one, or the step ends. A pass the
+program leaves (a ``break``, ``islice``, an error, the attempt's end inside it) is *left*, and
+decided when the program goes on (``resolve_left``): completed when a stage of it ran and none of
+them failed (the evidence that its work did), else abandoned, its stages' time no pass's.
+
+``Step`` is a pass and its one stage, begun and ended as one: what an adapter makes of each
+training batch, at a fraction of ``passes(1)`` and ``stage(name)``'s cost (no generator, no
+stage object made per batch; measured in docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from .passes import FIRST_KEPT, Passes
+from .stages import Recorder, Stage
+
+
+class PassLoop:
+    """The running state of an attempt's passes (see the module's docstring). ``write`` is the
+    event log's; ``read_memory`` reads the memory a pass keeps."""
+
+    def __init__(self, recorder: Recorder, write: Callable[..., None],
+                 read_memory: Callable[[], dict[str, Any]]) -> None:
+        self.recorder = recorder
+        self.record = Passes()
+        self._write = write
+        self._read_memory = read_memory
+        self.started = False  # a pass was asked for: an out-of-memory error's phase
+        self.next_index = 0
+        self.start = 0.0  # when the current pass began (its fetch included)
+        self.stages_at_start = 0  # stage calls started when the current pass began
+        self.left: tuple[int, float, bool] | None = None  # index, ms, whether a stage of it ran
+        self.left_pass: int | None = None  # the pass the program stopped asking after
+        self.failed_pass: int | None = None  # the last pass an error was raised in
+
+    def begin(self, start: float) -> int:
+        """The next pass begins (at ``start``, a ``perf_counter``): its index."""
+        index = self.next_index
+        self.next_index = index + 1
+        recorder = self.recorder
+        recorder.pass_index = index
+        self.stages_at_start = recorder.sequence
+        self.start = start
+        if index < FIRST_KEPT:
+            self._write("pass_started", pass_index=index)
+        return index
+
+    def completed(self, index: int, duration_ms: float) -> None:
+        """Pass ``index`` completed: ``Passes.completed_pass`` keeps what it keeps of it."""
+        self.record.completed_pass(index, duration_ms, self.recorder.pass_ended(index),
+                                   self._read_memory, self._write)
+
+    def leave(self, index: int, start: float) -> None:
+        """The program left pass ``index`` (begun at ``start``) before it completed: decided when
+        the program goes on (``resolve_left``)."""
+        recorder = self.recorder
+        recorder.pass_index = None
+        self.left = (index, (time.perf_counter() - start) * 1000,
+                     recorder.sequence > self.stages_at_start)
+        self.record.left_at = self.left_pass = index
+
+    def resolve_left(self, failed: bool, terminated: bool) -> None:
+        """The pass the program left: completed when the program went on without an error (none
+        raised in it, caught or not; no SIGTERM) and a stage of it ran; else abandoned."""
+        left, self.left = self.left, None
+        if left is None:
+            return
+        index, duration_ms, ran = left
+        if ran and not failed and self.failed_pass != index and not terminated:
+            self.completed(index, duration_ms)
+        else:
+            self.recorder.pass_abandoned()
+
+    def failed(self, index: int, stage: str | None, error_type: str) -> None:
+        """An error was raised in pass ``index`` (in ``stage``)."""
+        self.failed_pass = index
+        self.record.failed(index, stage, error_type)
+
+
+class Step:
+    """A pass and its one stage (``Trial._step``), begun (``begin``) and ended (``__exit__``, as
+    a stage ends: with the error, if any) as one, again and again: the stage object is reused.
+    Ended with an error, or by a failure of its stage's end, the pass is left (see
+    ``PassLoop``). ``asked`` runs the checks of a pass asked for (the attempt open, the thread
+    that began it, the pass left before decided)."""
+
+    __slots__ = ("asked", "index", "loop", "stage")
+
+    def __init__(self, loop: PassLoop, stage: Stage, asked: Callable[[], None]) -> None:
+        self.loop = loop
+        self.stage = stage
+        self.asked = asked
+        self.index: int | None = None  # the pass running, None between steps
+
+    def begin(self) -> int:
+        """The step's pass begins, then its stage; the pass's index."""
+        if self.index is not None:
+            raise RuntimeError("a step is begun once before it ends")
+        self.asked()
+        loop = self.loop
+        loop.started = True
+        loop.record.requested += 1
+        index = self.index = loop.begin(time.perf_counter())
+        try:
+            self.stage.__enter__()
+        except BaseException:
+            self.index = None
+            loop.leave(index, loop.start)
+            raise
+        return index
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        index, self.index = self.index, None
+        if index is None:
+            return
+        loop = self.loop
+        try:
+            self.stage.__exit__(exc_type, exc, tb)
+        except BaseException:  # its end failed (an asynchronous fault in a synchronisation)
+            loop.leave(index, loop.start)
+            raise
+        if exc is None:
+            loop.recorder.pass_index = None
+            loop.completed(index, (time.perf_counter() - loop.start) * 1000)
+        else:
+            loop.leave(index, loop.start)
