@@ -304,10 +304,12 @@ class LossWatch:
         """Keep ``loss``; True when a check found the first non-finite one."""
         if loss is None or self.first_bad is not None:
             return False
-        detach = getattr(loss, "detach", None)
-        self.pending.append((step, detach() if detach is not None else loss))
-        if len(self.pending) >= CHECK_EVERY or time.perf_counter() - self.checked_at \
-                >= CHECK_EVERY_S:
+        # Kept without its graph: detached when it has one (Lightning hands a detached copy).
+        if getattr(loss, "requires_grad", False):
+            loss = loss.detach()
+        pending = self.pending
+        pending.append((step, loss))
+        if len(pending) >= CHECK_EVERY or time.perf_counter() - self.checked_at >= CHECK_EVERY_S:
             return self.check()
         return False
 
