@@ -143,23 +143,11 @@ class Passes:
         self.next_summary = FIRST_KEPT + 1
         self.summary_at = time.perf_counter()
 
-    def wants_memory(self, index: int, now: float) -> bool:
-        return index < FIRST_KEPT or now - self.read_at >= MEMORY_EVERY_S
-
     def memory_read(self, index: int, kept: int | None, now: float) -> None:
         self.read_at = now
         self.readings.append((index, kept))
         if kept is not None:
             self.memory.add(kept, index)
-
-    def add(self, index: int, ms: float) -> bool:
-        """A pass completed; whether it is one of the slowest later passes so far."""
-        self.completed += 1
-        if index == 0:
-            return False
-        self.durations.add(ms, index)
-        slowest = self.slowest
-        return len(slowest) < SLOWEST_KEPT or ms > slowest[0][0]
 
     def completed_pass(self, index: int, duration_ms: float, stage_ms: Mapping[Any, float],
                        read_memory: Callable[[], dict[str, Any]],
@@ -169,10 +157,15 @@ class Passes:
         is one of the first passes or of the slowest, or the last reading is ``MEMORY_EVERY_S``
         old; written (``write``: the event log's) in full when it is one of the first or of the
         slowest."""
+        # Called at every pass: no call it can spare.
         now = time.perf_counter()
-        slow = self.add(index, duration_ms)
+        self.completed += 1
+        slow = False
+        if index:
+            self.durations.add(duration_ms, index)
+            slow = len(self.slowest) < SLOWEST_KEPT or duration_ms > self.slowest[0][0]
         memory = None
-        if slow or self.wants_memory(index, now):
+        if slow or index < FIRST_KEPT or now - self.read_at >= MEMORY_EVERY_S:
             memory = read_memory()
             self.memory_read(index, memory["allocated_bytes"] if memory["device"] is not None
                              else memory["rss_bytes"], now)
@@ -189,7 +182,10 @@ class Passes:
                 write("pass_completed" if index < FIRST_KEPT else "pass_slow",
                       pass_index=index, duration_ms=record["duration_ms"], memory=memory,
                       stage_ms={stats.name: round(ms, 3) for stats, ms in stage_ms.items()})
-        if self.summary_due(now):
+        if self.completed >= self.next_summary or now - self.summary_at >= SUMMARY_EVERY_S:
+            self.summary_at = now
+            while self.next_summary <= self.completed:
+                self.next_summary *= 2
             write("passes_summary", **self.summary())
 
     def keep_slow(self, ms: float, record: dict[str, Any]) -> None:
@@ -201,14 +197,6 @@ class Passes:
     def failed(self, index: int, stage: str | None, error_type: str) -> None:
         if self.first_failed is None:
             self.first_failed = {"index": index, "stage": stage, "error_type": error_type}
-
-    def summary_due(self, now: float) -> bool:
-        if self.completed >= self.next_summary or now - self.summary_at >= SUMMARY_EVERY_S:
-            self.summary_at = now
-            while self.next_summary <= self.completed:
-                self.next_summary *= 2
-            return True
-        return False
 
     def memory_after_pass(self) -> tuple[list[int | None], list[int]]:
         """The newest readings of the memory kept after a pass: (bytes, pass indexes)."""
