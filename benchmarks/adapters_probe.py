@@ -34,6 +34,12 @@ interval (``run.median_interval``: met only when the whole interval is within th
   fixed costs (its start and end, about 15 ms; its first passes written in full; the first step
   judged) stay out of the per-batch cost, as they do in a real epoch of thousands of batches.
 
+- ``lightning_toggled``: the adapter's per-batch hooks on and off in blocks of ``TOGGLED``
+  batches inside fits of ``BATCHES`` batches, the attempt open throughout (``lightning_toggled``):
+  the tightest of these measures, since both halves of a pair run 50 batches apart in one fit.
+
+``ROUNDS`` 0 leaves the whole epochs out.
+
     python benchmarks/adapters_probe.py BATCHES ROUNDS [PAIRS]
 """
 
@@ -233,6 +239,70 @@ def lightning_interleaved(pairs: int, where: str) -> dict[str, Any]:
     return result
 
 
+TOGGLED = 50  # batches of a block, the adapter's per-batch hooks on or off (lightning_toggled)
+FORWARDED = ("setup", "on_fit_start", "on_sanity_check_start", "on_sanity_check_end",
+             "on_train_start", "on_train_epoch_start", "on_validation_start",
+             "on_validation_end", "on_save_checkpoint", "on_train_epoch_end", "on_train_end",
+             "on_exception", "teardown")
+
+
+def lightning_toggled(batches: int, pairs: int, where: str) -> dict[str, Any]:
+    """``KernodeckCallback``'s per-batch hooks on and off in blocks of ``TOGGLED`` batches inside
+    fits of ``batches`` (on, off, off, on, on...: a drift cancels), the attempt open throughout:
+    each adjacent pair's ratio of the main thread's CPU time, until ``pairs`` pairs. The two
+    first blocks of a fit are dropped (its start). What a batch costs in a long epoch, with what
+    the adapter's code does to the framework's own (the caches it leaves), whatever the machine
+    does between fits; the attempt's fixed costs (its start and end) are not in it."""
+    import pytorch_lightning as pl
+
+    from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
+
+    class Toggled(pl.Callback):  # type: ignore[misc]
+        on_before_backward = on_after_backward = on_before_zero_grad = None
+
+        def __init__(self, adapter: Any) -> None:
+            self.adapter = adapter
+            self.blocks: list[tuple[bool, float]] = []
+            self.start: float | None = None
+            self.on = False
+            for name in FORWARDED:  # the attempt's own events, always
+                setattr(self, name, getattr(adapter, name))
+
+        def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
+                                 batch_idx: int) -> None:
+            block, position = divmod(batch_idx, TOGGLED)
+            if position == 0:
+                now = time.thread_time()
+                if self.start is not None and block > 2:
+                    self.blocks.append((self.on, now - self.start))
+                self.start = now
+                self.on = (block % 2 == 0) != (block // 2 % 2 == 1)
+            if self.on:
+                self.adapter.on_train_batch_start(trainer, pl_module, batch, batch_idx)
+
+        def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
+            hook = self.adapter.on_before_optimizer_step
+            if self.on and callable(hook):
+                hook(trainer, pl_module, optimizer)
+
+        def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                               batch_idx: int) -> None:
+            if self.on:
+                self.adapter.on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+
+    found: list[tuple[float, float]] = []  # (on, off) CPU seconds of a pair of blocks
+    while len(found) < pairs:
+        toggled = Toggled(KernodeckCallback(where))
+        lightning_fit(batches, [toggled], where)
+        blocks = toggled.blocks
+        for (first_on, first), (_, second) in zip(blocks[::2], blocks[1::2]):
+            found.append((first, second) if first_on else (second, first))
+    found = found[:pairs]
+    return {**interval_of([on / off for on, off in found]), "batches": batches,
+            "block": TOGGLED, "us_per_batch": statistics.median(
+                (on - off) / TOGGLED * 1e6 for on, off in found)}
+
+
 def paired(run: Callable[[int, str, str], tuple[float, float]], variants: tuple[str, ...],
            batches: int, rounds: int, where: str) -> dict[str, float]:
     """Each variant once a round, the order reversed every other round; the first round warms
@@ -270,13 +340,16 @@ def main() -> None:
     sys.stderr, stderr = open(os.devnull, "w"), sys.stderr  # noqa: SIM115 - the trials' lines
     try:
         with tempfile.TemporaryDirectory() as where:
-            found = {"batches": batches, "rounds": rounds, "spin_ms": SPIN_S * 1000,
-                     "lightning": paired(lightning_epoch, ("bare", "empty", "adapted"),
-                                         batches, rounds, where),
-                     "accelerate": paired(accelerate_epoch, ("bare", "adapted"), batches,
-                                          rounds, where),
-                     "accelerate_interleaved": accelerate_interleaved(pairs, where),
-                     "lightning_interleaved": lightning_interleaved(pairs, where)}
+            found: dict[str, Any] = {"batches": batches, "rounds": rounds,
+                                     "spin_ms": SPIN_S * 1000}
+            if rounds:  # whole epochs
+                found["lightning"] = paired(lightning_epoch, ("bare", "empty", "adapted"),
+                                            batches, rounds, where)
+                found["accelerate"] = paired(accelerate_epoch, ("bare", "adapted"), batches,
+                                             rounds, where)
+            found["accelerate_interleaved"] = accelerate_interleaved(pairs, where)
+            found["lightning_toggled"] = lightning_toggled(batches, pairs, where)
+            found["lightning_interleaved"] = lightning_interleaved(pairs, where)
     finally:
         sys.stderr.close()
         sys.stderr = stderr
