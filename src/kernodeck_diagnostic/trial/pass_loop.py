@@ -4,8 +4,9 @@ last one an error came in. ``Passes`` keeps what is recorded of them.
 A pass begins when the program asks for it (``Trial.passes``' loop, or an adapter's training
 step: ``Step``) and completes when the program asks for the next one, or the step ends. A pass the
 program leaves (a ``break``, ``islice``, an error, the attempt's end inside it) is *left*, and
-decided when the program goes on (``resolve_left``): completed when a stage of it ran and none of
-them failed (the evidence that its work did), else abandoned, its stages' time no pass's.
+decided when the program goes on (``resolve_left``): completed when a stage of it ran (the
+evidence that its work did) and no error was raised in it, else abandoned, its stages' time no
+pass's.
 
 ``Step`` is a pass and its one stage, begun and ended as one: what an adapter makes of each
 training batch, at a fraction of ``passes(1)`` and ``stage(name)``'s cost (no generator, no
