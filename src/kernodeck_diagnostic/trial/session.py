@@ -104,7 +104,6 @@ class Trial:
         self._error: BaseException | None = None
         self._oom: dict[str, Any] | None = None
         self._loop = PassLoop(self._recorder, self._write, self._memory_now)
-        self._pass_log = self._loop.record
         self._tensors: list[dict[str, Any]] = []
         self._tensors_described = 0
         self._contracts = contracts.Kept()
@@ -378,9 +377,9 @@ class Trial:
         torch = sys.modules.get("torch")
         if oom.is_oom(exc, torch):
             phase = oom.phase_of(pass_index, loop.started)
-            memory, indexes = self._pass_log.memory_after_pass()
+            memory, indexes = loop.record.memory_after_pass()
             self._oom = oom.describe(exc, phase, pass_index if phase != "loading" else None,
-                                     memory, self._pass_log.growth(), indexes=indexes,
+                                     memory, loop.record.growth(), indexes=indexes,
                                      data_loading=stage == DATA_LOADING)
             if self._dir is not None:
                 self._history.save(self._dir, torch)
@@ -428,7 +427,7 @@ class Trial:
         # With each stage's summary and the passes': the log alone then says all of them.
         if self._signal is not None:
             self._write("terminated", **self._signal)
-        self._write("passes_summary", **self._pass_log.summary())
+        self._write("passes_summary", **self._loop.record.summary())
         self._write("work_done", status=status, last_completed_stage=self._last_completed,
                     contracts_passed=self._contracts.passed(),
                     stage_summary=self._stage_summary())
@@ -519,7 +518,7 @@ class Trial:
             where = self._signal["stage"]
             parts.append("SIGTERM " + (f"in stage {where}" if where is not None
                                        else "outside every stage"))
-        passes = self._pass_log
+        passes = self._loop.record
         if passes.left_at is not None and document["status"] == "completed":
             parts.append(f"{passes.completed} pass(es) completed; the program stopped asking "
                          f"for passes at pass {passes.left_at}")
@@ -593,7 +592,7 @@ class Trial:
                 for record in self._recorder.records()[:MAX_STAGE_RECORDS]]
 
     def _passes_summary(self) -> dict[str, Any]:
-        return self._pass_log.document()
+        return self._loop.record.document()
 
     def _timings(self) -> list[dict[str, Any]]:
         return self._recorder.timings()
