@@ -14,7 +14,9 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -291,6 +293,68 @@ def test_a_reading_not_above_the_largest_kept_needs_no_status_read(
         assert reads == [1, 1]
     finally:
         cpu.close()
+
+
+@linux_only
+def test_a_peak_another_thread_raised_is_read_by_this_one() -> None:
+    """The peak is read with the calling thread's usage (cheaper than the process's): its
+    ``ru_maxrss`` is the process's memory all the same, raised here by another thread."""
+    import resource  # POSIX only
+
+    cpu = memory.CpuMemory()
+    cpu.open()
+    try:
+        cpu.reset_peak()
+        before = cpu.peak() or 0
+
+        def grow() -> None:
+            held = bytearray(256 * 2**20)
+            for offset in range(0, len(held), 4096):
+                held[offset] = 1
+
+        worker = threading.Thread(target=grow)
+        worker.start()
+        worker.join()
+        after = memory._process_peak() or 0
+        assert after - before >= 200 * 2**20, (before, after)
+        assert after == resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    finally:
+        cpu.close()
+
+
+# A device module as torch's own: ``is_initialized`` reads the module's flag.
+DEVICE_MODULE = """
+_initialized = False
+calls = []
+def _is_in_bad_fork():
+    return False
+def is_initialized():
+    calls.append(1)
+    return _initialized and not _is_in_bad_fork()
+def current_device():
+    return 0
+"""
+
+
+def test_a_device_is_in_use_by_its_modules_flag_or_its_replaced_function() -> None:
+    """While torch's own flag says not initialised, ``is_initialized()`` is not called; once it
+    says so, or where the function was replaced (it may answer otherwise), it is."""
+    cuda = types.ModuleType("cuda_of_a_test")
+    exec(DEVICE_MODULE, cuda.__dict__)  # noqa: S102 - the test's own module text
+    torch = types.SimpleNamespace(cuda=cuda)
+    devices = memory.Devices()
+    assert devices.in_use(torch) == []
+    assert cuda.calls == []
+    cuda._initialized = True
+    assert [device.name for device in devices.in_use(torch)] == ["cuda:0"]
+    assert cuda.calls == [1]
+
+    replaced = types.ModuleType("cuda_replaced")
+    exec(DEVICE_MODULE, replaced.__dict__)  # noqa: S102
+    replaced.is_initialized = lambda: True  # a mock's answer, the flag still false
+    devices = memory.Devices()
+    assert [device.name for device in devices.in_use(
+        types.SimpleNamespace(cuda=replaced))] == ["cuda:0"]
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGCHLD"), reason="no SIGCHLD (Windows)")
