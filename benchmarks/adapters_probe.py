@@ -36,7 +36,9 @@ interval (``run.median_interval``: met only when the whole interval is within th
 
 - ``lightning_toggled``: the adapter's per-batch hooks on and off in blocks of ``TOGGLED``
   batches inside fits of ``BATCHES`` batches, the attempt open throughout (``lightning_toggled``):
-  the tightest of these measures, since both halves of a pair run 50 batches apart in one fit.
+  the tightest of these measures, since both halves of a pair run 50 batches apart in one fit;
+  ``lightning_toggled_memory_calls`` the same with hooks that make only the adapter's two memory
+  system calls (``MemoryCalls``): what an exact CPU peak per batch costs by itself.
 
 ``ROUNDS`` 0 leaves the whole epochs out.
 
@@ -246,13 +248,35 @@ FORWARDED = ("setup", "on_fit_start", "on_sanity_check_start", "on_sanity_check_
              "on_exception", "teardown")
 
 
-def lightning_toggled(batches: int, pairs: int, where: str) -> dict[str, Any]:
-    """``KernodeckCallback``'s per-batch hooks on and off in blocks of ``TOGGLED`` batches inside
-    fits of ``batches`` (on, off, off, on, on...: a drift cancels), the attempt open throughout:
-    each adjacent pair's ratio of the main thread's CPU time, until ``pairs`` pairs. The two
-    first blocks of a fit are dropped (its start). What a batch costs in a long epoch, with what
-    the adapter's code does to the framework's own (the caches it leaves), whatever the machine
-    does between fits; the attempt's fixed costs (its start and end) are not in it."""
+class MemoryCalls:
+    """Per-batch hooks that make only the adapter's two memory system calls (``CpuMemory``'s
+    peak reset at a batch's start, its read at the end): the part of a batch's cost that an exact
+    CPU peak per call needs, whatever the code around them."""
+
+    on_before_optimizer_step = None
+
+    def __init__(self) -> None:
+        from kernodeck_diagnostic.trial.memory import CpuMemory
+
+        self.cpu = CpuMemory()
+        self.cpu.open()
+
+    def on_train_batch_start(self, *args: Any) -> None:
+        self.cpu.reset_peak()
+
+    def on_train_batch_end(self, *args: Any) -> None:
+        self.cpu.peak()
+
+
+def lightning_toggled(batches: int, pairs: int, where: str,
+                      hooks: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """``KernodeckCallback``'s per-batch hooks (or those ``hooks`` makes: ``MemoryCalls``) on and
+    off in blocks of ``TOGGLED`` batches inside fits of ``batches`` (on, off, off, on, on...: a
+    drift cancels), the adapter's attempt open throughout: each adjacent pair's ratio of the main
+    thread's CPU time, until ``pairs`` pairs. The two first blocks of a fit are dropped (its
+    start). What a batch costs in a long epoch, with what the adapter's code does to the
+    framework's own (the caches it leaves), whatever the machine does between fits; the attempt's
+    fixed costs (its start and end) are not in it."""
     import pytorch_lightning as pl
 
     from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
@@ -262,6 +286,7 @@ def lightning_toggled(batches: int, pairs: int, where: str) -> dict[str, Any]:
 
         def __init__(self, adapter: Any) -> None:
             self.adapter = adapter
+            self.hooks = adapter if hooks is None else hooks()
             self.blocks: list[tuple[bool, float]] = []
             self.start: float | None = None
             self.on = False
@@ -278,17 +303,17 @@ def lightning_toggled(batches: int, pairs: int, where: str) -> dict[str, Any]:
                 self.start = now
                 self.on = (block % 2 == 0) != (block // 2 % 2 == 1)
             if self.on:
-                self.adapter.on_train_batch_start(trainer, pl_module, batch, batch_idx)
+                self.hooks.on_train_batch_start(trainer, pl_module, batch, batch_idx)
 
         def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
-            hook = self.adapter.on_before_optimizer_step
+            hook = self.hooks.on_before_optimizer_step
             if self.on and callable(hook):
                 hook(trainer, pl_module, optimizer)
 
         def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                                batch_idx: int) -> None:
             if self.on:
-                self.adapter.on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+                self.hooks.on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
 
     found: list[tuple[float, float]] = []  # (on, off) CPU seconds of a pair of blocks
     while len(found) < pairs:
@@ -349,6 +374,8 @@ def main() -> None:
                                              rounds, where)
             found["accelerate_interleaved"] = accelerate_interleaved(pairs, where)
             found["lightning_toggled"] = lightning_toggled(batches, pairs, where)
+            found["lightning_toggled_memory_calls"] = lightning_toggled(batches, pairs, where,
+                                                                        MemoryCalls)
             found["lightning_interleaved"] = lightning_interleaved(pairs, where)
     finally:
         sys.stderr.close()
