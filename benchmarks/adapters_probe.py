@@ -38,7 +38,11 @@ interval (``run.median_interval``: met only when the whole interval is within th
   batches inside fits of ``BATCHES`` batches, the attempt open throughout (``lightning_toggled``):
   the tightest of these measures, since both halves of a pair run 50 batches apart in one fit;
   ``lightning_toggled_memory_calls`` the same with hooks that make only the adapter's two memory
-  system calls (``MemoryCalls``): what an exact CPU peak per batch costs by itself.
+  system calls (``MemoryCalls``): what an exact CPU peak per batch costs by itself;
+- ``peak_reads_in_epoch``: ``getrusage`` for the process and for the thread, timed in turn inside
+  a fit (the memory module reads the thread's on Linux: the same peak, a cheaper call);
+- ``attempt_alone``: the adapter's calls for one batch in a loop alone, their µs and the
+  interpreter's opcodes per batch (a count the machine's noise does not move).
 
 ``ROUNDS`` 0 leaves the whole epochs out.
 
@@ -250,8 +254,9 @@ FORWARDED = ("setup", "on_fit_start", "on_sanity_check_start", "on_sanity_check_
 
 class MemoryCalls:
     """Per-batch hooks that make only the adapter's two memory system calls (``CpuMemory``'s
-    peak reset at a batch's start, its read at the end): the part of a batch's cost that an exact
-    CPU peak per call needs, whatever the code around them."""
+    peak reset at a batch's start, its read at the end, as a stage reads it: exact only when
+    above the largest so far): the part of a batch's cost that an exact CPU peak per call
+    needs, whatever the code around them."""
 
     on_before_optimizer_step = None
 
@@ -260,12 +265,15 @@ class MemoryCalls:
 
         self.cpu = CpuMemory()
         self.cpu.open()
+        self.largest = self.cpu.peak()
 
     def on_train_batch_start(self, *args: Any) -> None:
         self.cpu.reset_peak()
 
     def on_train_batch_end(self, *args: Any) -> None:
-        self.cpu.peak()
+        peak = self.cpu.peak(self.largest)
+        if peak is not None and (self.largest is None or peak > self.largest):
+            self.largest = peak
 
 
 def lightning_toggled(batches: int, pairs: int, where: str,
@@ -328,6 +336,73 @@ def lightning_toggled(batches: int, pairs: int, where: str,
                 (on - off) / TOGGLED * 1e6 for on, off in found)}
 
 
+def attempt_alone(batches: int, where: str) -> dict[str, Any]:
+    """The adapter's calls for one batch (``TrainingAttempt``: the batch's start and end, its
+    loss) in a loop alone, hot in the caches: the median µs of 5 loops of ``batches``, and the
+    interpreter's opcodes per batch (counted with ``sys.settrace``, over 128 batches: a count
+    that does not move with the machine's noise)."""
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    attempt = TrainingAttempt(where, {"bench": "alone"}, check_step=False)
+    attempt.start()
+    loss = torch.tensor(0.5)
+
+    def batch() -> None:
+        attempt.close_stage("save_checkpoint")
+        attempt.batch_started()
+        attempt.batch_ended()
+        attempt.observe_loss(loss, attempt.step)
+
+    for _ in range(batches):  # past the first passes and calls kept in full
+        batch()
+    loops = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(batches):
+            batch()
+        loops.append((time.perf_counter() - start) / batches * 1e6)
+    opcodes = 0
+
+    def count(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal opcodes
+        frame.f_trace_opcodes = True
+        opcodes += event == "opcode"
+        return count
+
+    sys.settrace(count)
+    try:
+        for _ in range(128):
+            batch()
+    finally:
+        sys.settrace(None)
+    attempt.end()
+    return {"us_per_batch": statistics.median(loops), "opcodes_per_batch": opcodes / 128}
+
+
+def peak_reads_in_epoch(batches: int, where: str) -> dict[str, Any]:
+    """One system call that reads the memory peak, ``getrusage`` for the process and for the
+    thread (the same ``ru_maxrss`` on Linux), timed inside a fit at each batch's end, in turn:
+    the median ns of each (``trial/memory.py`` reads the thread's)."""
+    import resource
+
+    import pytorch_lightning as pl
+
+    kinds = {"process": resource.RUSAGE_SELF,
+             "thread": getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)}
+    timed: dict[str, list[int]] = {kind: [] for kind in kinds}
+
+    class Reads(pl.Callback):  # type: ignore[misc]
+        def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                               batch_idx: int) -> None:
+            kind = "process" if batch_idx % 2 else "thread"
+            start = time.perf_counter_ns()
+            resource.getrusage(kinds[kind])
+            timed[kind].append(time.perf_counter_ns() - start)
+
+    lightning_fit(batches, [Reads()], where)
+    return {f"{kind}_ns": statistics.median(values[50:]) for kind, values in timed.items()}
+
+
 def paired(run: Callable[[int, str, str], tuple[float, float]], variants: tuple[str, ...],
            batches: int, rounds: int, where: str) -> dict[str, float]:
     """Each variant once a round, the order reversed every other round; the first round warms
@@ -377,6 +452,8 @@ def main() -> None:
             found["lightning_toggled_memory_calls"] = lightning_toggled(batches, pairs, where,
                                                                         MemoryCalls)
             found["lightning_interleaved"] = lightning_interleaved(pairs, where)
+            found["peak_reads_in_epoch"] = peak_reads_in_epoch(batches, where)
+            found["attempt_alone"] = attempt_alone(batches, where)
     finally:
         sys.stderr.close()
         sys.stderr = stderr

@@ -152,8 +152,8 @@ else:
     import resource
 
     # Linux: a thread's usage has the same ``ru_maxrss`` as the process's (the memory is the
-    # process's), without summing every thread's CPU time, which the process's walks: a
-    # third less time in a process with a few threads, more with many.
+    # process's), without the walk over every thread that the process's makes to sum their CPU
+    # time (a cost that grows with the threads; docs/performance.md measures both).
     _getrusage = resource.getrusage
     _WHO = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF) if sys.platform.startswith(
         "linux") else resource.RUSAGE_SELF
