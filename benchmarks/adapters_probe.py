@@ -383,6 +383,8 @@ def peak_reads_in_epoch(batches: int, where: str) -> dict[str, Any]:
     """One system call that reads the memory peak, ``getrusage`` for the process and for the
     thread (the same ``ru_maxrss`` on Linux), timed inside a fit at each batch's end, in turn:
     the median ns of each (``trial/memory.py`` reads the thread's)."""
+    if sys.platform == "win32":
+        return {}  # no getrusage
     import resource
 
     import pytorch_lightning as pl
