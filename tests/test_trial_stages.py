@@ -356,6 +356,13 @@ def test_a_device_is_in_use_by_its_modules_flag_or_its_replaced_function() -> No
     assert [device.name for device in devices.in_use(
         types.SimpleNamespace(cuda=replaced))] == ["cuda:0"]
 
+    # A torch whose is_initialized no longer reads the flag: asked, whatever the flag says.
+    other = types.ModuleType("cuda_of_another_torch")
+    exec(DEVICE_MODULE.replace("return _initialized and not _is_in_bad_fork()",  # noqa: S102
+                               "return not _is_in_bad_fork()"), other.__dict__)
+    assert [device.name for device in memory.Devices().in_use(
+        types.SimpleNamespace(cuda=other))] == ["cuda:0"]
+
 
 @pytest.mark.skipif(not hasattr(signal, "SIGCHLD"), reason="no SIGCHLD (Windows)")
 def test_after_sigterm_a_python_sigchld_handler_raises_nothing() -> None:

@@ -256,9 +256,11 @@ def _flags(module: Any) -> dict[str, Any] | None:
     is torch's own function of them, ``_initialized and not _is_in_bad_fork()``: while their flag
     ``_initialized`` is false the device is not in use, read without a call (a stage asks at
     both ends). None where the module keeps no such flag, or its ``is_initialized`` is another
-    function (replaced): that one is called."""
+    function (replaced) or one that does not read the flag (another torch): that one is called."""
     flags = getattr(module, "__dict__", None)
-    own = getattr(getattr(module, "is_initialized", None), "__globals__", None) is flags
+    asked = getattr(module, "is_initialized", None)
+    own = getattr(asked, "__globals__", None) is flags and "_initialized" in getattr(
+        getattr(asked, "__code__", None), "co_names", ())
     return flags if own and isinstance(flags, dict) and isinstance(
         flags.get("_initialized"), bool) else None
 
