@@ -33,7 +33,7 @@ from ..signals import Terminated, signals_held
 
 TRAIN_BATCH = "train_batch"
 FINITE_LOSS = "finite_loss"  # the contract every training step's loss is held to
-CHECK_EVERY = 64  # losses kept before they are checked together
+CHECK_EVERY = 256  # losses kept before they are checked together
 CHECK_EVERY_S = 1.0  # or this long after the last check
 WARMUP_STEPS_WAITED = 100  # steps at a learning rate of 0 before the first step is judged anyway
 
@@ -329,6 +329,9 @@ class LossWatch:
         if not pending or self.first_bad is not None:
             return False
         finite = _finite([value for _, value in pending])
+        if all(finite):  # the common case: counted at once
+            self.checked += len(finite)
+            return False
         for (step, value), ok in zip(pending, finite):
             if not ok:
                 self.first_bad = ("loss", _shown(value), step)
@@ -341,7 +344,7 @@ def _finite(values: list[Any]) -> list[bool]:
     """Whether each value (a tensor: all its elements; a number) is finite: the tensors in one
     device operation and one transfer where they allow it."""
     torch = sys.modules.get("torch")
-    if torch is not None and values and all(torch.is_tensor(value) for value in values):
+    if torch is not None and values and all(map(torch.is_tensor, values)):
         # One number per value: itself, or its largest magnitude (NaN and inf propagate).
         # Tensors on several devices, or an exotic type: one by one, below.
         with contextlib.suppress(Exception):
