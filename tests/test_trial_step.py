@@ -9,16 +9,20 @@ path to the same attempt, never a different one.
 from __future__ import annotations
 
 import contextlib
+import random
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernodeck_diagnostic import Trial
+from kernodeck_diagnostic.trial import passes, stages
 from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
-from trial_helpers import assert_valid_attempt, attempt_of, only_attempt
+from kernodeck_diagnostic.trial.pass_loop import Step
+from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/clear_refs")
 
@@ -152,3 +156,129 @@ def test_a_reused_step_measures_each_call_s_own_peak(tmp_path: Path) -> None:
     peaks = {s["pass_index"]: s["memory"]["rss_peak_bytes"] for s in document["stages"]
              if s["name"] == "train_batch"}
     assert peaks[0] - max(peaks[1], peaks[2]) > 250 * 2**20, peaks
+
+
+# What a memory reading or a clock of the event log holds: the process's, not the steps'.
+_NOT_THE_STEPS = {"t_ms", "memory", "last_memory", "rss_peak_bytes", "device_peak_bytes",
+                  "memory_after_pass", "memory_after_pass_bytes", "growth_per_pass_bytes",
+                  "peak_memory_bytes", "attempt_id", "started_at", "ended_at", "command",
+                  "runtime", "pytorch", "trace", "tool"}
+
+
+def _the_steps(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _the_steps(item) for key, item in value.items()
+                if key not in _NOT_THE_STEPS}
+    if isinstance(value, list):
+        return [_the_steps(item) for item in value]
+    return value
+
+
+TOUCHED = 2226  # the step that touches memory: a quiet one (asserted), after a log call
+
+
+def _steps_script() -> list[tuple[float, float]]:
+    """(the time before a step, its duration) of 3,000 steps: the first ten ever faster, then
+    a slow one now and then, a pause of 50 ms every 500 steps (a memory reading is due)."""
+    script = random.Random(41)  # noqa: S311 (durations, not secrets)
+    return [(0.05 if index % 500 == 0 else 0.00005,
+             0.003 - index * 0.0002 if index < 10 else
+             0.001 + script.random() * 0.0002 + (0.004 if script.random() < 0.01 else 0.0))
+            for index in range(3000)]
+
+
+@pytest.mark.parametrize("before", ["nothing", "loads", "calls"])
+def test_a_quiet_step_keeps_what_the_general_path_keeps(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        before: str) -> None:
+    # 3,000 steps on a scripted clock (``_steps_script``), a stage ``log`` between two steps
+    # every seventh, and the summaries' doublings. Most steps end quietly (``Step.quiet_path``);
+    # with it off every step takes the general path. Both leave the same attempt and the same
+    # events, but for what memory readings and clocks hold. ``before``: six passes of 50 ms of
+    # another stage (the steps' passes are never among the slowest, their counts not their
+    # stage's), or five calls of 50 ms of the steps' own stage outside any pass (their passes
+    # are among the slowest where their stage's calls are not): each check is its own.
+    steps = _steps_script()
+    ended: list[int] = []
+    general_exit = stages.Stage.__exit__
+
+    def counted(stage: stages.Stage, *args: Any) -> None:
+        if stage.name == "train_batch":  # a step that ended by the general path
+            ended.append(1)
+        general_exit(stage, *args)
+
+    def run(where: Path, quiet: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        clock = [1000.0]
+        monkeypatch.setattr(stages.Stage, "__exit__", counted)
+        monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+        monkeypatch.setattr(Step, "quiet_path", quiet)
+        ended.clear()
+        with Trial(where, summary=False) as trial:
+            for _ in trial.passes(range(6 if before == "loads" else 0)):
+                with trial.stage("load"):
+                    clock[0] += 0.05
+            for _ in range(5 if before == "calls" else 0):
+                with trial.stage("train_batch"):
+                    clock[0] += 0.05
+            with trial.stage("base"):
+                pass
+            first = trial._loop.next_index
+            beacon = Path(trial.folder) / stages.BEACON_FILE
+            step = trial._step("train_batch")
+            epoch = trial.stage("epoch")  # steps 1500 to 1599 run inside it
+            for index, (pause, duration) in enumerate(steps):
+                clock[0] += pause
+                if index % 7 == 0:
+                    with trial.stage("log"):
+                        _touch(128 if index == TOUCHED - 7 else 0)  # not a step's peak
+                if index in (1500, 1600):
+                    epoch.__enter__() if index == 1500 else epoch.__exit__(None, None, None)
+                if index == 1550:
+                    _touch(96)  # the epoch's, between two steps
+                if index == 2100:  # a pass left: decided when the next step is asked for
+                    for _ in trial.passes(range(2)):
+                        with trial.stage("load"):
+                            clock[0] += 0.001
+                        break
+                    first += 1
+                assert step.begin() == first + index
+                clock[0] += duration
+                if index % 11 == 0:
+                    with trial.stage("forward"):
+                        pass
+                general = len(ended)
+                if index == TOUCHED:  # a peak of its own, above every call's before it
+                    _touch(64)
+                    assert stages.read_beacon(str(beacon))[1:] == (first + index, True)
+                step.__exit__(None, None, None)
+                if index == TOUCHED:
+                    assert len(ended) == general + (not quiet)  # it ended quietly
+                    assert stages.read_beacon(str(beacon))[1:] == (first + index, False)
+            assert len(ended) < len(steps) // 4 if quiet else len(ended) >= len(steps)
+        monkeypatch.undo()
+        folder = only_attempt(where)
+        return attempt_of(folder), events_of(folder)
+
+    quiet, quiet_events = run(tmp_path / "quiet", True)
+    general, general_events = run(tmp_path / "general", False)
+    assert_valid_attempt(quiet)
+    assert quiet["passes"]["completed"] == len(steps) + (6 if before == "loads" else 0) + 1
+    summary = {row["stage"]: row for row in quiet["stage_summary"]}
+    assert summary["train_batch"]["count"] == len(steps) + (5 if before == "calls" else 0)
+    assert quiet["last_completed_stage"] == "train_batch"
+    assert quiet["passes"]["memory_after_pass_indexes"]  # memory read on its schedule
+    assert _the_steps(quiet) == _the_steps(general)
+    assert _the_steps(quiet_events) == _the_steps(general_events)
+    if sys.platform == "linux":  # each call's own CPU peak (clear_refs): the touched step's
+        for document in (quiet, general):
+            peaks = {row["stage"]: row["rss_peak_bytes"] for row in document["stage_summary"]}
+            assert peaks["train_batch"] >= peaks["base"] + 60 * 2**20
+            assert peaks["train_batch"] < peaks["log"]  # reset at each step's start
+            assert peaks["epoch"] >= peaks["base"] + 90 * 2**20  # kept before a step's reset
+
+
+def test_the_calls_and_passes_written_in_full_are_among_the_slowest_kept() -> None:
+    # A quiet step's end asks only whether the slowest kept are full (``pass_loop.Step``): the
+    # first calls and passes, written in full, must be fewer than those.
+    assert stages.SLOWEST_KEPT > stages.FIRST_KEPT
+    assert passes.SLOWEST_KEPT > passes.FIRST_KEPT

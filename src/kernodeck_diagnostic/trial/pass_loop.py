@@ -17,23 +17,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from threading import get_ident
 from types import TracebackType
 from typing import Any
 
-from .passes import FIRST_KEPT, Passes
+from . import stages
+from .passes import FIRST_KEPT, MEMORY_EVERY_S, SLOWEST_KEPT, SUMMARY_EVERY_S, Passes
 from .stages import Recorder, Stage
 
 
 class PassLoop:
     """The running state of an attempt's passes (see the module's docstring). ``write`` is the
-    event log's; ``read_memory`` reads the memory a pass keeps."""
+    event log's; ``read_memory`` reads the memory of a pass kept in full, ``read_kept`` the
+    memory a pass keeps alone (see ``Passes.completed_pass``)."""
 
     def __init__(self, recorder: Recorder, write: Callable[..., None],
-                 read_memory: Callable[[], dict[str, Any]]) -> None:
+                 read_memory: Callable[[], dict[str, Any]],
+                 read_kept: Callable[[], int | None]) -> None:
         self.recorder = recorder
         self.record = Passes()
         self._write = write
         self._read_memory = read_memory
+        self.read_kept = read_kept
         self.started = False  # a pass was asked for: an out-of-memory error's phase
         self.next_index = 0
         self.start = 0.0  # when the current pass began (its fetch included)
@@ -57,7 +62,8 @@ class PassLoop:
     def completed(self, index: int, duration_ms: float) -> None:
         """Pass ``index`` completed: ``Passes.completed_pass`` keeps what it keeps of it."""
         self.record.completed_pass(index, duration_ms, self.recorder.pass_ended(index),
-                                   self._read_memory, self._write)
+                                   self._read_memory, self._write,
+                                   read_kept=self.read_kept)
 
     def leave(self, index: int, start: float) -> None:
         """The program left pass ``index`` (begun at ``start``) before it completed: decided when
@@ -91,9 +97,18 @@ class Step:
     a stage ends: with the error, if any) as one, again and again: the stage object is reused.
     Ended with an error, or by a failure of its stage's end, the pass is left (see
     ``PassLoop``). ``asked`` runs the checks of a pass asked for (the attempt open, the thread
-    that began it, the pass left before decided)."""
+    that began it, the pass left before decided).
+
+    Most steps of a long run are *quiet*: a pass past the first ones, its stage a call not
+    written in full, on a CPU program, no stage around it or inside it, no profiler, nothing due
+    (no slowest call, no memory reading, no summary). Such a step is begun and ended here in a
+    few stores and the two memory system calls: the same tallies as ``PassLoop.begin``,
+    ``Stage.__enter__``, ``Stage.__exit__`` and ``PassLoop.completed`` keep, without their
+    calls (a training batch of a millisecond pays for each). Every other step takes those
+    (``test_a_quiet_step_keeps_what_the_general_path_keeps`` holds the two to one record)."""
 
     __slots__ = ("asked", "index", "loop", "stage")
+    quiet_path = True  # False: every step by the general path (the test above compares them)
 
     def __init__(self, loop: PassLoop, stage: Stage, asked: Callable[[], None]) -> None:
         self.loop = loop
@@ -105,13 +120,40 @@ class Step:
         """The step's pass begins, then its stage; the pass's index."""
         if self.index is not None:
             raise RuntimeError("a step is begun once before it ends")
-        self.asked()
         loop = self.loop
+        recorder = loop.recorder
+        stage = self.stage
+        stats = stage.stats
+        index = loop.next_index
+        words = recorder.words  # None before the attempt's start and after its end
+        if (words is not None and index >= FIRST_KEPT and stats.count >= stages.FIRST_KEPT
+                and self.quiet_path and loop.left is None and not recorder.open
+                and recorder.before is None and recorder.owner == get_ident()
+                and recorder.quiet()):
+            loop.next_index = index + 1
+            loop.started = True
+            loop.record.requested += 1
+            recorder.pass_index = index
+            loop.stages_at_start = recorder.sequence
+            stage.devices = []
+            stage.floor = 0
+            recorder.cpu.reset_peak()
+            recorder.open.append(stage)
+            stats.count += 1
+            recorder.sequence += 1
+            stage.occurrence = stats.count
+            recorder.last_started = stats.name
+            words[1] = stage.word = (index + 1) << 32 | (stats.index + 1)
+            words[2] = 1
+            loop.start = stage.start = time.perf_counter()
+            self.index = index
+            return index
+        self.asked()
         loop.started = True
         loop.record.requested += 1
         index = self.index = loop.begin(time.perf_counter())
         try:
-            self.stage.__enter__()
+            stage.__enter__()
         except BaseException:
             self.index = None
             loop.leave(index, loop.start)
@@ -124,13 +166,51 @@ class Step:
         if index is None:
             return
         loop = self.loop
+        stage = self.stage
+        recorder = loop.recorder
+        opened = recorder.open
+        words = recorder.words
+        # A quiet step's end (see the class's docstring), else the general path. The first
+        # calls and passes, written in full, are not asked for: each is among the slowest kept
+        # (``SLOWEST_KEPT``, more than ``FIRST_KEPT``), a reason for the general path below.
+        if (exc is None and words is not None and self.quiet_path and len(opened) == 1
+                and opened[0] is stage and not stage.devices and stage.profiled is None
+                and recorder.sequence == loop.stages_at_start + 1 and recorder.quiet()):
+            end = time.perf_counter()
+            stats = stage.stats
+            record = loop.record
+            ms = (end - stage.start) * 1000
+            duration_ms = (end - loop.start) * 1000
+            slowest = stats.slowest
+            passes = record.slowest
+            # Nothing to keep or write: no slowest call or pass, no summary.
+            if not (len(slowest) < stages.SLOWEST_KEPT or ms > slowest[0][0]
+                    or len(passes) < SLOWEST_KEPT or duration_ms > passes[0][0]
+                    or stats.count >= stats.next_summary
+                    or end - stats.summary_at >= stages.SUMMARY_EVERY_S
+                    or record.completed + 1 >= record.next_summary
+                    or end - record.summary_at >= SUMMARY_EVERY_S):
+                opened.pop()
+                peak = recorder.cpu.peak(stats.peak_bytes)
+                words[2] = 0  # words[1] is this stage's still: none began since
+                stats.add_duration(ms)
+                if peak and (stats.peak_bytes is None or peak > stats.peak_bytes):
+                    stats.peak_bytes = peak
+                recorder.last_completed = stats.name
+                stats.later_passes.add(ms, index)
+                recorder.pass_index = None
+                record.completed += 1
+                record.durations.add(duration_ms, index)
+                if end - record.read_at >= MEMORY_EVERY_S:  # the memory it keeps, its time come
+                    record.memory_read(index, loop.read_kept(), end)
+                return
         try:
-            self.stage.__exit__(exc_type, exc, tb)
+            stage.__exit__(exc_type, exc, tb)
         except BaseException:  # its end failed (an asynchronous fault in a synchronisation)
             loop.leave(index, loop.start)
             raise
         if exc is None:
-            loop.recorder.pass_index = None
+            recorder.pass_index = None
             loop.completed(index, (time.perf_counter() - loop.start) * 1000)
         else:
             loop.leave(index, loop.start)

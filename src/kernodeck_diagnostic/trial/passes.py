@@ -22,8 +22,9 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 FIRST_KEPT = 3  # passes written in full to the event log, and read for memory each
@@ -33,14 +34,26 @@ MEMORY_KEPT = 32  # newest memory readings kept, with their pass indexes
 MEMORY_EVERY_S = 0.05  # after the first passes, the memory is read at most this often
 SUMMARY_EVERY_S = 30.0
 EXACT_VALUES = 1024  # values kept one by one for the percentiles, then a histogram
+FOLDED_TOGETHER = 64  # values a sketch adds before it folds them into its figures
 BUCKETS_PER_E = 100
 _log1p = math.log1p
+_not_below_zero = partial(max, 0.0)
 
 
 def bucket_of(value: float, scale: float) -> int:
     """The histogram bucket of a non-negative ``value`` in the unit ``scale`` makes of it
     (``BUCKETS_PER_E`` buckets per factor e: within 1 percent)."""
     return int(math.log1p(max(value, 0.0) * scale) * BUCKETS_PER_E)
+
+
+def count_buckets(histogram: dict[int, int], values: list[float], scale: float) -> None:
+    """Count each of ``values`` (non-negative) in its bucket of ``histogram`` (``bucket_of``),
+    the buckets computed and counted by the interpreter's C loops: a fold of many values."""
+    per_e = float(BUCKETS_PER_E)
+    buckets = Counter(map(int, map(per_e.__mul__, map(_log1p, map(
+        float(scale).__mul__, map(_not_below_zero, values))))))
+    for bucket, count in buckets.items():
+        histogram[bucket] = histogram.get(bucket, 0) + count
 
 
 def histogram_percentile(histogram: dict[int, int], rank: int, low: float, high: float,
@@ -58,57 +71,88 @@ def histogram_percentile(histogram: dict[int, int], rank: int, low: float, high:
 class Sketch:
     """A stream of non-negative numbers summarised in a bounded size: count, total, extremes
     (with the key of the largest), percentiles (see the module's docstring). ``scale`` turns a
-    value into the histogram's unit (a duration in ms: 1000, so buckets are in µs)."""
+    value into the histogram's unit (a duration in ms: 1000, so buckets are in µs).
 
-    __slots__ = ("count", "exact", "histogram", "max", "max_key", "min", "scale", "total")
+    ``add`` keeps the count and the largest value at once and the value itself aside, folded
+    into the other figures ``FOLDED_TOGETHER`` at a time, or when one of them is read: the call
+    made at every pass stays a few stores."""
+
+    __slots__ = ("_exact", "_histogram", "_min", "_total", "count", "max", "max_key", "pending",
+                 "scale")
 
     def __init__(self, scale: float = 1.0) -> None:
         self.scale = scale
         self.count = 0
-        self.total = 0.0
-        self.min = math.inf
         self.max = -math.inf
         self.max_key: Any = None
-        self.exact: list[float] | None = []
-        self.histogram: dict[int, int] = {}
+        self.pending: list[float] = []  # added, not folded yet
+        self._total = 0.0
+        self._min = math.inf
+        self._exact: list[float] | None = []
+        self._histogram: dict[int, int] = {}
 
     def add(self, value: float, key: Any = None) -> None:
         # Called at every pass (twice: the pass's time, its stage's): no call it can spare.
         self.count += 1
-        self.total += value
-        if value < self.min:  # noqa: PLR1730 - a builtin call a pass can spare
-            self.min = value
         if value > self.max:
             self.max, self.max_key = value, key
-        exact = self.exact
+        pending = self.pending
+        pending.append(value)
+        if len(pending) >= FOLDED_TOGETHER:
+            self.fold()
+
+    def fold(self) -> None:
+        """Bring the values added since the last fold into the total, the smallest value and
+        the percentiles' tallies (exact values up to ``EXACT_VALUES``, then the histogram)."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        self._total += math.fsum(pending)
+        self._min = min(self._min, *pending)
+        exact = self._exact
         if exact is not None:
-            exact.append(value)
+            exact.extend(pending)
             if len(exact) <= EXACT_VALUES:
                 return
-            self.exact = None
-            for kept in exact:
-                self._bucket(kept)
-            return
-        # bucket_of, inline
-        bucket = int(_log1p((value if value > 0.0 else 0.0) * self.scale) * BUCKETS_PER_E)
-        histogram = self.histogram
-        histogram[bucket] = histogram.get(bucket, 0) + 1
+            self._exact = None
+            pending = exact
+        count_buckets(self._histogram, pending, self.scale)
 
-    def _bucket(self, value: float) -> None:
-        bucket = bucket_of(value, self.scale)
-        self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
+    @property
+    def total(self) -> float:
+        self.fold()
+        return self._total
+
+    @property
+    def min(self) -> float:
+        self.fold()
+        return self._min
+
+    @property
+    def exact(self) -> list[float] | None:
+        """The values, while there are at most ``EXACT_VALUES``; then None (the histogram)."""
+        self.fold()
+        return self._exact
+
+    @property
+    def histogram(self) -> dict[int, int]:
+        self.fold()
+        return self._histogram
 
     def percentile(self, fraction: float) -> float | None:
         """The value under which ``fraction`` of the values lie (nearest rank)."""
+        self.fold()
         if not self.count:
             return None
         rank = max(1, math.ceil(fraction * self.count))
-        if self.exact is not None:
-            return sorted(self.exact)[rank - 1]
-        return histogram_percentile(self.histogram, rank, self.min, self.max, self.scale)
+        if self._exact is not None:
+            return sorted(self._exact)[rank - 1]
+        return histogram_percentile(self._histogram, rank, self._min, self.max, self.scale)
 
     def later_passes(self) -> dict[str, Any] | None:
         """The ``later_passes`` block of attempt.json (durations in ms), None when empty."""
+        self.fold()
         if not self.count:
             return None
         return {"count": self.count, "median_ms": _ms(self.percentile(0.5)),
@@ -117,6 +161,7 @@ class Sketch:
 
     def figures(self) -> dict[str, Any] | None:
         """min, median, p95, max (integers: a size in bytes), None when empty."""
+        self.fold()
         if not self.count:
             return None
         return {"count": self.count, "min": int(self.min),
@@ -151,12 +196,13 @@ class Passes:
 
     def completed_pass(self, index: int, duration_ms: float, stage_ms: Mapping[Any, float],
                        read_memory: Callable[[], dict[str, Any]],
-                       write: Callable[..., None]) -> None:
+                       write: Callable[..., None], *,
+                       read_kept: Callable[[], int | None]) -> None:
         """Pass ``index`` completed (``stage_ms``: each stage's time in it, by its tallies, whose
-        ``name`` is written): counted and summarised; its memory read (``read_memory``) when it
-        is one of the first passes or of the slowest, or the last reading is ``MEMORY_EVERY_S``
-        old; written (``write``: the event log's) in full when it is one of the first or of the
-        slowest."""
+        ``name`` is written): counted and summarised; its memory read in full (``read_memory``)
+        when it is one of the first passes or of the slowest, else the memory it keeps alone
+        (``read_kept``, a cheaper read) when the last reading is ``MEMORY_EVERY_S`` old; written
+        (``write``: the event log's) in full when it is one of the first or of the slowest."""
         # Called at every pass: no call it can spare.
         now = time.perf_counter()
         self.completed += 1
@@ -165,11 +211,13 @@ class Passes:
             self.durations.add(duration_ms, index)
             slow = len(self.slowest) < SLOWEST_KEPT or duration_ms > self.slowest[0][0]
         memory = None
-        if slow or index < FIRST_KEPT or now - self.read_at >= MEMORY_EVERY_S:
+        if slow or index < FIRST_KEPT:
             memory = read_memory()
             self.memory_read(index, memory["allocated_bytes"] if memory["device"] is not None
                              else memory["rss_bytes"], now)
-        if memory is not None and (index < FIRST_KEPT or slow):
+        elif now - self.read_at >= MEMORY_EVERY_S:
+            self.memory_read(index, read_kept(), now)
+        if memory is not None:
             record = {"index": index, "duration_ms": round(duration_ms, 3), "memory": memory}
             if index < FIRST_KEPT:
                 self.kept.append(record)

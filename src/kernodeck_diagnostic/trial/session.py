@@ -103,7 +103,7 @@ class Trial:
         self._completed_at_error = -1  # the stages completed when the first error came
         self._error: BaseException | None = None
         self._oom: dict[str, Any] | None = None
-        self._loop = PassLoop(self._recorder, self._write, self._memory_now)
+        self._loop = PassLoop(self._recorder, self._write, self._memory_now, self._kept_now)
         self._tensors: list[dict[str, Any]] = []
         self._tensors_described = 0
         self._contracts = contracts.Kept()
@@ -333,6 +333,12 @@ class Trial:
 
     def _memory_now(self) -> dict[str, Any]:
         return self._memory(self._devices.in_use(sys.modules.get("torch")))
+
+    def _kept_now(self) -> int | None:
+        """The memory a pass keeps: the first device in use's allocated bytes, else the CPU's
+        resident set (``CpuMemory.resident``: no peak, a cheaper read)."""
+        devices = self._devices.in_use(sys.modules.get("torch"))
+        return self._memory(devices)["allocated_bytes"] if devices else self._cpu.resident()
 
     def _resolve_left(self, failed: bool) -> None:
         """The pass the program left (``PassLoop.resolve_left``)."""

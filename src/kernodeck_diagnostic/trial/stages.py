@@ -44,7 +44,7 @@ from ..safe_files import Folder
 from ..untrusted_json import read_regular
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
-from .passes import Sketch, bucket_of, histogram_percentile
+from .passes import Sketch, count_buckets, histogram_percentile
 
 FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
@@ -160,10 +160,7 @@ class StageStats:
         if durations is not None:
             pending = durations + pending
             self.durations = None
-        histogram = self.histogram
-        for ms in pending:
-            bucket = bucket_of(ms, 1000)
-            histogram[bucket] = histogram.get(bucket, 0) + 1
+        count_buckets(self.histogram, pending, 1000)
 
     def percentile(self, fraction: float) -> float | None:
         """The duration under which ``fraction`` of the completed calls ran (nearest rank)."""
@@ -227,6 +224,8 @@ class Recorder:
         self.before: Callable[[Any], None] | None = None
         self.failed: Callable[[BaseException, str], dict[str, Any]] | None = None
         self._torch: Any = None
+        # The device backends' flags of the torch watched (see ``quiet``); None: ask them.
+        self._idle: list[dict[str, Any]] | None = []
         self._profiling: Callable[[], bool] | None = None
         self._range: Any = None
         self._nvtx: Any = None
@@ -265,6 +264,7 @@ class Recorder:
         """Resolve once per torch module what the stages ask it: is a profiler on, NVTX."""
         self._torch = torch
         self._profiling = self._range = self._nvtx = None
+        self._idle = [] if torch is None else self.devices.flags(torch)
         if torch is None:
             return
         with contextlib.suppress(Exception):  # a torch without them: no ranges
@@ -326,6 +326,19 @@ class Recorder:
         if torch is not self._torch:
             self.watch(torch)
         return self.devices.in_use(torch)
+
+    def quiet(self) -> bool:
+        """Whether a stage can start or end now without its device and profiler checks
+        (``pass_loop.Step``): torch the one watched already (or none), every device backend's
+        flag false (``Devices.flags``), no profiler on."""
+        flags = self._idle
+        if flags is None or sys.modules.get("torch") is not self._torch:
+            return False
+        for backend in flags:
+            if backend["_initialized"]:
+                return False
+        profiling = self._profiling
+        return profiling is None or not profiling()
 
     def peak(self) -> int | None:
         """The largest stage peak: the device's where a stage ran on one, else the CPU's."""
