@@ -142,11 +142,14 @@ class TrainingAttempt:
     def is_open(self, name: str) -> bool:
         return any(open_name == name for open_name, _ in self._stages)
 
-    def batch_started(self, name: str = TRAIN_BATCH) -> None:
+    def batch_started(self, name: str = TRAIN_BATCH, *, after: str | None = None) -> None:
         """A training batch (or optimizer step): a pass of its own, with its stage (a ``Step``,
-        an open stage among the others). One whose end was never told ends here."""
+        an open stage among the others). One whose end was never told ends here; so does the
+        stage ``after`` names, when open (a checkpoint's, which ends with the next event)."""
         if not self.started or self.ended:
             return
+        if after is not None and self._stages:  # at every batch: nothing called when none is
+            self.close_stage(after)
         step = self._steps.get(name)
         if step is None:
             step = self._steps[name] = self.trial._step(name)
@@ -155,13 +158,17 @@ class TrainingAttempt:
         self.step = step.begin()
         self._stages.append((name, step))
 
-    def batch_ended(self, name: str = TRAIN_BATCH) -> None:
-        """The batch's stage ends, then its pass (completed), and any stage opened in it."""
+    def batch_ended(self, name: str = TRAIN_BATCH, loss: Any = None) -> None:
+        """The batch's stage ends, then its pass (completed), and any stage opened in it; its
+        ``loss``, when given, is observed (``observe_loss``)."""
         stages = self._stages
         if stages and stages[-1][0] == name:  # nothing opened inside it: the common case
             stages.pop()[1].__exit__(None, None, None)
         else:
             self.close_stage(name)
+        if loss is not None and self.started and not self.ended \
+                and self.losses.observe(loss, self.step):
+            self._loss_failed()
 
     # -- the first optimizer step --------------------------------------------------------------
 

@@ -96,8 +96,7 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                              batch_idx: int) -> None:
-        self.attempt.close_stage("save_checkpoint")
-        self.attempt.batch_started()
+        self.attempt.batch_started(after="save_checkpoint")
 
     def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
         self.stepped = True
@@ -105,9 +104,8 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
-        self.attempt.batch_ended()
         loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
-        self.attempt.observe_loss(loss, self.attempt.step)
+        self.attempt.batch_ended(loss=loss)
         if self.stepped:  # the first step that updated: with gradient accumulation, not batch 0
             self.attempt.after_first_step(loss, pl_module)
             if not self.attempt.first_step_pending:  # judged, or not to be: no rate to read
