@@ -246,10 +246,6 @@ def lightning_interleaved(pairs: int, where: str) -> dict[str, Any]:
 
 
 TOGGLED = 50  # batches of a block, the adapter's per-batch hooks on or off (lightning_toggled)
-FORWARDED = ("setup", "on_fit_start", "on_sanity_check_start", "on_sanity_check_end",
-             "on_train_start", "on_train_epoch_start", "on_validation_start",
-             "on_validation_end", "on_save_checkpoint", "on_train_epoch_end", "on_train_end",
-             "on_exception", "teardown")
 
 
 class MemoryCalls:
@@ -257,8 +253,6 @@ class MemoryCalls:
     peak reset at a batch's start, its read at the end, as a stage reads it: exact only when
     above the largest so far): the part of a batch's cost that an exact CPU peak per call
     needs, whatever the code around them."""
-
-    on_before_optimizer_step = None
 
     def __init__(self) -> None:
         from kernodeck_diagnostic.trial.memory import CpuMemory
@@ -282,24 +276,26 @@ def lightning_toggled(batches: int, pairs: int, where: str,
     off in blocks of ``TOGGLED`` batches inside fits of ``batches`` (on, off, off, on, on...: a
     drift cancels), the adapter's attempt open throughout: each adjacent pair's ratio of the main
     thread's CPU time, until ``pairs`` pairs. The two first blocks of a fit are dropped (its
-    start). What a batch costs in a long epoch, with what the adapter's code does to the
-    framework's own (the caches it leaves), whatever the machine does between fits; the attempt's
-    fixed costs (its start and end) are not in it."""
+    start). The hooks are switched as Lightning itself skips a hook that is not callable: the
+    adapter's instance attribute, None or the hook, set at each block's first batch by a callback
+    before it (its own hook called in both states alike), so that in a block "on" Lightning calls
+    the adapter's hooks as in a real fit, nothing between. What a batch costs in a long epoch,
+    with what the adapter's code does to the framework's own (the caches it leaves), whatever the
+    machine does between fits; the attempt's fixed costs (its start and end) are not in it."""
     import pytorch_lightning as pl
 
     from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
 
-    class Toggled(pl.Callback):  # type: ignore[misc]
-        on_before_backward = on_after_backward = on_before_zero_grad = None
+    switched = ("on_train_batch_start", "on_train_batch_end")
 
+    class Blocks(pl.Callback):  # type: ignore[misc]
         def __init__(self, adapter: Any) -> None:
             self.adapter = adapter
-            self.hooks = adapter if hooks is None else hooks()
+            source = adapter if hooks is None else hooks()
+            self.hooks = {name: getattr(source, name) for name in switched}
             self.blocks: list[tuple[bool, float]] = []
             self.start: float | None = None
             self.on = False
-            for name in FORWARDED:  # the attempt's own events, always
-                setattr(self, name, getattr(adapter, name))
 
         def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                                  batch_idx: int) -> None:
@@ -310,25 +306,16 @@ def lightning_toggled(batches: int, pairs: int, where: str,
                     self.blocks.append((self.on, now - self.start))
                 self.start = now
                 self.on = (block % 2 == 0) != (block // 2 % 2 == 1)
-            if self.on:
-                self.hooks.on_train_batch_start(trainer, pl_module, batch, batch_idx)
-
-        def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
-            hook = self.hooks.on_before_optimizer_step
-            if self.on and callable(hook):
-                hook(trainer, pl_module, optimizer)
-
-        def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
-                               batch_idx: int) -> None:
-            if self.on:
-                self.hooks.on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+                for name in switched:
+                    self.adapter.__dict__[name] = self.hooks[name] if self.on else None
 
     found: list[tuple[float, float]] = []  # (on, off) CPU seconds of a pair of blocks
     while len(found) < pairs:
-        toggled = Toggled(KernodeckCallback(where))
-        lightning_fit(batches, [toggled], where)
-        blocks = toggled.blocks
-        for (first_on, first), (_, second) in zip(blocks[::2], blocks[1::2]):
+        adapter = KernodeckCallback(where)
+        blocks = Blocks(adapter)
+        lightning_fit(batches, [blocks, adapter], where)
+        timed = blocks.blocks
+        for (first_on, first), (_, second) in zip(timed[::2], timed[1::2]):
             found.append((first, second) if first_on else (second, first))
     found = found[:pairs]
     return {**interval_of([on / off for on, off in found]), "batches": batches,
