@@ -6,7 +6,8 @@ full (its time and memory), the ``SLOWEST_KEPT`` slowest later ones, the first p
 total, min, median, p95, max: exact up to ``EXACT_VALUES`` passes, then a histogram of
 ``BUCKETS_PER_E`` buckets per factor e, within 1 percent). The memory kept after a pass is read
 for the first ``FIRST_KEPT`` passes, then at most every ``MEMORY_EVERY_S`` (a pass of a
-millisecond does not pay for a read of ``/proc/self/status`` each time): the readings feed a
+millisecond does not pay for a read each time; and then the resident size alone, from
+``/proc/self/statm``, a fifth of ``/proc/self/status``'s cost): the readings feed a
 sketch of their own and the newest ``MEMORY_KEPT`` of them, with their pass indexes, say the
 growth per pass an out-of-memory error's advice reads.
 
