@@ -6,9 +6,10 @@ program has allocated on it. torch itself is the one the program imported (``sys
 this module never imports it.
 
 On the CPU, the resident set size and its peak are read from ``/proc/self/status`` (``VmRSS``,
-``VmHWM``) and the peak is reset at the start of each stage by writing ``5`` to
-``/proc/self/clear_refs`` (Linux 4.0+): a stage's peak is then its own, read at its end with
-``getrusage`` (a seventh of the cost of ``status``) where that is the same value.
+``VmHWM``; the resident size alone, cheaper, from ``/proc/self/statm``) and the peak is reset at
+the start of each stage by writing ``5`` to ``/proc/self/clear_refs`` (Linux 4.0+): a stage's
+peak is then its own, read at its end with ``getrusage`` (a seventh of the cost of ``status``)
+where that is the same value.
 
 It is not always: Linux's ``ru_maxrss`` is the larger of the process's peak and a peak the kernel
 keeps apart, set when the process started its program (``exec``) to the memory of the process

@@ -78,7 +78,7 @@ class Sketch:
     into the other figures ``FOLDED_TOGETHER`` at a time, or when one of them is read: the call
     made at every pass stays a few stores."""
 
-    __slots__ = ("_exact", "_histogram", "_min", "_total", "count", "max", "max_key", "pending",
+    __slots__ = ("_exact", "_histogram", "_min", "_sum", "count", "max", "max_key", "pending",
                  "scale")
 
     def __init__(self, scale: float = 1.0) -> None:
@@ -87,7 +87,7 @@ class Sketch:
         self.max = -math.inf
         self.max_key: Any = None
         self.pending: list[float] = []  # added, not folded yet
-        self._total = 0.0
+        self._sum = 0.0
         self._min = math.inf
         self._exact: list[float] | None = []
         self._histogram: dict[int, int] = {}
@@ -109,7 +109,7 @@ class Sketch:
         if not pending:
             return
         self.pending = []
-        self._total += math.fsum(pending)
+        self._sum += math.fsum(pending)
         self._min = min(self._min, *pending)
         exact = self._exact
         if exact is not None:
@@ -123,7 +123,7 @@ class Sketch:
     @property
     def total(self) -> float:
         self.fold()
-        return self._total
+        return self._sum
 
     @property
     def min(self) -> float:
