@@ -15,8 +15,8 @@ its ``SLOWEST_KEPT`` slowest (``stage_slow``: that happens ever more rarely, and
 ``SLOW_WRITTEN`` times at most; the slowest are kept in memory all the same), and a
 ``stage_summary`` (count by status, total, min, p50, p95, max, the memory figures, the slowest
 occurrences) each time its count doubles, at most ``SUMMARY_EVERY_S`` after the last one, and
-at the attempt's end. The percentiles are exact up to ``EXACT_DURATIONS`` calls, then read from
-a histogram of ``BUCKETS_PER_E`` buckets per factor e: within 1 percent.
+at the attempt's end. Its durations are a ``passes.Sketch``: the percentiles are exact up to
+``EXACT_VALUES`` calls, then read from a histogram, within 1 percent.
 
 While a ``torch.profiler`` session is active each stage is also a named range of its trace
 (``record_function``), and with ``nvtx=True`` an NVTX range on a CUDA program (Nsight
@@ -44,7 +44,7 @@ from ..safe_files import Folder
 from ..untrusted_json import read_regular
 from .log import EventLog
 from .memory import Accelerator, CpuMemory, Devices
-from .passes import Sketch, count_buckets, histogram_percentile
+from .passes import Sketch
 
 FIRST_KEPT = 3  # occurrences of each stage name written in full
 FAILED_KEPT = 20  # failures of each stage name written in full (every one is counted)
@@ -53,7 +53,6 @@ SLOW_WRITTEN = 20  # stage_slow events of each stage name, at most
 SUMMARY_EVERY_S = 30.0  # a stage's summary is written at most this long after its last one
 FIRST_SUMMARY = FIRST_KEPT + 1  # calls at a name's first summary: its first call not kept in full
 # (then at each doubling): a name with no summary yet has every call of its kept in full
-EXACT_DURATIONS = 1024  # durations kept one by one for the percentiles, then a histogram
 BEACON_FILE = "stage.bin"
 BEACON_MAGIC = int.from_bytes(b"KDSTAGE1", "little", signed=True)
 # The beacon: the magic, then (pass index + 1) << 32 | (stage index + 1) of the innermost stage
@@ -107,10 +106,10 @@ def read_beacon(path: str) -> tuple[int, int | None, bool] | None:
 class StageStats:
     """What is kept of one stage name across its calls (see the module's docstring)."""
 
-    __slots__ = ("completed", "count", "device_peak_bytes", "durations", "encoded", "failures",
-                 "first_pass_ms", "histogram", "index", "last_memory", "later_passes", "max_ms",
-                 "min_ms", "name", "next_summary", "outside_ms", "peak_bytes", "pending",
-                 "slow_written", "slowest", "statuses", "summary_at", "total_ms")
+    __slots__ = ("completed", "count", "device_peak_bytes", "encoded", "failures",
+                 "first_pass_ms", "index", "last_memory", "later_passes", "name", "next_summary",
+                 "outside_ms", "peak_bytes", "slow_written", "slowest", "statuses", "summary_at",
+                 "times")
 
     def __init__(self, name: str, encoded: str, index: int) -> None:
         self.name, self.encoded, self.index = name, encoded, index
@@ -118,13 +117,7 @@ class StageStats:
         self.completed = 0
         self.statuses: dict[str, list[float]] = {}  # failed, interrupted: count, total, max ms
         self.failures = 0
-        self.total_ms = 0.0  # of the completed calls
-        self.min_ms = math.inf
-        self.max_ms = 0.0
-        self.durations: list[float] | None = []  # exact, until EXACT_DURATIONS
-        self.histogram: dict[int, int] = {}
-        # Completed durations not yet in the tallies above: folded in a batch, not one by one.
-        self.pending: list[float] = []
+        self.times = Sketch(1000.0)  # of the completed calls, ms (buckets in µs)
         self.slowest: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap
         self.slow_written = 0
         self.peak_bytes: int | None = None  # the largest CPU peak of a call
@@ -138,59 +131,32 @@ class StageStats:
 
     def add_duration(self, ms: float) -> None:
         self.completed += 1
-        pending = self.pending
-        pending.append(ms)
-        if len(pending) >= EXACT_DURATIONS:
-            self.fold()
-
-    def fold(self) -> None:
-        """Bring the pending durations into the total, the extremes and the percentiles'
-        tallies (exact durations up to EXACT_DURATIONS, then the histogram)."""
-        pending = self.pending
-        if not pending:
-            return
-        self.pending = []
-        self.total_ms += math.fsum(pending)
-        self.max_ms = max(self.max_ms, *pending)
-        self.min_ms = min(self.min_ms, *pending)
-        durations = self.durations
-        if durations is not None and len(durations) + len(pending) <= EXACT_DURATIONS:
-            durations.extend(pending)
-            return
-        if durations is not None:
-            pending = durations + pending
-            self.durations = None
-        count_buckets(self.histogram, pending, 1000)
+        self.times.add(ms)
 
     def percentile(self, fraction: float) -> float | None:
         """The duration under which ``fraction`` of the completed calls ran (nearest rank)."""
-        self.fold()
-        if not self.completed:
-            return None
-        rank = max(1, math.ceil(fraction * self.completed))
-        if self.durations is not None:
-            return sorted(self.durations)[rank - 1]
-        return histogram_percentile(self.histogram, rank, self.min_ms, self.max_ms, 1000)
+        return self.times.percentile(fraction)
 
     def ended(self, status: str) -> tuple[int, float, float]:
         """(count, total ms, max ms) of the calls that ended with ``status``."""
         if status == "completed":
-            self.fold()
-            return self.completed, self.total_ms, self.max_ms
+            times = self.times
+            return self.completed, times.total, max(times.max, 0.0)
         count, total, slowest = self.statuses.get(status, (0, 0.0, 0.0))
         return int(count), total, slowest
 
     def summary(self) -> dict[str, Any]:
         """The ``stage_summary`` of this name (its event's fields, and attempt.json's item)."""
-        self.fold()
+        times = self.times
         slowest = sorted(self.slowest, reverse=True)
         return {"stage": self.name, "stage_index": self.index, "count": self.count,
                 "completed": self.completed, "failed": self.ended("failed")[0],
                 "interrupted": self.ended("interrupted")[0],
-                "total_ms": round(self.total_ms, 3),
-                "min_ms": _rounded(self.min_ms if self.completed else None),
-                "p50_ms": _rounded(self.percentile(0.5)), "p95_ms": _rounded(self.percentile(0.95)),
-                "max_ms": _rounded(self.max_ms if self.completed else None),
+                "total_ms": round(times.total, 3),
+                "min_ms": _rounded(times.min if self.completed else None),
+                "p50_ms": _rounded(times.percentile(0.5)),
+                "p95_ms": _rounded(times.percentile(0.95)),
+                "max_ms": _rounded(times.max if self.completed else None),
                 "outside_passes_ms": _rounded(self.outside_ms),
                 "rss_peak_bytes": self.peak_bytes, "device_peak_bytes": self.device_peak_bytes,
                 "last_memory": self.last_memory,
