@@ -85,8 +85,7 @@ class CpuMemory:
         caller keeps), a reading not above it may be returned as it is, inherited or not: the
         peak, at most that reading, cannot raise what the caller keeps, and ``status`` (a
         seventh of a ``getrusage``'s speed) is not read."""
-        # _process_peak, inline: asked at every stage's end
-        reported = None if _getrusage is None else int(_getrusage(_WHO).ru_maxrss) * _PEAK_UNIT
+        reported = _process_peak()
         if reported is None or reported > self.inherited or self._status is None or (
                 known is not None and reported <= known):
             return reported

@@ -194,8 +194,7 @@ class Step:
                 opened.pop()
                 peak = recorder.cpu.peak(stats.peak_bytes)
                 words[2] = 0  # words[1] is this stage's still: none began since
-                stats.completed += 1  # StageStats.add_duration, inline
-                stats.times.add(ms)
+                stats.add_duration(ms)
                 if peak and (stats.peak_bytes is None or peak > stats.peak_bytes):
                     stats.peak_bytes = peak
                 recorder.last_completed = stats.name

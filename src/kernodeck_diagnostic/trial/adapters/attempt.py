@@ -166,9 +166,8 @@ class TrainingAttempt:
             stages.pop()[1].__exit__(None, None, None)
         else:
             self.close_stage(name)
-        if loss is not None and self.started and not self.ended \
-                and self.losses.observe(loss, self.step):
-            self._loss_failed()
+        if loss is not None:
+            self.observe_loss(loss, self.step)
 
     # -- the first optimizer step --------------------------------------------------------------
 
