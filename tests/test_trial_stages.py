@@ -390,9 +390,16 @@ PROFILED = """
     with Trial("runs") as trial:
         with trial.stage("before_profiling"):
             torch.ones(4) @ torch.ones(4)
+        step = trial._step("train_batch")  # an adapter's: past its first steps, quiet ones
+        for _ in range(8):
+            step.begin()
+            step.__exit__(None, None, None)
         with torch.profiler.profile() as profile:
             with trial.stage("profiled_stage"):
                 torch.ones(8, 8) @ torch.ones(8, 8)
+            step.begin()
+            torch.ones(2) + 1
+            step.__exit__(None, None, None)
     print(json.dumps(sorted({event.key for event in profile.key_averages()})))
 """
 
@@ -404,7 +411,27 @@ def test_a_profiler_session_sees_each_stage_as_a_named_range(cpu_torch_python: P
     assert done.returncode == 0, done.stderr[-3000:]
     keys = json.loads(done.stdout.splitlines()[-1])
     assert "profiled_stage" in keys
+    assert "train_batch" in keys  # a step that would be quiet sees the session too
     assert "before_profiling" not in keys  # no session then: nothing recorded, nothing spent
+
+
+def test_a_profiler_is_known_from_torchs_python_flag_else_its_cpp_state() -> None:
+    # Asked at each stage's two ends: torch's own Python flag of a running profiler, read live;
+    # a torch without it (older ones) is asked through its C++ binding.
+    profiler = types.ModuleType("profiler")
+    vars(profiler).update(_is_profiler_enabled=False)  # the module's global, as torch's
+    asked: list[int] = []
+
+    def enabled() -> bool:
+        asked.append(1)
+        return True
+
+    flag = stages._profiler_on(profiler, enabled)
+    assert flag() is False
+    vars(profiler).update(_is_profiler_enabled=True)  # a profiler started
+    assert flag() is True
+    assert not asked
+    assert stages._profiler_on(types.ModuleType("profiler"), enabled) is enabled
 
 
 def test_the_percentiles_are_exact_then_within_one_percent() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from kernodeck_diagnostic import Trial
-from kernodeck_diagnostic.trial import passes, stages
+from kernodeck_diagnostic.trial import pass_loop, passes, stages
 from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
 from kernodeck_diagnostic.trial.pass_loop import Step
 from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt
@@ -211,6 +211,7 @@ def test_a_quiet_step_keeps_what_the_general_path_keeps(tmp_path: Path,
         clock = [1000.0]
         monkeypatch.setattr(stages.Stage, "__exit__", counted)
         monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+        monkeypatch.setattr(pass_loop, "perf_counter", lambda: clock[0])  # its own name of it
         monkeypatch.setattr(Step, "quiet_path", quiet)
         ended.clear()
         with Trial(where, summary=False) as trial:

@@ -15,14 +15,17 @@ stage object made per batch; measured in docs/performance.md).
 
 from __future__ import annotations
 
-import time
+import math
 from collections.abc import Callable
 from threading import get_ident
+from time import perf_counter
 from types import TracebackType
 from typing import Any
 
-from . import stages
 from .passes import FIRST_KEPT, MEMORY_EVERY_S, SLOWEST_KEPT, SUMMARY_EVERY_S, Passes
+from .stages import FIRST_KEPT as CALLS_FIRST_KEPT
+from .stages import SLOWEST_KEPT as CALLS_SLOWEST_KEPT
+from .stages import SUMMARY_EVERY_S as CALLS_SUMMARY_EVERY_S
 from .stages import Recorder, Stage
 
 
@@ -70,7 +73,7 @@ class PassLoop:
         the program goes on (``resolve_left``)."""
         recorder = self.recorder
         recorder.pass_index = None
-        self.left = (index, (time.perf_counter() - start) * 1000,
+        self.left = (index, (perf_counter() - start) * 1000,
                      recorder.sequence > self.stages_at_start)
         self.record.left_at = self.left_pass = index
 
@@ -106,9 +109,15 @@ class Step:
     calls: the same tallies as ``PassLoop.begin``, ``Stage.__enter__``, ``Stage.__exit__`` and
     ``PassLoop.completed`` keep, without their calls (a training batch of a millisecond pays for
     each). Every other step takes those
-    (``test_a_quiet_step_keeps_what_the_general_path_keeps`` holds the two to one record)."""
+    (``test_a_quiet_step_keeps_what_the_general_path_keeps`` holds the two to one record).
 
-    __slots__ = ("asked", "index", "loop", "stage")
+    What a quiet step touches is its cost: a batch's own work has left the caches cold, and
+    each object read is a miss. So the time a call or a pass must exceed to be among the slowest
+    kept is read once, after each step of the general path (``_floors``), not from the two heaps
+    at each step: a heap's smallest only grows, so a floor read earlier is at most the true one,
+    and a step above it takes the general path, which reads the heap itself."""
+
+    __slots__ = ("asked", "call_floor", "index", "loop", "pass_floor", "stage")
     quiet_path = True  # False: every step by the general path (the test above compares them)
 
     def __init__(self, loop: PassLoop, stage: Stage, asked: Callable[[], None]) -> None:
@@ -116,6 +125,8 @@ class Step:
         self.stage = stage
         self.asked = asked
         self.index: int | None = None  # the pass running, None between steps
+        # Above these (ms), a call or a pass may be among the slowest kept (``_floors``).
+        self.call_floor = self.pass_floor = -math.inf
 
     def begin(self) -> int:
         """The step's pass begins, then its stage; the pass's index."""
@@ -127,7 +138,7 @@ class Step:
         stats = stage.stats
         index = loop.next_index
         words = recorder.words  # None before the attempt's start and after its end
-        if (words is not None and index >= FIRST_KEPT and stats.count >= stages.FIRST_KEPT
+        if (words is not None and index >= FIRST_KEPT and stats.count >= CALLS_FIRST_KEPT
                 and self.quiet_path and loop.left is None and not recorder.open
                 and recorder.before is None and recorder.owner == get_ident()
                 and recorder.quiet()):
@@ -146,13 +157,13 @@ class Step:
             recorder.last_started = stats.name
             words[1] = stage.word = (index + 1) << 32 | (stats.index + 1)
             words[2] = 1
-            loop.start = stage.start = time.perf_counter()
+            loop.start = stage.start = perf_counter()
             self.index = index
             return index
         self.asked()
         loop.started = True
         loop.record.requested += 1
-        index = self.index = loop.begin(time.perf_counter())
+        index = self.index = loop.begin(perf_counter())
         try:
             stage.__enter__()
         except BaseException:
@@ -173,22 +184,21 @@ class Step:
         words = recorder.words
         # A quiet step's end (see the class's docstring), else the general path. The first
         # calls and passes, written in full, are not asked for: each is among the slowest kept
-        # (``SLOWEST_KEPT``, more than ``FIRST_KEPT``), a reason for the general path below.
+        # (``SLOWEST_KEPT``, more than ``FIRST_KEPT``), a reason for the general path below. A
+        # profiler started in the step changes nothing at its end (no range was opened).
         if (exc is None and words is not None and self.quiet_path and len(opened) == 1
                 and opened[0] is stage and not stage.devices and stage.profiled is None
-                and recorder.sequence == loop.stages_at_start + 1 and recorder.quiet()):
-            end = time.perf_counter()
+                and recorder.sequence == loop.stages_at_start + 1
+                and recorder.quiet(at_end=True)):
+            end = perf_counter()
             stats = stage.stats
             record = loop.record
             ms = (end - stage.start) * 1000
             duration_ms = (end - loop.start) * 1000
-            slowest = stats.slowest
-            passes = record.slowest
             # Nothing to keep or write: no slowest call or pass, no summary.
-            if not (len(slowest) < stages.SLOWEST_KEPT or ms > slowest[0][0]
-                    or len(passes) < SLOWEST_KEPT or duration_ms > passes[0][0]
+            if not (ms > self.call_floor or duration_ms > self.pass_floor
                     or stats.count >= stats.next_summary
-                    or end - stats.summary_at >= stages.SUMMARY_EVERY_S
+                    or end - stats.summary_at >= CALLS_SUMMARY_EVERY_S
                     or record.completed + 1 >= record.next_summary
                     or end - record.summary_at >= SUMMARY_EVERY_S):
                 opened.pop()
@@ -212,6 +222,15 @@ class Step:
             raise
         if exc is None:
             recorder.pass_index = None
-            loop.completed(index, (time.perf_counter() - loop.start) * 1000)
+            loop.completed(index, (perf_counter() - loop.start) * 1000)
         else:
             loop.leave(index, loop.start)
+        self._floors()
+
+    def _floors(self) -> None:
+        """The times above which a call of the step's stage, or a pass, may be among the
+        slowest kept: their heaps' smallest once full (see the class's docstring)."""
+        calls = self.stage.stats.slowest
+        passes = self.loop.record.slowest
+        self.call_floor = calls[0][0] if len(calls) >= CALLS_SLOWEST_KEPT else -math.inf
+        self.pass_floor = passes[0][0] if len(passes) >= SLOWEST_KEPT else -math.inf

@@ -37,6 +37,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -234,7 +235,8 @@ class Recorder:
         if torch is None:
             return
         with contextlib.suppress(Exception):  # a torch without them: no ranges
-            self._profiling = torch._C._autograd._profiler_enabled
+            self._profiling = _profiler_on(torch.autograd.profiler,
+                                           torch._C._autograd._profiler_enabled)
             self._range = torch.autograd.profiler.record_function
         if self.nvtx:
             with contextlib.suppress(Exception):
@@ -293,16 +295,18 @@ class Recorder:
             self.watch(torch)
         return self.devices.in_use(torch)
 
-    def quiet(self) -> bool:
+    def quiet(self, at_end: bool = False) -> bool:
         """Whether a stage can start or end now without its device and profiler checks
         (``pass_loop.Step``): torch the one watched already (or none), every device backend's
-        flag false (``Devices.flags``), no profiler on."""
+        flag false (``Devices.flags``), no profiler on (asked at a start only: ``at_end``)."""
         flags = self._idle
         if flags is None or sys.modules.get("torch") is not self._torch:
             return False
         for backend in flags:
             if backend["_initialized"]:
                 return False
+        if at_end:
+            return True
         profiling = self._profiling
         return profiling is None or not profiling()
 
@@ -312,6 +316,18 @@ class Recorder:
                   if s.device_peak_bytes is not None]
         cpu = [s.peak_bytes for s in self.stats.values() if s.peak_bytes is not None]
         return max(device or cpu) if device or cpu else None
+
+
+def _profiler_on(module: Any, enabled: Callable[[], bool]) -> Callable[[], bool]:
+    """Whether a profiler is on, asked at each stage's two ends: torch's own Python flag of it
+    (``torch.autograd.profiler._is_profiler_enabled``, set and cleared by every profiler torch
+    starts, the check its compiler makes before a range), read without entering torch's C++
+    bindings (a quarter of their cost in a training batch's cold caches); where a torch has no
+    such flag, its C++ state's ``enabled``."""
+    state = vars(module)
+    if isinstance(state.get("_is_profiler_enabled"), bool):
+        return partial(state.__getitem__, "_is_profiler_enabled")
+    return enabled
 
 
 _LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
