@@ -15,6 +15,7 @@ Accelerate, each real (CPU, torch 2.13.0), driving a real attempt through its ad
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -346,6 +347,78 @@ def test_accelerate_launch_keeps_one_attempt_per_process_named_by_rank(
         assert (folder / stage_summary.SUMMARY_FILE).is_file()
     # The table: printed by the main process alone.
     assert done.stderr.count("stage ") == 1
+
+
+KEPT_LOSSES = """
+import json, sys
+import torch
+from kernodeck_diagnostic.trial.adapters import attempt
+
+kept = []  # each loss the adapter keeps until the batched check: does it hold its graph?
+observe = attempt.LossWatch.observe
+
+
+def watched(self, loss, step):
+    kept.append(loss.grad_fn is None and not loss.requires_grad)
+    return observe(self, loss, step)
+
+
+attempt.LossWatch.observe = watched
+torch.manual_seed(0)
+if sys.argv[1] == "lightning":
+    import pytorch_lightning as pl
+    from torch.utils.data import DataLoader, TensorDataset
+    from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
+
+    class Tiny(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(8, 1)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return torch.nn.functional.mse_loss(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False,
+                         enable_progress_bar=False, enable_model_summary=False,
+                         enable_checkpointing=False, default_root_dir="lightning",
+                         callbacks=[KernodeckCallback("runs")])
+    data = TensorDataset(torch.randn(16, 8), torch.randn(16, 1))
+    trainer.fit(Tiny(), DataLoader(data, batch_size=4))
+else:
+    from accelerate import Accelerator
+    from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
+
+    accelerator = Accelerator(cpu=True)
+    with trial_for(accelerator, "runs") as trial:
+        model = torch.nn.Linear(8, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = accelerator.prepare(model, optimizer)
+        for step in trial.passes(4):
+            with trial.stage("train_step"):
+                loss = torch.nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1))
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+print(json.dumps(kept))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("framework", "steps"), [("lightning", 4), ("accelerate", 4)])
+def test_the_losses_kept_for_their_batched_check_hold_no_graph(
+        frameworks_python: Path, tmp_path: Path, framework: str, steps: int) -> None:
+    # Each loss is kept until its batch of losses is checked (``LossWatch``): one that held its
+    # autograd graph would hold that memory meanwhile. Lightning hands a detached copy (the
+    # adapter does not ask the tensor, a call into torch at every batch); the Accelerate adapter
+    # detaches what ``backward`` is given.
+    done = run_app(frameworks_python, tmp_path, KEPT_LOSSES, framework)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [True] * steps
+    assert attempt_of(only_attempt(tmp_path / "runs"))["status"] == "completed"
 
 
 def _accelerate_launch(python: Path, work: Path, source: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,8 @@ In a job of several processes, the attempt of process N goes to ``<root>/rank-N/
 as ``check --distributed`` gives every rank its own report; a single process keeps its attempt
 in the root itself, as a plain Trial. The parameters record the rank and the number of processes;
 the per-stage table is kept in each folder and printed by the main process. Every loss given to
-``accelerator.backward`` is held to contract ``finite_loss``, naming the pass it came in.
+``accelerator.backward`` is held to contract ``finite_loss``, naming the pass it came in (kept
+detached from its graph until it is checked).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class ProcessTrial:
 
         def backward(loss: Any, *args: Any, **kwargs: Any) -> Any:
             step = attempt.trial.pass_index
-            attempt.observe_loss(loss, calls[0] if step is None else step)
+            kept = loss.detach() if getattr(loss, "requires_grad", False) else loss
+            attempt.observe_loss(kept, calls[0] if step is None else step)
             calls[0] += 1
             return original(loss, *args, **kwargs)
 

@@ -17,8 +17,8 @@ import importlib
 import math
 import os
 import sys
-import time
 from collections.abc import Iterable, Mapping
+from time import perf_counter
 from types import ModuleType
 from typing import Any
 
@@ -216,9 +216,9 @@ class TrainingAttempt:
     # -- the loss of every step ----------------------------------------------------------------
 
     def observe_loss(self, loss: Any, step: int | None) -> None:
-        """A training step's loss (a tensor, kept detached, checked in batches: no device
-        synchronisation per step; or a number): a non-finite one fails contract
-        ``finite_loss``, naming its step."""
+        """A training step's loss (a tensor detached from its graph, kept and checked in
+        batches: no device synchronisation per step; or a number): a non-finite one fails
+        contract ``finite_loss``, naming its step."""
         if self.started and not self.ended and self.losses.observe(loss, step):
             self._loss_failed()
 
@@ -304,18 +304,18 @@ class LossWatch:
         self.pending: list[tuple[int | None, Any]] = []
         self.checked = 0
         self.first_bad: tuple[str, str, int | None] | None = None
-        self.checked_at = time.perf_counter()
+        self.checked_at = perf_counter()
 
     def observe(self, loss: Any, step: int | None) -> bool:
-        """Keep ``loss``; True when a check found the first non-finite one."""
+        """Keep ``loss``, detached from its graph by the caller (a graph kept until the check
+        would hold its memory; asking a tensor at every step costs a call into torch): Lightning
+        hands a detached copy, the other adapters detach theirs. True when a check found the
+        first non-finite one."""
         if loss is None or self.first_bad is not None:
             return False
-        # Kept without its graph: detached when it has one (Lightning hands a detached copy).
-        if getattr(loss, "requires_grad", False):
-            loss = loss.detach()
         pending = self.pending
         pending.append((step, loss))
-        if len(pending) >= CHECK_EVERY or time.perf_counter() - self.checked_at >= CHECK_EVERY_S:
+        if len(pending) >= CHECK_EVERY or perf_counter() - self.checked_at >= CHECK_EVERY_S:
             return self.check()
         return False
 
@@ -331,7 +331,7 @@ class LossWatch:
     def check(self) -> bool:
         """Check the losses kept; True when the first non-finite one is among them."""
         pending, self.pending = self.pending, []
-        self.checked_at = time.perf_counter()
+        self.checked_at = perf_counter()
         if not pending or self.first_bad is not None:
             return False
         finite = _finite([value for _, value in pending])

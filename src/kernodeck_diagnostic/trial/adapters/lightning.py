@@ -104,7 +104,10 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
-        loss = outputs.get("loss") if isinstance(outputs, Mapping) else outputs
+        # A dict (what Lightning hands) known without the abstract class's check; its loss
+        # detached by Lightning ("a detached copy of the closure loss").
+        loss = outputs.get("loss") if type(outputs) is dict or isinstance(outputs, Mapping) \
+            else outputs
         self.attempt.batch_ended(loss=loss)
         if self.stepped:  # the first step that updated: with gradient accumulation, not batch 0
             self.attempt.after_first_step(loss, pl_module)
