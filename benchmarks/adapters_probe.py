@@ -43,6 +43,9 @@ interval (``run.median_interval``: met only when the whole interval is within th
   a fit (the memory module reads the thread's on Linux: the same peak, a cheaper call);
 - ``attempt_alone``: the adapter's calls for one batch in a loop alone, their µs and the
   interpreter's opcodes per batch (a count the machine's noise does not move).
+- ``attempt_cold``: the same calls with the caches evicted before each batch, alternated with
+  the two memory system calls alone: what a batch's hooks cost when its own work has left
+  nothing of theirs cached, as in an epoch, measured apart from the epoch's noise.
 
 ``ROUNDS`` 0 leaves the whole epochs out.
 
@@ -366,6 +369,69 @@ def attempt_alone(batches: int, where: str) -> dict[str, Any]:
     return {"us_per_batch": statistics.median(loops), "opcodes_per_batch": opcodes / 128}
 
 
+FIRST_SKIPPED = 300  # attempt_cold's batches before it times any (past those kept in full)
+
+
+class Evicted:
+    """What a batch's own work does to the caches between two batches, done on purpose: a copy
+    of 16 MiB, a JSON encoding and a regular expression's scan (a training batch runs far more
+    code and data than that; the hooks then find nothing of theirs cached)."""
+
+    def __init__(self) -> None:
+        import re
+
+        self.block = bytearray(16 << 20)
+        self.data = {f"k{i}": [i, str(i), {"x": i * 1.5}] for i in range(3000)}
+        self.pattern = re.compile(r"(\w+)-(\d+)")
+        self.text = " ".join(f"w{i}-{i}" for i in range(2000))
+
+    def __call__(self) -> None:
+        bytes(self.block)
+        json.dumps(self.data)
+        self.pattern.findall(self.text)
+
+
+def attempt_cold(batches: int, where: str) -> dict[str, Any]:
+    """The adapter's calls for one batch as Lightning's hooks make them (the batch's start,
+    then its end with its loss), the caches evicted before each (``Evicted``), alternated
+    batch by batch with the two memory system calls alone (``MemoryCalls``: the floor of an
+    exact CPU peak per call), the order swapped every other batch: the median µs of each and
+    of their per-batch difference (the adapter's own part). The cost of a batch's hooks in a
+    real epoch is mostly that of the caches they miss, which a loop alone never shows; this
+    measures it apart from the epoch's noise."""
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    attempt = TrainingAttempt(where, {"bench": "cold"}, check_step=False)
+    attempt.start()
+    floor = MemoryCalls()
+    loss = torch.tensor(0.5)
+    evict = Evicted()
+
+    def adapter() -> None:
+        attempt.batch_started(after="save_checkpoint")
+        attempt.batch_ended(loss=loss)
+
+    def memory() -> None:
+        floor.on_train_batch_start()
+        floor.on_train_batch_end()
+
+    for _ in range(FIRST_SKIPPED):  # past the first passes and calls kept in full
+        adapter()
+    timed: dict[str, list[int]] = {"adapter": [], "floor": []}
+    order = (("adapter", adapter), ("floor", memory))
+    for index in range(batches):
+        for name, run in order if index % 2 else order[::-1]:
+            evict()
+            start = time.perf_counter_ns()
+            run()
+            timed[name].append(time.perf_counter_ns() - start)
+    attempt.end()
+    return {"batches": batches, **{f"{name}_us": statistics.median(values) / 1000
+                                   for name, values in timed.items()},
+            "adapter_above_floor_us": statistics.median(
+                a - b for a, b in zip(timed["adapter"], timed["floor"])) / 1000}
+
+
 def peak_reads_in_epoch(batches: int, where: str) -> dict[str, Any]:
     """One system call that reads the memory peak, ``getrusage`` for the process and for the
     thread (the same ``ru_maxrss`` on Linux), timed inside a fit at each batch's end, in turn:
@@ -443,6 +509,7 @@ def main() -> None:
             found["lightning_interleaved"] = lightning_interleaved(pairs, where)
             found["peak_reads_in_epoch"] = peak_reads_in_epoch(batches, where)
             found["attempt_alone"] = attempt_alone(batches, where)
+            found["attempt_cold"] = attempt_cold(min(batches, 3000), where)
     finally:
         sys.stderr.close()
         sys.stderr = stderr
