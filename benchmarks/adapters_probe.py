@@ -488,6 +488,9 @@ def paired(run: Callable[[int, str, str], tuple[float, float]], variants: tuple[
 def main() -> None:
     batches, rounds = (int(value) for value in sys.argv[1:3])
     pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 40
+    if batches < 5 * TOGGLED or pairs < 1:
+        # lightning_toggled's first timed pair ends at block 4's start: a shorter fit gives none
+        raise SystemExit(f"adapters_probe: BATCHES at least {5 * TOGGLED}, PAIRS at least 1")
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)

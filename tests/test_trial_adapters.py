@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import envs
-from conftest import SRC, clean_env, inductor_cache, run_tool
+from conftest import ROOT, SRC, clean_env, inductor_cache, run_tool
 from kernodeck_diagnostic.trial import stage_summary
 from trial_helpers import app_env, assert_valid_attempt, attempt_of, only_attempt, run_app
 
@@ -349,13 +349,14 @@ def test_accelerate_launch_keeps_one_attempt_per_process_named_by_rank(
     assert done.stderr.count("stage ") == 1
 
 
+# Put before a program: each loss the adapter keeps until the batched check, whether it holds its
+# autograd graph, printed (JSON) when the program ends.
 KEPT_LOSSES = """
-import json, sys
-import torch
-from kernodeck_diagnostic.trial.adapters import attempt
+import atexit, json
+from kernodeck_diagnostic.trial.adapters import attempt as watched_attempt
 
-kept = []  # each loss the adapter keeps until the batched check: does it hold its graph?
-observe = attempt.LossWatch.observe
+kept = []
+observe = watched_attempt.LossWatch.observe
 
 
 def watched(self, loss, step):
@@ -363,59 +364,21 @@ def watched(self, loss, step):
     return observe(self, loss, step)
 
 
-attempt.LossWatch.observe = watched
-torch.manual_seed(0)
-if sys.argv[1] == "lightning":
-    import pytorch_lightning as pl
-    from torch.utils.data import DataLoader, TensorDataset
-    from kernodeck_diagnostic.trial.adapters.lightning import KernodeckCallback
-
-    class Tiny(pl.LightningModule):
-        def __init__(self):
-            super().__init__()
-            self.net = torch.nn.Linear(8, 1)
-
-        def training_step(self, batch, batch_idx):
-            x, y = batch
-            return torch.nn.functional.mse_loss(self.net(x), y)
-
-        def configure_optimizers(self):
-            return torch.optim.SGD(self.parameters(), lr=0.1)
-
-    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False,
-                         enable_progress_bar=False, enable_model_summary=False,
-                         enable_checkpointing=False, default_root_dir="lightning",
-                         callbacks=[KernodeckCallback("runs")])
-    data = TensorDataset(torch.randn(16, 8), torch.randn(16, 1))
-    trainer.fit(Tiny(), DataLoader(data, batch_size=4))
-else:
-    from accelerate import Accelerator
-    from kernodeck_diagnostic.trial.adapters.accelerate import trial_for
-
-    accelerator = Accelerator(cpu=True)
-    with trial_for(accelerator, "runs") as trial:
-        model = torch.nn.Linear(8, 1)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        model, optimizer = accelerator.prepare(model, optimizer)
-        for step in trial.passes(4):
-            with trial.stage("train_step"):
-                loss = torch.nn.functional.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 1))
-                accelerator.backward(loss)
-                optimizer.step()
-                optimizer.zero_grad()
-print(json.dumps(kept))
+watched_attempt.LossWatch.observe = watched
+atexit.register(lambda: print(json.dumps(kept)))
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("framework", "steps"), [("lightning", 4), ("accelerate", 4)])
+@pytest.mark.parametrize(("program", "steps"), [("lightning", 6), ("accelerate", 3)])
 def test_the_losses_kept_for_their_batched_check_hold_no_graph(
-        frameworks_python: Path, tmp_path: Path, framework: str, steps: int) -> None:
+        frameworks_python: Path, tmp_path: Path, program: str, steps: int) -> None:
     # Each loss is kept until its batch of losses is checked (``LossWatch``): one that held its
     # autograd graph would hold that memory meanwhile. Lightning hands a detached copy (the
     # adapter does not ask the tensor, a call into torch at every batch); the Accelerate adapter
-    # detaches what ``backward`` is given.
-    done = run_app(frameworks_python, tmp_path, KEPT_LOSSES, framework)
+    # detaches what ``backward`` is given. One process each.
+    source = {"lightning": LIGHTNING_APP, "accelerate": ACCELERATE_APP}[program]
+    done = run_app(frameworks_python, tmp_path, KEPT_LOSSES + source, "train")
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.splitlines()[-1]) == [True] * steps
     assert attempt_of(only_attempt(tmp_path / "runs"))["status"] == "completed"
@@ -444,6 +407,41 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_the_adapters_benchmark_prints_every_measure(frameworks_python: Path,
+                                                     tmp_path: Path) -> None:
+    # benchmarks/adapters_probe.py end to end, small (six pairs each, the fewest with a 95 %
+    # interval): every measure docs/performance.md quotes is printed. No timing is asserted.
+    done = subprocess.run(
+        [str(frameworks_python), str(ROOT / "benchmarks" / "adapters_probe.py"), "350", "0", "6"],
+        cwd=tmp_path, capture_output=True, text=True, env=app_env(), timeout=600,
+        stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines()
+               if line.startswith("KD-BENCH-ADAPTERS ")]
+    found = json.loads(line.split(" ", 1)[1])
+    interleaved = found["lightning_interleaved"]
+    for measure in (found["accelerate_interleaved"], found["lightning_toggled"],
+                    found["lightning_toggled_memory_calls"], *interleaved.values()):
+        assert measure["pairs"] == 6
+        assert measure["met"] in ("met", "missed", "undecided")
+        low, high = measure["interval"]
+        assert low <= measure["ratio"] <= high
+    assert set(interleaved) == {"adapted_vs_bare", "empty_vs_bare", "hooks_vs_bare",
+                                "adapted_vs_hooks"}
+    assert found["attempt_alone"]["opcodes_per_batch"] > 0
+    cold = found["attempt_cold"]
+    assert cold["batches"] == 350
+    assert cold["adapter_us"] > 0
+    assert cold["floor_us"] > 0
+    short = subprocess.run(
+        [str(frameworks_python), str(ROOT / "benchmarks" / "adapters_probe.py"), "200", "0", "2"],
+        cwd=tmp_path, capture_output=True, text=True, env=app_env(), timeout=120,
+        stdin=subprocess.DEVNULL, check=False)
+    assert short.returncode != 0  # a fit too short for a pair: refused, not an endless loop
+    assert "BATCHES at least 250" in short.stderr
 
 
 # -- ramp over a Lightning script ----------------------------------------------------------------
