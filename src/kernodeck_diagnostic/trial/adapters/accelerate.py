@@ -60,8 +60,11 @@ class ProcessTrial:
 
         def backward(loss: Any, *args: Any, **kwargs: Any) -> Any:
             step = attempt.trial.pass_index
-            kept = loss.detach() if getattr(loss, "requires_grad", False) else loss
-            attempt.observe_loss(kept, calls[0] if step is None else step)
+            # Kept without its graph: one call into torch (a tensor's ``requires_grad`` asked
+            # first would be a second, as dear in a step's cold caches).
+            detach = getattr(loss, "detach", None)
+            attempt.observe_loss(loss if detach is None else detach(),
+                                 calls[0] if step is None else step)
             calls[0] += 1
             return original(loss, *args, **kwargs)
 

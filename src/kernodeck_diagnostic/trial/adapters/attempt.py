@@ -142,14 +142,16 @@ class TrainingAttempt:
     def is_open(self, name: str) -> bool:
         return any(open_name == name for open_name, _ in self._stages)
 
-    def batch_started(self, name: str = TRAIN_BATCH, *, after: str | None = None) -> None:
+    def batch_started(self, name: str = TRAIN_BATCH, *, after: tuple[str, ...] = ()) -> None:
         """A training batch (or optimizer step): a pass of its own, with its stage (a ``Step``,
-        an open stage among the others). One whose end was never told ends here; so does the
-        stage ``after`` names, when open (a checkpoint's, which ends with the next event)."""
+        an open stage among the others). One whose end was never told ends here; so do the
+        stages ``after`` names, in turn, when open (a checkpoint's, an evaluation's: they end
+        with the next event)."""
         if not self.started or self.ended:
             return
-        if after is not None and self._stages:  # at every batch: nothing called when none is
-            self.close_stage(after)
+        if self._stages:  # at every batch: nothing called when none is open
+            for stage in after:
+                self.close_stage(stage)
         step = self._steps.get(name)
         if step is None:
             step = self._steps[name] = self.trial._step(name)

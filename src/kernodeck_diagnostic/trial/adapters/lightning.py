@@ -23,6 +23,7 @@ from typing import Any
 from .attempt import FrameworkMissing, TrainingAttempt, framework
 
 MINIMUM = "2.0"
+AFTER_BATCH = ("save_checkpoint",)  # ended by a batch's start, when open
 
 
 def _lightning() -> Any:
@@ -96,7 +97,7 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                              batch_idx: int) -> None:
-        self.attempt.batch_started(after="save_checkpoint")
+        self.attempt.batch_started(after=AFTER_BATCH)
 
     def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
         self.stepped = True

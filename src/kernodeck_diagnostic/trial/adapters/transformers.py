@@ -33,6 +33,7 @@ from .attempt import TrainingAttempt, framework
 
 MINIMUM = "5.0"
 TRAIN_STEP = "train_step"
+AFTER_STEP = ("evaluate", "save_checkpoint")  # what the trainer ran after a step, ended by the next
 
 _transformers: Any = framework("transformers", "transformers", MINIMUM, "transformers")
 
@@ -46,6 +47,9 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
                  params: Mapping[str, Any] | None = None, *, check_step: bool = True) -> None:
         self.attempt = TrainingAttempt(root, params, check_step=check_step)
         self._loss: Any = None
+        # The first step is still to be judged: the learning rates read before each step, the
+        # step judged after it. Past it, a step's events ask nothing of the attempt for it.
+        self._first_step = False
         self._hook: Any = None
         self._previous_excepthook: Any = None
         self._shell: Any = None  # the notebook's, while its post_run_cell hook is ours
@@ -77,22 +81,26 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         if model is not None:
             if self.attempt.check_step:
                 self.attempt.before_first_step(model, [kwargs.get("optimizer")])
+            self._first_step = self.attempt.first_step_pending
             self._remove_hook()
             self._hook = model.register_forward_hook(self._keep_loss)
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._after_step_done()
-        self.attempt.batch_started(TRAIN_STEP)
+        self.attempt.batch_started(TRAIN_STEP, after=AFTER_STEP)
 
     def on_pre_optimizer_step(self, args: Any, state: Any, control: Any,
                               **kwargs: Any) -> None:
-        self.attempt.before_optimizer_step([kwargs.get("optimizer")])
+        if self._first_step:
+            self.attempt.before_optimizer_step([kwargs.get("optimizer")])
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.attempt.batch_ended(TRAIN_STEP)
-        self.attempt.after_first_step(self._loss, kwargs["model"])
+        if self._first_step:
+            self.attempt.after_first_step(self._loss, kwargs["model"])
+            self._first_step = self.attempt.first_step_pending
         self._loss = None
-        self._before_evaluate_or_save(control)
+        if control.should_evaluate or control.should_save:
+            self._before_evaluate_or_save(control)
 
     def on_log(self, args: Any, state: Any, control: Any, logs: Any = None,
                **kwargs: Any) -> None:
