@@ -24,8 +24,9 @@ pair's ratio kept, and judged on the median of those ratios with its distributio
 interval (``run.median_interval``: met only when the whole interval is within the target):
 
 - ``accelerate_interleaved``: blocks of ``BLOCK`` steps inside one ``trial_for`` attempt, a block
-  bare and a block with a pass and a stage per step, alternated (the order swapped every other
-  pair): the thread's CPU time of each block;
+  bare (Accelerate's own ``backward``) and a block with a pass and a stage per step and the
+  adapter's ``backward`` (each loss kept for its check), alternated (the order swapped every
+  other pair): the thread's CPU time of each block;
 - ``lightning_interleaved``: short fits of ``SKIPPED + BLOCK`` batches, bare, with an empty
   ``pl.Callback()``, with a callback whose only hooks are the adapter's two per-batch ones, doing
   nothing (Lightning's dispatch to them), and with ``KernodeckCallback``, alternated; in each,
@@ -174,18 +175,24 @@ def accelerate_interleaved(pairs: int, where: str) -> dict[str, Any]:
     accelerator, step = accelerate_step()
     found: dict[bool, list[float]] = {False: [], True: []}
     with trial_for(accelerator, where) as trial:
+        # A bare block calls Accelerate's own backward, an adapted one the adapter's, which
+        # keeps each loss for contract finite_loss: its cost is the adapter's too.
+        watched = vars(accelerator).pop("backward")
         for index in range(pairs + 1):  # the first pair warms up, dropped
             for adapted in ((False, True) if index % 2 else (True, False)):
                 cpu = time.thread_time()
                 if adapted:
+                    vars(accelerator)["backward"] = watched
                     for _ in trial.passes(BLOCK):
                         with trial.stage("train_step"):
                             step()
+                    del vars(accelerator)["backward"]
                 else:
                     for _ in range(BLOCK):
                         step()
                 if index:
                     found[adapted].append(time.thread_time() - cpu)
+        vars(accelerator)["backward"] = watched  # the attempt's end puts Accelerate's back
     ratios = [a / b for a, b in zip(found[True], found[False])]
     return {**interval_of(ratios), "us_per_step": statistics.median(
         (a - b) / BLOCK * 1e6 for a, b in zip(found[True], found[False]))}
@@ -326,6 +333,88 @@ def lightning_toggled(batches: int, pairs: int, where: str,
                 (on - off) / TOGGLED * 1e6 for on, off in found)}
 
 
+def transformers_toggled(steps: int, pairs: int, where: str) -> dict[str, Any]:
+    """``KernodeckTrainerCallback`` in a ``Trainer.train()`` of ``steps`` optimizer steps, on
+    and off in blocks of ``TOGGLED`` steps (on, off, off, on...), as ``lightning_toggled``: each
+    step's forward computes a small linear model's loss and spins for 1 ms. The Trainer calls
+    every callback at every event whatever it defines, so "off" takes the adapter out of the
+    trainer's callback list (and its forward hook off the model): "on" is all that it adds, the
+    trainer's dispatch to it included. The trainer's own time per step, bare, is
+    ``bare_ms_per_step``."""
+    from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+
+    from kernodeck_diagnostic.trial.adapters.transformers import KernodeckTrainerCallback
+
+    class Tiny(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Linear(8, 1)
+
+        def forward(self, x: Any, labels: Any) -> dict[str, Any]:
+            loss = torch.nn.functional.mse_loss(self.net(x).squeeze(-1), labels)
+            spin()
+            return {"loss": loss}
+
+    class Blocks(TrainerCallback):  # type: ignore[misc]
+        """Placed before the adapter: at each block's first step, the adapter in or out."""
+
+        def __init__(self, adapter: Any) -> None:
+            self.adapter = adapter
+            self.handler: Any = None  # the trainer's, once it is made
+            self.blocks: list[tuple[bool, float]] = []
+            self.start: float | None = None
+            self.on = True
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            block, position = divmod(state.global_step, TOGGLED)
+            if position:
+                return
+            now = time.thread_time()
+            if self.start is not None and block > 2:
+                self.blocks.append((self.on, now - self.start))
+            self.start = now
+            on = (block % 2 == 0) != (block // 2 % 2 == 1)
+            if on != self.on:
+                self.on = on
+                callbacks = self.handler.callbacks
+                adapter = self.adapter
+                if on:  # right after this one: told of this step's begin already
+                    callbacks.insert(callbacks.index(self) + 1, adapter)
+                    adapter._hook = kwargs["model"].register_forward_hook(adapter._keep_loss)
+                else:
+                    callbacks.remove(adapter)
+                    adapter._remove_hook()
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if not self.on:  # back in the list, right after this one: told of the end, its own
+                self.handler.callbacks.insert(self.handler.callbacks.index(self) + 1,
+                                              self.adapter)
+
+    rows = [{"x": torch.randn(8), "labels": torch.randn(())} for _ in range(64)]
+    bare: list[float] = []
+    found: list[tuple[float, float]] = []  # (on, off) CPU seconds of a pair of blocks
+    while len(found) < pairs:
+        adapter = KernodeckTrainerCallback(where)
+        blocks = Blocks(adapter)
+        trainer = Trainer(model=Tiny(), args=TrainingArguments(
+            output_dir=os.path.join(where, "hf"), max_steps=steps, per_device_train_batch_size=4,
+            learning_rate=0.01, report_to="none", use_cpu=True, disable_tqdm=True,
+            logging_strategy="no", save_strategy="no", dataloader_num_workers=0),
+            train_dataset=rows, callbacks=[blocks, adapter])
+        blocks.handler = trainer.callback_handler
+        trainer.remove_callback(PrinterCallback)  # its line at the end on stdout: none
+        trainer.train()
+        timed = blocks.blocks
+        for (first_on, first), (_, second) in zip(timed[::2], timed[1::2]):
+            found.append((first, second) if first_on else (second, first))
+            bare.append(second if first_on else first)
+    found = found[:pairs]
+    return {**interval_of([on / off for on, off in found]), "steps": steps,
+            "block": TOGGLED, "us_per_step": statistics.median(
+                (on - off) / TOGGLED * 1e6 for on, off in found),
+            "bare_ms_per_step": statistics.median(bare) / TOGGLED * 1000}
+
+
 def attempt_alone(batches: int, where: str) -> dict[str, Any]:
     """The adapter's calls for one batch (``TrainingAttempt``: the batch's start and end, its
     loss) in a loop alone, hot in the caches: the median µs of 5 loops of ``batches``, and the
@@ -408,7 +497,7 @@ def attempt_cold(batches: int, where: str) -> dict[str, Any]:
     evict = Evicted()
 
     def adapter() -> None:
-        attempt.batch_started(after="save_checkpoint")
+        attempt.batch_started(after=("save_checkpoint",))
         attempt.batch_ended(loss=loss)
 
     def memory() -> None:
@@ -509,6 +598,7 @@ def main() -> None:
             found["lightning_toggled"] = lightning_toggled(batches, pairs, where)
             found["lightning_toggled_memory_calls"] = lightning_toggled(batches, pairs, where,
                                                                         MemoryCalls)
+            found["transformers_toggled"] = transformers_toggled(batches, pairs, where)
             found["lightning_interleaved"] = lightning_interleaved(pairs, where)
             found["peak_reads_in_epoch"] = peak_reads_in_epoch(batches, where)
             found["attempt_alone"] = attempt_alone(batches, where)

@@ -424,13 +424,15 @@ def test_the_adapters_benchmark_prints_every_measure(frameworks_python: Path,
     found = json.loads(line.split(" ", 1)[1])
     interleaved = found["lightning_interleaved"]
     for measure in (found["accelerate_interleaved"], found["lightning_toggled"],
-                    found["lightning_toggled_memory_calls"], *interleaved.values()):
+                    found["lightning_toggled_memory_calls"], found["transformers_toggled"],
+                    *interleaved.values()):
         assert measure["pairs"] == 6
         assert measure["met"] in ("met", "missed", "undecided")
         low, high = measure["interval"]
         assert low <= measure["ratio"] <= high
     assert set(interleaved) == {"adapted_vs_bare", "empty_vs_bare", "hooks_vs_bare",
                                 "adapted_vs_hooks"}
+    assert found["transformers_toggled"]["bare_ms_per_step"] > 0
     assert found["attempt_alone"]["opcodes_per_batch"] > 0
     cold = found["attempt_cold"]
     assert cold["batches"] == 350
