@@ -258,6 +258,35 @@ def lightning_interleaved(pairs: int, where: str) -> dict[str, Any]:
 TOGGLED = 50  # batches of a block, the adapter's per-batch hooks on or off (lightning_toggled)
 
 
+class Toggle:
+    """The blocks of ``TOGGLED`` batches of one fit, the adapter on or off in each (on, off, off,
+    on, on...: a drift cancels), and the main thread's CPU time of each; the fit's first two
+    blocks (its start) are not kept. ``on``: the state of the block running."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.blocks: list[tuple[bool, float]] = []
+        self.start: float | None = None
+
+    def at(self, batch: int) -> bool:
+        """Called at each batch: True at a block's first, the block before timed and ``on`` the
+        new block's state."""
+        block, position = divmod(batch, TOGGLED)
+        if position:
+            return False
+        now = time.thread_time()
+        if self.start is not None and block > 2:
+            self.blocks.append((self.on, now - self.start))
+        self.start = now
+        self.on = (block % 2 == 0) != (block // 2 % 2 == 1)
+        return True
+
+    def pairs(self) -> list[tuple[float, float]]:
+        """(on, off) CPU seconds of each pair of adjacent blocks timed."""
+        return [(first, second) if first_on else (second, first)
+                for (first_on, first), (_, second) in zip(self.blocks[::2], self.blocks[1::2])]
+
+
 class MemoryCalls:
     """Per-batch hooks that make only the adapter's two memory system calls (``CpuMemory``'s
     peak reset at a batch's start, its read at the end, as a stage reads it: exact only when
@@ -303,30 +332,20 @@ def lightning_toggled(batches: int, pairs: int, where: str,
             self.adapter = adapter
             source = adapter if hooks is None else hooks()
             self.hooks = {name: getattr(source, name) for name in switched}
-            self.blocks: list[tuple[bool, float]] = []
-            self.start: float | None = None
-            self.on = False
+            self.toggle = Toggle(on=False)
 
         def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                                  batch_idx: int) -> None:
-            block, position = divmod(batch_idx, TOGGLED)
-            if position == 0:
-                now = time.thread_time()
-                if self.start is not None and block > 2:
-                    self.blocks.append((self.on, now - self.start))
-                self.start = now
-                self.on = (block % 2 == 0) != (block // 2 % 2 == 1)
+            if self.toggle.at(batch_idx):
                 for name in switched:
-                    self.adapter.__dict__[name] = self.hooks[name] if self.on else None
+                    self.adapter.__dict__[name] = self.hooks[name] if self.toggle.on else None
 
     found: list[tuple[float, float]] = []  # (on, off) CPU seconds of a pair of blocks
     while len(found) < pairs:
         adapter = KernodeckCallback(where)
         blocks = Blocks(adapter)
         lightning_fit(batches, [blocks, adapter], where)
-        timed = blocks.blocks
-        for (first_on, first), (_, second) in zip(timed[::2], timed[1::2]):
-            found.append((first, second) if first_on else (second, first))
+        found += blocks.toggle.pairs()
     found = found[:pairs]
     return {**interval_of([on / off for on, off in found]), "batches": batches,
             "block": TOGGLED, "us_per_batch": statistics.median(
@@ -361,24 +380,14 @@ def transformers_toggled(steps: int, pairs: int, where: str) -> dict[str, Any]:
         def __init__(self, adapter: Any) -> None:
             self.adapter = adapter
             self.handler: Any = None  # the trainer's, once it is made
-            self.blocks: list[tuple[bool, float]] = []
-            self.start: float | None = None
-            self.on = True
+            self.toggle = Toggle(on=True)
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            block, position = divmod(state.global_step, TOGGLED)
-            if position:
-                return
-            now = time.thread_time()
-            if self.start is not None and block > 2:
-                self.blocks.append((self.on, now - self.start))
-            self.start = now
-            on = (block % 2 == 0) != (block // 2 % 2 == 1)
-            if on != self.on:
-                self.on = on
+            was = self.toggle.on
+            if self.toggle.at(state.global_step) and self.toggle.on != was:
                 callbacks = self.handler.callbacks
                 adapter = self.adapter
-                if on:  # right after this one: told of this step's begin already
+                if self.toggle.on:  # right after this one: told of this step's begin already
                     callbacks.insert(callbacks.index(self) + 1, adapter)
                     adapter._hook = kwargs["model"].register_forward_hook(adapter._keep_loss)
                 else:
@@ -386,7 +395,8 @@ def transformers_toggled(steps: int, pairs: int, where: str) -> dict[str, Any]:
                     adapter._remove_hook()
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if not self.on:  # back in the list, right after this one: told of the end, its own
+            # Back in the list, right after this one: told of the end, its own.
+            if not self.toggle.on:
                 self.handler.callbacks.insert(self.handler.callbacks.index(self) + 1,
                                               self.adapter)
 
@@ -404,10 +414,9 @@ def transformers_toggled(steps: int, pairs: int, where: str) -> dict[str, Any]:
         blocks.handler = trainer.callback_handler
         trainer.remove_callback(PrinterCallback)  # its line at the end on stdout: none
         trainer.train()
-        timed = blocks.blocks
-        for (first_on, first), (_, second) in zip(timed[::2], timed[1::2]):
-            found.append((first, second) if first_on else (second, first))
-            bare.append(second if first_on else first)
+        timed = blocks.toggle.pairs()
+        found += timed
+        bare += [off for _, off in timed]
     found = found[:pairs]
     return {**interval_of([on / off for on, off in found]), "steps": steps,
             "block": TOGGLED, "us_per_step": statistics.median(
