@@ -81,9 +81,9 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         if model is not None:
             if self.attempt.check_step:
                 self.attempt.before_first_step(model, [kwargs.get("optimizer")])
-            self._first_step = self.attempt.first_step_pending
             self._remove_hook()
             self._hook = model.register_forward_hook(self._keep_loss)
+        self._first_step = self.attempt.first_step_pending  # this train()'s, model or none
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.attempt.batch_started(TRAIN_STEP, after=AFTER_STEP)
