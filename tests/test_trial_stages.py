@@ -364,6 +364,32 @@ def test_a_device_is_in_use_by_its_modules_flag_or_its_replaced_function() -> No
         types.SimpleNamespace(cuda=other))] == ["cuda:0"]
 
 
+def _started_device_module(name: str, compiled: str) -> types.ModuleType:
+    """A device module as torch's own, its flag set (a device started), whose ``_is_compiled``
+    runs ``compiled``."""
+    module = types.ModuleType(name)
+    exec(DEVICE_MODULE + f"def _is_compiled():\n    {compiled}\n",  # noqa: S102
+         module.__dict__)
+    module._initialized = True
+    return module
+
+
+def test_a_backend_torch_was_built_without_is_never_asked() -> None:
+    """A CPU-only build's ``torch.cuda`` (an XPU module in a CUDA build) can never start: no
+    stage asks it, even with its flag set (by hand: no real torch without CUDA sets it). A
+    module that cannot say whether it was built in is asked as before."""
+    cuda = _started_device_module("cuda_not_built", "return False")
+    devices = memory.Devices()
+    assert devices.in_use(types.SimpleNamespace(cuda=cuda)) == []
+    assert devices.flags(types.SimpleNamespace(cuda=cuda)) == []
+    assert cuda.calls == []
+    for name, compiled in (("cuda_built", "return True"),
+                           ("cuda_cannot_say", "raise RuntimeError('no')")):
+        module = _started_device_module(name, compiled)
+        assert [device.name for device in memory.Devices().in_use(
+            types.SimpleNamespace(cuda=module))] == ["cuda:0"]
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGCHLD"), reason="no SIGCHLD (Windows)")
 def test_after_sigterm_a_python_sigchld_handler_raises_nothing() -> None:
     """PyTorch's DataLoader raises from its SIGCHLD handler when a worker dies; the workers die of
@@ -426,12 +452,14 @@ def test_a_profiler_is_known_from_torchs_python_flag_else_its_cpp_state() -> Non
         asked.append(1)
         return True
 
-    flag = stages._profiler_on(profiler, enabled)
-    assert flag() is False
+    flags, called = stages._profiler_on(profiler, enabled)
+    assert called is None
+    assert flags is vars(profiler)
+    assert flags[stages.PROFILER_FLAG] is False
     vars(profiler).update(_is_profiler_enabled=True)  # a profiler started
-    assert flag() is True
+    assert flags[stages.PROFILER_FLAG] is True
     assert not asked
-    assert stages._profiler_on(types.ModuleType("profiler"), enabled) is enabled
+    assert stages._profiler_on(types.ModuleType("profiler"), enabled) == (None, enabled)
 
 
 def test_the_percentiles_are_exact_then_within_one_percent() -> None:

@@ -213,6 +213,7 @@ def test_a_quiet_step_keeps_what_the_general_path_keeps(tmp_path: Path,
         monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
         monkeypatch.setattr(pass_loop, "perf_counter", lambda: clock[0])  # its own name of it
         monkeypatch.setattr(Step, "quiet_path", quiet)
+        monkeypatch.setattr(stages.Stage, "quiet_path", quiet)  # its stages' starts too
         ended.clear()
         with Trial(where, summary=False) as trial:
             for _ in trial.passes(range(6 if before == "loads" else 0)):
@@ -276,6 +277,82 @@ def test_a_quiet_step_keeps_what_the_general_path_keeps(tmp_path: Path,
             assert peaks["train_batch"] >= peaks["base"] + 60 * 2**20
             assert peaks["train_batch"] < peaks["log"]  # reset at each step's start
             assert peaks["epoch"] >= peaks["base"] + 90 * 2**20  # kept before a step's reset
+
+
+def test_a_quiet_stage_keeps_what_the_general_path_keeps(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Trial's own loop, on a scripted clock: 2,000 passes of a stage ``train_step`` (with a
+    # stage ``forward`` inside it every fifth, a caught failure every 97th), a stage ``log``
+    # outside the passes every 50th, memory touched in a few calls. Most starts are quiet
+    # (``Stage.quiet_path``); with it off every start takes the general path. Both leave the same
+    # attempt and the same events, but for what memory readings and clocks hold; each call's own
+    # CPU peak stays its own.
+    script = random.Random(7)  # noqa: S311 (durations, not secrets)
+    durations = [0.001 + script.random() * 0.0003 for _ in range(2000)]
+
+    def run(where: Path, quiet: bool) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+        clock = [1000.0]
+        monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+        monkeypatch.setattr(pass_loop, "perf_counter", lambda: clock[0])  # its own name of it
+        monkeypatch.setattr(stages.Stage, "quiet_path", quiet)
+        started_quietly = [0]
+        with Trial(where, summary=False) as trial:
+            recorder = trial._recorder
+            asked = recorder.quiet
+
+            def counted(at_end: bool = False) -> bool:
+                answer = asked(at_end)
+                started_quietly[0] += answer and not at_end
+                return answer
+
+            recorder.quiet = counted  # type: ignore[method-assign]
+            for index in trial.passes(len(durations)):
+                clock[0] += 0.00005
+                if index % 50 == 0:
+                    with trial.stage("log"):
+                        _touch(192 if index == 1500 else 0)  # not a train_step's peak
+                with trial.stage("train_step"):
+                    clock[0] += durations[index]
+                    if index % 5 == 0:
+                        with trial.stage("forward"):
+                            _touch(64 if index == 1205 else 0)  # the forward's, nested
+                    if index == 1234:
+                        _touch(128)  # a train_step's own peak, above every one before
+                        beacon = stages.read_beacon(str(Path(trial.folder) / stages.BEACON_FILE))
+                        assert beacon is not None
+                        assert beacon[1:] == (index, True)  # open, in its pass
+                if index % 97 == 0:
+                    with contextlib.suppress(ValueError), trial.stage("validate"):
+                        raise ValueError("caught by the program")
+            for _ in trial.passes(3):  # left after its stage ran: the pass counts as completed
+                with trial.stage("train_step"):
+                    clock[0] += 0.001
+                break
+            with trial.stage("log"):  # the program goes on: the pass left is decided
+                pass
+        monkeypatch.undo()
+        folder = only_attempt(where)
+        return attempt_of(folder), events_of(folder), started_quietly[0]
+
+    quiet, quiet_events, quietly = run(tmp_path / "quiet", True)
+    general, general_events, generally = run(tmp_path / "general", False)
+    assert_valid_attempt(quiet)
+    assert quietly > 2000  # most train_step starts, and the log's
+    assert generally == 0
+    summary = {row["stage"]: row for row in quiet["stage_summary"]}
+    assert summary["train_step"]["count"] == 2001
+    assert quiet["passes"]["completed"] == 2001
+    assert quiet["passes"]["left_at_pass"] == 2000
+    assert summary["validate"]["failed"] == len(range(0, 2000, 97))
+    assert _the_steps(quiet) == _the_steps(general)
+    assert _the_steps(quiet_events) == _the_steps(general_events)
+    if sys.platform == "linux":  # each call's own CPU peak (clear_refs), either path
+        for document in (quiet, general):
+            peaks = {row["stage"]: row["rss_peak_bytes"] for row in document["stage_summary"]}
+            assert peaks["train_step"] >= peaks["validate"] + 100 * 2**20
+            assert peaks["train_step"] < peaks["log"]  # reset at each start
+            assert peaks["forward"] >= peaks["validate"] + 50 * 2**20
+            assert peaks["forward"] < peaks["train_step"]
 
 
 def test_the_calls_and_passes_written_in_full_are_among_the_slowest_kept() -> None:

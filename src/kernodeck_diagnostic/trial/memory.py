@@ -269,6 +269,7 @@ class Devices:
         self._started = [(name, module, module.is_initialized, _flags(module))
                          for name in ("cuda", "xpu")
                          if (module := getattr(torch, name, None)) is not None
+                         and _compiled(module)
                          and callable(getattr(module, "is_initialized", None))]
         available = getattr(getattr(getattr(torch, "backends", None), "mps", None),
                             "is_available", None)
@@ -290,6 +291,20 @@ def _flags(module: Any) -> dict[str, Any] | None:
         getattr(asked, "__code__", None), "co_names", ())
     return flags if own and isinstance(flags, dict) and isinstance(
         flags.get("_initialized"), bool) else None
+
+
+def _compiled(module: Any) -> bool:
+    """Whether torch was built with the backend of ``module`` (``torch.cuda``, ``torch.xpu``):
+    where it was not (a CPU-only build; XPU in a CUDA build) the backend can never start (its
+    initialisation raises before it sets its flag), so no stage asks it. Where torch cannot say
+    (no such function, or it fails), it is asked."""
+    compiled = getattr(module, "_is_compiled", None)
+    if not callable(compiled):
+        return True
+    try:
+        return bool(compiled())
+    except Exception:  # it cannot say: asked, as a backend that may start
+        return True
 
 
 def _true(ask: Callable[[], Any]) -> bool:

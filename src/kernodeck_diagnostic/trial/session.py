@@ -27,6 +27,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
+from threading import get_ident
 from types import TracebackType
 from typing import Any, Literal
 
@@ -193,7 +194,7 @@ class Trial:
         """
         if self._log is None:
             self._refuse_unless_open("stage")
-        if threading.get_ident() != self._recorder.owner:
+        if get_ident() != self._recorder.owner:
             self._refuse_other_thread("stage")
         stats = self._recorder.stats.get(name)
         if stats is None:

@@ -37,7 +37,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -60,6 +59,7 @@ BEACON_MAGIC = int.from_bytes(b"KDSTAGE1", "little", signed=True)
 # open (once all have ended: of the last one started), then how many stages are open (0: none).
 # Little-endian 64-bit words.
 _BEACON = struct.Struct("<qqq")
+PROFILER_FLAG = "_is_profiler_enabled"  # torch.autograd.profiler's global (``_profiler_on``)
 
 
 class Beacon:
@@ -193,6 +193,8 @@ class Recorder:
         self._torch: Any = None
         # The device backends' flags of the torch watched (see ``quiet``); None: ask them.
         self._idle: list[dict[str, Any]] | None = []
+        # Whether a profiler is on (``_profiler_on``): torch's flag in these globals, else asked.
+        self._profiler_flags: dict[str, Any] | None = None
         self._profiling: Callable[[], bool] | None = None
         self._range: Any = None
         self._nvtx: Any = None
@@ -230,14 +232,15 @@ class Recorder:
     def watch(self, torch: Any) -> None:
         """Resolve once per torch module what the stages ask it: is a profiler on, NVTX."""
         self._torch = torch
-        self._profiling = self._range = self._nvtx = None
+        self._profiler_flags = self._profiling = self._range = self._nvtx = None
         self._idle = [] if torch is None else self.devices.flags(torch)
         if torch is None:
             return
         with contextlib.suppress(Exception):  # a torch without them: no ranges
-            self._profiling = _profiler_on(torch.autograd.profiler,
-                                           torch._C._autograd._profiler_enabled)
-            self._range = torch.autograd.profiler.record_function
+            profiler = torch.autograd.profiler
+            self._range = profiler.record_function  # first: asked only once a profiler is on
+            self._profiler_flags, self._profiling = _profiler_on(
+                profiler, torch._C._autograd._profiler_enabled)
         if self.nvtx:
             with contextlib.suppress(Exception):
                 self._nvtx = torch.cuda.nvtx
@@ -307,6 +310,9 @@ class Recorder:
                 return False
         if at_end:
             return True
+        profiler = self._profiler_flags
+        if profiler is not None:
+            return not profiler[PROFILER_FLAG]
         profiling = self._profiling
         return profiling is None or not profiling()
 
@@ -318,16 +324,18 @@ class Recorder:
         return max(device or cpu) if device or cpu else None
 
 
-def _profiler_on(module: Any, enabled: Callable[[], bool]) -> Callable[[], bool]:
-    """Whether a profiler is on, asked at each stage's two ends: torch's own Python flag of it
-    (``torch.autograd.profiler._is_profiler_enabled``, set and cleared by every profiler torch
-    starts, the check its compiler makes before a range), read without entering torch's C++
-    bindings (a quarter of their cost in a training batch's cold caches); where a torch has no
-    such flag, its C++ state's ``enabled``."""
+def _profiler_on(module: Any, enabled: Callable[[], bool]) -> tuple[
+        dict[str, Any] | None, Callable[[], bool] | None]:
+    """How to ask whether a profiler is on, at each stage's two ends: (the globals of
+    ``module``, None) where they hold torch's own Python flag of it
+    (``torch.autograd.profiler._is_profiler_enabled``, ``PROFILER_FLAG``: set and cleared by
+    every profiler torch starts, the check its compiler makes before a range), read there with no
+    call, a quarter of a call into torch's C++ bindings in a training batch's cold caches; else
+    (None, ``enabled``), its C++ state's, called."""
     state = vars(module)
-    if isinstance(state.get("_is_profiler_enabled"), bool):
-        return partial(state.__getitem__, "_is_profiler_enabled")
-    return enabled
+    if isinstance(state.get(PROFILER_FLAG), bool):
+        return state, None
+    return None, enabled
 
 
 _LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
@@ -345,10 +353,18 @@ if hasattr(os, "register_at_fork"):  # POSIX
 class Stage:
     """The context manager ``Trial.stage`` returns (a class with slots: cheaper than a
     generator). The common case (completed, no device, nothing kept) is the short path. Once
-    exited, it may be entered again (``pass_loop.Step`` reuses one): a call of its name again."""
+    exited, it may be entered again (``pass_loop.Step`` reuses one): a call of its name again.
+
+    A later call of a name, no stage around it, on a quiet program (``Recorder.quiet``: no
+    device in use, no profiler on, torch the one watched) and nothing to call at its start
+    (``Recorder.before``), starts *quietly*: the tallies, the beacon's two stores and the peak's
+    reset, without the device, profiler and log checks that the general path makes one by one
+    (each a miss in the cold caches a training batch leaves).
+    ``test_a_quiet_stage_keeps_what_the_general_path_keeps`` holds the two to one record."""
 
     __slots__ = ("devices", "floor", "name", "occurrence", "profiled", "recorder", "start", "stats",
                  "sync", "word")
+    quiet_path = True  # False: every start by the general path (the test above compares them)
 
     def __init__(self, recorder: Recorder, stats: StageStats, sync: bool) -> None:
         self.recorder = recorder
@@ -365,6 +381,35 @@ class Stage:
     def __enter__(self) -> Stage:
         recorder = self.recorder
         stats = self.stats
+        words = recorder.words
+        opened = recorder.open
+        quiet = (words is not None and stats.count >= FIRST_KEPT and not opened
+                 and recorder.before is None and self.quiet_path and recorder.quiet())
+        if quiet:
+            self.devices = []
+            self.floor = 0
+        else:
+            self._prepare()
+        recorder.cpu.reset_peak()
+        opened.append(self)
+        stats.count += 1
+        recorder.sequence += 1
+        self.occurrence = stats.count
+        recorder.last_started = stats.name
+        if words is not None:  # the beacon's two stores (see Beacon)
+            pass_index = recorder.pass_index
+            words[1] = self.word = (0 if pass_index is None else pass_index + 1) << 32 | (
+                stats.index + 1)
+            words[2] = len(opened)
+        if not quiet:
+            self._announce()
+        self.start = time.perf_counter()
+        return self
+
+    def _prepare(self) -> None:
+        """Before a start by the general path: the devices in use (synchronised with ``sync``,
+        their peaks reset), the allocator's history, the enclosing stage's peak so far."""
+        recorder = self.recorder
         torch = sys.modules.get("torch")
         if torch is not recorder._torch:
             recorder.watch(torch)
@@ -376,33 +421,24 @@ class Stage:
                 device.synchronize()
             device.reset_peak()
         opened = recorder.open
-        cpu = recorder.cpu
         self.floor = 0
         if opened:  # the enclosing stage's peak so far, before this one resets it
             outer = opened[-1]
-            outer.floor = max(outer.floor, cpu.peak() or 0)
-        cpu.reset_peak()
-        opened.append(self)
-        stats.count += 1
-        recorder.sequence += 1
-        self.occurrence = stats.count
-        recorder.last_started = stats.name
-        words = recorder.words
-        if words is not None:  # the beacon's two stores (see Beacon)
-            pass_index = recorder.pass_index
-            words[1] = self.word = (0 if pass_index is None else pass_index + 1) << 32 | (
-                stats.index + 1)
-            words[2] = len(opened)
-        if (stats.count <= FIRST_KEPT or words is None) and recorder.log is not None:
+            outer.floor = max(outer.floor, recorder.cpu.peak() or 0)
+
+    def _announce(self) -> None:
+        """After a start by the general path: the log (a name's first calls, or no beacon), the
+        profiler's range, NVTX's on a device."""
+        recorder, stats = self.recorder, self.stats
+        if (stats.count <= FIRST_KEPT or recorder.words is None) and recorder.log is not None:
             recorder.log.stage_started(stats.encoded, recorder.pass_index, stats.index)
-        profiling = recorder._profiling
-        if profiling is not None and profiling():
+        profiler, profiling = recorder._profiler_flags, recorder._profiling
+        if profiler[PROFILER_FLAG] if profiler is not None else (
+                profiling is not None and profiling()):
             self.profiled = recorder._range(stats.name)
             self.profiled.__enter__()
-        if recorder._nvtx is not None and devices:
+        if recorder._nvtx is not None and self.devices:
             recorder._nvtx.range_push(stats.name)
-        self.start = time.perf_counter()
-        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
