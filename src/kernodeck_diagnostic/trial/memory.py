@@ -299,19 +299,16 @@ def _compiled(module: Any) -> bool:
     initialisation raises before it sets its flag), so no stage asks it. Where torch cannot say
     (no such function, or it fails), it is asked."""
     compiled = getattr(module, "_is_compiled", None)
-    if not callable(compiled):
-        return True
-    try:
-        return bool(compiled())
-    except Exception:  # it cannot say: asked, as a backend that may start
-        return True
+    return not callable(compiled) or _true(compiled, failing=True)
 
 
-def _true(ask: Callable[[], Any]) -> bool:
+def _true(ask: Callable[[], Any], *, failing: bool = False) -> bool:
+    """``ask()``'s answer; ``failing`` where it raises (by default: a backend that cannot
+    answer is one the program does not use)."""
     try:
         return bool(ask())
-    except Exception:  # a backend that cannot answer is one the program does not use
-        return False
+    except Exception:
+        return failing
 
 
 HISTORY_ENTRIES = 100_000  # allocator events kept by memory_history (PyTorch's own example)

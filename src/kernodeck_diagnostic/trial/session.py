@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
@@ -144,7 +143,7 @@ class Trial:
                         params=self._jsonable(hide_secret_keys(self.params)),
                         python_version=sys.version.split()[0],
                         torch_version=_torch_version(torch))
-        self._recorder.owner = threading.get_ident()
+        self._recorder.owner = get_ident()
         signals.OPEN.append(self)
         self._previous_sigterm = signals.catch_sigterm()
         self._history.start(torch)
@@ -265,7 +264,7 @@ class Trial:
         program left before it was whole (the program went on)."""
         if self._log is None:
             self._refuse_unless_open("passes")
-        if threading.get_ident() != self._recorder.owner:
+        if get_ident() != self._recorder.owner:
             self._refuse_other_thread("passes")
         if self._loop.left is not None:
             self._resolve_left(failed=False)
@@ -354,7 +353,7 @@ class Trial:
 
     def _refuse_other_thread(self, use: str) -> None:
         owner = self._recorder.owner
-        if owner is not None and threading.get_ident() != owner:
+        if owner is not None and get_ident() != owner:
             raise RuntimeError(
                 f"Trial.{use}(): a Trial records the thread that began it; another thread's "
                 "stages would land in its passes: give each thread its own Trial")

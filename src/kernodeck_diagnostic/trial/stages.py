@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -193,9 +193,8 @@ class Recorder:
         self._torch: Any = None
         # The device backends' flags of the torch watched (see ``quiet``); None: ask them.
         self._idle: list[dict[str, Any]] | None = []
-        # Whether a profiler is on (``_profiler_on``): torch's flag in these globals, else asked.
-        self._profiler_flags: dict[str, Any] | None = None
-        self._profiling: Callable[[], bool] | None = None
+        # Whether a profiler is on: ``PROFILER_FLAG`` read here (``_profiler_on``); None: never.
+        self._profiler: Mapping[str, bool] | None = None
         self._range: Any = None
         self._nvtx: Any = None
 
@@ -232,15 +231,14 @@ class Recorder:
     def watch(self, torch: Any) -> None:
         """Resolve once per torch module what the stages ask it: is a profiler on, NVTX."""
         self._torch = torch
-        self._profiler_flags = self._profiling = self._range = self._nvtx = None
+        self._profiler = self._range = self._nvtx = None
         self._idle = [] if torch is None else self.devices.flags(torch)
         if torch is None:
             return
         with contextlib.suppress(Exception):  # a torch without them: no ranges
             profiler = torch.autograd.profiler
             self._range = profiler.record_function  # first: asked only once a profiler is on
-            self._profiler_flags, self._profiling = _profiler_on(
-                profiler, torch._C._autograd._profiler_enabled)
+            self._profiler = _profiler_on(profiler, torch._C._autograd._profiler_enabled)
         if self.nvtx:
             with contextlib.suppress(Exception):
                 self._nvtx = torch.cuda.nvtx
@@ -310,11 +308,8 @@ class Recorder:
                 return False
         if at_end:
             return True
-        profiler = self._profiler_flags
-        if profiler is not None:
-            return not profiler[PROFILER_FLAG]
-        profiling = self._profiling
-        return profiling is None or not profiling()
+        profiler = self._profiler
+        return profiler is None or not profiler[PROFILER_FLAG]
 
     def peak(self) -> int | None:
         """The largest stage peak: the device's where a stage ran on one, else the CPU's."""
@@ -324,18 +319,35 @@ class Recorder:
         return max(device or cpu) if device or cpu else None
 
 
-def _profiler_on(module: Any, enabled: Callable[[], bool]) -> tuple[
-        dict[str, Any] | None, Callable[[], bool] | None]:
-    """How to ask whether a profiler is on, at each stage's two ends: (the globals of
-    ``module``, None) where they hold torch's own Python flag of it
-    (``torch.autograd.profiler._is_profiler_enabled``, ``PROFILER_FLAG``: set and cleared by
-    every profiler torch starts, the check its compiler makes before a range), read there with no
-    call, a quarter of a call into torch's C++ bindings in a training batch's cold caches; else
-    (None, ``enabled``), its C++ state's, called."""
-    state = vars(module)
+def _profiler_on(module: Any, enabled: Callable[[], bool]) -> Mapping[str, bool]:
+    """Where to read whether a profiler is on (``PROFILER_FLAG``), at each stage's two ends: the
+    globals of ``module`` where they hold torch's own Python flag of it
+    (``torch.autograd.profiler._is_profiler_enabled``: set and cleared by every profiler torch
+    starts, the check its compiler makes before a range), read with no call, a quarter of a call
+    into torch's C++ bindings in a training batch's cold caches; else its C++ state's
+    ``enabled``, called at each read (``_AskedProfiler``)."""
+    state: dict[str, Any] = vars(module)
     if isinstance(state.get(PROFILER_FLAG), bool):
-        return state, None
-    return None, enabled
+        return state
+    return _AskedProfiler(enabled)
+
+
+class _AskedProfiler(Mapping[str, bool]):
+    """A torch without the Python flag: ``PROFILER_FLAG`` read by asking its C++ state."""
+
+    def __init__(self, enabled: Callable[[], bool]) -> None:
+        self.enabled = enabled
+
+    def __getitem__(self, key: str) -> bool:
+        if key != PROFILER_FLAG:
+            raise KeyError(key)
+        return bool(self.enabled())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((PROFILER_FLAG,))
+
+    def __len__(self) -> int:
+        return 1
 
 
 _LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
@@ -432,9 +444,8 @@ class Stage:
         recorder, stats = self.recorder, self.stats
         if (stats.count <= FIRST_KEPT or recorder.words is None) and recorder.log is not None:
             recorder.log.stage_started(stats.encoded, recorder.pass_index, stats.index)
-        profiler, profiling = recorder._profiler_flags, recorder._profiling
-        if profiler[PROFILER_FLAG] if profiler is not None else (
-                profiling is not None and profiling()):
+        profiler = recorder._profiler
+        if profiler is not None and profiler[PROFILER_FLAG]:
             self.profiled = recorder._range(stats.name)
             self.profiled.__enter__()
         if recorder._nvtx is not None and self.devices:
