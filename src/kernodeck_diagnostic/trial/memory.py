@@ -9,7 +9,11 @@ On the CPU, the resident set size and its peak are read from ``/proc/self/status
 ``VmHWM``; the resident size alone, cheaper, from ``/proc/self/statm``) and the peak is reset at
 the start of each stage by writing ``5`` to ``/proc/self/clear_refs`` (Linux 4.0+): a stage's
 peak is then its own, read at its end with ``getrusage`` (a seventh of the cost of ``status``)
-where that is the same value.
+where that is the same value. A later call of a stage name skips the reset while the peak
+read last is not above that name's largest (``reset_peak(known)``): its reading then covers the
+time since that reading too, and it counts only above the name's largest, so what is kept is
+never below a call's own peak (above it only when code outside any stage set a new peak right
+before the call).
 
 It is not always: Linux's ``ru_maxrss`` is the larger of the process's peak and a peak the kernel
 keeps apart, set when the process started its program (``exec``) to the memory of the process
@@ -52,6 +56,9 @@ class CpuMemory:
         # At least the peak getrusage adds that is not this process's (see the module's
         # docstring): a reading above it is the process's own peak.
         self.inherited = 0
+        # At least the process's peak since the last reset, as last read; None after a reset
+        # (the peak is then the resident size at that moment, not read).
+        self.high: int | None = None
 
     def open(self) -> None:
         self._status = _open(_STATUS, os.O_RDONLY)
@@ -68,10 +75,21 @@ class CpuMemory:
             if fd is not None:
                 _close(fd)
         self._status = self._statm = self._clear_refs = None
+        self.high = None
         if opened:
             self.open()
 
-    def reset_peak(self) -> None:
+    def reset_peak(self, known: int | None = None) -> None:
+        """The peak starts over from the resident size now. With ``known`` (the largest peak of
+        the stage name about to start), skipped while the peak read last is at most ``known``:
+        the reading at the call's end, since that last one, is still at least the call's own
+        peak; at most ``known`` it changes nothing kept, above it it is the call's (or that of
+        code outside any stage right before it). A system call spared at most calls, and the
+        write lock on the process's memory map that a reset takes."""
+        high = self.high
+        if known is not None and high is not None and high <= known:
+            return
+        self.high = None
         if self._clear_refs is not None:
             try:
                 os.write(self._clear_refs, b"5")
@@ -88,6 +106,7 @@ class CpuMemory:
         reported = _process_peak()
         if reported is None or reported > self.inherited or self._status is None or (
                 known is not None and reported <= known):
+            self.high = reported
             return reported
         return self.read()[1]
 
@@ -99,11 +118,13 @@ class CpuMemory:
                 if found is not None:
                     peak = int(found.group(1)) * 1024
                     self._learn(peak)
+                    self.high = peak
                     return int(found.group(2)) * 1024, peak
             except OSError:
                 _close(self._status)
                 self._status = None
-        return None, _process_peak()
+        self.high = reported = _process_peak()
+        return None, reported
 
     def resident(self) -> int | None:
         """The resident bytes now (Linux), from ``statm``: the same count as ``status``'s

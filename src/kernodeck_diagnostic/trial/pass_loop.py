@@ -149,7 +149,7 @@ class Step:
             loop.stages_at_start = recorder.sequence
             stage.devices = []
             stage.floor = 0
-            recorder.cpu.reset_peak()
+            recorder.cpu.reset_peak(stats.peak_bytes)  # see Stage.__enter__'s quiet start
             recorder.open.append(stage)
             stats.count += 1
             recorder.sequence += 1

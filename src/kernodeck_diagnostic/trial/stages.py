@@ -2,11 +2,12 @@
 
 A stage does, per call, only what a diagnosis needs at once, without a system call it can
 spare: two clock reads, the stage's CPU memory peak (a write to ``/proc/self/clear_refs`` at its
-start, ``getrusage`` at its end), the devices in use (``is_initialized``, no device call on a
-CPU-only program) and a store into the *beacon*: a small file mapped in memory, ``stage.bin``,
-that holds the stage running now. A store into a shared mapping is in the kernel's page cache at
-once, so a process ended by SIGKILL or the OOM killer leaves the stage it was in, without a
-``write`` per call.
+start, ``getrusage`` at its end; a later call skips the write while the peak read last is at most
+its name's largest: ``memory.CpuMemory.reset_peak``), the devices in use (``is_initialized``, no
+device call on a CPU-only program) and a store into the *beacon*: a small file mapped in memory,
+``stage.bin``, that holds the stage running now. A store into a shared mapping is in the
+kernel's page cache at once, so a process ended by SIGKILL or the OOM killer leaves the stage it
+was in, without a ``write`` per call.
 
 The event log grows with the distinct stages, not with the calls. Of each stage name
 ``events.jsonl`` holds the first ``FIRST_KEPT`` occurrences in full (``stage_started`` and
@@ -400,9 +401,11 @@ class Stage:
         if quiet:
             self.devices = []
             self.floor = 0
+            # Not reset while the peak read last is at most the name's largest (see memory).
+            recorder.cpu.reset_peak(stats.peak_bytes)
         else:
             self._prepare()
-        recorder.cpu.reset_peak()
+            recorder.cpu.reset_peak()
         opened.append(self)
         stats.count += 1
         recorder.sequence += 1
