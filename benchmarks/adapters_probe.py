@@ -38,14 +38,14 @@ interval (``run.median_interval``: met only when the whole interval is within th
 - ``lightning_toggled``: the adapter's per-batch hooks on and off in blocks of ``TOGGLED``
   batches inside fits of ``BATCHES`` batches, the attempt open throughout (``lightning_toggled``):
   the tightest of these measures, since both halves of a pair run 50 batches apart in one fit;
-  ``lightning_toggled_memory_calls`` the same with hooks that make only the adapter's two memory
-  system calls (``MemoryCalls``): what an exact CPU peak per batch costs by itself;
+  ``lightning_toggled_memory_calls`` the same with hooks that make only the adapter's memory
+  system calls (``MemoryCalls``): what a CPU peak per batch costs by itself;
 - ``peak_reads_in_epoch``: ``getrusage`` for the process and for the thread, timed in turn inside
   a fit (the memory module reads the thread's on Linux: the same peak, a cheaper call);
 - ``attempt_alone``: the adapter's calls for one batch in a loop alone, their µs and the
   interpreter's opcodes per batch (a count the machine's noise does not move).
 - ``attempt_cold``: the same calls with the caches evicted before each batch, alternated with
-  the two memory system calls alone: what a batch's hooks cost when its own work has left
+  the memory system calls alone: what a batch's hooks cost when its own work has left
   nothing of theirs cached, as in an epoch, measured apart from the epoch's noise.
 
 ``ROUNDS`` 0 leaves the whole epochs out.
@@ -288,10 +288,10 @@ class Toggle:
 
 
 class MemoryCalls:
-    """Per-batch hooks that make only the adapter's two memory system calls (``CpuMemory``'s
-    peak reset at a batch's start, its read at the end, as a stage reads it: exact only when
-    above the largest so far): the part of a batch's cost that an exact CPU peak per call
-    needs, whatever the code around them."""
+    """Per-batch hooks that make only the adapter's memory system calls, as a later stage call
+    makes them (``CpuMemory``'s peak reset at a batch's start, skipped while the peak read last
+    is at most the largest so far; its read at the end, made exact only when above it): the
+    part of a batch's cost that a CPU peak per call needs, whatever the code around them."""
 
     def __init__(self) -> None:
         from kernodeck_diagnostic.trial.memory import CpuMemory
@@ -301,7 +301,7 @@ class MemoryCalls:
         self.largest = self.cpu.peak()
 
     def on_train_batch_start(self, *args: Any) -> None:
-        self.cpu.reset_peak()
+        self.cpu.reset_peak(self.largest)
 
     def on_train_batch_end(self, *args: Any) -> None:
         peak = self.cpu.peak(self.largest)
@@ -492,8 +492,8 @@ class Evicted:
 def attempt_cold(batches: int, where: str) -> dict[str, Any]:
     """The adapter's calls for one batch as Lightning's hooks make them (the batch's start,
     then its end with its loss), the caches evicted before each (``Evicted``), alternated
-    batch by batch with the two memory system calls alone (``MemoryCalls``: the floor of an
-    exact CPU peak per call), the order swapped every other batch: the median µs of each and
+    batch by batch with the memory system calls alone (``MemoryCalls``: the floor of a CPU
+    peak per call), the order swapped every other batch: the median µs of each and
     of their per-batch difference (the adapter's own part). The cost of a batch's hooks in a
     real epoch is mostly that of the caches they miss, which a loop alone never shows; this
     measures it apart from the epoch's noise."""

@@ -105,8 +105,9 @@ class Step:
     Most steps of a long run are *quiet*: a pass past the first ones, its stage a call not
     written in full, on a CPU program, no stage around it or inside it, no profiler, nothing to
     keep or write (no slowest call or pass, no summary; a memory reading due is the resident
-    size alone). Such a step is begun and ended here in a few stores and the two memory system
-    calls: the same tallies as ``PassLoop.begin``, ``Stage.__enter__``, ``Stage.__exit__`` and
+    size alone). Such a step is begun and ended here in a few stores and the memory system
+    calls (the peak's read, and its reset when needed: ``CpuMemory.reset_peak``): the same
+    tallies as ``PassLoop.begin``, ``Stage.__enter__``, ``Stage.__exit__`` and
     ``PassLoop.completed`` keep, without their calls (a training batch of a millisecond pays for
     each). Every other step takes those
     (``test_a_quiet_step_keeps_what_the_general_path_keeps`` holds the two to one record).
