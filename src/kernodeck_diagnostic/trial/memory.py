@@ -9,11 +9,13 @@ On the CPU, the resident set size and its peak are read from ``/proc/self/status
 ``VmHWM``; the resident size alone, cheaper, from ``/proc/self/statm``) and the peak is reset at
 the start of each stage by writing ``5`` to ``/proc/self/clear_refs`` (Linux 4.0+): a stage's
 peak is then its own, read at its end with ``getrusage`` (a seventh of the cost of ``status``)
-where that is the same value. A later call of a stage name skips the reset while the peak
-read last is not above that name's largest (``reset_peak(known)``): its reading then covers the
-time since that reading too, and it counts only above the name's largest, so what is kept is
-never below a call's own peak (above it only when code outside any stage set a new peak right
-before the call).
+where that is the same value. A later call of a stage name skips the reset while the peak read
+last is not above its name's last reading, itself not above the one before (a level its calls
+held: ``reset_peak(bound)``). Its reading then also covers the time since the last reset: at
+least its own peak, and at most the larger of its own and that level, unless code outside any
+stage set a higher peak after the last reading. Never another stage's higher peak (the call
+resets after it), nor a spike of its own name's (the call after a rise resets); a name's largest
+is never below a call's own.
 
 It is not always: Linux's ``ru_maxrss`` is the larger of the process's peak and a peak the kernel
 keeps apart, set when the process started its program (``exec``) to the memory of the process
@@ -79,15 +81,15 @@ class CpuMemory:
         if opened:
             self.open()
 
-    def reset_peak(self, known: int | None = None) -> None:
-        """The peak starts over from the resident size now. With ``known`` (the largest peak of
-        the stage name about to start), skipped while the peak read last is at most ``known``:
-        the reading at the call's end, since that last one, is still at least the call's own
-        peak; at most ``known`` it changes nothing kept, above it it is the call's (or that of
-        code outside any stage right before it). A system call spared at most calls, and the
-        write lock on the process's memory map that a reset takes."""
+    def reset_peak(self, bound: int | None = None) -> None:
+        """The peak starts over from the resident size now. With ``bound`` (the level the stage
+        name about to start held at its last calls), skipped while the peak read last is at most
+        ``bound``: the reading at the call's end is then still at least the call's own peak, and
+        at most the larger of its own and ``bound`` (unless code outside any stage set a higher
+        one since that last reading). A system call spared on a flat loop, and the write lock on
+        the process's memory map that a reset takes."""
         high = self.high
-        if known is not None and high is not None and high <= known:
+        if bound is not None and high is not None and high <= bound:
             return
         self.high = None
         if self._clear_refs is not None:

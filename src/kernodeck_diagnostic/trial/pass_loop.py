@@ -150,7 +150,7 @@ class Step:
             loop.stages_at_start = recorder.sequence
             stage.devices = []
             stage.floor = 0
-            recorder.cpu.reset_peak(stats.peak_bytes)  # see Stage.__enter__'s quiet start
+            recorder.cpu.reset_peak(stats.steady_peak)  # see Stage.__enter__'s quiet start
             recorder.open.append(stage)
             stats.count += 1
             recorder.sequence += 1
@@ -206,8 +206,7 @@ class Step:
                 peak = recorder.cpu.peak(stats.peak_bytes)
                 words[2] = 0  # words[1] is this stage's still: none began since
                 stats.add_duration(ms)
-                if peak and (stats.peak_bytes is None or peak > stats.peak_bytes):
-                    stats.peak_bytes = peak
+                stats.peak_read(peak)
                 recorder.last_completed = stats.name
                 stats.later_passes.add(ms, index)
                 recorder.pass_index = None

@@ -3,8 +3,8 @@
 A stage does, per call, only what a diagnosis needs at once, without a system call it can
 spare: two clock reads, the stage's CPU memory peak (a write to ``/proc/self/clear_refs`` at its
 start, ``getrusage`` at its end; a later call skips the write while the peak read last is at most
-its name's largest: ``memory.CpuMemory.reset_peak``), the devices in use (``is_initialized``, no
-device call on a CPU-only program) and a store into the *beacon*: a small file mapped in memory,
+a level its name held: ``memory.CpuMemory.reset_peak``), the devices in use (``is_initialized``,
+no device call on a CPU-only program) and a store into the *beacon*: a small file mapped in memory,
 ``stage.bin``, that holds the stage running now. A store into a shared mapping is in the
 kernel's page cache at once, so a process ended by SIGKILL or the OOM killer leaves the stage it
 was in, without a ``write`` per call.
@@ -109,9 +109,9 @@ class StageStats:
     """What is kept of one stage name across its calls (see the module's docstring)."""
 
     __slots__ = ("completed", "count", "device_peak_bytes", "encoded", "failures",
-                 "first_pass_ms", "index", "last_memory", "later_passes", "name", "next_summary",
-                 "outside_ms", "peak_bytes", "slow_written", "slowest", "statuses", "summary_at",
-                 "times")
+                 "first_pass_ms", "index", "last_memory", "last_read", "later_passes", "name",
+                 "next_summary", "outside_ms", "peak_bytes", "slow_written", "slowest", "statuses",
+                 "steady_peak", "summary_at", "times")
 
     def __init__(self, name: str, encoded: str, index: int) -> None:
         self.name, self.encoded, self.index = name, encoded, index
@@ -123,6 +123,10 @@ class StageStats:
         self.slowest: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap
         self.slow_written = 0
         self.peak_bytes: int | None = None  # the largest CPU peak of a call
+        self.last_read: int | None = None  # the CPU peak read at the end of its last call
+        # That reading while it was not above the one before (a level its calls held), else
+        # None: what a later call may carry from before it (``CpuMemory.reset_peak``).
+        self.steady_peak: int | None = None
         self.device_peak_bytes: int | None = None
         self.last_memory: dict[str, Any] | None = None
         self.outside_ms: float | None = None  # completed calls outside the passes
@@ -130,6 +134,17 @@ class StageStats:
         self.later_passes = Sketch(1000.0)  # its time in each later pass (bounded)
         self.next_summary = FIRST_SUMMARY
         self.summary_at = time.perf_counter()
+
+    def peak_read(self, peak: int | None) -> None:
+        """A call's CPU peak, as read at its end: the largest kept, and whether it held the
+        level of the call before (``steady_peak``)."""
+        if peak is None:
+            return
+        last = self.last_read
+        self.steady_peak = peak if last is not None and peak <= last else None
+        self.last_read = peak
+        if self.peak_bytes is None or peak > self.peak_bytes:
+            self.peak_bytes = peak
 
     def add_duration(self, ms: float) -> None:
         self.completed += 1
@@ -401,8 +416,8 @@ class Stage:
         if quiet:
             self.devices = []
             self.floor = 0
-            # Not reset while the peak read last is at most the name's largest (see memory).
-            recorder.cpu.reset_peak(stats.peak_bytes)
+            # Not reset while the peak read last is at most its name's steady level (see memory).
+            recorder.cpu.reset_peak(stats.steady_peak)
         else:
             self._prepare()
             recorder.cpu.reset_peak()
@@ -483,8 +498,7 @@ class Stage:
         if short:
             # The short path: a completed CPU call of a name already written in full.
             stats.add_duration(ms)
-            if peak is not None and (stats.peak_bytes is None or peak > stats.peak_bytes):
-                stats.peak_bytes = peak
+            stats.peak_read(peak)
             if recorder.pass_index is None:
                 stats.outside_ms = (stats.outside_ms or 0.0) + ms
             else:
@@ -535,9 +549,7 @@ class Stage:
         if device_peak is not None and (stats.device_peak_bytes is None
                                         or device_peak > stats.device_peak_bytes):
             stats.device_peak_bytes = device_peak
-        peak = memory["rss_peak_bytes"]
-        if peak is not None and (stats.peak_bytes is None or peak > stats.peak_bytes):
-            stats.peak_bytes = peak
+        stats.peak_read(memory["rss_peak_bytes"])
         record = self._record(status, ms, (self.sync if devices else None), memory)
         event = {"stage": stats.name, **{key: value for key, value in record.items()
                                          if key not in ("name", "occurrence_sequence")}}
