@@ -289,9 +289,10 @@ class Toggle:
 
 class MemoryCalls:
     """Per-batch hooks that make only the adapter's memory system calls, as a later stage call
-    makes them (``CpuMemory``'s peak reset at a batch's start, skipped while the peak read last
-    is at most the largest so far; its read at the end, made exact only when above it): the
-    part of a batch's cost that a CPU peak per call needs, whatever the code around them."""
+    of a flat loop makes them (``CpuMemory``'s peak reset at a batch's start, skipped while the
+    peak read last is not above the level held; its read at the end, made exact only when above
+    the largest so far): the part of a batch's cost that a CPU peak per call needs, whatever
+    the code around them. The level here is the largest so far: on a flat loop, the same."""
 
     def __init__(self) -> None:
         from kernodeck_diagnostic.trial.memory import CpuMemory
