@@ -360,3 +360,72 @@ def test_the_calls_and_passes_written_in_full_are_among_the_slowest_kept() -> No
     # first calls and passes, written in full, must be fewer than those.
     assert stages.SLOWEST_KEPT > stages.FIRST_KEPT
     assert passes.SLOWEST_KEPT > passes.FIRST_KEPT
+
+
+def test_a_quiet_pass_keeps_what_the_general_path_keeps(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``Trial.passes`` over a loader of unknown length, on a scripted clock (``_steps_script``:
+    # a slow pass now and then, a pause of 50 ms every 500 passes, a memory reading then): a
+    # stage ``train_step`` in most passes, ``prepare`` before it in every third, none in every
+    # thirteenth, a caught failure in every 97th, five passes of 40 s and then one of 31 s (not
+    # among the slowest: a summary due by time), a loop left at pass 2,050 and a counted one
+    # after it. Most passes complete quietly
+    # (``PassLoop.quiet_path``); with it off, every one by ``PassLoop.completed``. Both leave the
+    # same attempt and the same events, but for what memory readings and clocks hold.
+    script = _steps_script()
+    general = pass_loop.PassLoop.completed
+
+    def run(where: Path, quiet: bool) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+        clock = [1000.0]
+        completed = [0]
+
+        def counted(loop: pass_loop.PassLoop, index: int, duration_ms: float) -> None:
+            completed[0] += 1
+            general(loop, index, duration_ms)
+
+        monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+        monkeypatch.setattr(pass_loop, "perf_counter", lambda: clock[0])  # its own name of it
+        monkeypatch.setattr(pass_loop.PassLoop, "quiet_path", quiet)
+        monkeypatch.setattr(pass_loop.PassLoop, "completed", counted)
+
+        def loader(count: int) -> Any:  # a loader of unknown length, its fetch timed
+            for index in range(count):
+                clock[0] += script[index][0] + (40.0 if 20 <= index < 25 else
+                                                31.0 if index == 1700 else 0.0)
+                yield index
+
+        with Trial(where, summary=False) as trial:
+            for index in trial.passes(loader(2100)):
+                if index % 13 == 0:
+                    clock[0] += 0.001
+                    continue
+                if index % 3 == 0:
+                    with trial.stage("prepare"):
+                        clock[0] += 0.0001
+                with trial.stage("train_step"):
+                    clock[0] += script[index][1]
+                if index % 97 == 0:
+                    with contextlib.suppress(ValueError), trial.stage("validate"):
+                        raise ValueError("caught by the program")
+                if index == 2050:  # left after its stages ran: completed when the program goes on
+                    break
+            for count, index in enumerate(trial.passes(900)):
+                assert index == 2051 + count  # the attempt's pass indexes go on
+                with trial.stage("train_step"):
+                    clock[0] += script[2100 + count][1]
+        monkeypatch.undo()
+        folder = only_attempt(where)
+        return attempt_of(folder), events_of(folder), completed[0]
+
+    quiet, quiet_events, generally_quiet = run(tmp_path / "quiet", True)
+    general_document, general_events, generally = run(tmp_path / "general", False)
+    assert_valid_attempt(quiet)
+    assert generally == 2050 + 1 + 900  # the pass left, completed when the next loop began
+    assert generally_quiet < 300  # the first passes, the slowest, the summaries due
+    assert quiet["passes"]["completed"] == 2951
+    assert quiet["passes"]["left_at_pass"] == 2050
+    summary = {row["stage"]: row for row in quiet["stage_summary"]}
+    assert summary["validate"]["failed"] == len([i for i in range(0, 2051, 97) if i % 13])
+    assert quiet["passes"]["memory_after_pass_indexes"]  # memory read on its schedule
+    assert _the_steps(quiet) == _the_steps(general_document)
+    assert _the_steps(quiet_events) == _the_steps(general_events)

@@ -16,13 +16,13 @@ stage object made per batch; measured in docs/performance.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from threading import get_ident
 from time import perf_counter
 from types import TracebackType
 from typing import Any
 
-from .passes import FIRST_KEPT, MEMORY_EVERY_S, SLOWEST_KEPT, SUMMARY_EVERY_S, Passes
+from .passes import FIRST_KEPT, MEMORY_EVERY_S, SUMMARY_EVERY_S, Passes
 from .stages import FIRST_KEPT as CALLS_FIRST_KEPT
 from .stages import SLOWEST_KEPT as CALLS_SLOWEST_KEPT
 from .stages import SUMMARY_EVERY_S as CALLS_SUMMARY_EVERY_S
@@ -32,7 +32,16 @@ from .stages import Recorder, Stage
 class PassLoop:
     """The running state of an attempt's passes (see the module's docstring). ``write`` is the
     event log's; ``read_memory`` reads the memory of a pass kept in full, ``read_kept`` the
-    memory a pass keeps alone (see ``Passes.completed_pass``)."""
+    memory a pass keeps alone (see ``Passes.completed_pass``).
+
+    Most passes of ``Trial.passes``' loop (``run``) complete *quietly*: a pass past the first
+    ones, not among the slowest, no summary due. Its time and its stages' are tallied in the
+    loop itself, with what ``completed`` would keep of it and without its calls (each a miss in
+    the cold caches a batch's own work leaves: measured in docs/performance.md). Every other
+    pass completes by ``completed`` (``test_a_quiet_pass_keeps_what_the_general_path_keeps``
+    holds the two to one record)."""
+
+    quiet_path = True  # False: every pass of ``run`` completes by the general path
 
     def __init__(self, recorder: Recorder, write: Callable[..., None],
                  read_memory: Callable[[], dict[str, Any]],
@@ -61,6 +70,67 @@ class PassLoop:
         if index < FIRST_KEPT:
             self._write("pass_started", pass_index=index)
         return index
+
+    def run(self, items: Iterator[Any], count: int | None, *, indexes: bool,
+            fetch_failed: Callable[[BaseException, int], None],
+            ended: Callable[[], bool]) -> Iterator[Any]:
+        """``Trial.passes``' loop over ``items`` (``count`` of them, None when unknown): yields
+        each pass's index (``indexes``) or item. Fetching an item is part of its pass: an error
+        there goes to ``fetch_failed`` with the pass's index. Closed before the attempt
+        ``ended``, the pass running is left (``leave``)."""
+        self.started = True
+        record = self.record
+        record.requested += count or 0
+        recorder = self.recorder
+        clock = perf_counter
+        # At or below these, a pass completes quietly (see the class's docstring): the slowest
+        # kept's smallest, the completed count and the time a summary is due. Read after each
+        # pass completed by the general path; each only grows, so an older value is never past
+        # the true one, and a pass beyond it completes by the general path, which reads them.
+        floor = due_count = due_at = -math.inf
+        while True:
+            start = clock()
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            except BaseException as error:  # fetching this pass's item: its data loading
+                fetch_failed(error, self.next_index)
+                raise
+            if count is None:
+                record.requested += 1  # an iterable of unknown length: as drawn
+            index = self.begin(start)
+            try:
+                yield index if indexes else item
+            except GeneratorExit:
+                if ended():  # closed after the attempt ended: it counted it then
+                    raise
+                # The program stopped asking (a break, islice, zip, or an error raised in the
+                # pass, not seen yet: the loop is closed before the error reaches the Trial):
+                # decided when the program goes on (``resolve_left``).
+                self.leave(index, start)
+                raise
+            end = clock()
+            recorder.pass_index = None
+            duration_ms = (end - start) * 1000
+            # The first passes, written in full, are among the slowest kept (more of those than of
+            # these): below ``floor`` only once they are.
+            if (duration_ms <= floor and record.completed < due_count and end < due_at
+                    and self.quiet_path):
+                record.completed += 1
+                record.durations.add(duration_ms, index)
+                stage_ms = recorder.pass_ms  # each stage's time in it (``Recorder.pass_ended``)
+                if stage_ms:
+                    for stats, ms in stage_ms.items():
+                        stats.later_passes.add(ms, index)
+                    stage_ms.clear()
+                if end - record.read_at >= MEMORY_EVERY_S:  # the memory it keeps, time come
+                    record.memory_read(index, self.read_kept(), end)
+                continue
+            self.completed(index, duration_ms)
+            floor = record.floor()
+            due_count = record.next_summary - 1
+            due_at = record.summary_at + SUMMARY_EVERY_S
 
     def completed(self, index: int, duration_ms: float) -> None:
         """Pass ``index`` completed: ``Passes.completed_pass`` keeps what it keeps of it."""
@@ -231,6 +301,5 @@ class Step:
         """The times above which a call of the step's stage, or a pass, may be among the
         slowest kept: their heaps' smallest once full (see the class's docstring)."""
         calls = self.stage.stats.slowest
-        passes = self.loop.record.slowest
         self.call_floor = calls[0][0] if len(calls) >= CALLS_SLOWEST_KEPT else -math.inf
-        self.pass_floor = passes[0][0] if len(passes) >= SLOWEST_KEPT else -math.inf
+        self.pass_floor = self.loop.record.floor()

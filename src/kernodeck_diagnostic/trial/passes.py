@@ -237,6 +237,12 @@ class Passes:
                 self.next_summary *= 2
             write("passes_summary", **self.summary())
 
+    def floor(self) -> float:
+        """The time (ms) a later pass must exceed to be among the slowest kept: their smallest
+        once they are ``SLOWEST_KEPT``, else -inf (every pass is)."""
+        slowest = self.slowest
+        return slowest[0][0] if len(slowest) >= SLOWEST_KEPT else -math.inf
+
     def keep_slow(self, ms: float, record: dict[str, Any]) -> None:
         if len(self.slowest) < SLOWEST_KEPT:
             heapq.heappush(self.slowest, (ms, record["index"], record))

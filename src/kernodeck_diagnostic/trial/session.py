@@ -218,41 +218,13 @@ class Trial:
         if isinstance(count, int):
             if count < 1:
                 raise ValueError("passes(count) needs a count of at least 1")
-            return self._passes(iter(range(count)), count, indexes=True)
-        return self._passes(iter(count), _length(count), indexes=False)
+            return self._loop.run(iter(range(count)), count, indexes=True,
+                                  fetch_failed=self._fetch_failed, ended=self._has_ended)
+        return self._loop.run(iter(count), _length(count), indexes=False,
+                              fetch_failed=self._fetch_failed, ended=self._has_ended)
 
-    def _passes(self, items: Iterator[Any], count: int | None, *,
-                indexes: bool) -> Iterator[Any]:
-        loop = self._loop
-        loop.started = True
-        log = loop.record
-        log.requested += count or 0
-        recorder = self._recorder
-        perf_counter = time.perf_counter
-        while True:
-            start = perf_counter()
-            try:
-                item = next(items)
-            except StopIteration:
-                return
-            except BaseException as error:  # fetching this pass's item: its data loading
-                self._fetch_failed(error, loop.next_index)
-                raise
-            if count is None:
-                log.requested += 1  # an iterable of unknown length: as drawn
-            index = loop.begin(start)
-            try:
-                yield index if indexes else item
-            except GeneratorExit:
-                if self._log is None:  # closed after the attempt ended: it counted it then
-                    raise
-                # The program stopped asking (a break, islice, zip, or an error raised in the
-                # pass, not seen yet: the loop is closed before the error reaches the Trial):
-                # decided when the program goes on (``PassLoop.resolve_left``).
-                loop.leave(index, start)
-                raise
-            recorder.pass_index = None
-            loop.completed(index, (perf_counter() - start) * 1000)
+    def _has_ended(self) -> bool:
+        return self._log is None
 
     def _step(self, name: str) -> Step:
         """A pass and its one stage ``name``, begun and ended as one, again and again
