@@ -68,6 +68,7 @@ from typing import Any
 
 import torch
 from run import judged, median_interval  # benchmarks/run.py, beside this script
+from trial_cold import Evicted  # benchmarks/trial_cold.py
 
 SPIN_S = 0.001  # each batch's own work: CPU time of this thread
 
@@ -469,25 +470,6 @@ def attempt_alone(batches: int, where: str) -> dict[str, Any]:
 
 
 FIRST_SKIPPED = 300  # attempt_cold's batches before it times any (past those kept in full)
-
-
-class Evicted:
-    """What a batch's own work does to the caches between two batches, done on purpose: a copy
-    of 16 MiB, a JSON encoding and a regular expression's scan (a training batch runs far more
-    code and data than that; the hooks then find nothing of theirs cached)."""
-
-    def __init__(self) -> None:
-        import re
-
-        self.block = bytearray(16 << 20)
-        self.data = {f"k{i}": [i, str(i), {"x": i * 1.5}] for i in range(3000)}
-        self.pattern = re.compile(r"(\w+)-(\d+)")
-        self.text = " ".join(f"w{i}-{i}" for i in range(2000))
-
-    def __call__(self) -> None:
-        bytes(self.block)
-        json.dumps(self.data)
-        self.pattern.findall(self.text)
 
 
 def attempt_cold(batches: int, where: str) -> dict[str, Any]:

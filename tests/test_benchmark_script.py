@@ -61,3 +61,20 @@ def test_the_benchmarks_summarize_status_is_the_code_tables() -> None:
 
     source = (ROOT / "benchmarks" / "run.py").read_text(encoding="utf-8")
     assert f"SUMMARY_SOME_FAILED = {CODES['SUMMARY_SOME_FAILED'].exit_code}\n" in source
+
+
+def test_the_cold_step_head_to_head_prints_each_step() -> None:
+    # This checkout against itself, four steps of each kind: the script runs; nothing is timed.
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "trial_cold.py"), "--baseline", str(ROOT),
+         "--steps", "4", "--processes", "2"], capture_output=True, text=True,
+        timeout=SMOKE_TIMEOUT_S, env=clean_env(), stdin=subprocess.DEVNULL, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    rows = [line.split("|")[1:-1] for line in completed.stdout.splitlines()
+            if line.startswith("| 1 |") or line.startswith("| 2 |")]
+    assert [(process.strip(), step.strip()) for process, step, *_ in rows] == [
+        (process, step) for process in ("1", "2") for step in ("pass+stage", "pass", "stage")]
+    for row in rows:
+        this, baseline, _ = (float(cell) for cell in row[2:])  # µs, µs, a signed difference
+        assert this > 0, row
+        assert baseline > 0, row
