@@ -68,7 +68,7 @@ from typing import Any
 
 import torch
 from run import judged, median_interval  # benchmarks/run.py, beside this script
-from trial_cold import Evicted  # benchmarks/trial_cold.py
+from trial_cold import Evicted, alternated  # benchmarks/trial_cold.py
 
 SPIN_S = 0.001  # each batch's own work: CPU time of this thread
 
@@ -498,14 +498,7 @@ def attempt_cold(batches: int, where: str) -> dict[str, Any]:
 
     for _ in range(FIRST_SKIPPED):  # past the first passes and calls kept in full
         adapter()
-    timed: dict[str, list[int]] = {"adapter": [], "floor": []}
-    order = (("adapter", adapter), ("floor", memory))
-    for index in range(batches):
-        for name, run in order if index % 2 else order[::-1]:
-            evict()
-            start = time.perf_counter_ns()
-            run()
-            timed[name].append(time.perf_counter_ns() - start)
+    timed = alternated([("adapter", adapter), ("floor", memory)], batches, evict)
     attempt.end()
     return {"batches": batches, **{f"{name}_us": statistics.median(values) / 1000
                                    for name, values in timed.items()},

@@ -63,6 +63,20 @@ class Evicted:
         self.pattern.findall(self.text)
 
 
+def alternated(order: list[tuple[str, Callable[[], None]]], steps: int,
+               evict: Callable[[], None]) -> dict[str, list[int]]:
+    """Each of ``order``'s named steps in turn, ``steps`` times, the caches evicted before each
+    and the order reversed every other time: the ns each took, by name."""
+    timed: dict[str, list[int]] = {name: [] for name, _ in order}
+    for index in range(steps):
+        for name, step in order if index % 2 else order[::-1]:
+            evict()
+            start = time.perf_counter_ns()
+            step()
+            timed[name].append(time.perf_counter_ns() - start)
+    return timed
+
+
 def _loader() -> Iterator[int]:
     """A loader of unknown length, as a DataLoader's iterator is to ``trial.passes``."""
     index = 0
@@ -106,7 +120,6 @@ def measure(baseline_src: str, steps: int) -> dict[str, Any]:
         for kind in STEPS:
             trials = {name: package.Trial(Path(where) / kind / name, params={"step": kind},
                                           summary=False) for name, package in trees.items()}
-            timed: dict[str, list[int]] = {name: [] for name in trials}
             closers = []
             for trial in trials.values():
                 trial.__enter__()
@@ -118,12 +131,7 @@ def measure(baseline_src: str, steps: int) -> dict[str, Any]:
                     order.append((name, step))
                     for _ in range(WARM_STEPS):
                         step()
-                for index in range(steps):
-                    for name, step in order if index % 2 else order[::-1]:
-                        evict()
-                        start = time.perf_counter_ns()
-                        step()
-                        timed[name].append(time.perf_counter_ns() - start)
+                timed = alternated(order, steps, evict)
             finally:
                 for close in closers:
                     close()

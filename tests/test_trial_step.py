@@ -174,6 +174,20 @@ def _the_steps(value: Any) -> Any:
     return value
 
 
+def _attempt_and_events(where: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    folder = only_attempt(where)
+    return attempt_of(folder), events_of(folder)
+
+
+def _both_ways(run: Any, where: Path) -> tuple[Any, Any]:
+    """``run(folder, quiet)`` on the quiet paths, then on the general ones: both results, the
+    quiet one's attempt (the first item) checked valid."""
+    quiet = run(where / "quiet", True)
+    general = run(where / "general", False)
+    assert_valid_attempt(quiet[0])
+    return quiet, general
+
+
 TOUCHED = 2226  # the step that touches memory: a quiet one (asserted), after a log call
 
 
@@ -331,12 +345,10 @@ def test_a_quiet_stage_keeps_what_the_general_path_keeps(tmp_path: Path,
             with trial.stage("log"):  # the program goes on: the pass left is decided
                 pass
         monkeypatch.undo()
-        folder = only_attempt(where)
-        return attempt_of(folder), events_of(folder), started_quietly[0]
+        return (*_attempt_and_events(where), started_quietly[0])
 
-    quiet, quiet_events, quietly = run(tmp_path / "quiet", True)
-    general, general_events, generally = run(tmp_path / "general", False)
-    assert_valid_attempt(quiet)
+    (quiet, quiet_events, quietly), (general, general_events, generally) = _both_ways(
+        run, tmp_path)
     assert quietly > 2000  # most train_step starts, and the log's
     assert generally == 0
     summary = {row["stage"]: row for row in quiet["stage_summary"]}
@@ -414,12 +426,10 @@ def test_a_quiet_pass_keeps_what_the_general_path_keeps(tmp_path: Path,
                 with trial.stage("train_step"):
                     clock[0] += script[2100 + count][1]
         monkeypatch.undo()
-        folder = only_attempt(where)
-        return attempt_of(folder), events_of(folder), completed[0]
+        return (*_attempt_and_events(where), completed[0])
 
-    quiet, quiet_events, generally_quiet = run(tmp_path / "quiet", True)
-    general_document, general_events, generally = run(tmp_path / "general", False)
-    assert_valid_attempt(quiet)
+    (quiet, quiet_events, generally_quiet), (general_document, general_events, generally) = (
+        _both_ways(run, tmp_path))
     assert generally == 2050 + 1 + 900  # the pass left, completed when the next loop began
     assert generally_quiet < 300  # the first passes, the slowest, the summaries due
     assert quiet["passes"]["completed"] == 2951
