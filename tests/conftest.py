@@ -289,12 +289,22 @@ def read_terminal(leader: int) -> bytes:
 SUPPORTED_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")  # every one pyenv gives this machine
 
 
+def pyenv_root() -> Path | None:
+    """pyenv's root: what ``pyenv root`` says, else (pyenv not on ``PATH``: a suite started with
+    ``env -i``, a cron job) ``PYENV_ROOT`` or pyenv's default, ``~/.pyenv``, when it is there."""
+    try:
+        return Path(subprocess.run(["pyenv", "root"], capture_output=True, text=True,
+                                   timeout=30, check=True).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    return root if (root / "versions").is_dir() else None
+
+
 def pyenv_python(minor: str) -> Path | None:
     """pyenv's newest Python ``minor`` on this machine (``"3.9"``), or None."""
-    try:
-        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=30,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+    root = pyenv_root()
+    if root is None:
         return None
     candidates = sorted(Path(root, "versions").glob(f"{minor}.*/bin/python{minor}"))
     return candidates[-1] if candidates else None
