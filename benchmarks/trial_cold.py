@@ -9,9 +9,11 @@ other one's package under the name ``kd_baseline``, from its ``src``), each with
 attempt, their steps alternated one by one, the order swapped every other step, and judged on
 the median of the per-step differences (paired: a slow moment of the machine weighs on both).
 
-Three steps, each in its own attempt: ``pass+stage`` (``trial.passes`` over a loader with a
+Four steps, each in its own attempt: ``pass+stage`` (``trial.passes`` over a loader with a
 ``trial.stage`` in each pass: what a program's own loop, or Accelerate's, does each batch),
-``pass`` (the pass alone) and ``stage`` (a stage outside any pass). Without ``--baseline`` this
+``pass`` (the pass alone), ``stage`` (a stage outside any pass) and ``batch`` (a training
+batch as the Lightning and Transformers adapters make it: ``TrainingAttempt.batch_started``,
+then ``batch_ended`` with its loss, kept for the finite-loss check). Without ``--baseline`` this
 checkout runs against itself: the differences are then the method's own noise. Torch is
 imported first when it is installed, as in a real program (the trial asks it whether a device
 or a profiler is in use; without torch every stage takes the general path).
@@ -19,7 +21,7 @@ or a profiler is in use; without torch every stage takes the general path).
 Prints a Markdown table: per process, each step's median µs in both trees and the median of
 their per-step differences (this checkout minus the baseline).
 
-    python benchmarks/trial_cold.py [--baseline DIR] [--steps N] [--processes K]
+    python benchmarks/trial_cold.py [--baseline DIR] [--steps N] [--processes K] [--kinds K,...]
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
 WARM_STEPS = 400  # past the first passes and calls kept in full, the slowest found
-STEPS = ("pass+stage", "pass", "stage")
+STEPS = ("pass+stage", "pass", "stage", "batch")
 TIMEOUT_S = 1800
 
 
@@ -85,6 +87,21 @@ def _loader() -> Iterator[int]:
         index += 1
 
 
+def _batch(package: Any, where: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """An adapter's training batch (``batch``) in an attempt of its own, and what ends it."""
+    attempt = package.trial.adapters.attempt.TrainingAttempt(where, {"step": "batch"},
+                                                              check_step=False)
+    attempt.start()
+    torch = sys.modules.get("torch")
+    loss = 0.5 if torch is None else torch.tensor(0.5)
+
+    def batch() -> None:
+        attempt.batch_started(after=("save_checkpoint",))
+        attempt.batch_ended(loss=loss)
+
+    return batch, attempt.end
+
+
 def _step(trial: Any, kind: str) -> tuple[Callable[[], None], Callable[[], None]]:
     """One step of ``kind`` in ``trial``'s attempt, and what closes its loop."""
     passes = trial.passes(_loader())
@@ -105,8 +122,8 @@ def _step(trial: Any, kind: str) -> tuple[Callable[[], None], Callable[[], None]
     return step, passes.close
 
 
-def measure(baseline_src: str, steps: int) -> dict[str, Any]:
-    """In this process: each step of ``STEPS``, this checkout's and the baseline's alternated
+def measure(baseline_src: str, steps: int, kinds: tuple[str, ...] = STEPS) -> dict[str, Any]:
+    """In this process: each step of ``kinds``, this checkout's and the baseline's alternated
     (caches evicted before each): their median ns and the median of the differences."""
     with contextlib.suppress(ImportError):
         import torch  # noqa: F401 (imported as a program does: the trial then asks it)
@@ -114,10 +131,12 @@ def measure(baseline_src: str, steps: int) -> dict[str, Any]:
     sys.path.insert(0, str(CHECKOUT / "src"))
     trees = {"this": importlib.import_module("kernodeck_diagnostic"),
              "baseline": importlib.import_module("kd_baseline")}
+    for package in trees.values():
+        importlib.import_module(f"{package.__name__}.trial.adapters.attempt")
     evict = Evicted()
     found: dict[str, Any] = {"torch": "torch" in sys.modules}
     with tempfile.TemporaryDirectory() as where:
-        for kind in STEPS:
+        for kind in kinds:
             trials = {name: package.Trial(Path(where) / kind / name, params={"step": kind},
                                           summary=False) for name, package in trees.items()}
             closers = []
@@ -126,7 +145,8 @@ def measure(baseline_src: str, steps: int) -> dict[str, Any]:
             try:
                 order = []
                 for name, trial in trials.items():
-                    step, close = _step(trial, kind)
+                    step, close = (_batch(trees[name], Path(where) / "batch" / name)
+                                   if kind == "batch" else _step(trial, kind))
                     closers.append(close)
                     order.append((name, step))
                     for _ in range(WARM_STEPS):
@@ -160,10 +180,15 @@ def main() -> None:
                         help="another checkout (default: this one, against itself)")
     parser.add_argument("--steps", type=int, default=1500, help="timed steps of each kind")
     parser.add_argument("--processes", type=int, default=3, help="processes, one after another")
+    parser.add_argument("--kinds", default=",".join(STEPS),
+                        help=f"the steps measured, of {', '.join(STEPS)} (default: all)")
     parser.add_argument("--in-process", dest="in_process", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    kinds = tuple(kind for kind in arguments.kinds.split(",") if kind)
+    if not kinds or set(kinds) - set(STEPS):
+        parser.error(f"--kinds: one or more of {', '.join(STEPS)}")
     if arguments.in_process:  # one process's measure, as a JSON line on stdout
-        print(json.dumps(measure(arguments.in_process, arguments.steps)))
+        print(json.dumps(measure(arguments.in_process, arguments.steps, kinds)))
         return
     rows = []
     with tempfile.TemporaryDirectory() as copy:
@@ -172,7 +197,8 @@ def main() -> None:
             print(f"process {process + 1} of {arguments.processes}...", file=sys.stderr)
             completed = subprocess.run(
                 [sys.executable, str(Path(__file__).resolve()), "--in-process", baseline_src,
-                 "--steps", str(arguments.steps)], capture_output=True, text=True,
+                 "--steps", str(arguments.steps), "--kinds", ",".join(kinds)],
+                capture_output=True, text=True,
                 timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=True)
             rows.append(json.loads(completed.stdout.splitlines()[-1]))
     print(f"Steps of each kind: {arguments.steps}, caches evicted before each; torch imported: "
@@ -180,7 +206,7 @@ def main() -> None:
     print("| process | step | this checkout, µs | baseline, µs | difference (paired), µs |")
     print("|---|---|---|---|---|")
     for process, row in enumerate(rows, 1):
-        for kind in STEPS:
+        for kind in kinds:
             cells = row[kind]
             print(f"| {process} | {kind} | {cells['this_ns'] / 1000:.1f} | "
                   f"{cells['baseline_ns'] / 1000:.1f} | {cells['difference_ns'] / 1000:+.1f} |")

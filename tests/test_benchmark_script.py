@@ -73,7 +73,8 @@ def test_the_cold_step_head_to_head_prints_each_step() -> None:
     rows = [line.split("|")[1:-1] for line in completed.stdout.splitlines()
             if line.startswith("| 1 |") or line.startswith("| 2 |")]
     assert [(process.strip(), step.strip()) for process, step, *_ in rows] == [
-        (process, step) for process in ("1", "2") for step in ("pass+stage", "pass", "stage")]
+        (process, step) for process in ("1", "2")
+        for step in ("pass+stage", "pass", "stage", "batch")]
     for row in rows:
         this, baseline, _ = (float(cell) for cell in row[2:])  # µs, µs, a signed difference
         assert this > 0, row
