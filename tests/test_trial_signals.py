@@ -3,6 +3,7 @@ reach the program; SIGKILL leaves every completed stage in events.jsonl."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -133,3 +134,54 @@ def test_sigkill_leaves_every_completed_stage_in_the_event_log(cpu_torch_python:
         ("pass_started", None, 1),
         ("stage_started", "compute", 1),  # the stage the SIGKILL came in
     ]
+
+
+# A pool's worker stuck in native code: a lock this thread holds at the fork, which the worker
+# then waits for (as a child can wait on OpenMP's or an allocator's lock, held by a thread of
+# the parent that the child does not have).
+POOL = """
+    import ctypes, multiprocessing
+    from kernodeck_diagnostic import Trial
+
+    libc = ctypes.CDLL(None)
+    mutex = ctypes.create_string_buffer(64)  # a pthread_mutex_t (40 bytes on x86_64)
+    libc.pthread_mutex_init(mutex, None)
+    libc.pthread_mutex_lock(mutex)
+
+
+    def stuck(_):
+        libc.pthread_mutex_lock(mutex)  # held at the fork: waits for ever
+        return 0
+
+
+    with Trial("runs") as trial:
+        with trial.stage("preprocess"):
+            pool = multiprocessing.get_context("fork").Pool(1)
+            waiting = pool.map_async(stuck, [0])
+            waiting.wait(1)
+            pool.terminate()  # SIGTERM to its workers, then joins them
+            print("pool terminated", flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX: fork, process groups")
+def test_a_pool_whose_worker_is_stuck_in_native_code_still_terminates(
+        cpu_torch_python: Path, tmp_path: Path) -> None:
+    """``Pool.terminate()`` inside an attempt returns, as it does without one: the attempt's
+    SIGTERM handler is not its forked workers' (a Python handler never runs in a process stuck
+    in native code, which then outlives the signal, and the pool's join waits for ever)."""
+    script = write_app(tmp_path, POOL)
+    process = subprocess.Popen([str(cpu_torch_python), script.name], cwd=tmp_path,
+                               env=app_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=WAIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the program and its stuck worker
+        process.communicate(timeout=30)
+        pytest.fail(f"Pool.terminate() never returned in {WAIT_S} s")
+    assert process.returncode == 0, stderr[-3000:]
+    assert "pool terminated" in stdout
+    attempt = attempt_of(only_attempt(tmp_path / "runs"))
+    assert_valid_attempt(attempt)
+    assert attempt["status"] == "completed"

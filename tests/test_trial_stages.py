@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import signal
 import subprocess
@@ -17,10 +18,12 @@ import sys
 import threading
 import time
 import types
+import warnings
 from pathlib import Path
 
 import pytest
 
+from kernodeck_diagnostic import Trial
 from kernodeck_diagnostic.ramp.rows import rows_of
 from kernodeck_diagnostic.trial import memory, signals, stages
 from kernodeck_diagnostic.trial.compare import from_events
@@ -407,6 +410,80 @@ def test_after_sigterm_a_python_sigchld_handler_raises_nothing() -> None:
     finally:
         signal.signal(signal.SIGCHLD, previous)
 
+
+
+def _forked_handlers(fork_from_thread: bool = False) -> dict[str, str]:
+    """What a child forked now finds as SIGTERM's, SIGINT's and SIGHUP's handlers (their names),
+    sent back through a pipe; the child forked from this thread or from another one."""
+    names = ("SIGTERM", "SIGINT", "SIGHUP")
+    read_end, write_end = os.pipe()
+    found: dict[str, str] = {}
+
+    def fork() -> None:
+        with warnings.catch_warnings():  # 3.12+: a multi-threaded process's fork is warned of
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: its handlers' names, then gone at once
+            try:
+                handlers = {name: signal.getsignal(getattr(signal, name)) for name in names}
+                os.write(write_end, json.dumps({name: getattr(handler, "__name__", str(handler))
+                                                for name, handler in handlers.items()}).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            found.update(json.loads(pipe.read() or b"{}"))
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+    if fork_from_thread:
+        thread = threading.Thread(target=fork)
+        thread.start()
+        thread.join(timeout=30)
+    else:
+        fork()
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork (Windows)")
+@pytest.mark.parametrize("fork_from_thread", [False, True])
+def test_a_process_forked_during_an_attempt_gets_the_default_sigterm_back(
+        tmp_path: Path, fork_from_thread: bool) -> None:
+    """A pool's worker, the program's own fork: not the attempt's process. Python's handler for
+    SIGTERM would run only between bytecodes, so a child stuck in native code would outlive
+    the signal (``Pool.terminate`` then waits for ever: test_trial_signals.py). The parent keeps
+    its own; the child gets the default, forked from the main thread or another one."""
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    with Trial(tmp_path / "runs", summary=False):
+        assert signal.getsignal(signal.SIGTERM) is signals.terminate
+        child = _forked_handlers(fork_from_thread)
+        assert signal.getsignal(signal.SIGTERM) is signals.terminate
+    assert child["SIGTERM"] == str(signal.SIG_DFL)
+    assert child["SIGINT"] == "default_int_handler"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork (Windows)")
+def test_a_process_forked_while_an_attempt_is_written_gets_every_held_handler_back() -> None:
+    """Forked while the signals are held (an attempt's end): the child's SIGTERM, SIGINT and
+    SIGHUP are those the hold replaced (SIGTERM's default where the attempt's was there), none
+    of them a hold that would keep a signal for ever; the parent's hold goes on."""
+
+    def own_sighup(signum: int, frame: object) -> None:
+        """The program's own handler: the child keeps it."""
+
+    previous = {name: signal.getsignal(getattr(signal, name)) for name in ("SIGTERM", "SIGHUP")}
+    signal.signal(signal.SIGTERM, signals.terminate)  # as during an attempt
+    signal.signal(signal.SIGHUP, own_sighup)
+    try:
+        with signals.signals_held():
+            held = signal.getsignal(signal.SIGTERM)
+            child = _forked_handlers()
+            assert signal.getsignal(signal.SIGTERM) is held  # the parent still holds
+        assert signal.getsignal(signal.SIGTERM) is signals.terminate
+    finally:
+        for name, handler in previous.items():
+            signal.signal(getattr(signal, name), handler)
+    assert child == {"SIGTERM": str(signal.SIG_DFL), "SIGINT": "default_int_handler",
+                     "SIGHUP": "own_sighup"}
 
 PROFILED = """
     import json, sys

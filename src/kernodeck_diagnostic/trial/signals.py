@@ -5,12 +5,14 @@ During an attempt SIGTERM raises ``Terminated`` in the main thread (a ``SystemEx
 when it came is the one it came in, and what fails after it (a DataLoader worker killed by the
 same signal, PyTorch's SIGCHLD handler raising for it) is its consequence. ``signals_held``
 keeps SIGTERM, SIGINT, SIGHUP and a Python SIGCHLD handler from cutting an attempt's end short
-(docs/trial.md, "Interrupts").
+(docs/trial.md, "Interrupts"). A process forked during an attempt gets the handlers it replaced
+back (``_after_fork_in_child``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -118,6 +120,29 @@ def signals_held(drop_sigchld: Callable[[], bool] = lambda: False) -> Iterator[N
         for signum in held:  # delivered now, to the handlers they had: the attempt is written
             if signum != sigchld or not drop_sigchld():
                 signal.raise_signal(signum)
+
+
+def _after_fork_in_child() -> None:
+    """A child forked during an attempt (a ``multiprocessing`` pool's worker, the program's own
+    ``os.fork``) is not the attempt's process: the handlers the attempt set are put back there,
+    SIGTERM's default first. A Python handler runs only between two bytecodes, so a child stuck
+    in native code (a lock another thread of the parent held at the fork, as OpenMP's or an
+    allocator's can be) would outlive the SIGTERM meant to end it, and ``Pool.terminate()``,
+    which joins its workers after that signal, would wait for ever. (A DataLoader's workers
+    set their own SIGTERM handler.)"""
+    held = dict(_Hold.previous) if _Hold.depth else {}  # forked while an attempt was written
+    _Hold.depth = 0
+    _Hold.previous = {}
+    _Hold.came = []
+    if signal.getsignal(signal.SIGTERM) is terminate or held.get(signal.SIGTERM) is terminate:
+        held[signal.SIGTERM] = signal.SIG_DFL
+    for signum, handler in held.items():
+        with contextlib.suppress(OSError, ValueError):  # ValueError: not the main thread
+            signal.signal(signum, handler)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def catch_sigterm() -> Any:
