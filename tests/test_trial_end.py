@@ -8,15 +8,25 @@ refusing under RLIMIT_AS raises a real MemoryError.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from itertools import islice
 from pathlib import Path
 
 import pytest
 
-from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt, run_app
+from kernodeck_diagnostic.report.codes import CODES
+from trial_helpers import (
+    app_env,
+    assert_valid_attempt,
+    attempt_of,
+    events_of,
+    only_attempt,
+    run_app,
+)
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL, RLIMIT_AS")
+SUMMARY_SOME_FAILED = CODES["SUMMARY_SOME_FAILED"].exit_code
 
 # The process kills itself (a real SIGKILL, as the OOM killer sends) inside pass 1's "compute".
 KILLED_IN_A_STAGE = """
@@ -402,3 +412,111 @@ def test_an_attempt_driven_by_a_framework_gives_sigterm_back(tmp_path: Path) -> 
     attempt.batch_ended()
     attempt.end()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+# A child forked during the attempt leaves the with block (its own sys.exit, or the end of the
+# block): its copy of the attempt ends there too, and must write nothing of its parent's.
+FORKED_CHILD_ENDS = """
+    import os, signal, sys, time
+    from kernodeck_diagnostic import Trial
+
+    case = sys.argv[1]
+    child = False
+    with Trial("runs") as trial:
+        with trial.stage("load"):
+            pass
+        child = os.fork() == 0
+        if child:
+            for _ in trial.passes(2):
+                with trial.stage("child_work"):  # its own: recorded nowhere
+                    pass
+            try:
+                with trial.stage("child_fails"):  # its error too: no trace, no first error
+                    raise ValueError("the child's own")
+            except ValueError:
+                pass
+            if case == "exit":
+                sys.exit(0)  # leaves the with block, as the program's own exit would
+        else:
+            if case == "killed":
+                time.sleep(1)  # the child has left the with block by now
+            os.waitpid(-1, 0) if case == "exit" else None
+            with trial.stage("train"):
+                if case == "killed":
+                    os.kill(os.getpid(), signal.SIGKILL)  # the OOM killer, in the parent
+    if child:
+        os._exit(0)
+"""
+
+
+@posix_only
+def test_a_forked_child_that_leaves_the_attempt_writes_nothing_of_it(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, FORKED_CHILD_ENDS, "exit")
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = only_attempt(tmp_path / "runs")
+    attempt = attempt_of(folder)
+    assert_valid_attempt(attempt)
+    assert attempt["status"] == "completed"
+    assert [item["stage"] for item in attempt["stage_summary"]] == ["load", "train"]
+    assert attempt["first_error"] is None
+    assert not (folder / "trace.txt").exists()
+    events = events_of(folder)
+    assert [e["event"] for e in events].count("attempt_ended") == 1
+    assert not [e for e in events if "child_" in str(e)
+                or ("pass_index" in e and e["pass_index"] is not None)]
+    assert done.stderr.count("attempt completed") == 1  # the parent's line alone
+
+
+@posix_only
+def test_a_parent_killed_after_its_forked_child_left_the_attempt_is_no_pass(
+        tmp_path: Path) -> None:
+    """Was a false pass: the child's copy wrote a completed attempt.json, which stood once the
+    parent was killed in its next stage."""
+    done = run_app(sys.executable, tmp_path, FORKED_CHILD_ENDS, "killed")
+    assert done.returncode == -9, done.stderr[-3000:]
+    folder = only_attempt(tmp_path / "runs")
+    assert not (folder / "attempt.json").exists()
+    assert [e["event"] for e in events_of(folder)][-1] == "stage_started"
+    summarized = subprocess.run([sys.executable, "-m", "kernodeck_diagnostic", "summarize",
+                                 "runs"], cwd=tmp_path, capture_output=True, text=True,
+                                env=app_env(), timeout=120, stdin=subprocess.DEVNULL,
+                                check=False)
+    assert summarized.returncode == SUMMARY_SOME_FAILED, summarized.stdout
+    assert "0 passed, 1 failed" in summarized.stdout
+
+
+# An adapter's attempt in a child forked during it: the child's interpreter exit runs the
+# attempt's atexit end in its copy.
+FORKED_ADAPTER = """
+    import os, sys
+    from kernodeck_diagnostic.trial.adapters.attempt import TrainingAttempt
+
+    attempt = TrainingAttempt("runs", {"lr": 0.1}, check_step=False)
+    attempt.start()
+    for _ in range(3):
+        attempt.batch_started()
+        attempt.batch_ended(loss=0.5)
+    if os.fork() == 0:
+        attempt.batch_started()  # a batch of its own, then its exit: atexit ends its copy
+        sys.exit(0)
+    os.waitpid(-1, 0)
+    attempt.batch_started()
+    attempt.batch_ended(loss=0.5)
+    attempt.end()
+"""
+
+
+@posix_only
+def test_a_forked_child_of_an_adapters_attempt_keeps_no_summary_of_it(tmp_path: Path) -> None:
+    done = run_app(sys.executable, tmp_path, FORKED_ADAPTER)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "could not be kept" not in done.stderr
+    folder = only_attempt(tmp_path / "runs")
+    attempt = attempt_of(folder)
+    assert attempt["status"] == "completed"
+    assert [(item["stage"], item["count"]) for item in attempt["stage_summary"]] == [
+        ("train_batch", 4)]
+    kept = (folder / "summary.txt").read_text(encoding="utf-8")
+    assert "train_batch" in kept
+    assert "interrupted" not in kept
+    assert done.stderr.count("train_batch") == kept.count("train_batch")  # one table printed

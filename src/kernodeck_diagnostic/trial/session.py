@@ -108,6 +108,7 @@ class Trial:
         self._tensors_described = 0
         self._contracts = contracts.Kept()
         self._terminated = False  # SIGTERM came: what fails after it is its consequence
+        self._child = False  # a forked child's copy of the attempt (``forked``)
         self._signal: dict[str, Any] | None = None  # the SIGTERM: the stage open, the pass
         self._output: dict[str, Any] = {}
         self._history = AllocatorHistory(memory_history)
@@ -336,8 +337,8 @@ class Trial:
         an out-of-memory failure, its phase, sizes and the allocator's snapshot. An error that
         follows a SIGTERM (a DataLoader worker killed by the same signal) is its consequence,
         not the program's failure."""
-        if not isinstance(exc, Exception) or self._terminated:
-            return  # KeyboardInterrupt, Terminated: no error of the program
+        if not isinstance(exc, Exception) or self._terminated or self._child:
+            return  # KeyboardInterrupt, Terminated: no error of the program; a forked copy's
         loop = self._loop
         if pass_index is None:
             pass_index = self._pass if self._pass is not None else loop.left_pass
@@ -378,6 +379,10 @@ class Trial:
     def _finish(self, exc: BaseException | None) -> None:
         log = self._log
         if log is None or self._dir is None:
+            return
+        if self._child:  # a forked child's copy: its parent ends the attempt (``forked``)
+            self._log = None
+            self._cells.close()
             return
         signals.release_sigterm(self._previous_sigterm)
         self._cells.close()
@@ -454,6 +459,14 @@ class Trial:
         self._signal = {"signal": "SIGTERM", "stage": opened[-1].name if opened else None,
                         "pass_index": self._recorder.pass_index}
         self._cells.sigterm()  # a kernel between cells: the attempt ends now
+
+    def forked(self) -> None:
+        """In a child forked during the attempt (a pool's worker, the program's own ``os.fork``;
+        told by ``signals``' fork hook): the attempt is the parent's, which alone writes and
+        ends it. This copy writes nothing to its folder, its log or stderr, its end included (a
+        child that left the ``with`` block would otherwise have written ``attempt.json`` for an
+        attempt still running, or killed later); its stages are its own (``Recorder.forked``)."""
+        self._child = True
 
     def _repr_markdown_(self) -> str:
         """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
@@ -621,7 +634,7 @@ class Trial:
         return bool(found["passed"])
 
     def _write(self, event: str, **fields: Any) -> None:
-        if self._log is not None:
+        if self._log is not None and not self._child:
             self._log.write(event, **fields)
 
     def _text(self, text: str) -> str:

@@ -22,6 +22,8 @@ from typing import Any, ClassVar, Protocol
 class Marked(Protocol):
     def terminated(self) -> None: ...
 
+    def forked(self) -> None: ...
+
 
 class Terminated(SystemExit):
     """Raised in the program's main thread when SIGTERM arrives during an attempt: the attempt
@@ -31,7 +33,8 @@ class Terminated(SystemExit):
         super().__init__(128 + int(signal.SIGTERM))
 
 
-# The attempts open in this process: SIGTERM marks each (``Trial.terminated``).
+# The attempts open in this process: SIGTERM marks each (``Trial.terminated``); in a child forked
+# meanwhile, each is told it is a copy (``Trial.forked``), and none is the child's.
 OPEN: list[Marked] = []
 _HELD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGCHLD")
 
@@ -129,7 +132,11 @@ def _after_fork_in_child() -> None:
     in native code (a lock another thread of the parent held at the fork, as OpenMP's or an
     allocator's can be) would outlive the SIGTERM meant to end it, and ``Pool.terminate()``,
     which joins its workers after that signal, would wait for ever. (A DataLoader's workers
-    set their own SIGTERM handler.)"""
+    set their own SIGTERM handler.) The attempts open are the parent's: each copy is told so."""
+    copies = list(OPEN)
+    OPEN.clear()
+    for attempt in copies:
+        attempt.forked()
     held = dict(_Hold.previous) if _Hold.depth else {}  # forked while an attempt was written
     _Hold.depth = 0
     _Hold.previous = {}

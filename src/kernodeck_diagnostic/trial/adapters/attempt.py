@@ -280,7 +280,7 @@ class TrainingAttempt:
         Trial's end line, which stderr has already shown), and printed on stderr by the job's
         first process."""
         path = self.trial.folder
-        if path is None:
+        if path is None or self.trial._child:  # a forked child's copy: the parent's to keep
             return
         try:
             text = self.trial.summary()
