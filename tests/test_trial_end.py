@@ -483,6 +483,8 @@ def test_a_parent_killed_after_its_forked_child_left_the_attempt_is_no_pass(
                                 check=False)
     assert summarized.returncode == SUMMARY_SOME_FAILED, summarized.stdout
     assert "0 passed, 1 failed" in summarized.stdout
+    row = next(line for line in summarized.stdout.splitlines() if "events.jsonl" in line)
+    assert row.split()[-1] == "train"  # the parent's stage the kill came in, from its log
 
 
 # An adapter's attempt in a child forked during it: the child's interpreter exit runs the

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -140,16 +141,18 @@ def test_sigkill_leaves_every_completed_stage_in_the_event_log(cpu_torch_python:
 # then waits for (as a child can wait on OpenMP's or an allocator's lock, held by a thread of
 # the parent that the child does not have).
 POOL = """
-    import ctypes, multiprocessing
+    import ctypes, multiprocessing, os, select
     from kernodeck_diagnostic import Trial
 
     libc = ctypes.CDLL(None)
     mutex = ctypes.create_string_buffer(64)  # a pthread_mutex_t (40 bytes on x86_64)
     libc.pthread_mutex_init(mutex, None)
     libc.pthread_mutex_lock(mutex)
+    waiting_end, waiting = os.pipe()
 
 
     def stuck(_):
+        os.write(waiting, b"w")  # about to wait, in native code, where no Python handler runs
         libc.pthread_mutex_lock(mutex)  # held at the fork: waits for ever
         return 0
 
@@ -157,21 +160,20 @@ POOL = """
     with Trial("runs") as trial:
         with trial.stage("preprocess"):
             pool = multiprocessing.get_context("fork").Pool(1)
-            waiting = pool.map_async(stuck, [0])
-            waiting.wait(1)
+            pool.map_async(stuck, [0])
+            assert select.select([waiting_end], [], [], 60)[0], "the worker never began"
             pool.terminate()  # SIGTERM to its workers, then joins them
             print("pool terminated", flush=True)
 """
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX: fork, process groups")
-def test_a_pool_whose_worker_is_stuck_in_native_code_still_terminates(
-        cpu_torch_python: Path, tmp_path: Path) -> None:
+def test_a_pool_whose_worker_is_stuck_in_native_code_still_terminates(tmp_path: Path) -> None:
     """``Pool.terminate()`` inside an attempt returns, as it does without one: the attempt's
     SIGTERM handler is not its forked workers' (a Python handler never runs in a process stuck
     in native code, which then outlives the signal, and the pool's join waits for ever)."""
     script = write_app(tmp_path, POOL)
-    process = subprocess.Popen([str(cpu_torch_python), script.name], cwd=tmp_path,
+    process = subprocess.Popen([sys.executable, script.name], cwd=tmp_path,
                                env=app_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, stdin=subprocess.DEVNULL, start_new_session=True)
     try:

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import threading
 import time
 import types
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -412,35 +414,60 @@ def test_after_sigterm_a_python_sigchld_handler_raises_nothing() -> None:
 
 
 
-def _forked_handlers(fork_from_thread: bool = False) -> dict[str, str]:
-    """What a child forked now finds as SIGTERM's, SIGINT's and SIGHUP's handlers (their names),
-    sent back through a pipe; the child forked from this thread or from another one."""
-    names = ("SIGTERM", "SIGINT", "SIGHUP")
+def _forked(fork_from_thread: bool, child: Callable[[int], None]) -> bytes:
+    """Fork now, from this thread or another one; the child runs ``child(write_end)`` and exits
+    (1 when it raised), the parent reads what it wrote. Bounded: a child that says nothing in
+    30 s is killed, and its status is checked."""
     read_end, write_end = os.pipe()
-    found: dict[str, str] = {}
+    pids: list[int] = []
 
     def fork() -> None:
         with warnings.catch_warnings():  # 3.12+: a multi-threaded process's fork is warned of
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
-        if pid == 0:  # the child: its handlers' names, then gone at once
+        if pid == 0:
+            status = 1
             try:
-                handlers = {name: signal.getsignal(getattr(signal, name)) for name in names}
-                os.write(write_end, json.dumps({name: getattr(handler, "__name__", str(handler))
-                                                for name, handler in handlers.items()}).encode())
+                child(write_end)
+                status = 0
             finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as pipe:
-            found.update(json.loads(pipe.read() or b"{}"))
-        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+                os._exit(status)
+        pids.append(pid)
 
     if fork_from_thread:
-        thread = threading.Thread(target=fork)
+        thread = threading.Thread(target=fork, daemon=True)
         thread.start()
         thread.join(timeout=30)
     else:
         fork()
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], 30)
+        said = os.read(read_end, 1 << 16) if ready else b""
+    finally:
+        os.close(read_end)
+    assert len(pids) == 1
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pids[0], os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pids[0], signal.SIGKILL)
+            os.waitpid(pids[0], 0)
+            pytest.fail("the forked child never ended")
+        time.sleep(0.01)
+    assert os.waitstatus_to_exitcode(done[1]) == 0, said
+    return said
+
+
+def _forked_handlers(fork_from_thread: bool = False) -> dict[str, str]:
+    """What a child forked now finds as SIGTERM's, SIGINT's and SIGHUP's handlers (their names)."""
+
+    def handlers(write_end: int) -> None:
+        found = {name: signal.getsignal(getattr(signal, name))
+                 for name in ("SIGTERM", "SIGINT", "SIGHUP")}
+        os.write(write_end, json.dumps({name: getattr(handler, "__name__", str(handler))
+                                        for name, handler in found.items()}).encode())
+
+    found: dict[str, str] = json.loads(_forked(fork_from_thread, handlers))
     return found
 
 
@@ -484,6 +511,44 @@ def test_a_process_forked_while_an_attempt_is_written_gets_every_held_handler_ba
             signal.signal(getattr(signal, name), handler)
     assert child == {"SIGTERM": str(signal.SIG_DFL), "SIGINT": "default_int_handler",
                      "SIGHUP": "own_sighup"}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork (Windows)")
+@pytest.mark.parametrize("fork_from_thread", [False, True])
+def test_a_forked_copy_of_an_attempt_reaches_nothing_of_the_parents(
+        tmp_path: Path, fork_from_thread: bool) -> None:
+    """What the copy's event log holds or is given (an event another thread's fork caught
+    between its write and its flush) is flushed nowhere; its stages, contracts and end write
+    nothing; a Trial the child enters is its own attempt, in its own folder."""
+
+    def child(write_end: int) -> None:
+        trial._log._file.write('{"event": "from_the_child"}\n')  # type: ignore[union-attr]
+        trial._log._file.flush()  # type: ignore[union-attr]
+        with trial.stage("child_stage"):
+            pass
+        trial.expect("child_contract", False, "the child's own")
+        trial.__exit__(None, None, None)
+        with Trial(tmp_path / "child-runs", summary=False) as own, own.stage("own_stage"):
+            pass
+        os.write(write_end, b"done")
+
+    with Trial(tmp_path / "runs", summary=False) as trial:
+        with trial.stage("parent_stage"):
+            pass
+        assert _forked(fork_from_thread, child) == b"done"
+        with trial.stage("parent_after"):
+            pass
+    parent = only_attempt(tmp_path / "runs")
+    log = (parent / "events.jsonl").read_text(encoding="utf-8")
+    assert "child" not in log
+    assert log.count("attempt_ended") == 1
+    attempt = attempt_of(parent)
+    assert [item["stage"] for item in attempt["stage_summary"]] == ["parent_stage",
+                                                                    "parent_after"]
+    assert attempt["contracts"] == []
+    own = attempt_of(only_attempt(tmp_path / "child-runs"))
+    assert (own["status"], [item["stage"] for item in own["stage_summary"]]) == (
+        "completed", ["own_stage"])
 
 PROFILED = """
     import json, sys

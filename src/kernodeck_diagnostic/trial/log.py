@@ -73,6 +73,20 @@ class EventLog:
         if not self._pending.is_set():
             self._pending.set()
 
+    def forked(self) -> None:
+        """In a child forked meanwhile (``Trial._forked``): this copy's file is the null device,
+        so that nothing its buffer holds (an event caught by another thread's fork between its
+        write and its flush) or is given is ever flushed into the parent's log."""
+        file = self._file
+        if file is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, file.fileno())
+            finally:
+                os.close(null)
+
     def close(self) -> None:
         """Sync what was written, stop the helper thread, close the file."""
         if self._file is None:

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 import traceback
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from threading import get_ident
 from types import TracebackType
@@ -108,7 +109,7 @@ class Trial:
         self._tensors_described = 0
         self._contracts = contracts.Kept()
         self._terminated = False  # SIGTERM came: what fails after it is its consequence
-        self._child = False  # a forked child's copy of the attempt (``forked``)
+        self._child = False  # a forked child's copy of the attempt (``_forked``)
         self._signal: dict[str, Any] | None = None  # the SIGTERM: the stage open, the pass
         self._output: dict[str, Any] = {}
         self._history = AllocatorHistory(memory_history)
@@ -124,6 +125,7 @@ class Trial:
     def __enter__(self) -> Trial:
         if self._log is not None or self._started_at:
             raise RuntimeError("a Trial is one attempt: it is entered once")
+        _ENTERED.add(self)  # before its first file: a child forked from here on is a copy
         self._redactor = Redactor.for_this_machine(
             secrets=[*argument_secrets(sys.argv), *secret_key_values(self.params)])
         self.attempt_id, self._dir = folder.create(self.root, self.keep)
@@ -380,7 +382,7 @@ class Trial:
         log = self._log
         if log is None or self._dir is None:
             return
-        if self._child:  # a forked child's copy: its parent ends the attempt (``forked``)
+        if self._child:  # a forked child's copy: its parent ends the attempt (``_forked``)
             self._log = None
             self._cells.close()
             return
@@ -460,13 +462,16 @@ class Trial:
                         "pass_index": self._recorder.pass_index}
         self._cells.sigterm()  # a kernel between cells: the attempt ends now
 
-    def forked(self) -> None:
-        """In a child forked during the attempt (a pool's worker, the program's own ``os.fork``;
-        told by ``signals``' fork hook): the attempt is the parent's, which alone writes and
-        ends it. This copy writes nothing to its folder, its log or stderr, its end included (a
-        child that left the ``with`` block would otherwise have written ``attempt.json`` for an
-        attempt still running, or killed later); its stages are its own (``Recorder.forked``)."""
+    def _forked(self) -> None:
+        """In a child forked once the attempt had begun (a pool's worker, the program's own
+        ``os.fork``, from any thread; ``_after_fork_in_child``): the attempt is the parent's,
+        which alone writes and ends it. This copy writes nothing to its folder, its log or
+        stderr, its end included (a child that left the ``with`` block would otherwise have
+        written ``attempt.json`` for an attempt still running, or killed later); its stages are
+        its own (``Recorder.forked``). A Trial the child enters is its own attempt."""
         self._child = True
+        if self._log is not None:
+            self._log.forked()
 
     def _repr_markdown_(self) -> str:
         """The attempt's summary, which a notebook displays: ``trial`` as a cell's last line."""
@@ -668,3 +673,17 @@ def _torch_version(torch: Any) -> str | None:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# Every Trial entered in this process, ended or not: in a child forked meanwhile, each is its
+# parent's attempt (``Trial._forked``); one the child enters later is the child's own.
+_ENTERED: weakref.WeakSet[Trial] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for trial in list(_ENTERED):
+        trial._forked()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)

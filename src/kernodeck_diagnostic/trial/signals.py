@@ -22,8 +22,6 @@ from typing import Any, ClassVar, Protocol
 class Marked(Protocol):
     def terminated(self) -> None: ...
 
-    def forked(self) -> None: ...
-
 
 class Terminated(SystemExit):
     """Raised in the program's main thread when SIGTERM arrives during an attempt: the attempt
@@ -34,7 +32,7 @@ class Terminated(SystemExit):
 
 
 # The attempts open in this process: SIGTERM marks each (``Trial.terminated``); in a child forked
-# meanwhile, each is told it is a copy (``Trial.forked``), and none is the child's.
+# meanwhile, none is the child's (``_after_fork_in_child``).
 OPEN: list[Marked] = []
 _HELD = ("SIGTERM", "SIGINT", "SIGHUP", "SIGCHLD")
 
@@ -132,15 +130,14 @@ def _after_fork_in_child() -> None:
     in native code (a lock another thread of the parent held at the fork, as OpenMP's or an
     allocator's can be) would outlive the SIGTERM meant to end it, and ``Pool.terminate()``,
     which joins its workers after that signal, would wait for ever. (A DataLoader's workers
-    set their own SIGTERM handler.) The attempts open are the parent's: each copy is told so."""
-    copies = list(OPEN)
+    set their own SIGTERM handler.) The attempts open are the parent's, not the child's (their
+    copies there write nothing: ``Trial._forked``)."""
     OPEN.clear()
-    for attempt in copies:
-        attempt.forked()
     held = dict(_Hold.previous) if _Hold.depth else {}  # forked while an attempt was written
+    # Emptied in place: a hold the forking thread is inside of puts nothing back when it ends.
     _Hold.depth = 0
-    _Hold.previous = {}
-    _Hold.came = []
+    _Hold.previous.clear()
+    _Hold.came.clear()
     if signal.getsignal(signal.SIGTERM) is terminate or held.get(signal.SIGTERM) is terminate:
         held[signal.SIGTERM] = signal.SIG_DFL
     for signum, handler in held.items():
