@@ -35,7 +35,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     #    processes, creating files without following another user's links, appending lines made
     #    durable in batches, child processes bounded in time and killed whole).
     (ROOT_BODY, "worker.protocol", "request", "report_schema", "untrusted_json", "package_data",
-     "i18n", "terminal", "interpreter", "forked", "safe_files", "group_commit", "children"),
+     "i18n", "terminal", "interpreter", "forked", "at_fork", "safe_files", "group_commit",
+     "children"),
     # 1. The worker: what runs inside the user's interpreter (the stages, the origin analysis,
     #    the collective, the library layer); the front reads its names and bounds.
     ("worker",),

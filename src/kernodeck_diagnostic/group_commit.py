@@ -34,6 +34,8 @@ import weakref
 from collections.abc import Callable
 from typing import Literal
 
+from .at_fork import copies_told
+
 Mode = Literal["group", "record"]
 MODES: tuple[Mode, ...] = ("group", "record")
 
@@ -196,13 +198,5 @@ class GroupCommit:
                 self.sync()
 
 
-_LIVE: weakref.WeakSet[GroupCommit] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for writer in list(_LIVE):
-        writer.forked()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+# Every writer alive: in a child forked meanwhile, each is its parent's (``GroupCommit.forked``).
+_LIVE: weakref.WeakSet[GroupCommit] = copies_told("forked")

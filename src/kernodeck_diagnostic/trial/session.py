@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from .. import terminal
+from ..at_fork import copies_told
 from ..package_data import TOOL_NAME, VERSION
 from ..report.redact import (
     Redactor,
@@ -677,13 +678,4 @@ def _now() -> str:
 
 # Every Trial entered in this process, ended or not: in a child forked meanwhile, each is its
 # parent's attempt (``Trial._forked``); one the child enters later is the child's own.
-_ENTERED: weakref.WeakSet[Trial] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for trial in list(_ENTERED):
-        trial._forked()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+_ENTERED: weakref.WeakSet[Trial] = copies_told("_forked")

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
+from ..at_fork import copies_told
 from ..safe_files import Folder
 from ..untrusted_json import read_regular
 from .log import EventLog
@@ -366,16 +367,8 @@ class _AskedProfiler(Mapping[str, bool]):
         return 1
 
 
-_LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for recorder in list(_LIVE):
-        recorder.forked()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+# Every recorder alive: in a child forked meanwhile, each is its parent's (``Recorder.forked``).
+_LIVE: weakref.WeakSet[Recorder] = copies_told("forked")
 
 
 class Stage:
