@@ -57,6 +57,35 @@ def test_a_module_of_the_users_that_breaks_the_import_is_its_cause_not_a_warning
     assert "LOCAL_MODULE_SHADOWS" not in findings(after)
 
 
+@pytest.mark.parametrize("name", ["json", "enum", "threading"])
+def test_a_module_the_worker_had_loaded_itself_still_breaks_the_import_as_it_does(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path, name: str) -> None:
+    """A json.py of the user's in the working folder that raises: ``python -c "import torch"``
+    there fails, since torch imports json. The worker had its own json loaded before the user's
+    import path was in place, and torch took that one: CPU_CHECK_PASSED, exit 0, the shadow a
+    mere warning (a false pass). Renamed as advised, the import is whole again."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / f"{name}.py").write_text("raise ImportError('my own module')\n", encoding="utf-8")
+    plain = subprocess.run([str(cpu_torch_python), "-c", "import torch"], cwd=work,
+                           env=clean_env(), capture_output=True, text=True, timeout=120,
+                           check=False)
+    assert plain.returncode != 0  # the real thing fails
+    assert "my own module" in plain.stderr
+    before = check(cpu_torch_python, pyz, work, "before.json")
+    assert before["code"] == "TORCH_IMPORT_FAILED"
+    assert before["error"]["message"] == "my own module"
+    shadow = findings(before)["LOCAL_MODULE_SHADOWS"]
+    assert shadow["severity"] == "error"
+    assert shadow["summary"].startswith(f"import torch failed in {name}: your own {name}.py")
+    renamed = re.search(r"Rename (\S+) ", shadow["next_action"])
+    assert renamed is not None, shadow["next_action"]
+    (work / renamed.group(1)).rename(work / ("my_" + renamed.group(1)))
+    after = check(cpu_torch_python, pyz, work, "after.json")
+    assert after["code"] == "CPU_CHECK_PASSED", after["error"]
+    assert "LOCAL_MODULE_SHADOWS" not in findings(after)
+
+
 def test_a_module_of_the_users_that_does_not_break_the_import_stays_a_warning(
         cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"

@@ -443,15 +443,21 @@ def test_the_users_csv_and_email_never_run_in_the_worker(cpu_torch_python: Path,
                                                          tmp_path: Path, entry: str) -> None:
     """Reading the installed distributions (where torch comes from) loads csv, email, zipfile...:
     done before the user's folder is on the worker's import path, so a csv.py or email/ of the
-    user's never runs there, and torch is still located and checked (a regression once)."""
+    user's never runs there, and torch is still located and checked (a regression once). It
+    runs when torch is imported, as in ``python -c "import torch"`` there, which it breaks (was
+    CPU_CHECK_PASSED: torch took the worker's own csv, loaded for that reading)."""
     marker = tmp_path / "ran"
-    planted = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\nraise RuntimeError('mine')\n"
+    planted = (f"import sys\nopen({str(marker)!r}, 'a').write("
+               "__name__ + (' torch' if 'torch' in sys.modules else ' worker') + '\\n')\n"
+               "raise RuntimeError('mine')\n")
     folder = project(tmp_path, **{"csv.py": planted, "email/__init__.py": planted})
     result = (zipapp(cpu_torch_python, pyz, folder, "--device", "cpu") if entry == "zipapp"
               else python_m(cpu_torch_python, folder, "--device", "cpu"))
     report = checked(result, tmp_path)
-    assert not marker.exists(), marker.read_text(encoding="utf-8")
-    assert report["code"] == "CPU_CHECK_PASSED"
+    ran = marker.read_text(encoding="utf-8").split()
+    assert ran[1::2] == ["torch"], ran  # torch's import ran the first of them; it raised
+    assert (report["code"], report["error"]["message"]) == ("TORCH_IMPORT_FAILED", "mine")
+    assert findings(report)["LOCAL_MODULE_SHADOWS"]["severity"] == "error"
     assert (report["pytorch"]["origin"], report["pytorch"]["module_kind"]) == (
         "site-packages", "installed")
 

@@ -564,6 +564,21 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
     return found
 
 
+def import_torch(local: list[dict[str, str]]) -> Any:
+    """``import torch`` as the user's program does it: the worker's own copies of the modules the
+    user's hide (``local_modules``: its json or typing, loaded before the user's import path was
+    in place), submodules included, are out of sys.modules meanwhile, so torch loads the user's
+    json.py, as their program does; put back at once for the worker's own code."""
+    names = {module["name"] for module in local}
+    hidden = {key: sys.modules.pop(key) for key in list(sys.modules)
+              if key.partition(".")[0] in names}
+    try:
+        import torch
+    finally:
+        sys.modules.update(hidden)
+    return torch
+
+
 def _working_folder() -> str:
     try:
         return os.getcwd()

@@ -267,8 +267,8 @@ class Worker:
         path = origin.user_import_path(self.path0, self.caller)
         installs = origin.judged_installs(path, self)  # also self.installs, and the orphans
         sys.path[:] = path
-        self.facts("runtime", local_modules=origin.local_modules(
-            self.path0, installs or [], (self.caller or {}).get("import_path")))
+        self.facts("runtime", local_modules=(local := origin.local_modules(
+            self.path0, installs or [], (self.caller or {}).get("import_path"))))
         # Locate torch without running it (finding a top-level module executes nothing): a
         # module that is not the installed package is never imported, whatever it would do.
         try:
@@ -290,7 +290,7 @@ class Worker:
                 raise StageError("import_failed", key="error.torch_shadowed",
                                  module=origin.SHADOW_MODULES[kind], origin=place)
         try:
-            import torch
+            torch = origin.import_torch(local)  # a json.py of the user's breaks it, as it does
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
