@@ -148,8 +148,10 @@ class PassLoop:
         self.record.left_at = self.left_pass = index
 
     def resolve_left(self, failed: bool, terminated: bool) -> None:
-        """The pass the program left: completed when the program went on without an error (none
-        raised in it, caught or not; no SIGTERM) and a stage of it ran; else abandoned."""
+        """The pass the program left: completed when the program went on without an error the
+        Trial saw (in a stage of it, caught or not; one that left the attempt's block; a SIGTERM)
+        and a stage of it ran; else abandoned. One the program caught outside every stage is
+        not seen: Python closes the loop alike after a ``break`` (docs/trial.md)."""
         left, self.left = self.left, None
         if left is None:
             return
