@@ -27,7 +27,8 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
    hostile megabyte of text costs one pass, never a scan from every position
    (tests/reliability/test_secrets_kept.py, test_secret_rules.py). Arguments of a command and
    parameters are read by name as well (``hidden_options``, ``hide_secret_keys``):
-   ``--password X``, ``--api-key=X``, ``--wandb-key X``, ``-p X``, ``-k X``, ``{"token": X}``.
+   ``--password X``, ``--api-key=X``, ``--wandb-key X``, ``-p X``, ``-k X``, ``{"token": X}``,
+   and a short option's value as getopt reads it: ``-pX``, ``-vpX``, ``-vp X``.
 3. The home and working folders, found as they are written (spaces and all), become ``<home>``
    and ``<cwd>``, however short (``/root`` too); only the file system's root is left alone. At the
    start of a longer path, the folder becomes its label and the rest is reduced as rule 4 does:
@@ -467,6 +468,14 @@ _ASSIGNED_NAME = re.compile(r"[+~]{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
 # ``-k``: a key, as ``--key``'s short form (curl's ``-k`` is a flag: what follows it, if not an
 # option, is hidden too).
 _SECRET_SHORT_OPTIONS = frozenset({"-p", "-k"})
+# A word of short options, read as getopt reads one: ``-pX`` is ``-p X``, ``-vp X`` and ``-vpX``
+# are ``-v -p X``. The first secret letter among the word's leading letters takes the rest of the
+# word as its value (``-p=X`` too), or the next argument when it ends the word. Every letter
+# before it is taken for a flag, since which ones take a value is the program's to say: privacy
+# first, ``-upostgres`` hides ``ostgres`` and ``mpirun -np 4`` the 4 (as ``-n -p 4`` would).
+_SHORT_WORD = re.compile(r"-(?P<flags>[A-Za-z]*?)(?P<letter>["
+                         + "".join(sorted(option[1] for option in _SECRET_SHORT_OPTIONS))
+                         + r"])(?P<equals>=?)(?P<value>.*)", re.DOTALL)
 REDACTED = "<redacted>"
 
 
@@ -499,6 +508,15 @@ def _secret_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             if equals:
                 shown.append(name + "=" + REDACTED)
                 hidden.append(value)
+            else:
+                shown.append(argument)
+                value_next = True
+            continue
+        word = None if argument.startswith("--") else _SHORT_WORD.match(argument)
+        if word is not None:  # -pX, -vp X, -vpX (after a name like -pw or -password)
+            if word.group("equals") or word.group("value"):
+                shown.append(argument[:word.start("value")] + REDACTED)
+                hidden.append(word.group("value"))
             else:
                 shown.append(argument)
                 value_next = True
