@@ -32,14 +32,18 @@ Every rule lives here, and ``Redactor.text`` applies them in this order:
 3. The home and working folders, found as they are written (spaces and all), become ``<home>``
    and ``<cwd>``, however short (``/root`` too); only the file system's root is left alone. At the
    start of a longer path, the folder becomes its label and the rest is reduced as rule 4 does:
-   ``/home/John Smith/venv/.../libcudnn.so.9`` becomes ``<home>/libcudnn.so.9``.
+   ``/home/John Smith/venv/.../libcudnn.so.9`` becomes ``<home>/libcudnn.so.9``. So are the
+   folders with a space this machine names (an entry of a variable such as ``PYTHONPATH``,
+   ``sys.prefix``, ``sys.path``'s), as ``<path>``: ``<path>/typing_extensions.py`` inside one.
 4. Any other absolute path is reduced to its last component (``<path>/libcudnn.so.9``); a user's
    own folder (``/home/NAME``, ``/Users/NAME``, ``C:\\Users\\NAME``, anyone's, not only this
-   machine's) to ``<path>/<user>``. A name in a path has no spaces, except where the path surely
-   goes on: the user's name after ``/home/``, ``/Users/`` or ``\\Users\\`` when a separator
-   follows it (``/home/Jane Doe/venv/x.so``), any folder of a Windows path (``C:\\Program
-   Files\\...``), and anywhere in a path in quotes (``'/home/Jane Doe'``, as Python's ``OSError``
-   writes it). A POSIX path is otherwise cut at a space ("/usr/lib and torch/lib" is prose).
+   machine's) to ``<path>/<user>``. A name in a path may hold single spaces where the path goes on
+   after it (``from /srv/Acme Corp/lib/x.py: bad`` becomes ``from <path>/x.py: bad``), unless its
+   later words read as prose: all in lower case, one of them a short word of a sentence
+   (``_PROSE``: "/usr/lib and torch/lib" is cut at the space); the user's name after ``/home/``,
+   ``/Users/`` or ``\\Users\\`` always (``/home/Jane Doe/venv/x.so``). Any folder of a Windows
+   path (``C:\\Program Files\\...``) and of a path in quotes (``'/home/Jane Doe'``, as Python's
+   ``OSError`` writes it) may hold spaces, the last one too.
 5. The value of every other environment variable becomes ``<redacted>`` where it stands as a
    whole token (not preceded or followed by a letter, digit or ``_``), except:
 
@@ -186,6 +190,14 @@ _AFTER_USERS = r"(?:(?<=/(?i:home)/)|(?<=[\\/](?i:users)[\\/]))"
 _FILE_URL = re.compile(r"\bfile://(?!<)[^\s'\"]*")  # (?!<): a folder's label is there already
 _POSIX_PATH = re.compile(r"(?<![\w.~<>:/-])(?:~|\.{1,2})?(?:/(?:" + _AFTER_USERS
                          + _spaced(_NAME) + "|" + _NAME + r"))+/?")
+# The same, a name holding single spaces wherever the path goes on after it (``/srv/Acme Corp/
+# lib/x.py``), unless those words read as prose (``_reads_as_prose``: "/usr/lib and torch/lib").
+_POSIX_SPACED = re.compile(r"(?<![\w.~<>:/-])(?:~|\.{1,2})?(?:/" + _spaced(_NAME) + r")+/?")
+# Short words of a sentence: a name's later words all in lower case, one of them among these, are
+# prose after a path, not the rest of a folder's name.
+_PROSE = frozenset({"a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "in",
+                    "into", "is", "it", "not", "of", "on", "or", "than", "that", "the", "then",
+                    "to", "under", "via", "was", "were", "when", "where", "which", "while", "with"})
 # Backslashes are not prose: any folder of a Windows path may hold spaces (Program Files).
 _WINDOWS_PATH = re.compile(r"(?:\b[A-Za-z]:|\\\\[^\s\\/:*?\"<>|]+)(?:[\\/]"
                            + _spaced(_WINDOWS_NAME) + r")+[\\/]?")
@@ -248,7 +260,8 @@ class Redactor:
     a terminal."""
 
     def __init__(self, secrets: Iterable[str] = (), names: Mapping[str, str] | None = None,
-                 folders: Mapping[str, str] | None = None, values: Iterable[str] = ()) -> None:
+                 folders: Mapping[str, str] | None = None, values: Iterable[str] = (),
+                 places: Iterable[str] = ()) -> None:
         # Longest first, so a value that contains another is replaced whole.
         self._secrets = sorted({_one_line(s) for s in secrets
                                 if len(_one_line(s)) >= _MIN_SECRET_LEN}, key=len, reverse=True)
@@ -261,12 +274,17 @@ class Redactor:
                  if _folder_key(folder)}
         # Longest first: a folder inside another (the working folder in the home) is itself.
         self._folders = sorted(known.items(), key=lambda item: len(item[0]), reverse=True)
+        # Folders this machine names (``places``: the environment's, the import path's) whose
+        # names a path's rules would cut (a space): ``<path>``, a folder's label first.
+        named = sorted({_folder_key(place) for place in places} - known.keys() - {""},
+                       key=len, reverse=True)
+        self._labels = [*self._folders, *((place, "<path>") for place in named)]
+        every = sorted([*known, *named], key=len, reverse=True)
         # A known folder, by itself or at the start of a longer path, is found as it is written,
         # spaces and all, before paths are cut at spaces (rule 3): reduced to its last component,
         # the working folder would give its own name, and a home with a space its owner's.
-        self._known = None if not known else re.compile(
-            r"(?:(?<=file://)|(?<![\w.~/\\-]))(?:"
-            + "|".join(re.escape(folder) for folder, _ in self._folders)
+        self._known = None if not every else re.compile(
+            r"(?:(?<=file://)|(?<![\w.~/\\-]))(?:" + "|".join(map(re.escape, every))
             + r")(?:(?:[\\/]" + _spaced(_NAME) + r")+[\\/]?|" + _FOLDER_END + ")")
         kept = sorted({_one_line(v) for v in values if len(_one_line(v)) >= MIN_VALUE_CHARS},
                       key=len, reverse=True)
@@ -296,12 +314,17 @@ class Redactor:
                     names.setdefault(value, label)
         folders = {home: "<home>" for home in homes}
         folders[_safe(os.getcwd)] = "<cwd>"
+        places = [entry for key, value in env.items() if not _secret_variable(key)
+                  for entry in value.split(os.pathsep)]
+        places += [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]
         lowered = {name.lower() for name in names}
         values = [value for key, value in env.items()
                   if not _secret_variable(key) and not is_exempt_value(key, value)
                   # a value that is a host or user name keeps that name's label
                   and _one_line(value).lower() not in lowered]
-        return cls(secrets, names, folders, values)
+        return cls(secrets, names, folders, values, [place for place in places
+                                                     if os.path.isabs(place)
+                                                     and not _POSIX_PATH.fullmatch(place)])
 
     def text(self, text: str) -> str:
         if is_vocabulary(text):
@@ -317,7 +340,7 @@ class Redactor:
                                 + m.group("quote"), text)
         text = _FILE_URL.sub(lambda m: "file://" + self._path(m.group(0)[7:]), text)
         text = _WINDOWS_PATH.sub(lambda m: self._path(m.group(0)), text)
-        text = _POSIX_PATH.sub(lambda m: self._path(m.group(0)), text)
+        text = _POSIX_SPACED.sub(self._posix, text)
         if self._values is not None:
             text = self._values.sub("<redacted>", text)
         if "@" in text:
@@ -374,12 +397,18 @@ class Redactor:
             return [self.value(item) for item in value]
         return value
 
+    def _posix(self, found: re.Match[str]) -> str:
+        """A POSIX path (``_POSIX_SPACED``) reduced; where its spaces read as prose, cut at them."""
+        if " " in found.group(0) and _reads_as_prose(found.group(0)):
+            return _POSIX_PATH.sub(lambda m: self._path(m.group(0)), found.group(0))
+        return self._path(found.group(0))
+
     def _path(self, path: str) -> str:
         """A path as a report may say it: a known folder's label, alone or before the last
         component of a path inside it (``<home>/libcudnn.so.9``); else ``<path>`` and the last
         component."""
         key = _folder_key(path)
-        for folder, label in self._folders:
+        for folder, label in self._labels:
             if key == folder:
                 return label
             if key.startswith(folder) and key[len(folder)] in "/\\":
@@ -387,6 +416,18 @@ class Redactor:
         separator = "\\" if "\\" in path and "/" not in path else "/"
         parts = without_user_names([part for part in re.split(r"[\\/]", path) if part])
         return "<path>" + separator + parts[-1] if parts else "<path>"
+
+
+def _reads_as_prose(path: str) -> bool:
+    """Whether a name of ``path`` holding spaces goes on as a sentence does (``lib and torch``):
+    its later words all in lower case, one of them in ``_PROSE``. A user's name is a name."""
+    parts = path.split("/")
+    for before, part in zip(["", *parts], parts):
+        later = part.split(" ")[1:]
+        if (later and before.lower() not in _USERS_FOLDERS and part.islower()
+                and any(word in _PROSE for word in later)):
+            return True
+    return False
 
 
 def _hide_secret_shapes(text: str) -> str:
