@@ -72,6 +72,13 @@ def contract_results(document: Mapping[str, Any]) -> tuple[tuple[str, bool | Non
         if isinstance(item, Mapping))
 
 
+def unchecked_contracts(document: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Each contract that had nothing to check: (name, why)."""
+    return tuple((str(item.get("name")), str(item.get("detail") or ""))
+                 for item in _list(document.get("contracts_unchecked"))
+                 if isinstance(item, Mapping))
+
+
 def peak_of(document: Mapping[str, Any]) -> int | None:
     """The attempt's largest memory peak: ``peak_memory_bytes``, else its stages'."""
     peak = document.get("peak_memory_bytes")
@@ -127,7 +134,8 @@ def record_of(document: Mapping[str, Any], name: str) -> TrialRecord:
             document.get("last_started_open"), bool) else (False if not unfinished else None),
         last_started_stage=_text(document.get("last_started_stage")),
         stage_calls=calls, stage_failures=failures, failed_stages=tuple(stages),
-        first_error=error, contracts=contract_results(document), oom=oom, phase=phase,
+        first_error=error, contracts=contract_results(document),
+        unchecked=unchecked_contracts(document), oom=oom, phase=phase,
         params=params if isinstance(params, Mapping) else None,
         peak_memory_bytes=peak_of(document),
         pass_index=_whole(document.get("last_started_pass")) if unfinished else None,

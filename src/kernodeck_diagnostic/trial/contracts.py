@@ -180,19 +180,25 @@ def _vector(row: Any, torch: Any) -> tuple[int | None, bool]:
 
 # -- a training step ----------------------------------------------------------------------------
 
+LOSS_UNSEEN = object()  # the loss given by an adapter that saw none: the rest is judged, not it
+
+
 def training_step(loss: Any, before: Mapping[str, Any], after: Mapping[str, Any],
                   checkpoint: str | os.PathLike[str] | None,
                   torch: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """A usable loss (one finite number), every named parameter changed and finite, and so its
     gradient when it has one (a parameter itself, not a detached copy), the checkpoint saved and
-    loadable. Returns the contract's result and what was obtained."""
+    loadable. ``LOSS_UNSEEN`` as the loss: the framework gave none to see (an adapter's), the
+    parameters and the checkpoint are judged. Returns the contract's result and what was
+    obtained."""
     problems: list[dict[str, Any]] = []
     details: list[str] = []
-    value = _number(loss)
-    if value is None:
+    unseen = loss is LOSS_UNSEEN
+    value = None if unseen else _number(loss)
+    if value is None and not unseen:
         problems.append({"kind": "loss_unusable"})
         details.append(f"loss unusable: not a single number ({type(loss).__name__})")
-    elif not math.isfinite(value):
+    elif value is not None and not math.isfinite(value):
         problems.append({"kind": "loss_not_finite", "value": encode_number(value)})
         details.append(f"loss not finite: {encode_number(value)}")
     names = list(before)
@@ -226,7 +232,8 @@ def training_step(loss: Any, before: Mapping[str, Any], after: Mapping[str, Any]
             problems.append(problem)
             details.append(problem["detail"])
     if not problems:
-        details.append(f"finite loss, {len(names)} parameters updated"
+        details.append(("loss not seen (not judged)" if unseen else "finite loss")
+                       + f", {len(names)} parameters updated"
                        + (", checkpoint saved and loadable" if checkpoint is not None else ""))
     obtained = {"loss": None if value is None else encode_number(value),
                 "parameters": len(names), "parameters_changed": len(names) - len(unchanged)

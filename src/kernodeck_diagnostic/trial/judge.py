@@ -29,7 +29,8 @@ in ``reasons``), is the table of docs/trial.md ("How an attempt is judged"):
    failed (``passes.first_failed_pass``);
 10. ``failed``: an error was recorded outside every stage;
 11. ``failed``: a Trial never ended (no ``attempt.json``) and a stage was still open;
-12. ``inconclusive``: a Trial never ended, no stage open (or unknown);
+12. ``inconclusive``: a Trial never ended, no stage open (or unknown); a contract of a Trial
+    had nothing to check (an adapter saw no training loss: no evidence, no pass);
 13. ``inconclusive``: the Trial's own parameters say another value of the axis;
 14. ``inconclusive``: nothing was read at all (no process, no Trial);
 15. ``passed``: none of the above.
@@ -92,6 +93,7 @@ class TrialRecord:
     failed_stages: tuple[str, ...] = ()  # the names of the stages that failed
     first_error: Mapping[str, Any] | None = None  # {stage, pass_index, type, message}
     contracts: tuple[tuple[str, bool | None], ...] = ()  # (name, passed) each time checked
+    unchecked: tuple[tuple[str, str], ...] = ()  # (name, why): contracts with nothing to check
     oom: Mapping[str, Any] | None = None  # {phase, pass_index, requested_bytes}
     phase: str | None = None  # where the log stops: loading, first_pass, later_pass, after_work
     params: Mapping[str, Any] | None = None
@@ -289,6 +291,9 @@ def _trial_reasons(trial: TrialRecord, add: Add) -> None:
                 pass_index=trial.pass_index)
         else:
             add(INCONCLUSIVE, "never_ended", trial)
+    if trial.unchecked:
+        add(INCONCLUSIVE, "contracts_unchecked", trial,
+            contracts=[f"{name} ({why})" if why else name for name, why in trial.unchecked])
 
 
 def _trial_oom(trial: TrialRecord | None) -> dict[str, Any]:
@@ -382,6 +387,8 @@ _SAID: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"the axis changed nothing: at {facts['axis']}={facts['value']} the program's own "
         f"parameters say {facts['axis']}={facts['said']}"),
     "contracts_failed": lambda facts: "contract failed: " + ", ".join(facts.get("names") or []),
+    "contracts_unchecked": lambda facts: "no evidence, contract never checked: " + ", ".join(
+        facts.get("contracts") or []),
     "exit_status": lambda facts: f"exit status {facts['code']}",
     "signal": lambda facts: f"ended by {facts['signal']}",
     "never_started": lambda facts: (

@@ -109,6 +109,7 @@ class Trial:
         self._tensors: list[dict[str, Any]] = []
         self._tensors_described = 0
         self._contracts = contracts.Kept()
+        self._unchecked: list[dict[str, str]] = []  # contracts nothing was there to check
         self._terminated = False  # SIGTERM came: what fails after it is its consequence
         self._child = False  # a forked child's copy of the attempt (``_forked``)
         self._signal: dict[str, Any] | None = None  # the SIGTERM: the stage open, the pass
@@ -284,6 +285,14 @@ class Trial:
                                                   sys.modules.get("torch"))
         self._output["training_step"] = obtained
         return self._contract(found)
+
+    def _no_evidence(self, name: str, detail: str) -> None:
+        """Contract ``name`` had nothing to check (an adapter saw no training loss): no pass,
+        ``inconclusive`` (the judge's ``contracts_unchecked``)."""
+        self._refuse_unless_open("expect")
+        item = {"name": self._text(name), "detail": self._text(detail)}
+        self._unchecked.append(item)
+        self._write("contract_unchecked", **item)
 
     # -- what a stage reports ----------------------------------------------------------------------
 
@@ -560,6 +569,7 @@ class Trial:
             "contracts": self._contracts.results,
             "contracts_passed": self._contracts.passed(),
             "contracts_summary": self._contracts.summary(),
+            "contracts_unchecked": self._unchecked,
             "peak_memory_bytes": self._peak(),
             "command": self._command,
             "params": self._jsonable(hide_secret_keys(self.params)),
