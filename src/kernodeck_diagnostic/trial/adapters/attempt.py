@@ -27,6 +27,7 @@ from ...package_data import TOOL_NAME
 from ...report.pep440 import satisfies
 from ...safe_files import Folder
 from .. import stage_summary
+from ..contracts import LOSS_UNSEEN
 from ..pass_loop import Step
 from ..session import Trial
 from ..signals import Terminated, signals_held
@@ -213,7 +214,9 @@ class TrainingAttempt:
         self.check_step = False
         after = {name: parameter for name, parameter in model.named_parameters()
                  if name in before}
-        self.trial.expect_training_step(loss, before, after)
+        # No loss reached the adapter (a loop whose loss the framework never shows): the
+        # parameters are judged, never a loss that was not seen (``finite_loss`` says so).
+        self.trial.expect_training_step(LOSS_UNSEEN if loss is None else loss, before, after)
 
     # -- the loss of every step ----------------------------------------------------------------
 
@@ -239,11 +242,17 @@ class TrainingAttempt:
                               f"non-finite {name} ({value}) at step {step}")
 
     def _losses_at_end(self) -> None:
-        if self.losses.first_bad is None and self.losses.check():
+        """``finite_loss`` over the attempt: failed (its first non-finite loss, at once),
+        passed with every loss finite; training steps ran and no loss reached the adapter: no
+        evidence, no pass (inconclusive)."""
+        losses = self.losses
+        if losses.first_bad is None and losses.check():
             self._loss_failed()
-        elif self.losses.first_bad is None and self.losses.checked:
-            self.trial.expect(FINITE_LOSS, True,
-                              f"{self.losses.checked} training step losses finite")
+        elif losses.first_bad is None and losses.checked:
+            self.trial.expect(FINITE_LOSS, True, f"{losses.checked} training step losses finite")
+        elif losses.first_bad is None and self.step is not None:
+            self.trial._no_evidence(FINITE_LOSS, f"no training loss seen in {self.step + 1} "
+                                    "training steps")
 
     # -- the end -------------------------------------------------------------------------------
 

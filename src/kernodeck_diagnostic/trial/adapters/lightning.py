@@ -6,7 +6,9 @@ start of the fit: the model configured, moved to its device, its optimizers made
 ``validation``, ``save_checkpoint``. An error the trainer meets (``on_exception``) is placed in
 the stage that was open, an out-of-memory one classified by phase. The first optimizer step whose
 learning rate is not 0 is held to ``expect_training_step``; every batch's loss to contract
-``finite_loss`` (checked in batches of steps, never a synchronisation per step).
+``finite_loss`` (checked in batches of steps, never a synchronisation per step): the loss
+``training_step`` returned, or, under manual optimization, each loss given to
+``manual_backward`` (``on_before_backward``, set for that mode alone).
 
 The Lightning this program imported is used (``lightning.pytorch`` or ``pytorch_lightning``,
 whichever is in ``sys.modules``; else ``pytorch_lightning``, else ``lightning``): its
@@ -48,7 +50,9 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     Lightning calls each callback's hooks at every batch, a profiler context each, when they are
     callable: the per-batch hooks this callback has no use for are None (Lightning skips them),
-    and ``on_before_optimizer_step`` is dropped once the first step is judged."""
+    ``on_before_optimizer_step`` is dropped once the first step is judged, and
+    ``on_before_backward`` is set only under manual optimization (automatic optimization's
+    ``training_step`` returns the loss backpropagated)."""
 
     on_before_backward = None
     on_after_backward = None
@@ -65,6 +69,7 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
         super().__init__()
         self.attempt = TrainingAttempt(root, params, check_step=check_step)
         self.stepped = False
+        self._loss: Any = None  # manual optimization: the batch's last loss given to backward
 
     @property
     def folder(self) -> str | None:
@@ -76,6 +81,8 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
             self.attempt = self.attempt.next_attempt()
             self.stepped = False
             self.__dict__.pop("on_before_optimizer_step", None)  # the class's own again
+            self.__dict__.pop("on_before_backward", None)
+            self._loss = None
             self.attempt.place(trainer.global_rank, trainer.world_size)
             self.attempt.start()
             self.attempt.open_stage("setup")
@@ -91,6 +98,17 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         self.attempt.before_first_step(pl_module, trainer.optimizers)
+        if not getattr(pl_module, "automatic_optimization", True):
+            # ``training_step`` returns no loss to read (it may return None): each loss given
+            # to ``manual_backward`` is, with what ``on_before_backward`` receives.
+            self.__dict__["on_before_backward"] = self._before_backward
+
+    def _before_backward(self, trainer: Any, pl_module: Any, loss: Any) -> None:
+        """Manual optimization: a loss given to ``manual_backward`` (a batch may give several,
+        or none), held to ``finite_loss`` in the batch's step; the batch's last, the one its
+        optimizer step's contract judges. Kept detached from its graph."""
+        self._loss = loss = loss.detach()
+        self.attempt.observe_loss(loss, self.attempt.step)
 
     def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
         self.attempt.close_stage("save_checkpoint")
@@ -109,7 +127,11 @@ class KernodeckCallback(_pl.Callback):  # type: ignore[misc]
         # detached by Lightning ("a detached copy of the closure loss").
         loss = outputs.get("loss") if type(outputs) is dict or isinstance(outputs, Mapping) \
             else outputs
-        self.attempt.batch_ended(loss=loss)
+        if self._loss is None:
+            self.attempt.batch_ended(loss=loss)
+        else:  # manual optimization: the losses given to backward, each observed already
+            loss, self._loss = self._loss, None
+            self.attempt.batch_ended()
         if self.stepped:  # the first step that updated: with gradient accumulation, not batch 0
             self.attempt.after_first_step(loss, pl_module)
             if not self.attempt.first_step_pending:  # judged, or not to be: no rate to read

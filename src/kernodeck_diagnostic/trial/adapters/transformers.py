@@ -5,9 +5,12 @@ optimizer made). Each optimizer step is a pass of its own, stage ``train_step`` 
 first step, kept apart); ``evaluate`` and ``save_checkpoint`` are the evaluation and the saving
 the trainer runs after a step or an epoch (it says so in ``control`` before it runs them). The
 first step whose learning rate is not 0 (``warmup_steps`` start at 0) is held to
-``expect_training_step``, its loss the ``loss`` of the model's output; every training forward's
-loss, and the ``loss`` and ``grad_norm`` the trainer logs, to contract ``finite_loss`` (the
-trainer replaces a non-finite loss in its logs, not the gradient norm it measured). A SIGTERM
+``expect_training_step``, its loss the one the trainer's ``training_step`` returned (what its
+``compute_loss`` computed, a subclass's own included); every such loss, and the ``loss`` and
+``grad_norm`` the trainer logs, to contract ``finite_loss`` (the trainer replaces a non-finite
+loss in its logs, not the gradient norm it measured). The trainer is found in the frames that
+call ``on_train_begin`` (no callback is given it); a loop of callbacks without one: the ``loss``
+of each training forward of the model. A SIGTERM
 raised through ``train()`` (no callback is told) ends the attempt at exit, ``interrupted``.
 
 A ``TrainerCallback`` is never told of an error: the trainer raises it. An error that leaves
@@ -25,7 +28,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Mapping
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 from ...facts.caller import kernel_shell
@@ -33,6 +36,7 @@ from .attempt import TrainingAttempt, framework
 
 MINIMUM = "5.0"
 TRAIN_STEP = "train_step"
+MAX_FRAMES = 8  # frames looked up for the trainer that called on_train_begin
 AFTER_STEP = ("evaluate", "save_checkpoint")  # what the trainer ran after a step, ended by the next
 
 _transformers: Any = framework("transformers", "transformers", MINIMUM, "transformers")
@@ -51,6 +55,7 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         # step judged after it. Past it, a step's events ask nothing of the attempt for it.
         self._first_step = False
         self._hook: Any = None
+        self._trainer: Any = None  # the one whose training_step is watched, while it is
         self._previous_excepthook: Any = None
         self._shell: Any = None  # the notebook's, while its post_run_cell hook is ours
 
@@ -82,7 +87,8 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
             if self.attempt.check_step:
                 self.attempt.before_first_step(model, [kwargs.get("optimizer")])
             self._remove_hook()
-            self._hook = model.register_forward_hook(self._keep_loss)
+            if not self._watch_training_step(_trainer_calling()):
+                self._hook = model.register_forward_hook(self._keep_loss)
         self._first_step = self.attempt.first_step_pending  # this train()'s, model or none
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -144,10 +150,39 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
+        trainer, self._trainer = self._trainer, None
+        if trainer is not None and "training_step" in vars(trainer):
+            del trainer.training_step  # the class's own again
+
+    def _watch_training_step(self, trainer: Any) -> bool:
+        """Each loss ``trainer.training_step`` returns (its ``compute_loss``'s, backpropagated:
+        a custom one that computes it outside the model's output included): the step's and
+        ``finite_loss``'s. False without a trainer."""
+        if trainer is None or "training_step" in vars(trainer):
+            return False
+        original = trainer.training_step
+        keep = self._keep_step_loss
+
+        def training_step(*args: Any, **kwargs: Any) -> Any:
+            loss = original(*args, **kwargs)
+            keep(loss)
+            return loss
+
+        trainer.training_step = training_step
+        self._trainer = trainer
+        return True
+
+    def _keep_step_loss(self, loss: Any) -> None:
+        detach = getattr(loss, "detach", None)  # the trainer's own is detached; a subclass's?
+        if detach is not None:
+            loss = detach()
+        self._loss = loss
+        self.attempt.observe_loss(loss, self.attempt.step)
 
     def _keep_loss(self, module: Any, inputs: Any, output: Any) -> None:
-        """Each training forward's loss: the step's (for its contract) and every one's
-        finiteness (``finite_loss``); an evaluation's forward is left out."""
+        """Without the trainer (``_watch_training_step``), each training forward's loss: the
+        step's (for its contract) and every one's finiteness (``finite_loss``); an evaluation's
+        forward is left out."""
         if not getattr(module, "training", True):
             return
         loss = output.get("loss") if isinstance(output, Mapping) else getattr(output, "loss",
@@ -188,3 +223,18 @@ class KernodeckTrainerCallback(_transformers.TrainerCallback):  # type: ignore[m
             self.failed(error)
         finally:
             previous(kind, error, trace)
+
+
+def _trainer_calling() -> Any:
+    """The ``Trainer`` whose ``train()`` runs this event (``on_train_begin``): the ``self`` of
+    a frame that calls it, a few frames up (no callback is given the trainer); None when none
+    is."""
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(MAX_FRAMES):
+        if frame is None:
+            return None
+        candidate = frame.f_locals.get("self")
+        if isinstance(candidate, _transformers.Trainer):
+            return candidate
+        frame = frame.f_back
+    return None
