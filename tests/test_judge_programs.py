@@ -3,7 +3,8 @@ passes of issue 41, each a program that exits 0 while it is broken, each now not
 
 The headline ones run a real CPU torch program (slow): a service that catches a stage's exception
 and exits 0; ``os._exit(0)`` inside a stage; a child process's Trial failing while the parent's
-passes; a second Trial after a first that failed. The others are plain Python programs (the
+passes; a second Trial after a first that failed (with ``keep=1`` too: retention never removes
+a failure the run's verdict needs). The others are plain Python programs (the
 trial toolkit needs no torch): the axis that changed nothing, the axis name kept from the
 redaction, a flaky value under ``--repeat``, a program changed between two runs of one ramp,
 ``summarize`` over a ramp whose every attempt failed.
@@ -89,6 +90,22 @@ with Trial("runs", params={"n": 1}) as trial:
         total = float(torch.ones(4).sum())
 """
 
+# The same two Trials with ``keep=1``: the second's start removed the first's folder before
+# ramp read it. Before: "passed", exit 0, while the run's stderr said "attempt failed".
+KEEP_APP = """
+import torch
+from kernodeck_diagnostic import Trial
+try:
+    with Trial("runs", params={"n": 1}, keep=1) as trial:
+        with trial.stage("compute"):
+            raise ValueError("shape mismatch")
+except ValueError:
+    pass
+with Trial("runs", params={"n": 1}, keep=1) as trial:
+    with trial.stage("compute"):
+        total = float(torch.ones(4).sum())
+"""
+
 
 def _ramp(pyz: Path, out: Path, python: Path | str, app: Path, *options: str) -> Result:
     return run_tool(sys.executable, pyz,
@@ -115,8 +132,10 @@ def _kinds(attempt: dict[str, Any]) -> list[str]:
      "the process ended inside stage compute", 1),
     (CHILD_APP, "failed", "status_failed", "the attempt ended failed", 2),
     (SECOND_TRIAL_APP, "failed", "status_failed", "the attempt ended failed", 2),
+    (KEEP_APP, "failed", "status_failed", "the attempt ended failed", 2),
 ], ids=["a service catching a stage exception, exit 0", "os._exit(0) in a stage",
-        "a child's Trial failing, the parent's passing", "a second Trial after a failed one"])
+        "a child's Trial failing, the parent's passing", "a second Trial after a failed one",
+        "a second Trial after a failed one, keep=1"])
 def test_a_program_that_exits_0_while_broken_is_not_a_pass(
         pyz: Path, tmp_path: Path, cpu_torch_python: Path,
         case: tuple[str, str, str, str, int]) -> None:

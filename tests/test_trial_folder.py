@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ from conftest import SUPPORTED_PYTHONS, required_pyenv_python
 from kernodeck_diagnostic import Trial
 from kernodeck_diagnostic.safe_files import Folder
 from kernodeck_diagnostic.trial import folder
+from kernodeck_diagnostic.trial.evidence import run_records
+from kernodeck_diagnostic.trial.judge import judge
 from trial_helpers import assert_valid_attempt, attempt_of, events_of, only_attempt, run_app
 
 
@@ -82,6 +85,49 @@ def test_keep_never_removes_an_attempt_that_has_not_ended(tmp_path: Path) -> Non
     assert not ended.exists()
     running.end()
     assert (Path(str(running.folder)) / "attempt.json").is_file()
+
+
+def test_keep_in_a_tools_run_folder_removes_no_failure_its_verdict_needs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``KERNODECK_RUN_DIR`` (a ``ramp`` attempt's folder, judged whole once the program
+    ends) ``keep=N`` removes the older attempts the judge passes, and of the others every one
+    whose deciding cause an older one kept already shows: the run's verdict and its first
+    failure stay, and the folder stays bounded (before: a failed Trial then a passing one with
+    ``keep=1`` left the passing one alone, and the ramp said passed). Outside a tool's run,
+    ``keep`` leaves the newest N as before."""
+    run = tmp_path / "run"
+    monkeypatch.setenv("KERNODECK_RUN_DIR", str(run))
+
+    def attempt(fail: str | None) -> Path:
+        with contextlib.suppress(RuntimeError), Trial("ignored", keep=2) as trial:
+            with trial.stage("compute"):
+                if fail == "stage":
+                    raise RuntimeError("boom")
+            if fail == "contract":
+                trial.expect("rows", False)
+        return Path(str(trial.folder))
+
+    first_failure = attempt("stage")
+    first_contract = attempt("contract")
+    for index in range(30):  # a long loop: what is kept does not grow with it
+        attempt("stage" if index % 3 == 0 else "contract" if index % 3 == 1 else None)
+    newest = [attempt(None), attempt(None)]
+    left = {path.name for path in run.iterdir() if path.is_dir()}
+    assert left == {first_failure.name, first_contract.name, *(path.name for path in newest)}
+    records = run_records(str(run))
+    assert {record.name for record in records} == left
+    verdict = judge(records)
+    assert verdict.outcome == "contract_failed"
+    assert verdict.trial is not None
+    assert verdict.trial.name == first_contract.name
+    monkeypatch.delenv("KERNODECK_RUN_DIR")
+    root = tmp_path / "runs"
+    for fail in ("stage", None, None):
+        with contextlib.suppress(RuntimeError), Trial(root, keep=2) as trial, \
+                trial.stage("compute"):
+            if fail:
+                raise RuntimeError("boom")
+    assert len([path for path in root.iterdir() if path.is_dir()]) == 2
 
 
 def test_files_are_never_written_over(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..safe_files import PRIVATE_MODE, Folder, descriptor_path
+from ..untrusted_json import loads_utf8
+from .accessors import judge_document
 
 ATTEMPT_FILE = "attempt.json"
 LATEST_FILE = "latest"  # in the root: the newest attempt's id
@@ -31,6 +33,7 @@ ATTEMPT_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
 TRACE_FILE = "trace.txt"
 SNAPSHOT_FILE = "memory_snapshot.pickle"
 FORMAT = "kernodeck-attempt"
+MAX_ATTEMPT_BYTES = 16 * 2**20  # an attempt.json larger than this is not read (evidence.py's)
 VERSION = 1
 # What only the attempt's owner may read (PRIVATE_MODE, 0600): the trace holds every path and
 # message unredacted, the snapshot every stack of the allocator's history.
@@ -67,28 +70,65 @@ def create(root: str, keep: int | None = None) -> tuple[str, Folder]:
         with contextlib.suppress(OSError):  # a pointer is a help: the attempt goes on without
             parent.replace(LATEST_FILE, (attempt_id + "\n").encode("ascii"))
         if keep is not None:
-            prune(parent, keep, attempt_id)
+            prune(parent, keep, attempt_id, every_cause=bool(os.environ.get(RUN_DIR_VARIABLE)))
         return attempt_id, made
 
 
-def prune(parent: Folder, keep: int, current: str) -> list[str]:
+def prune(parent: Folder, keep: int, current: str, *, every_cause: bool = False) -> list[str]:
     """Remove the attempt folders of ``parent`` older than its newest ``keep`` (``current``
     always kept): only folders named as attempts are (``ATTEMPT_ID``), holding plain files
     only, and only attempts that ended (their ``attempt.json`` written): one still running
     (another process's, another rank's of the same root) or killed is never removed; anything
-    else, a link above all, is left where it is. The names removed."""
+    else, a link above all, is left where it is. The names removed.
+
+    ``every_cause``: the root is a tool's run folder (``KERNODECK_RUN_DIR``: ``ramp`` judges
+    every attempt the run wrote). An older attempt is then removed only when the judge passes
+    it, or when an older one kept shows the same deciding cause (``_needed``): the run's
+    verdict, its deciding cause and the Trial that speaks for it stay what every attempt would
+    have given (a failed attempt removed before ``ramp`` read it was a false pass), and the
+    folder stays bounded: the newest ``keep``, and at most one older attempt per cause."""
     with contextlib.suppress(OSError):
         attempts = sorted((name for name in parent.names()
                            if ATTEMPT_ID.fullmatch(name) and name != current
                            and parent.lstat(f"{name}/{ATTEMPT_FILE}") is not None),
                           key=lambda name: _started(parent, name), reverse=True)
+        older = attempts[max(keep - 1, 0):]
+        needed = _needed(parent, older) if every_cause else set()
         removed = []
-        for name in attempts[max(keep - 1, 0):]:
+        for name in older:
+            if name in needed:
+                continue
             with contextlib.suppress(OSError):
                 if parent.remove_files_folder(name):
                     removed.append(name)
         return removed
     return []
+
+
+def _needed(parent: Folder, older: list[str]) -> set[str]:
+    """Of ``older`` (newest first, each ended), the attempts a run's verdict needs: the oldest
+    of each deciding cause the judge finds in its ``attempt.json`` alone (the judge's decider is
+    the first Trial read with its cause), and every one whose ``attempt.json`` cannot be read
+    (no evidence read, nothing removed)."""
+    needed: set[str] = set()
+    causes: set[str] = set()
+    for name in reversed(older):
+        try:
+            data = parent.read(f"{name}/{ATTEMPT_FILE}", MAX_ATTEMPT_BYTES)
+            document = loads_utf8(data) if data is not None else None
+        except (OSError, ValueError):
+            document = None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            needed.add(name)
+            continue
+        judged = judge_document(document, name)
+        if judged.passed:
+            continue
+        cause = judged.reasons[0].kind if judged.reasons else judged.outcome
+        if cause not in causes:
+            causes.add(cause)
+            needed.add(name)
+    return needed
 
 
 def _started(parent: Folder, name: str) -> tuple[str, int]:

@@ -77,7 +77,8 @@ class Trial:
     line on stderr says how (status, first error or failed contract, the attempt folder);
     ``summary=True`` adds a table of the stages (``summary()`` returns it at any time).
     ``root/latest`` names the newest attempt; ``keep=N`` keeps only the newest N attempt
-    folders under ``root`` (a notebook re-run all day leaves N, not hundreds).
+    folders under ``root`` (a notebook re-run all day leaves N, not hundreds); under
+    ``KERNODECK_RUN_DIR``, also the oldest failed one of each cause (``folder.prune``).
     ``nvtx``: on CUDA, each stage is also an NVTX range (Nsight Systems).
     """
 
