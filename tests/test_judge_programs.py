@@ -248,6 +248,39 @@ def test_a_ramp_rerun_after_its_program_changed_is_refused(pyz: Path, tmp_path: 
         "ramp.json to start again (see --help)\n")
 
 
+# 1,000 Trials that pass, then (a second later: its folder's name sorts last) one that fails.
+MANY_TRIALS_APP = """
+import time
+from kernodeck_diagnostic import Trial
+for _ in range(1000):
+    with Trial("runs") as trial, trial.stage("compute"):
+        pass
+time.sleep(1.2)
+try:
+    with Trial("runs") as trial, trial.stage("compute"):
+        raise RuntimeError("the 1001st batch")
+except RuntimeError:
+    pass
+"""
+
+
+@pytest.mark.slow
+def test_a_failing_trial_after_a_thousand_passing_ones_is_read(pyz: Path, tmp_path: Path) -> None:
+    """Every Trial folder of a run is read, past the 1,000 kept whole (each later one kept when
+    it is the first with its cause): before, the 1001st was never read and ramp said passed."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(MANY_TRIALS_APP)
+    result = _plain(pyz, out, app, "--axis", "batch", "--start", "1", "--stop", "1")
+    assert result.returncode == 24, result.stdout  # RAMP_NOTHING_PASSED
+    (attempt,) = _attempts(out)
+    assert (attempt["outcome"], attempt["trials"]) == ("failed", 1001), attempt
+    assert "status_failed" in _kinds(attempt)
+    assert attempt["error"] == "RuntimeError: the 1001st batch"
+    summary = run_tool(sys.executable, pyz, ["summarize", str(out)],
+                       env=clean_env({"LC_ALL": "C.UTF-8"}))
+    assert summary.returncode == 22, summary.stdout  # SUMMARY_SOME_FAILED
+
+
 def test_summarize_does_not_pass_a_ramp_that_never_ended(pyz: Path, tmp_path: Path) -> None:
     app, out = tmp_path / "app.py", tmp_path / "ramp"
     app.write_text("import sys\nsys.exit(0)\n")

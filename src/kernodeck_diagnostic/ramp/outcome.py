@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ..report.redact import Redactor
 from ..supervision.application import Ending
 from ..supervision.captures import last_stderr_line
-from ..trial.evidence import run_records
+from ..trial.evidence import Records, run_records
 from ..trial.judge import (
     INCONCLUSIVE,
     OOM_TEXT,
@@ -24,7 +24,6 @@ from ..trial.judge import (
     PASSED,
     Outcome,
     Process,
-    TrialRecord,
     judge,
     requested_bytes,
 )
@@ -65,7 +64,7 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
              redactor: Redactor | None = None, axis: tuple[str, int] | None = None
              ) -> Classified:
     """The outcome of one attempt: the judge's, from everything it left."""
-    records = run_records(run_dir)
+    records = run_records(run_dir, axis)
     redactor = redactor or Redactor.for_this_machine()
     stderr_line = last_stderr_line(stderr_path)
     process = Process(
@@ -87,16 +86,16 @@ def classify(ending: Ending, run_dir: str, stderr_path: str,
                         oom=dict(verdict.oom) if verdict.oom is not None else None,
                         reasons=[{"kind": reason.kind, "text": redactor.text(reason.text)}
                                  for reason in verdict.reasons],
-                        trials=verdict.trials)
+                        trials=records.read)
     _peak(result, records, ending)
     if result.outcome == PASSED:
         result.error = None
     return result
 
 
-def _peak(result: Classified, records: list[TrialRecord], ending: Ending) -> None:
-    peaks = [(record.peak_memory_bytes, record.source) for record in records
-             if record.peak_memory_bytes is not None]
+def _peak(result: Classified, records: Records, ending: Ending) -> None:
+    peaks = [(record.peak_memory_bytes, record.source) for record in [*records, records.peak]
+             if record is not None and record.peak_memory_bytes is not None]
     if peaks:
         peak, source = max(peaks, key=lambda item: item[0] or 0)
         result.peak_memory_bytes = peak
