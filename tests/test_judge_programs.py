@@ -281,6 +281,57 @@ def test_a_failing_trial_after_a_thousand_passing_ones_is_read(pyz: Path, tmp_pa
     assert summary.returncode == 22, summary.stdout  # SUMMARY_SOME_FAILED
 
 
+# A Trial that fails, in a folder of its own, then a link to it in the run's folder, then a
+# Trial that passes. The link is never followed (another user's may lead anywhere).
+LINKED_APP = """
+import os
+from kernodeck_diagnostic import Trial
+run = os.environ["KERNODECK_RUN_DIR"]
+os.environ["KERNODECK_RUN_DIR"] = os.path.join(os.path.dirname(__file__), "elsewhere")
+try:
+    with Trial("runs") as trial, trial.stage("compute"):
+        raise RuntimeError("boom")
+except RuntimeError:
+    pass
+os.environ["KERNODECK_RUN_DIR"] = run
+os.symlink(trial.folder, os.path.join(run, "20991231T000000Z-aaaaaa"))
+with Trial("runs") as trial, trial.stage("compute"):
+    pass
+"""
+
+
+@posix_only
+def test_a_link_to_a_failed_attempts_folder_is_said_never_passed(pyz: Path,
+                                                                 tmp_path: Path) -> None:
+    """A link to a folder is not followed, and never skipped in silence: ``summarize`` lists
+    it unreadable ("a link to a folder, not followed"), exit 22, in its table and its fleet
+    view; ``ramp`` judges the attempt inconclusive. Before: "1 passed", exit 0, nothing
+    listed."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(LINKED_APP)
+    result = _plain(pyz, out, app, "--axis", "n", "--start", "1", "--stop", "1")
+    assert result.returncode == 25, result.stdout + result.stderr  # RAMP_INCONCLUSIVE
+    (attempt,) = _attempts(out)
+    assert (attempt["outcome"], attempt["trials"]) == ("inconclusive", 2), attempt
+    assert _kinds(attempt) == ["link_not_followed"]
+    assert ("20991231T000000Z-aaaaaa is a link to a folder, not followed: what it holds was "
+            "not read") in result.stdout
+    runs = out / "n-1"
+    env = clean_env({"LC_ALL": "C.UTF-8"})
+    summary = run_tool(sys.executable, pyz, ["summarize", str(runs), "--list-unreadable"],
+                       env=env)
+    assert summary.returncode == 22, summary.stdout  # SUMMARY_SOME_FAILED
+    assert ("20991231T000000Z-aaaaaa  a link to a folder, not followed (what it holds is not "
+            "read)") in summary.stdout
+    assert "1 file(s): 0 report(s), 0 passed, 0 failed, 1 unreadable" in summary.stdout
+    prom = tmp_path / "fleet.prom"
+    fleet = run_tool(sys.executable, pyz, ["summarize", str(runs), "--prometheus", str(prom)],
+                     env=env)
+    assert fleet.returncode == 22, fleet.stdout
+    assert "1 a link to a folder, not followed" in fleet.stdout
+    assert 'kernodeck_fleet_unreadable_files{reason="link_not_followed"} 1' in prom.read_text()
+
+
 def test_summarize_does_not_pass_a_ramp_that_never_ended(pyz: Path, tmp_path: Path) -> None:
     app, out = tmp_path / "app.py", tmp_path / "ramp"
     app.write_text("import sys\nsys.exit(0)\n")

@@ -1337,6 +1337,8 @@ MESSAGES = {
         "schema version {version} (this version of the tool reads version 1)",
     "reports.reason.not_a_report": "not a report",
     "reports.reason.too_large": "too large to be a report (over {limit})",
+    "reports.reason.link_not_followed":
+        "a link to a folder, not followed (what it holds is not read)",
     "reports.help.format": "output format: text (default), json or markdown (to paste in an issue)",
     "reports.help.lang": "language of the text and markdown output (default here: {default})",
     "compare.help.description":

@@ -1433,6 +1433,8 @@ MESSAGES = {
         "version de schéma {version} (cette version de l'outil lit la version 1)",
     "reports.reason.not_a_report": "pas un rapport",
     "reports.reason.too_large": "trop grand pour être un rapport (plus de {limit})",
+    "reports.reason.link_not_followed":
+        "un lien vers un dossier, non suivi (ce qu'il contient n'est pas lu)",
     "reports.help.format":
         "format de sortie : text (par défaut), json ou markdown (à coller dans un ticket)",
     "reports.help.lang": "langue de la sortie texte et markdown (par défaut ici : {default})",

@@ -1402,6 +1402,8 @@ MESSAGES = {
         "versão de esquema {version} (esta versão da ferramenta lê a versão 1)",
     "reports.reason.not_a_report": "não é um relatório",
     "reports.reason.too_large": "grande demais para ser um relatório (mais de {limit})",
+    "reports.reason.link_not_followed":
+        "um link para uma pasta, não seguido (o que ela contém não é lido)",
     "reports.help.format":
         "formato de saída: text (padrão), json ou markdown (para colar em uma issue)",
     "reports.help.lang": "idioma da saída em texto e markdown (padrão aqui: {default})",

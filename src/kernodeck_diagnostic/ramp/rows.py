@@ -117,12 +117,15 @@ def _ramp_rows(document: dict[str, Any], folder: str, name: str) -> list[dict[st
 
 def _trial_of(folder: str) -> dict[str, Any] | None:
     """The attempt a ramp's attempt folder holds (the newest trial folder inside it); its files
-    read only as regular files of their own (never through a link: a Trial makes none)."""
+    read only as regular files of their own (never through a link, a folder's included: a Trial
+    makes none, and the judge's records say one was met)."""
     try:
         names = sorted(os.listdir(folder), reverse=True)
     except OSError:
         return None
     for entry in names:
+        if os.path.islink(os.path.join(folder, entry)):  # never followed: run_records says it
+            continue
         document = load_file(os.path.join(folder, entry, ATTEMPT_FILE), MAX_FILE_BYTES,
                              follow_links=False)
         if is_attempt_document(document):

@@ -264,6 +264,7 @@ def _within(path: str, folder: str) -> bool:
 # A file to read: its path; its st_mode when known (a folder's entry that is a regular file by its
 # type, no link); whether it must be looked up by identity (a link, a file named directly).
 Entry = tuple[str, Optional[int], bool]
+LINK = -1  # an Entry's mode for a link to a folder: never followed, shown as unreadable
 # Files found together (a folder's, or one file): how many, whether any must be looked up by
 # identity, and the entries in order, made when asked (a part skips a folder none of whose
 # batches is its own: no sorting, no paths; each part walks every folder).
@@ -273,8 +274,9 @@ Found = tuple[int, bool, Callable[[], list[Entry]]]
 def walk(top: str, also: Callable[[str, Sequence[str]], bool] | None = None,
          every_lookup: bool = False) -> Iterator[Found]:
     """Every ``*.json`` under a folder, each folder's in natural order, then its subfolders
-    (not through a link to a folder, as ``os.walk``); a folder that cannot be listed is given as
-    itself with a mode of 0 (unreadable). ``every_lookup``: every file looked up by identity."""
+    (not through a link to a folder, as ``os.walk``: such a link is given as itself with the mode
+    ``LINK``, shown as not followed); a folder that cannot be listed is given as itself with a
+    mode of 0 (unreadable). ``every_lookup``: every file looked up by identity."""
     stack = [top]
     while stack:
         folder = stack.pop()
@@ -289,6 +291,9 @@ def walk(top: str, also: Callable[[str, Sequence[str]], bool] | None = None,
         for entry in found:
             if entry.is_dir(follow_symlinks=False):
                 folders.append(entry.path)
+                continue
+            if entry.is_symlink() and entry.is_dir():  # never followed; shown, not skipped
+                yield 1, False, lambda path=entry.path: [(path, LINK, False)]  # type: ignore[misc]
                 continue
             name = entry.name
             if not name.lower().endswith(".json"):
@@ -392,6 +397,9 @@ def read_entries(reader: Reader, found: Iterable[Found], namer: Callable[[str], 
                 continue
             if mode == 0:  # a folder that could not be listed
                 reader.unreadable(order, namer(path), "unreadable")
+                continue
+            if mode == LINK:
+                reader.unreadable(order, namer(path), "link_not_followed")
                 continue
             reader.bytes_(order, lambda path=path: namer(path),  # type: ignore[misc]
                           _read(path, mode or 0), path)

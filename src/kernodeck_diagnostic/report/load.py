@@ -31,12 +31,13 @@ MAX_REPORT_BYTES = 8 * 2**20
 
 # Why a file is not a readable report: the ids JSON output carries, each a catalog message.
 Reason = Literal["not_found", "not_a_file", "permission", "unreadable", "not_json",
-                 "schema_version", "not_a_report", "too_large"]
+                 "schema_version", "not_a_report", "too_large", "link_not_followed"]
 _REASON_KEYS: dict[Reason | None, str] = {
     "not_found": "reports.reason.not_found", "not_a_file": "reports.reason.not_a_file",
     "permission": "reports.reason.permission", "unreadable": "reports.reason.unreadable",
     "not_json": "reports.reason.not_json", "schema_version": "reports.reason.schema_version",
-    "not_a_report": "reports.reason.not_a_report", "too_large": "reports.reason.too_large"}
+    "not_a_report": "reports.reason.not_a_report", "too_large": "reports.reason.too_large",
+    "link_not_followed": "reports.reason.link_not_followed"}
 
 
 @dataclass(frozen=True)

@@ -261,8 +261,9 @@ class Summary:
 def _folder(top: str, also: Also | None = None
             ) -> tuple[list[str], list[tuple[str, Reason | None]]]:
     """Every *.json under a folder, in the natural order of its path there (``report-2.json``
-    before ``report-10.json``); and the subfolders that cannot be
-    listed, with the reason, to be shown as unreadable rather than skipped in silence."""
+    before ``report-10.json``); and the subfolders that cannot be listed, and the links to a
+    folder (never followed), with the reason, to be shown as unreadable rather than skipped in
+    silence."""
     found: list[str] = []
     failed: list[tuple[str, Reason | None]] = []
 
@@ -271,6 +272,10 @@ def _folder(top: str, also: Also | None = None
 
     for folder, subfolders, files in os.walk(top, onerror=on_error):
         subfolders.sort()
+        # os.walk lists a link to a folder among the subfolders and never enters it: not
+        # followed (another user's link), but shown, never skipped in silence.
+        failed += [(path, "link_not_followed") for path in
+                   (os.path.join(folder, name) for name in subfolders) if os.path.islink(path)]
         found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")
                   or (also is not None and also(name, files))]
     # Every path os.walk gives starts with the folder and a separator: the rest is its path

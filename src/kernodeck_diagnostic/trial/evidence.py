@@ -52,13 +52,16 @@ def run_records(run_dir: str, axis: tuple[str, int] | None = None) -> Records:
     """Every Trial folder under ``run_dir`` (the folder a run's Trials were told to use,
     ``KERNODECK_RUN_DIR``): its attempts, each rank's (``rank-N/``), a child process's, a second
     Trial's after the first; in the order of their names (an attempt's id starts with its
-    time). Links are not followed; MAX_DEPTH levels down. Every folder is read: the first
+    time). Links are not followed: a link to a folder is a record of its own (``link``), which
+    the judge never passes; MAX_DEPTH levels down. Every folder is read: the first
     MAX_FOLDERS kept whole, each later one kept only when it adds to the verdict (``_cause``;
     ``axis``: the ramp's, held to each Trial's parameters)."""
     found = Records()
     causes: set[str] = set()
-    for folder in _trial_folders(run_dir):
-        record = read_folder(os.path.join(run_dir, folder), folder.replace(os.sep, "/"))
+    for folder, link in _trial_folders(run_dir):
+        name = folder.replace(os.sep, "/")
+        record = (TrialRecord(name, "attempt.json", ended=True, link=True) if link
+                  else read_folder(os.path.join(run_dir, folder), name))
         if record is None:
             continue
         found.read += 1
@@ -86,7 +89,9 @@ def _cause(record: TrialRecord, axis: tuple[str, int] | None) -> str | None:
     return judged.reasons[0].kind if judged.reasons else judged.outcome
 
 
-def _trial_folders(top: str) -> Iterator[str]:
+def _trial_folders(top: str) -> Iterator[tuple[str, bool]]:
+    """Each Trial folder under ``top`` (relative), and each link to a folder met on the way
+    (never followed, never skipped in silence: the judge says it was not read): (path, link)."""
     pending = [("", 0)]
     while pending:
         relative, depth = pending.pop(0)
@@ -97,9 +102,12 @@ def _trial_folders(top: str) -> Iterator[str]:
             continue
         names = {entry.name for entry in entries}
         if relative and (ATTEMPT_FILE in names or EVENTS_FILE in names):
-            yield relative
+            yield relative, False
             continue
         if depth >= MAX_DEPTH:
             continue
+        for entry in entries:
+            if entry.is_symlink() and entry.is_dir():
+                yield os.path.join(relative, entry.name), True
         pending += [(os.path.join(relative, entry.name), depth + 1) for entry in entries
                     if entry.is_dir(follow_symlinks=False)]

@@ -30,7 +30,8 @@ in ``reasons``), is the table of docs/trial.md ("How an attempt is judged"):
 10. ``failed``: an error was recorded outside every stage;
 11. ``failed``: a Trial never ended (no ``attempt.json``) and a stage was still open;
 12. ``inconclusive``: a Trial never ended, no stage open (or unknown); a contract of a Trial
-    had nothing to check (an adapter saw no training loss: no evidence, no pass);
+    had nothing to check (an adapter saw no training loss: no evidence, no pass); a link to
+    a folder among the run's folders, never followed (what it holds was not read);
 13. ``inconclusive``: the Trial's own parameters say another value of the axis;
 14. ``inconclusive``: nothing was read at all (no process, no Trial);
 15. ``passed``: none of the above.
@@ -103,6 +104,9 @@ class TrialRecord:
     # came (None: outside every stage), with its pass.
     signal: Mapping[str, Any] | None = None
     failed_pass: int | None = None  # ``passes.first_failed_pass``: the first pass that failed
+    # A link to a folder where the run's Trial folders were looked for: never followed (another
+    # user's link), nothing of it read; no evidence, no pass.
+    link: bool = False
 
     @property
     def contracts_failed(self) -> list[str]:
@@ -273,7 +277,10 @@ def _failed_exit(process: Process) -> bool:
 
 
 def _trial_reasons(trial: TrialRecord, add: Add) -> None:
-    """What one Trial folder says against a pass (rules 8 to 12)."""
+    """What one Trial folder says against a pass (rules 8 to 12; 14b: a link not followed)."""
+    if trial.link:
+        add(INCONCLUSIVE, "link_not_followed", trial, folder=trial.name)
+        return
     if trial.status in ("failed", "interrupted", "incomplete"):
         add("failed", f"status_{trial.status}", trial)
     if trial.stage_failures:
@@ -407,4 +414,6 @@ _SAID: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "never_ended": _fixed("the attempt never ended (no attempt.json, no stage open): what "
                           "followed its last event is unknown"),
     "nothing_read": _fixed("no evidence: no process, no Trial"),
+    "link_not_followed": lambda facts: (
+        f"{facts.get('folder')} is a link to a folder, not followed: what it holds was not read"),
 }
