@@ -18,7 +18,7 @@ NODE: dict[str, Any] = {
     "proc_gpus": 1, "dev_gpus": 1, "dev_gpus_accessible": 1, "libcuda": "system",
     "libcuda_unversioned": True, "nvml": True, "wsl": False, "debug_variables": [],
     "visibility_by_index": [], "mig_entries": {}, "visibility_conflicts": [],
-    "visibility_unmatched": {}}
+    "visibility_unmatched": {}, "compilers_not_found": []}
 # nvidia-smi's row for that GPU, with every health field a healthy one has.
 HEALTHY_GPU: dict[str, Any] = {
     "name": "NVIDIA H200", "memory_total_mib": 143771, "persistence_mode": True,

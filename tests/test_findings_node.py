@@ -378,12 +378,39 @@ def test_variables_give_names_and_counts_never_values() -> None:
                                              "GPU_DEVICE_ORDINAL"],
                      "mig_entries": {"CUDA_VISIBLE_DEVICES": 2},
                      # ROCr keeps one GPU; HIP's index 1 then points past it.
-                     "visibility_conflicts": ["ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"]}
+                     "visibility_conflicts": ["ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"],
+                     "compilers_not_found": []}
     assert planted not in json.dumps(facts)
     same = node_facts.variables({"HIP_VISIBLE_DEVICES": "0,1", "ROCR_VISIBLE_DEVICES": "0,1",
                                  "CUDA_VISIBLE_DEVICES": "0,1"})
     assert same["visibility_conflicts"] == []
     assert node_facts.variables({})["visibility_conflicts"] == []
+
+
+def test_a_cxx_that_names_no_program_here_is_said_by_name_only(tmp_path: Path) -> None:
+    """CXX set to a compiler this PATH cannot run, while the one torch.compile takes without it
+    is there: named (COMPILER_MISSING's cause), never its value; CXX that runs, CXX's program
+    not executable, no default compiler either (then installing one is the advice): as they
+    are."""
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    for name in ("g++", "ccache", "not-executable"):
+        (bin_folder / name).write_text("#!/bin/sh\n", encoding="utf-8")
+        (bin_folder / name).chmod(0o755 if name != "not-executable" else 0o644)
+    planted = str(tmp_path / "opt" / "gcc-13" / "bin" / "g++")
+
+    def found(cxx: str, path: str = str(bin_folder)) -> list[str]:
+        facts = node_facts.variables({"CXX": cxx, "PATH": path})
+        assert planted not in json.dumps(facts)
+        return facts["compilers_not_found"]
+
+    assert found(planted) == ["CXX"]
+    assert found("clang++-17") == ["CXX"]  # not on PATH
+    assert found(str(bin_folder / "not-executable")) == ["CXX"]
+    assert found("g++") == found("ccache g++") == found(str(bin_folder / "g++")) == []
+    assert found("") == []  # set empty: Inductor takes its default
+    assert found(planted, path=str(tmp_path / "empty")) == []  # no g++ either
+    assert node_facts.variables({"PATH": str(bin_folder)})["compilers_not_found"] == []
 
 
 def test_collect_on_this_machine_is_schema_shaped() -> None:

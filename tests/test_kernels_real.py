@@ -4,6 +4,7 @@ verified."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,29 @@ def test_without_a_compiler_torch_compile_is_named_and_the_rest_verified(
     assert "C++ compiler" in finding["summary"]
     assert "g++" in finding["next_action"]
     assert str(tmp_path) not in result.stdout + str(report)  # CXX's value is never shown
+
+
+def test_a_cxx_that_names_no_program_is_the_cause_and_unsetting_it_as_printed_ends_it(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """g++ is on PATH, CXX names a compiler this machine does not have (a module system's, a
+    conda environment's from another node): Inductor runs that one and no other. Was
+    COMPILER_MISSING with "install one (sudo apt install g++...)", g++ installed already and
+    CXX's value hidden. Now the cause is CXX, and unsetting it, as printed, ends it."""
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ on this machine's PATH")
+    missing = tmp_path / "opt" / "gcc-13" / "bin" / "g++"
+    result = check(cpu_torch_python, pyz, tmp_path, env=clean_env({"CXX": str(missing)}))
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"]) == (9, "RUNTIME_ERROR"), result.stdout
+    assert report["node"]["compilers_not_found"] == ["CXX"]
+    finding = next(f for f in report["findings"] if f["id"] == "COMPILER_MISSING")
+    assert finding["summary"].startswith("torch.compile could not run the C++ compiler CXX names")
+    assert "CXX is set (its value not shown)" in " ".join(finding["evidence"])
+    assert "env -u CXX" in finding["next_action"]
+    assert str(tmp_path) not in result.stdout + str(report)  # CXX's value is never shown
+    (tmp_path / "after").mkdir()
+    after = check(cpu_torch_python, pyz, tmp_path / "after", env=clean_env())  # env -u CXX
+    assert after.report is not None
+    assert (after.returncode, after.report["code"]) == (0, "CPU_CHECK_PASSED"), after.stdout
+    assert after.report["node"]["compilers_not_found"] == []

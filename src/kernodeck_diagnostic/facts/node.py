@@ -27,6 +27,10 @@ and variable names: never a path, a value or a device identifier.
 - ``wsl``: ``/dev/dxg`` exists (WSL 2's paravirtualised GPU).
 - ``debug_variables``: which of the variables NVIDIA's DCGM flags as altering CUDA's behaviour are
   set (names only).
+- ``compilers_not_found``: ``CXX`` when it is set to a program this ``PATH`` cannot run (a folder
+  of another machine, a compiler removed) while the one ``torch.compile``'s C++ builder takes
+  without it (``g++``; ``clang++`` on macOS) is there: the setting alone stands in the way (name
+  only, never the value).
 - ``visibility_by_index``: visibility variables that select devices by index (not UUID);
   ``mig_entries``: per visibility variable listing MIG devices, how many; ``visibility_conflicts``:
   variables set beside ``HIP_VISIBLE_DEVICES`` that select differently;
@@ -38,6 +42,8 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
 import stat
 import struct
 import sys
@@ -47,6 +53,9 @@ from typing import Any, Literal
 from ..untrusted_json import read_regular
 
 # The variables DCGM's diagnostic flags as changing CUDA's behaviour (DCGM_FR_BAD_CUDA_ENV).
+# The compiler torch.compile's C++ builder runs on the CPU when set, and the one it runs without it
+# (torch._inductor.config.cpp.cxx).
+COMPILER_VARIABLES = {"CXX": "clang++" if sys.platform == "darwin" else "g++"}
 DEBUG_VARIABLES = ("CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "NSIGHT_CUDA_DEBUGGER",
                    "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE",
                    "CUDA_DEVICE_WAITS_ON_EXCEPTION", "CUDA_PROFILE", "COMPUTE_PROFILE",
@@ -123,12 +132,28 @@ def variables(env: Mapping[str, str]) -> dict[str, Any]:
     selected = {name: _entries(env[name]) for name in VISIBILITY_VARIABLES if name in env}
     return {
         "debug_variables": [name for name in DEBUG_VARIABLES if name in env],
+        "compilers_not_found": [name for name, default in COMPILER_VARIABLES.items()
+                                if env.get(name) and not runnable(env[name], env)
+                                and runnable(default, env)],
         "visibility_by_index": [name for name, entries in selected.items()
                                 if any(entry.isdigit() for entry in entries)],
         "mig_entries": {name: count for name, entries in selected.items()
                         if (count := sum(entry.upper().startswith("MIG-") for entry in entries))},
         "visibility_conflicts": visibility_conflicts(selected),
     }
+
+
+def runnable(command: str, env: Mapping[str, str]) -> bool:
+    """Whether ``command`` (a variable's value: ``g++``, ``/opt/gcc/bin/g++``, ``ccache g++``)
+    names a program that can be run here: a file with execute permission, found through ``env``'s
+    ``PATH`` when it has no folder. A value that cannot be read as words is taken as runnable."""
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return True
+    if os.sep in program:
+        return os.path.isfile(program) and os.access(program, os.X_OK)
+    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
 
 
 def visibility_conflicts(selected: Mapping[str, list[str]]) -> list[str]:

@@ -878,6 +878,12 @@ MESSAGES = {
         "Install one (Debian, Ubuntu: sudo apt install g++; Fedora: sudo dnf install gcc-c++; "
         "conda: conda install -c conda-forge cxx-compiler; Windows: Visual Studio Build Tools) "
         "or set CXX to one that works; check it with g++ --version.",
+    "finding.COMPILER_MISSING.cxx_not_found.summary":
+        "torch.compile could not run the C++ compiler CXX names: CXX is set to a program "
+        "this PATH cannot run, and on the CPU torch.compile uses that one and no other.",
+    "finding.COMPILER_MISSING.cxx_not_found.next_action":
+        "Unset CXX (env -u CXX python app.py, or unset CXX in the shell or the job script that "
+        "sets it) or point it at a compiler that runs here; check it with $CXX --version.",
     "finding.COMPILER_MISSING.triton.summary":
         "torch.compile found no working Triton: on a GPU it generates Triton kernels.",
     "finding.COMPILER_MISSING.triton.next_action":

@@ -932,6 +932,14 @@ MESSAGES = {
         "Installez-en un (Debian, Ubuntu : sudo apt install g++ ; Fedora : sudo dnf install "
         "gcc-c++ ; conda : conda install -c conda-forge cxx-compiler ; Windows : Visual Studio "
         "Build Tools) ou faites pointer CXX vers un qui fonctionne ; vérifiez avec g++ --version.",
+    "finding.COMPILER_MISSING.cxx_not_found.summary":
+        "torch.compile n'a pas pu lancer le compilateur C++ que nomme CXX : CXX désigne un "
+        "programme que ce PATH ne peut pas lancer, et sur le CPU torch.compile n'en essaie pas "
+        "d'autre.",
+    "finding.COMPILER_MISSING.cxx_not_found.next_action":
+        "Retirez CXX (env -u CXX python app.py, ou unset CXX dans le shell ou le script de la "
+        "tâche qui le définit) ou faites-le pointer vers un compilateur qui fonctionne ici ; "
+        "vérifiez avec $CXX --version.",
     "finding.COMPILER_MISSING.triton.summary":
         "torch.compile n'a trouvé aucun Triton qui fonctionne : sur un GPU, il génère des noyaux "
         "Triton.",

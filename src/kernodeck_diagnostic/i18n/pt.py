@@ -917,6 +917,12 @@ MESSAGES = {
         "Instale um (Debian, Ubuntu: sudo apt install g++; Fedora: sudo dnf install gcc-c++; "
         "conda: conda install -c conda-forge cxx-compiler; Windows: Visual Studio Build Tools) "
         "ou aponte CXX para um que funcione; confira com g++ --version.",
+    "finding.COMPILER_MISSING.cxx_not_found.summary":
+        "torch.compile não conseguiu executar o compilador C++ que CXX indica: CXX aponta para "
+        "um programa que este PATH não executa, e na CPU torch.compile não tenta outro.",
+    "finding.COMPILER_MISSING.cxx_not_found.next_action":
+        "Remova CXX (env -u CXX python app.py, ou unset CXX no shell ou no script do job que o "
+        "define) ou aponte-o para um compilador que funcione aqui; confira com $CXX --version.",
     "finding.COMPILER_MISSING.triton.summary":
         "torch.compile não encontrou um Triton que funcione: numa GPU ele gera kernels Triton.",
     "finding.COMPILER_MISSING.triton.next_action":

@@ -508,6 +508,7 @@ class _NodeRequired(TypedDict):
 class Node(_NodeRequired, total=False):
     """``node``."""
     visibility_unmatched: VisibilityUnmatched
+    compilers_not_found: list[Literal["CXX"]]
 
 
 class _CollectiveRequired(TypedDict):

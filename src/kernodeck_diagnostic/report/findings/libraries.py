@@ -10,7 +10,7 @@ import re
 
 from .. import libraries as library_facts
 from ..shapes import EMPTY, Extension, Kernel
-from .core import Finding, Layer, Report, gpu_mode, quote
+from .core import Finding, Layer, Report, gpu_mode, node_block, quote
 
 layer = Layer("libraries")
 
@@ -141,17 +141,22 @@ _NO_TRITON = re.compile(r"Cannot find a working triton|triton.*(not installed|no
                         r"No module named)|No module named '?triton", re.IGNORECASE)
 
 
-@layer.rule(560, "COMPILER_MISSING", variants=("cpp", "triton"))
+@layer.rule(560, "COMPILER_MISSING", variants=("cpp", "cxx_not_found", "triton"))
 def compiler_missing(report: Report) -> Finding | None:
-    """torch.compile failed for want of a working C++ compiler (CPU) or Triton (GPU)."""
+    """torch.compile failed for want of a working C++ compiler (CPU) or Triton (GPU). Where
+    ``CXX`` names a program this ``PATH`` cannot run (``node.compilers_not_found``), the only
+    one the C++ builder tries: that setting is the cause, whatever compilers are installed."""
     kernel = _kernel(report, "compile")
     error = (kernel or EMPTY).get("error") or EMPTY
     message = f"{error.get('type')}: {error.get('message')}"
     for variant, pattern in (("cpp", _NO_CXX), ("triton", _NO_TRITON)):
         if kernel is not None and kernel.get("status") == "failed" and pattern.search(message):
-            return Finding("COMPILER_MISSING", "error",
-                           (f"torch.compile on {kernel.get('device')}: {quote(message)}",),
-                           variant=variant)
+            evidence = [f"torch.compile on {kernel.get('device')}: {quote(message)}"]
+            unrunnable = "CXX" in (node_block(report).get("compilers_not_found") or ())
+            if variant == "cpp" and unrunnable:
+                evidence.append("CXX is set (its value not shown) to no program this PATH runs")
+            return Finding("COMPILER_MISSING", "error", tuple(evidence),
+                           variant="cxx_not_found" if variant == "cpp" and unrunnable else variant)
     return None
 
 
