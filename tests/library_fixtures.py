@@ -79,6 +79,10 @@ LIBRARY_FIRES: dict[str, dict[str, Any]] = {
            "error": {"stage": "kernels", "step": "compile", "kind": "runtime_error",
                      "type": "InductorError", "message": "InvalidCxxCompiler: No working C++ "
                      "compiler found in torch._inductor.config.cpp.cxx: (None, '<path>/cxx')"}}),
+    # torchinductor_<user> in $TMPDIR left by sudo -E: the check's compile, in its own folder,
+    # passed.
+    "COMPILE_CACHE_UNUSABLE": with_libraries(kernels=kernel("compile",
+                                                            default_cache="not_writable")),
     "FUSED_ATTENTION_UNAVAILABLE": with_libraries(kernels=kernel("sdpa", backends={
         "flash": {"available": False, "reason": "Flash attention only supports gpu "
                   "architectures in the range [sm80, sm121]. Attempting to run on a sm 7.5 gpu."},

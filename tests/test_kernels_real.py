@@ -4,7 +4,11 @@ verified."""
 
 from __future__ import annotations
 
+import getpass
+import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +104,64 @@ def test_a_cxx_that_names_no_program_is_the_cause_and_unsetting_it_as_printed_en
     assert after.report is not None
     assert (after.returncode, after.report["code"]) == (0, "CPU_CHECK_PASSED"), after.stdout
     assert after.report["node"]["compilers_not_found"] == []
+
+
+def test_a_compile_cache_folder_that_is_a_file_is_said_and_removing_it_as_printed_ends_it(
+        cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """torchinductor_<user> in the temporary folder is a file: every torch.compile of the user's
+    programs fails there (FileExistsError), while the check compiles in a folder of its own and
+    passes. Was CPU_CHECK_PASSED, "compile cpu | ok", nothing said. The check still passes (the
+    folder's state is read, not tried), and says so; the file removed as printed, nothing."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    user = re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser())  # as Inductor names the folder
+    cache = temporary / f"torchinductor_{user}"
+    cache.write_text("left here\n", encoding="utf-8")
+    env = clean_env({"TMPDIR": str(temporary)})
+    plain = subprocess.run([str(cpu_torch_python), "-c", "import torch; torch.compile("
+                            "lambda x: x * 2)(torch.ones(2))"], env=env, capture_output=True,
+                           text=True, timeout=300, check=False)
+    assert plain.returncode != 0, plain.stderr  # the user's own compile fails there
+    result = check(cpu_torch_python, pyz, tmp_path, env=env)
+    report = result.report
+    assert report is not None
+    assert (result.returncode, report["code"]) == (0, "CPU_CHECK_PASSED"), result.stdout
+    assert by_name(report)["compile"]["default_cache"] == "not_a_folder"
+    finding = next(f for f in report["findings"] if f["id"] == "COMPILE_CACHE_UNUSABLE")
+    assert finding["severity"] == "warning"
+    assert "is a file" in finding["summary"]
+    assert 'rm "${TMPDIR:-/tmp}/torchinductor_$(whoami)"' in finding["next_action"]
+    assert str(tmp_path) not in result.stdout + str(report)
+    assert cache.read_text(encoding="utf-8") == "left here\n"  # never touched
+    subprocess.run(["sh", "-c", 'rm "${TMPDIR:-/tmp}/torchinductor_$(whoami)"'], env=env,
+                   check=True, timeout=30)
+    (tmp_path / "after").mkdir()
+    after = check(cpu_torch_python, pyz, tmp_path / "after", env=env)
+    assert after.report is not None
+    assert after.report["code"] == "CPU_CHECK_PASSED"
+    assert "default_cache" not in by_name(after.report)["compile"]
+    assert "COMPILE_CACHE_UNUSABLE" not in {f["id"] for f in after.report["findings"]}
+
+
+def test_the_default_cache_folders_state_is_read_never_changed(tmp_path: Path) -> None:
+    """``default_cache_problem``: a file, a link to a file or to nothing, a folder, a link to a
+    folder, an absent one; as another user than root, a folder this user cannot write and one
+    that cannot be made in it."""
+    from kernodeck_diagnostic.worker.runtime import default_cache_problem
+
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "to-file").symlink_to(tmp_path / "file")
+    (tmp_path / "to-folder").symlink_to(tmp_path / "folder")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert default_cache_problem(str(tmp_path / "file")) == "not_a_folder"
+    assert default_cache_problem(str(tmp_path / "to-file")) == "not_a_folder"
+    assert default_cache_problem(str(tmp_path / "dangling")) == "not_a_folder"
+    assert default_cache_problem(str(tmp_path / "folder")) is None
+    assert default_cache_problem(str(tmp_path / "to-folder")) is None
+    assert default_cache_problem(str(tmp_path / "absent")) is None
+    if os.geteuid() != 0:  # root may write any folder but a read-only mount's
+        (tmp_path / "locked").mkdir(mode=0o500)
+        assert default_cache_problem(str(tmp_path / "locked")) == "not_writable"
+        assert default_cache_problem(str(tmp_path / "locked" / "c")) == "cannot_be_made"
+    assert (tmp_path / "file").read_text(encoding="utf-8") == "x"

@@ -890,6 +890,26 @@ MESSAGES = {
         "Install the Triton torch was built with (python -m pip install triton at the version "
         "torch requires; it comes with torch's Linux CUDA wheels; ROCm: pytorch-triton-rocm; "
         "Windows: triton-windows).",
+    "finding.COMPILE_CACHE_UNUSABLE.not_a_folder.summary":
+        "torch.compile will fail in your programs: its cache folder, torchinductor_<your user"
+        " name> in the temporary folder, is a file.",
+    "finding.COMPILE_CACHE_UNUSABLE.not_a_folder.next_action":
+        'Remove that file (rm "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), or set '
+        "TORCHINDUCTOR_CACHE_DIR to a folder of yours.",
+    "finding.COMPILE_CACHE_UNUSABLE.not_writable.summary":
+        "torch.compile will fail in your programs: its cache folder, torchinductor_<your user"
+        " name> in the temporary folder, is one you cannot write (left by a run as another "
+        "user, such as sudo -E, or made by another user).",
+    "finding.COMPILE_CACHE_UNUSABLE.not_writable.next_action":
+        'Have its owner remove it (sudo rm -r "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), '
+        "or set TORCHINDUCTOR_CACHE_DIR to a folder of yours; never make it writable for all:"
+        " another user's files there would run in your programs.",
+    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.summary":
+        "torch.compile will fail in your programs: its cache folder, torchinductor_<your user"
+        " name>, cannot be made: the temporary folder cannot be written.",
+    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.next_action":
+        "Set TMPDIR to a folder you can write, or TORCHINDUCTOR_CACHE_DIR to a folder of "
+        "yours.",
     "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
         "scaled_dot_product_attention cannot use {backends} here: it falls back to slower "
         "kernels.",

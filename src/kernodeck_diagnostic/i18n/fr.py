@@ -947,6 +947,30 @@ MESSAGES = {
         "Installez le Triton avec lequel torch a été compilé (python -m pip install triton à la "
         "version que torch exige ; il vient avec les wheels CUDA de torch pour Linux ; ROCm : "
         "pytorch-triton-rocm ; Windows : triton-windows).",
+    "finding.COMPILE_CACHE_UNUSABLE.not_a_folder.summary":
+        "torch.compile échouera dans vos programmes : son dossier de cache, "
+        "torchinductor_<votre nom d'utilisateur> dans le dossier temporaire, est un fichier.",
+    "finding.COMPILE_CACHE_UNUSABLE.not_a_folder.next_action":
+        'Supprimez ce fichier (rm "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), ou faites '
+        "pointer TORCHINDUCTOR_CACHE_DIR vers un dossier à vous.",
+    "finding.COMPILE_CACHE_UNUSABLE.not_writable.summary":
+        "torch.compile échouera dans vos programmes : son dossier de cache, "
+        "torchinductor_<votre nom d'utilisateur> dans le dossier temporaire, est un dossier "
+        "où vous ne pouvez pas écrire (laissé par une exécution sous un autre utilisateur, "
+        "comme sudo -E, ou créé par un autre utilisateur).",
+    "finding.COMPILE_CACHE_UNUSABLE.not_writable.next_action":
+        "Faites-le supprimer par son propriétaire (sudo rm -r "
+        '"${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), ou faites pointer '
+        "TORCHINDUCTOR_CACHE_DIR vers un dossier à vous ; ne le rendez jamais accessible en "
+        "écriture à tous : les fichiers d'un autre utilisateur y seraient exécutés par vos "
+        "programmes.",
+    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.summary":
+        "torch.compile échouera dans vos programmes : son dossier de cache, "
+        "torchinductor_<votre nom d'utilisateur>, ne peut pas être créé : le dossier "
+        "temporaire n'est pas accessible en écriture.",
+    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.next_action":
+        "Faites pointer TMPDIR vers un dossier où vous pouvez écrire, ou "
+        "TORCHINDUCTOR_CACHE_DIR vers un dossier à vous.",
     "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
         "scaled_dot_product_attention ne peut pas utiliser {backends} ici : il se rabat sur des "
         "noyaux plus lents.",

@@ -929,6 +929,28 @@ MESSAGES = {
         "Instale o Triton com que o torch foi compilado (python -m pip install triton na versão "
         "que o torch exige; vem com as wheels CUDA do torch para Linux; ROCm: "
         "pytorch-triton-rocm; Windows: triton-windows).",
+    "finding.COMPILE_CACHE_UNUSABLE.not_a_folder.summary":
+        "torch.compile vai falhar nos seus programas: a pasta de cache dele, "
+        "torchinductor_<seu nome de usuário> na pasta temporária, é um arquivo.",
+    "finding.COMPILE_CACHE_UNUSABLE.not_a_folder.next_action":
+        'Remova esse arquivo (rm "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), ou aponte '
+        "TORCHINDUCTOR_CACHE_DIR para uma pasta sua.",
+    "finding.COMPILE_CACHE_UNUSABLE.not_writable.summary":
+        "torch.compile vai falhar nos seus programas: a pasta de cache dele, "
+        "torchinductor_<seu nome de usuário> na pasta temporária, é uma pasta em que você não"
+        " pode escrever (deixada por uma execução como outro usuário, como sudo -E, ou criada"
+        " por outro usuário).",
+    "finding.COMPILE_CACHE_UNUSABLE.not_writable.next_action":
+        'Peça ao dono que a remova (sudo rm -r "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), '
+        "ou aponte TORCHINDUCTOR_CACHE_DIR para uma pasta sua; nunca a torne gravável por "
+        "todos: arquivos de outro usuário ali rodariam nos seus programas.",
+    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.summary":
+        "torch.compile vai falhar nos seus programas: a pasta de cache dele, "
+        "torchinductor_<seu nome de usuário>, não pode ser criada: a pasta temporária não "
+        "aceita escrita.",
+    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.next_action":
+        "Aponte TMPDIR para uma pasta em que você possa escrever, ou TORCHINDUCTOR_CACHE_DIR "
+        "para uma pasta sua.",
     "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
         "scaled_dot_product_attention não pode usar {backends} aqui: recorre a kernels mais "
         "lentos.",

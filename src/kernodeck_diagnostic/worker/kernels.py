@@ -269,7 +269,9 @@ class Kernels:
 
         x = torch.arange(1024, dtype=torch.float32).to(self.target)
         start = time.monotonic()  # torch.compile itself loads the compiler stack: counted
-        left_behind = runtime.compiler_caches(getattr(self.worker.events, "path", None))
+        left_behind, problem = runtime.compiler_caches(getattr(self.worker.events, "path", None))
+        if problem is not None:  # the user's programs' cache, never this compilation's
+            entry["default_cache"] = problem
         try:
             compiled = torch.compile(function)
             compiled(x)

@@ -105,18 +105,20 @@ def environment_kind() -> str:
 COMPILER_CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
 
 
-def compiler_caches(events_path: object) -> str | None:
+def compiler_caches(events_path: object) -> tuple[str | None, str | None]:
     """The compiler's caches go to the run's private folder (removed when the check ends),
     not to $TMPDIR/torchinductor_<user> (150 MB named after the user, left behind), unless
     the user chose where: a variable already set is theirs and is used as it is.
 
     Inductor's precompiled headers ignore its variable (codecache._HEADER_DIR, from the
     default folder, fixed at import): they are moved too. Returns the default folder when
-    it did not exist before (the compilation's own, to remove after it), else None.
-    ``events_path``: the worker's events file, in the run's folder."""
+    it did not exist before (the compilation's own, to remove after it), else None; and what
+    stands in the way of the user's own programs there (``default_cache_problem``), which the
+    check's compilation, in its own folder, never meets. ``events_path``: the worker's events
+    file, in the run's folder."""
     path = events_path
     if not isinstance(path, str) or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
-        return None
+        return None, None
     folder = os.path.join(os.path.dirname(os.path.abspath(path)), "compiler-cache")
     for name, place in COMPILER_CACHE_VARIABLES:
         if not os.environ.get(name):
@@ -133,7 +135,27 @@ def compiler_caches(events_path: object) -> str | None:
             headers = os.path.join(folder, "inductor", "precompiled_headers")
             setattr(codecache, "_HEADER_DIR", headers)  # noqa: B010 - torch's private name
             setattr(codecache, "_HEADER_LOCK_DIR", os.path.join(headers, "locks"))  # noqa: B010
-    return default if default is not None and not os.path.exists(default) else None
+    problem = default_cache_problem(default) if default is not None else None
+    return (default if default is not None and not os.path.exists(default) else None), problem
+
+
+def default_cache_problem(default: str) -> str | None:
+    """Why Inductor's default cache folder (``default``: $TMPDIR/torchinductor_<user>) would stop
+    a program's ``torch.compile`` (POSIX): ``not_a_folder`` (a file, or a link to one),
+    ``not_writable`` (a folder this user cannot write: left by a run as another user, such as
+    ``sudo -E``, or by another user on a shared machine), ``cannot_be_made`` (absent, and the
+    temporary folder cannot be written). None when it is usable, or none of this can be told."""
+    if os.name != "posix":
+        return None
+    try:
+        if os.path.lexists(default):
+            if not os.path.isdir(default):
+                return "not_a_folder"
+            return None if os.access(default, os.W_OK | os.X_OK) else "not_writable"
+        parent = os.path.dirname(default)
+        return None if os.access(parent, os.W_OK | os.X_OK) else "cannot_be_made"
+    except (OSError, ValueError):
+        return None
 
 
 def setting_hiding_torch() -> str | None:

@@ -160,6 +160,25 @@ def compiler_missing(report: Report) -> Finding | None:
     return None
 
 
+@layer.rule(565, "COMPILE_CACHE_UNUSABLE", variants=("not_a_folder", "not_writable",
+                                                   "cannot_be_made"))
+def compile_cache_unusable(report: Report) -> Finding | None:
+    """torch.compile's default cache folder ($TMPDIR/torchinductor_<user>) is one the user's
+    programs cannot use (``libraries.kernels[compile].default_cache``): each of their
+    ``torch.compile`` calls fails there, while the check's own, in a folder of its own, says
+    nothing of it. A warning: the folder's state is read, not tried (the check never writes,
+    nor runs what another user may have left, in that folder)."""
+    kernel = _kernel(report, "compile")
+    problem = (kernel or EMPTY).get("default_cache")
+    if not problem:
+        return None
+    what = {"not_a_folder": "is not a folder", "not_writable": "is a folder this user cannot write",
+            "cannot_be_made": "does not exist and the temporary folder cannot be written"}
+    return Finding("COMPILE_CACHE_UNUSABLE", "warning",
+                   (f"torch.compile's default cache folder {what.get(str(problem), problem)}",
+                    "the check compiled in a folder of its own"), variant=str(problem))
+
+
 @layer.rule(570, "FUSED_ATTENTION_UNAVAILABLE")
 def fused_attention_unavailable(report: Report) -> Finding | None:
     """On a GPU, fused attention backends torch cannot use here, with its reasons (info)."""
