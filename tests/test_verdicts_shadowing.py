@@ -30,6 +30,7 @@ from conftest import (
     pyenv_python,
     run_tool,
 )
+from test_verdicts_advice_applied import linked_copy, site_packages
 
 pytestmark = pytest.mark.slow
 
@@ -427,6 +428,33 @@ def test_an_editable_install_run_from_its_own_checkout_is_not_shadowing(
     assert "TORCH_SHADOWED" not in findings(report)
 
 
+def test_a_target_folder_of_torch_and_its_dependencies_hides_nothing_it_holds(
+        notorch_python: Path, cpu_torch_python: Path, pyz: Path, tmp_path: Path) -> None:
+    """The working folder is a ``pip install --target .`` of torch with its dependencies, the
+    interpreter has none installed: ``import torch`` there works, and each dependency is the
+    only one the program can import. Was LOCAL_MODULE_SHADOWS "hide ones it needs: filelock,
+    sympy, typing_extensions..." with the advice to rename them, which breaks the import. A
+    module there hides one only when the import path finds another elsewhere (the venv's own
+    setuptools, on 3.11); the others are listed as hiding nothing."""
+    work = tmp_path / "app"
+    linked_copy(site_packages(cpu_torch_python), work)
+    plain = subprocess.run([str(notorch_python), "-c", "import torch, sympy, typing_extensions"],
+                           cwd=work, env=clean_env(), capture_output=True, text=True,
+                           timeout=120, check=False)
+    assert plain.returncode == 0, plain.stderr
+    report = checked(zipapp(notorch_python, pyz, work, "--device", "cpu"), tmp_path)
+    assert report["code"] == "CPU_CHECK_PASSED", report["error"]
+    hides = {entry["name"]: entry["hides"] for entry in report["runtime"]["local_modules"]}
+    assert {hides[name] for name in ("typing_extensions", "sympy", "filelock")} == {"nothing"}
+    installed = {path.name.split("-")[0].lower()
+                 for path in site_packages(notorch_python).glob("*.dist-info")}
+    hidden = {name for name, what in hides.items() if what != "nothing"}
+    assert hidden <= installed, hidden  # only those the venv has a copy of
+    shadows = findings(report).get("LOCAL_MODULE_SHADOWS")
+    named = shadows["summary"] if shadows else ""
+    assert not any(name in named for name in ("typing_extensions", "sympy", "filelock"))
+
+
 def test_the_installed_torch_is_located_and_not_shadowed(cpu_torch_python: Path, pyz: Path,
                                                          tmp_path: Path) -> None:
     report = checked(zipapp(cpu_torch_python, pyz, project(tmp_path), "--device", "cpu"),
@@ -466,7 +494,7 @@ def test_the_users_csv_and_email_never_run_in_the_worker(cpu_torch_python: Path,
 
 LOCAL = {
     "typing.py": "raise RuntimeError('my typing helpers')\n",
-    "numpy.py": "raise RuntimeError('my numpy experiments')\n",
+    "filelock.py": "raise RuntimeError('my filelock experiments')\n",
     "torch.py": "print('hello')\n",
     "app.py": "import torch\n",
 }
@@ -484,12 +512,12 @@ def assert_local_shadows(report: dict[str, Any], names: set[str]) -> dict[str, A
 
 def assert_as_python_app_py_here(report: dict[str, Any]) -> None:
     """What python app.py in the LOCAL folder meets: torch.py located (never run) and named
-    where it is, typing.py and numpy.py named as hiding what the program needs."""
+    where it is, typing.py and filelock.py named as hiding what the program needs."""
     assert_shadowed(report, "working-folder", "file", "a file torch.py")
-    found = assert_local_shadows(report, {"typing", "numpy"})
+    found = assert_local_shadows(report, {"typing", "filelock"})
     evidence = " ".join(found["evidence"])
     assert "typing.py in the working-folder hides the standard library's typing" in evidence
-    assert "numpy.py in the working-folder hides numpy, which torch needs" in evidence
+    assert "filelock.py in the working-folder hides filelock, which torch needs" in evidence
     assert "the working folder" in found["summary"]
     assert "another folder" in found["next_action"]
 

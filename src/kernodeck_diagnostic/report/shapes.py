@@ -99,7 +99,7 @@ class LocalModule(TypedDict):
     name: str
     file: str
     folder: Literal["working-folder", "script-folder"]
-    hides: Literal["standard-library", "torch", "torch-dependency"]
+    hides: Literal["standard-library", "torch", "torch-dependency", "nothing"]
 
 
 class _LibraryOverrideRequired(TypedDict):

@@ -550,8 +550,9 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
     for place, folder in folders:
         before_stdlib = import_path is None or _searched_before_stdlib(folder, import_path)
         for name, entry, path in modules_in(folder):
-            if name in TORCH_NEEDS:
-                hides = "torch" if name == "torch" else "torch-dependency"
+            if name in TORCH_NEEDS:  # no other copy on the path: the only one, hiding nothing
+                hides = ("torch" if name == "torch" else "torch-dependency"
+                         if elsewhere(name, folder) else "nothing")
             elif name in stdlib and name not in NEVER_IMPORTED and before_stdlib:
                 hides = "standard-library"
             else:
@@ -562,6 +563,18 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
             if len(found) >= MAX_LOCAL_MODULES:
                 return found
     return found
+
+
+def elsewhere(name: str, folder: str) -> bool:
+    """Whether the import path finds ``name`` outside ``folder`` too: what a module there hides
+    (a ``pip install --target`` folder's own dependencies hide nothing)."""
+    import importlib.machinery
+
+    try:
+        entries = [entry for entry in sys.path if not same_path(entry or os.getcwd(), folder)]
+        return importlib.machinery.PathFinder.find_spec(name, entries) is not None
+    except Exception:  # an entry or a finder that fails: as though found
+        return True
 
 
 def import_torch(local: list[dict[str, str]]) -> Any:
@@ -681,19 +694,3 @@ def fresh_startup_modules() -> frozenset[str] | None:
         except (OSError, ValueError, subprocess.SubprocessError):
             _FRESH_STARTUP.append(None)
     return _FRESH_STARTUP[0] if _FRESH_STARTUP else None
-
-
-def count_distributions(name: str) -> int:
-    """How many installed distributions of ``name`` are visible on sys.path (dist- and egg-info)."""
-    seen = set()
-    prefix = name.lower() + "-"
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for item in names:
-            lowered = item.lower()
-            if lowered.startswith(prefix) and lowered.endswith((".dist-info", ".egg-info")):
-                seen.add(os.path.realpath(os.path.join(entry or ".", item)))
-    return len(seen)

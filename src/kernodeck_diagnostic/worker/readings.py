@@ -9,6 +9,7 @@ A companion of the worker (see ``stages``): the standard library only, Python 3.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Callable
@@ -21,10 +22,14 @@ else:  # copied beside the worker, which loaded this file (stages.companion)
 
 
 def located_facts(located: tuple[str, str | None], path0: str | None) -> dict[str, Any]:
-    """Where torch is found (origin.locate's kind and folder), as its place category."""
+    """Where torch is found (origin.locate's kind and folder), as its place category; for a
+    module that hides the installed torch, how many torch distributions the path holds."""
     kind, folder = located
-    return {"origin": stages.companion("origin").place_of(folder, path0) if folder else "elsewhere",
-            "module_kind": kind}
+    origin = stages.companion("origin")
+    return {"origin": origin.place_of(folder, path0) if folder else "elsewhere",
+            "module_kind": kind,
+            **({"distributions_on_path": count_distributions("torch")}
+               if kind in origin.SHADOW_KINDS else {})}
 
 
 def imported_facts(torch: Any, located: tuple[str, str | None] | None,
@@ -37,7 +42,7 @@ def imported_facts(torch: Any, located: tuple[str, str | None] | None,
         folder = origin.module_folder(getattr(torch, "__spec__", None))
         values["origin"] = origin.place_of(folder, path0) if folder else "elsewhere"
     return {**values, "imported": True,
-            "distributions_on_path": origin.count_distributions("torch"),
+            "distributions_on_path": count_distributions("torch"),
             "numpy_present": module_present("numpy"),
             "numpy_version": distribution_version("numpy")}
 
@@ -160,3 +165,19 @@ def environment(torch: Any, index: int | None) -> dict[protocol.FactBlock, dict[
 
         read("pytorch", device_facts)
     return blocks
+
+
+def count_distributions(name: str) -> int:
+    """How many installed distributions of ``name`` are visible on sys.path (dist- and egg-info)."""
+    seen = set()
+    prefix = name.lower() + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in names:
+            lowered = item.lower()
+            if lowered.startswith(prefix) and lowered.endswith((".dist-info", ".egg-info")):
+                seen.add(os.path.realpath(os.path.join(entry or ".", item)))
+    return len(seen)

@@ -286,7 +286,6 @@ class Worker:
                 # For --show-paths, on the terminal only: the very file or folder to rename.
                 self.events.emit("local_paths", interpreter=sys.executable,
                                  torch=origin.module_path(spec) or folder)
-                self.facts("pytorch", distributions_on_path=origin.count_distributions("torch"))
                 raise StageError("import_failed", key="error.torch_shadowed",
                                  module=origin.SHADOW_MODULES[kind], origin=place)
         try:
