@@ -44,6 +44,12 @@ FLAG_LETTERS = "".join(sorted(set(string.ascii_letters) - {"p", "k"}))
     (["-qvkSECRETX"], ["-qvk<redacted>"], ["SECRETX"]),
     (["-vpk", "x"], ["-vp<redacted>", "x"], ["k"]),  # p's value is k, as getopt reads it
     (["-upostgres"], ["-up<redacted>"], ["ostgres"]),  # -u may be a flag: privacy first
+    # a value that reads as a secret's name is still a value (was: kept, the next one hidden)
+    (["-uroot", "-pMyTokenPw", "db"], ["-uroot", "-p<redacted>", "<redacted>"],
+     ["MyTokenPw", "db"]),
+    (["-pS3cretKey"], ["-p<redacted>"], ["S3cretKey"]),
+    (["-pW3lcome!Pass"], ["-p<redacted>"], ["W3lcome!Pass"]),
+    (["-pSECRET", "-v"], ["-p<redacted>", "-v"], ["SECRET"]),
     # a name like a secret's is read as before: its value is the next argument
     (["-pw", "SECRETX"], ["-pw", "<redacted>"], ["SECRETX"]),
     (["-password", "SECRETX"], ["-password", "<redacted>"], ["SECRETX"]),

@@ -531,6 +531,14 @@ def is_secret_name(name: str) -> bool:
                             or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])))
 
 
+def _option_name(bare: str) -> bool:
+    """Whether a single-dash word is a secret option's whole name (``-password``, ``-pw``,
+    ``-pass``, ``-token``): each of its words a secret's, so nothing in it is a value."""
+    words = [word.lower() for word in _WORD_SPLIT.split(bare) if word]
+    return bool(words) and all(word in _SECRET_WORDS or word in _SECRET_LAST_WORDS
+                               for word in words)
+
+
 def _secret_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """The arguments with the values of secret options hidden, and those values."""
     shown: list[str] = []
@@ -544,8 +552,17 @@ def _secret_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
                 hidden.append(argument)
                 continue
         name, equals, value = argument.partition("=")
+        bare = name.lstrip("-")
+        word = None if argument.startswith("--") else _SHORT_WORD.match(argument)
+        if word is not None and word.group("value") and not _option_name(bare):
+            # -pX, -vpX, -p=X: the value hidden; -pMyTokenPw reads as a secret's name too,
+            # and its next argument is hidden as well (privacy first)
+            shown.append(argument[:word.start("value")] + REDACTED)
+            hidden.append(word.group("value"))
+            value_next = is_secret_name(bare)
+            continue
         if argument.startswith("-") and (name in _SECRET_SHORT_OPTIONS or (
-                len(name.lstrip("-")) > 1 and is_secret_name(name.lstrip("-")))):
+                len(bare) > 1 and is_secret_name(bare))):
             if equals:
                 shown.append(name + "=" + REDACTED)
                 hidden.append(value)
@@ -553,14 +570,9 @@ def _secret_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
                 shown.append(argument)
                 value_next = True
             continue
-        word = None if argument.startswith("--") else _SHORT_WORD.match(argument)
-        if word is not None:  # -pX, -vp X, -vpX (after a name like -pw or -password)
-            if word.group("equals") or word.group("value"):
-                shown.append(argument[:word.start("value")] + REDACTED)
-                hidden.append(word.group("value"))
-            else:
-                shown.append(argument)
-                value_next = True
+        if word is not None:  # -vp X: the value is the next argument
+            shown.append(argument)
+            value_next = True
             continue
         if equals and _ASSIGNED_NAME.fullmatch(name) and is_secret_name(name):
             shown.append(name + "=" + REDACTED)
