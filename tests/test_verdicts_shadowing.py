@@ -494,7 +494,7 @@ def test_the_users_csv_and_email_never_run_in_the_worker(cpu_torch_python: Path,
 
 LOCAL = {
     "typing.py": "raise RuntimeError('my typing helpers')\n",
-    "filelock.py": "raise RuntimeError('my filelock experiments')\n",
+    "numpy.py": "raise RuntimeError('my numpy experiments')\n",
     "torch.py": "print('hello')\n",
     "app.py": "import torch\n",
 }
@@ -512,12 +512,12 @@ def assert_local_shadows(report: dict[str, Any], names: set[str]) -> dict[str, A
 
 def assert_as_python_app_py_here(report: dict[str, Any]) -> None:
     """What python app.py in the LOCAL folder meets: torch.py located (never run) and named
-    where it is, typing.py and filelock.py named as hiding what the program needs."""
+    where it is, typing.py and numpy.py named as hiding what the program needs."""
     assert_shadowed(report, "working-folder", "file", "a file torch.py")
-    found = assert_local_shadows(report, {"typing", "filelock"})
+    found = assert_local_shadows(report, {"typing", "numpy"})
     evidence = " ".join(found["evidence"])
     assert "typing.py in the working-folder hides the standard library's typing" in evidence
-    assert "filelock.py in the working-folder hides filelock, which torch needs" in evidence
+    assert "numpy.py in the working-folder hides numpy, which torch needs" in evidence
     assert "the working folder" in found["summary"]
     assert "another folder" in found["next_action"]
 

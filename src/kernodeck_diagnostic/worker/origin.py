@@ -169,25 +169,6 @@ def judged_installs(path: list[str], worker: Any) -> list[TorchInstall] | None:
     return installs
 
 
-def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
-    """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
-    built for and this one's (``extension_tags``); for none found, the setting that hid the one
-    installed (``runtime.setting_hiding_torch``)."""
-    if spec is not None:  # a torch.backends plugin that failed it; a noexec mount (integrity)
-        plugin = stages.companion("plugins").backend_plugin(exc)
-        integrity = stages.companion("integrity")
-        noexec = integrity.on_noexec_mount(str(spec.origin or ""))
-        unreadable = integrity.unreadable_file(exc, str(spec.origin or ""))
-        return {**(extension_tags(spec) or {}), **({"backend_plugin": plugin} if plugin else {}),
-                **({"noexec_mount": True} if noexec else {}),
-                **({"unreadable_file": unreadable} if unreadable else {}),
-                **({"path_not_utf8": True} if integrity.path_not_utf8(str(spec.origin or ""))
-                   else {})}
-    if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
-        return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
-    return {}
-
-
 def torch_install(dist: Any) -> TorchInstall | None:
     try:
         init_file = str(dist.locate_file(os.path.join("torch", "__init__.py")))
@@ -515,6 +496,7 @@ def stdlib_names() -> frozenset[str]:
 # Standard-library modules no library imports: a user's module of that name breaks nothing.
 NEVER_IMPORTED = frozenset(("__main__", "antigravity", "this", "idlelib", "turtledemo"))
 MAX_LOCAL_MODULES = 20
+VENDORED_WITH = {"torch": {"torchgen", "functorch"}, "setuptools": {"pkg_resources"}}
 MAX_FOLDER_ENTRIES = 20_000  # a home folder can be huge: past this many entries, stop looking
 
 
@@ -550,9 +532,9 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
     for place, folder in folders:
         before_stdlib = import_path is None or _searched_before_stdlib(folder, import_path)
         for name, entry, path in modules_in(folder):
-            if name in TORCH_NEEDS:  # no other copy on the path: the only one, hiding nothing
-                hides = ("torch" if name == "torch" else "torch-dependency"
-                         if elsewhere(name, folder) else "nothing")
+            if name in TORCH_NEEDS:  # an installed copy, the path's only one: hiding nothing
+                hides = ("torch" if name == "torch" else "nothing" if name in vendored(folder)
+                         and not elsewhere(name, folder) else "torch-dependency")
             elif name in stdlib and name not in NEVER_IMPORTED and before_stdlib:
                 hides = "standard-library"
             else:
@@ -560,9 +542,21 @@ def local_modules(path0: str | None, installs: list[TorchInstall],
             if preloaded(name) or (name == "torch" and any(i.owns(path) for i in installs)):
                 continue  # loaded before any script, or the installed torch itself
             found.append({"name": name, "file": entry, "folder": place, "hides": hides})
-            if len(found) >= MAX_LOCAL_MODULES:
+            if sum(module["hides"] != "nothing" for module in found) >= MAX_LOCAL_MODULES or len(
+                    found) >= 2 * MAX_LOCAL_MODULES:  # those hiding nothing never crowd one out
                 return found
     return found
+
+
+def vendored(folder: str) -> set[str]:
+    """The names of the distributions installed in ``folder`` (``pip install --target``: a
+    ``*.dist-info`` beside each), with what torch's and setuptools' also provide."""
+    names: set[str] = set()
+    with contextlib.suppress(OSError, ValueError), os.scandir(folder) as entries:
+        for _, entry in zip(range(MAX_FOLDER_ENTRIES), entries):
+            if entry.name.endswith(".dist-info"):
+                names.add(entry.name.split("-")[0].lower().replace(".", "_"))
+    return names.union(*(VENDORED_WITH[name] for name in names & VENDORED_WITH.keys()))
 
 
 def elsewhere(name: str, folder: str) -> bool:
@@ -582,7 +576,10 @@ def import_torch(local: list[dict[str, str]]) -> Any:
     user's hide (``local_modules``: its json or typing, loaded before the user's import path was
     in place), submodules included, are out of sys.modules meanwhile, so torch loads the user's
     json.py, as their program does; put back at once for the worker's own code."""
-    names = {module["name"] for module in local}
+    names = {module["name"] for module in local if module["hides"] != "nothing"}
+    if (STARTUP_PROBE is not None and names & stages.STARTUP_MODULES
+            and fresh_startup_modules() is None):  # which ones hide is unknown: none taken out
+        names -= stages.STARTUP_MODULES
     hidden = {key: sys.modules.pop(key) for key in list(sys.modules)
               if key.partition(".")[0] in names}
     try:

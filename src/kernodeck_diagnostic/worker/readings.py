@@ -32,6 +32,27 @@ def located_facts(located: tuple[str, str | None], path0: str | None) -> dict[st
                if kind in origin.SHADOW_KINDS else {})}
 
 
+def failure_facts(exc: BaseException, spec: Any) -> dict[str, Any]:
+    """What a failed ``import torch`` adds: for a torch found, the Python its compiled part was
+    built for and this one's (``extension_tags``); for none found, the setting that hid the one
+    installed (``runtime.setting_hiding_torch``)."""
+    origin = stages.companion("origin")
+    if spec is not None:  # a torch.backends plugin that failed it; a noexec mount (integrity)
+        plugin = stages.companion("plugins").backend_plugin(exc)
+        integrity = stages.companion("integrity")
+        noexec = integrity.on_noexec_mount(str(spec.origin or ""))
+        unreadable = integrity.unreadable_file(exc, str(spec.origin or ""))
+        return {**(origin.extension_tags(spec) or {}),
+                **({"backend_plugin": plugin} if plugin else {}),
+                **({"noexec_mount": True} if noexec else {}),
+                **({"unreadable_file": unreadable} if unreadable else {}),
+                **({"path_not_utf8": True} if integrity.path_not_utf8(str(spec.origin or ""))
+                   else {})}
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "torch":
+        return {"hidden_by": stages.companion("runtime").setting_hiding_torch()}
+    return {}
+
+
 def imported_facts(torch: Any, located: tuple[str, str | None] | None,
                    path0: str | None) -> dict[str, Any]:
     """What is known once torch is imported: where it came from when it was not located before

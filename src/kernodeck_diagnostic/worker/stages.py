@@ -295,7 +295,7 @@ class Worker:
                 raise
             self.facts("pytorch", import_error_origin=origin.failure_origin(exc, self.path0))
             with contextlib.suppress(Exception):  # the Python its _C is for; -S that hid it
-                self.facts("pytorch", **origin.failure_facts(exc, spec))
+                self.facts("pytorch", **companion("readings").failure_facts(exc, spec))
             raise StageError("import_failed", exc) from None
         self.events.emit("local_paths", interpreter=sys.executable,
                          torch=os.path.dirname(getattr(torch, "__file__", None) or "") or None)

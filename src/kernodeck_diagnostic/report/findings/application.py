@@ -34,16 +34,16 @@ def local_module_shadows(report: Report) -> Finding | None:
     first wherever the script is run from), or both (the plain one). An error, the failure's
     cause (``breaks_import``), when ``import torch`` failed inside one of them: the import's
     own traceback says so (``pytorch.import_error_origin``), not a guess. A module of torch's
-    that the path holds there alone (``hides`` ``nothing``: a ``pip install --target`` folder's)
-    is named only as such a cause: renaming it would take it from torch."""
+    installed there that the path holds nowhere else (``hides`` ``nothing``: a ``pip install
+    --target`` folder's) is never named: renaming it would take it from torch."""
     pytorch = report["pytorch"]
-    listed = [entry for entry in report["runtime"].get("local_modules") or []
-              # torch hidden where the check imports it from is TORCH_SHADOWED's to say
-              if not (entry.get("name") == "torch" and torch_shadowed(report) is not None
-                      and entry.get("folder") == pytorch.get("origin"))]
-    if not listed:
+    entries = [entry for entry in report["runtime"].get("local_modules") or []
+               # torch hidden where the check imports it from is TORCH_SHADOWED's to say
+               if not (entry.get("name") == "torch" and torch_shadowed(report) is not None
+                       and entry.get("folder") == pytorch.get("origin"))
+               and entry.get("hides") != "nothing"]
+    if not entries:
         return None
-    entries = [entry for entry in listed if entry.get("hides") != "nothing"]
     evidence = []
     for entry in entries:
         name, hides = entry.get("name"), entry.get("hides")
@@ -53,7 +53,7 @@ def local_module_shadows(report: Report) -> Finding | None:
         evidence.append(f"{entry.get('file')} in the {entry.get('folder')} hides {what}")
     names = ", ".join(dict.fromkeys(str(entry.get("name")) for entry in entries))
     origin = pytorch.get("import_error_origin") or EMPTY
-    culprit = next((entry for entry in listed if report["code"] == Verdict.TORCH_IMPORT_FAILED
+    culprit = next((entry for entry in entries if report["code"] == Verdict.TORCH_IMPORT_FAILED
                     and entry.get("hides") != "torch"
                     and str(origin.get("module") or "").split(".")[0] == entry.get("name")
                     and origin.get("place") == entry.get("folder")), None)
@@ -61,11 +61,8 @@ def local_module_shadows(report: Report) -> Finding | None:
         evidence.insert(0, f"import torch failed in {culprit.get('name')}, loaded from "
                         f"{culprit.get('file')} in the {culprit.get('folder')}")
         return Finding("LOCAL_MODULE_SHADOWS", "error", tuple(evidence),
-                       {"names": names or str(culprit.get("name")),
-                        "module": str(culprit.get("name")),
+                       {"names": names, "module": str(culprit.get("name")),
                         "file": str(culprit.get("file"))}, variant="breaks_import")
-    if not entries:
-        return None
     places = {entry.get("folder") for entry in entries}
     variant = ("working_folder" if places == {"working-folder"} else
                "script_folder" if places == {"script-folder"} else None)
