@@ -332,6 +332,42 @@ def test_a_link_to_a_failed_attempts_folder_is_said_never_passed(pyz: Path,
     assert 'kernodeck_fleet_unreadable_files{reason="link_not_followed"} 1' in prom.read_text()
 
 
+LATEST_APP = """
+import os
+from kernodeck_diagnostic import Trial
+with Trial("runs") as trial, trial.stage("compute"):
+    pass
+os.symlink(".", os.path.join(os.environ["KERNODECK_RUN_DIR"], "loop"))
+"""
+
+
+@posix_only
+def test_a_link_back_inside_the_folder_is_neither_followed_nor_a_failure(pyz: Path,
+                                                                         tmp_path: Path) -> None:
+    """A link that leads back inside the folder read (``loop -> .``; a Trial's own ``latest``
+    when its root is a folder of the run) holds nothing that is not read there already. Counted
+    as a link not followed, it made such a ramp inconclusive and summarize exit 22 with nothing
+    missing."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(LATEST_APP)
+    result = _plain(pyz, out, app, "--axis", "n", "--start", "1", "--stop", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (attempt,) = _attempts(out)
+    assert (attempt["outcome"], attempt["trials"]) == ("passed", 1), attempt
+    runs = out / "n-1"
+    assert (runs / "loop").is_symlink()
+    env = clean_env({"LC_ALL": "C.UTF-8"})
+    summary = run_tool(sys.executable, pyz, ["summarize", str(runs), "--list-unreadable"],
+                       env=env)
+    assert summary.returncode == 0, summary.stdout
+    assert "unreadable" not in summary.stdout.replace("0 unreadable", "")
+    prom = tmp_path / "fleet.prom"
+    fleet = run_tool(sys.executable, pyz, ["summarize", str(runs), "--prometheus", str(prom)],
+                     env=env)
+    assert fleet.returncode == 0, fleet.stdout
+    assert 'kernodeck_fleet_unreadable_files{reason="link_not_followed"} 0' in prom.read_text()
+
+
 def test_summarize_does_not_pass_a_ramp_that_never_ended(pyz: Path, tmp_path: Path) -> None:
     app, out = tmp_path / "app.py", tmp_path / "ramp"
     app.write_text("import sys\nsys.exit(0)\n")

@@ -487,6 +487,17 @@ def _components(path: str) -> list[str]:
     return [part for part in parts if part not in ("", ".")]
 
 
+def link_within(link: str, top: str) -> bool:
+    """Whether the folder ``link`` (a symbolic link met while listing ``top``) leads back inside
+    ``top`` (``latest -> run-42``, a loop to ``.``): what it holds is listed there already, and
+    the link need not be followed nor said. Only names are resolved; nothing is read."""
+    try:
+        target, root = os.path.realpath(link), os.path.realpath(top)
+        return os.path.commonpath([target, root]) == root
+    except (OSError, ValueError):  # another drive, a name that cannot be resolved
+        return False
+
+
 def remove_folder(folder: str) -> None:
     """A private folder of the tool's (0700: no other user can write in it, so removing by path
     is safe) removed, with all it holds. ``shutil.rmtree`` holds descriptors as it goes down (two

@@ -904,12 +904,6 @@ MESSAGES = {
         'Have its owner remove it (sudo rm -r "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), '
         "or set TORCHINDUCTOR_CACHE_DIR to a folder of yours; never make it writable for all:"
         " another user's files there would run in your programs.",
-    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.summary":
-        "torch.compile will fail in your programs: its cache folder, torchinductor_<your user"
-        " name>, cannot be made: the temporary folder cannot be written.",
-    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.next_action":
-        "Set TMPDIR to a folder you can write, or TORCHINDUCTOR_CACHE_DIR to a folder of "
-        "yours.",
     "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
         "scaled_dot_product_attention cannot use {backends} here: it falls back to slower "
         "kernels.",

@@ -964,13 +964,6 @@ MESSAGES = {
         "TORCHINDUCTOR_CACHE_DIR vers un dossier à vous ; ne le rendez jamais accessible en "
         "écriture à tous : les fichiers d'un autre utilisateur y seraient exécutés par vos "
         "programmes.",
-    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.summary":
-        "torch.compile échouera dans vos programmes : son dossier de cache, "
-        "torchinductor_<votre nom d'utilisateur>, ne peut pas être créé : le dossier "
-        "temporaire n'est pas accessible en écriture.",
-    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.next_action":
-        "Faites pointer TMPDIR vers un dossier où vous pouvez écrire, ou "
-        "TORCHINDUCTOR_CACHE_DIR vers un dossier à vous.",
     "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
         "scaled_dot_product_attention ne peut pas utiliser {backends} ici : il se rabat sur des "
         "noyaux plus lents.",

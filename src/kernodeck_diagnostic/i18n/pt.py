@@ -944,13 +944,6 @@ MESSAGES = {
         'Peça ao dono que a remova (sudo rm -r "${{TMPDIR:-/tmp}}/torchinductor_$(whoami)"), '
         "ou aponte TORCHINDUCTOR_CACHE_DIR para uma pasta sua; nunca a torne gravável por "
         "todos: arquivos de outro usuário ali rodariam nos seus programas.",
-    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.summary":
-        "torch.compile vai falhar nos seus programas: a pasta de cache dele, "
-        "torchinductor_<seu nome de usuário>, não pode ser criada: a pasta temporária não "
-        "aceita escrita.",
-    "finding.COMPILE_CACHE_UNUSABLE.cannot_be_made.next_action":
-        "Aponte TMPDIR para uma pasta em que você possa escrever, ou TORCHINDUCTOR_CACHE_DIR "
-        "para uma pasta sua.",
     "finding.FUSED_ATTENTION_UNAVAILABLE.summary":
         "scaled_dot_product_attention não pode usar {backends} aqui: recorre a kernels mais "
         "lentos.",

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Optional
 
+from ..safe_files import link_within
 from ..terminal import cell
 from ..untrusted_json import (
     MAX_LINE_BYTES,
@@ -293,7 +294,9 @@ def walk(top: str, also: Callable[[str, Sequence[str]], bool] | None = None,
                 folders.append(entry.path)
                 continue
             if entry.is_symlink() and entry.is_dir():  # never followed; shown, not skipped
-                yield 1, False, lambda path=entry.path: [(path, LINK, False)]  # type: ignore[misc]
+                if not link_within(entry.path, top):  # latest -> run-42: listed there already
+                    yield 1, False, lambda path=entry.path: [  # type: ignore[misc]
+                        (path, LINK, False)]
                 continue
             name = entry.name
             if not name.lower().endswith(".json"):

@@ -374,7 +374,7 @@ class Kernel(_KernelRequired, total=False):
     reason: Optional[str]
     backends: KernelBackends
     compile_ms: float
-    default_cache: Literal["not_a_folder", "not_writable", "cannot_be_made"]
+    default_cache: Literal["not_a_folder", "not_writable"]
     run_ms: float
     bytes: int
     host_to_device_bytes_per_s: Optional[float]

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
+from ..safe_files import link_within
 from ..terminal import CELL_LIMIT, one_line
 from .codes import VERDICTS
 from .devices import EveryDeviceRow, every_device_row
@@ -275,7 +276,8 @@ def _folder(top: str, also: Also | None = None
         # os.walk lists a link to a folder among the subfolders and never enters it: not
         # followed (another user's link), but shown, never skipped in silence.
         failed += [(path, "link_not_followed") for path in
-                   (os.path.join(folder, name) for name in subfolders) if os.path.islink(path)]
+                   (os.path.join(folder, name) for name in subfolders)
+                   if os.path.islink(path) and not link_within(path, top)]
         found += [os.path.join(folder, name) for name in files if name.lower().endswith(".json")
                   or (also is not None and also(name, files))]
     # Every path os.walk gives starts with the folder and a separator: the rest is its path

@@ -8,9 +8,11 @@ log and its beacon ``stage.bin`` (``trial/log_reader.py``), each through ``acces
 
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Iterator
 
+from ..safe_files import link_within
 from ..untrusted_json import load_file
 from .accessors import record_of
 from .folder import ATTEMPT_FILE
@@ -92,9 +94,9 @@ def _cause(record: TrialRecord, axis: tuple[str, int] | None) -> str | None:
 def _trial_folders(top: str) -> Iterator[tuple[str, bool]]:
     """Each Trial folder under ``top`` (relative), and each link to a folder met on the way
     (never followed, never skipped in silence: the judge says it was not read): (path, link)."""
-    pending = [("", 0)]
+    pending = collections.deque([("", 0)])
     while pending:
-        relative, depth = pending.pop(0)
+        relative, depth = pending.popleft()
         try:
             entries = sorted(os.scandir(os.path.join(top, relative) if relative else top),
                              key=lambda entry: entry.name)
@@ -107,7 +109,7 @@ def _trial_folders(top: str) -> Iterator[tuple[str, bool]]:
         if depth >= MAX_DEPTH:
             continue
         for entry in entries:
-            if entry.is_symlink() and entry.is_dir():
+            if entry.is_symlink() and entry.is_dir() and not link_within(entry.path, top):
                 yield os.path.join(relative, entry.name), True
-        pending += [(os.path.join(relative, entry.name), depth + 1) for entry in entries
-                    if entry.is_dir(follow_symlinks=False)]
+        pending.extend((os.path.join(relative, entry.name), depth + 1) for entry in entries
+                       if entry.is_dir(follow_symlinks=False))

@@ -141,19 +141,18 @@ def compiler_caches(events_path: object) -> tuple[str | None, str | None]:
 
 def default_cache_problem(default: str) -> str | None:
     """Why Inductor's default cache folder (``default``: $TMPDIR/torchinductor_<user>) would stop
-    a program's ``torch.compile`` (POSIX): ``not_a_folder`` (a file, or a link to one),
-    ``not_writable`` (a folder this user cannot write: left by a run as another user, such as
-    ``sudo -E``, or by another user on a shared machine), ``cannot_be_made`` (absent, and the
-    temporary folder cannot be written). None when it is usable, or none of this can be told."""
+    a program's ``torch.compile`` (POSIX): ``not_a_folder`` (a file, or a link to one or to
+    nothing), ``not_writable`` (a folder this user cannot write: left by a run as another user,
+    such as ``sudo -E``, or by another user on a shared machine). None when it is usable or
+    absent (its temporary folder is one ``tempfile`` could write), or none of this can be told."""
     if os.name != "posix":
         return None
     try:
-        if os.path.lexists(default):
-            if not os.path.isdir(default):
-                return "not_a_folder"
-            return None if os.access(default, os.W_OK | os.X_OK) else "not_writable"
-        parent = os.path.dirname(default)
-        return None if os.access(parent, os.W_OK | os.X_OK) else "cannot_be_made"
+        if not os.path.lexists(default):
+            return None
+        if not os.path.isdir(default):
+            return "not_a_folder"
+        return None if os.access(default, os.W_OK | os.X_OK) else "not_writable"
     except (OSError, ValueError):
         return None
 

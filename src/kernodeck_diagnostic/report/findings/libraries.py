@@ -160,8 +160,7 @@ def compiler_missing(report: Report) -> Finding | None:
     return None
 
 
-@layer.rule(565, "COMPILE_CACHE_UNUSABLE", variants=("not_a_folder", "not_writable",
-                                                   "cannot_be_made"))
+@layer.rule(565, "COMPILE_CACHE_UNUSABLE", variants=("not_a_folder", "not_writable"))
 def compile_cache_unusable(report: Report) -> Finding | None:
     """torch.compile's default cache folder ($TMPDIR/torchinductor_<user>) is one the user's
     programs cannot use (``libraries.kernels[compile].default_cache``): each of their
@@ -172,8 +171,7 @@ def compile_cache_unusable(report: Report) -> Finding | None:
     problem = (kernel or EMPTY).get("default_cache")
     if not problem:
         return None
-    what = {"not_a_folder": "is not a folder", "not_writable": "is a folder this user cannot write",
-            "cannot_be_made": "does not exist and the temporary folder cannot be written"}
+    what = {"not_a_folder": "is not a folder", "not_writable": "is a folder this user cannot write"}
     return Finding("COMPILE_CACHE_UNUSABLE", "warning",
                    (f"torch.compile's default cache folder {what.get(str(problem), problem)}",
                     "the check compiled in a folder of its own"), variant=str(problem))
