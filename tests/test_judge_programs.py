@@ -368,6 +368,33 @@ def test_a_link_back_inside_the_folder_is_neither_followed_nor_a_failure(pyz: Pa
     assert 'kernodeck_fleet_unreadable_files{reason="link_not_followed"} 0' in prom.read_text()
 
 
+CUT_APP = """
+import os
+from kernodeck_diagnostic import Trial
+with Trial("runs") as first, first.stage("compute"):
+    pass
+with Trial("runs") as second, second.stage("compute"):
+    pass
+for name in os.listdir(first.folder):  # a disk that filled up: the files cut short
+    if name in ("attempt.json", "events.jsonl"):
+        open(os.path.join(first.folder, name), "w").write("{")
+"""
+
+
+def test_a_trial_folder_whose_files_cannot_be_read_is_never_skipped(pyz: Path,
+                                                                    tmp_path: Path) -> None:
+    """Two Trials, the first one's attempt.json and events.jsonl cut short: what it holds is
+    unknown. Was skipped in silence: the ramp passed on the second alone."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(CUT_APP)
+    result = _plain(pyz, out, app, "--axis", "n", "--start", "1", "--stop", "1")
+    assert result.returncode == 25, result.stdout + result.stderr  # RAMP_INCONCLUSIVE
+    (attempt,) = _attempts(out)
+    assert (attempt["outcome"], attempt["trials"]) == ("inconclusive", 2), attempt
+    assert _kinds(attempt) == ["attempt_unreadable"]
+    assert "neither its attempt.json nor its events.jsonl can be read" in result.stdout
+
+
 def test_summarize_does_not_pass_a_ramp_that_never_ended(pyz: Path, tmp_path: Path) -> None:
     app, out = tmp_path / "app.py", tmp_path / "ramp"
     app.write_text("import sys\nsys.exit(0)\n")

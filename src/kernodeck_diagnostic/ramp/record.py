@@ -350,7 +350,8 @@ def detail(attempt: dict[str, Any]) -> str:
 
 # The judge's causes a table names besides the facts above (those the outcome alone hides).
 _TOLD_BY_REASON = ("timeout", "pass_failed", "stage_calls_failed", "ended_in_stage",
-                   "never_ended", "link_not_followed", "axis_not_followed", "oom_killer_run",
+                   "never_ended", "link_not_followed", "attempt_unreadable", "axis_not_followed",
+                   "oom_killer_run",
                    "oom_killer_data_loader", "status_interrupted", "error_recorded")
 
 

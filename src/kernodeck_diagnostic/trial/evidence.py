@@ -63,9 +63,9 @@ def run_records(run_dir: str, axis: tuple[str, int] | None = None) -> Records:
     for folder, link in _trial_folders(run_dir):
         name = folder.replace(os.sep, "/")
         record = (TrialRecord(name, "attempt.json", ended=True, link=True) if link
-                  else read_folder(os.path.join(run_dir, folder), name))
-        if record is None:
-            continue
+                  else read_folder(os.path.join(run_dir, folder), name)
+                  # a Trial's files that cannot be read: never skipped in silence
+                  or TrialRecord(name, "attempt.json", ended=True, unreadable=True))
         found.read += 1
         if record.peak_memory_bytes is not None and (
                 found.peak is None or record.peak_memory_bytes > (found.peak.peak_memory_bytes

@@ -31,7 +31,8 @@ in ``reasons``), is the table of docs/trial.md ("How an attempt is judged"):
 11. ``failed``: a Trial never ended (no ``attempt.json``) and a stage was still open;
 12. ``inconclusive``: a Trial never ended, no stage open (or unknown); a contract of a Trial
     had nothing to check (an adapter saw no training loss: no evidence, no pass); a link to
-    a folder among the run's folders, never followed (what it holds was not read);
+    a folder among the run's folders, never followed (what it holds was not read); a Trial
+    folder neither of whose files can be read;
 13. ``inconclusive``: the Trial's own parameters say another value of the axis;
 14. ``inconclusive``: nothing was read at all (no process, no Trial);
 15. ``passed``: none of the above.
@@ -107,6 +108,9 @@ class TrialRecord:
     # A link to a folder where the run's Trial folders were looked for: never followed (another
     # user's link), nothing of it read; no evidence, no pass.
     link: bool = False
+    # A Trial folder whose attempt.json and events.jsonl cannot be read (a link, cut short, past
+    # the bound): nothing of it read; no evidence, no pass.
+    unreadable: bool = False
 
     @property
     def contracts_failed(self) -> list[str]:
@@ -277,9 +281,11 @@ def _failed_exit(process: Process) -> bool:
 
 
 def _trial_reasons(trial: TrialRecord, add: Add) -> None:
-    """What one Trial folder says against a pass (rules 8 to 12; 14b: a link not followed)."""
-    if trial.link:
-        add(INCONCLUSIVE, "link_not_followed", trial, folder=trial.name)
+    """What one Trial folder says against a pass (rules 8 to 12; 14b: a link not followed; 14c:
+    a folder that cannot be read)."""
+    if trial.link or trial.unreadable:
+        add(INCONCLUSIVE, "link_not_followed" if trial.link else "attempt_unreadable", trial,
+            folder=trial.name)
         return
     if trial.status in ("failed", "interrupted", "incomplete"):
         add("failed", f"status_{trial.status}", trial)
@@ -416,4 +422,7 @@ _SAID: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "nothing_read": _fixed("no evidence: no process, no Trial"),
     "link_not_followed": lambda facts: (
         f"{facts.get('folder')} is a link to a folder, not followed: what it holds was not read"),
+    "attempt_unreadable": lambda facts: (
+        f"{facts.get('folder')}: neither its attempt.json nor its events.jsonl can be read (a "
+        "link, cut short, too large): what it holds is unknown"),
 }
