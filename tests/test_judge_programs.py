@@ -283,6 +283,19 @@ def test_a_failing_trial_after_a_thousand_passing_ones_is_read(pyz: Path, tmp_pa
 
 # A Trial that fails, in a folder of its own, then a link to it in the run's folder, then a
 # Trial that passes. The link is never followed (another user's may lead anywhere).
+def _inconclusive_ramp(pyz: Path, tmp_path: Path, program: str, kind: str) -> Any:
+    """A one-value ramp (``--out tmp_path/ramp``) of ``program``, whose two Trials the judge
+    finds inconclusive for ``kind`` alone (exit 25): the ramp's result."""
+    app, out = tmp_path / "app.py", tmp_path / "ramp"
+    app.write_text(program)
+    result = _plain(pyz, out, app, "--axis", "n", "--start", "1", "--stop", "1")
+    assert result.returncode == 25, result.stdout + result.stderr  # RAMP_INCONCLUSIVE
+    (attempt,) = _attempts(out)
+    assert (attempt["outcome"], attempt["trials"]) == ("inconclusive", 2), attempt
+    assert _kinds(attempt) == [kind]
+    return result
+
+
 LINKED_APP = """
 import os
 from kernodeck_diagnostic import Trial
@@ -307,13 +320,8 @@ def test_a_link_to_a_failed_attempts_folder_is_said_never_passed(pyz: Path,
     it unreadable ("a link to a folder, not followed"), exit 22, in its table and its fleet
     view; ``ramp`` judges the attempt inconclusive. Before: "1 passed", exit 0, nothing
     listed."""
-    app, out = tmp_path / "app.py", tmp_path / "ramp"
-    app.write_text(LINKED_APP)
-    result = _plain(pyz, out, app, "--axis", "n", "--start", "1", "--stop", "1")
-    assert result.returncode == 25, result.stdout + result.stderr  # RAMP_INCONCLUSIVE
-    (attempt,) = _attempts(out)
-    assert (attempt["outcome"], attempt["trials"]) == ("inconclusive", 2), attempt
-    assert _kinds(attempt) == ["link_not_followed"]
+    out = tmp_path / "ramp"
+    result = _inconclusive_ramp(pyz, tmp_path, LINKED_APP, "link_not_followed")
     assert ("20991231T000000Z-aaaaaa is a link to a folder, not followed: what it holds was "
             "not read") in result.stdout
     runs = out / "n-1"
@@ -385,13 +393,7 @@ def test_a_trial_folder_whose_files_cannot_be_read_is_never_skipped(pyz: Path,
                                                                     tmp_path: Path) -> None:
     """Two Trials, the first one's attempt.json and events.jsonl cut short: what it holds is
     unknown. Was skipped in silence: the ramp passed on the second alone."""
-    app, out = tmp_path / "app.py", tmp_path / "ramp"
-    app.write_text(CUT_APP)
-    result = _plain(pyz, out, app, "--axis", "n", "--start", "1", "--stop", "1")
-    assert result.returncode == 25, result.stdout + result.stderr  # RAMP_INCONCLUSIVE
-    (attempt,) = _attempts(out)
-    assert (attempt["outcome"], attempt["trials"]) == ("inconclusive", 2), attempt
-    assert _kinds(attempt) == ["attempt_unreadable"]
+    result = _inconclusive_ramp(pyz, tmp_path, CUT_APP, "attempt_unreadable")
     assert "neither its attempt.json nor its events.jsonl can be read" in result.stdout
 
 
