@@ -340,6 +340,25 @@ def test_a_link_to_a_failed_attempts_folder_is_said_never_passed(pyz: Path,
     assert 'kernodeck_fleet_unreadable_files{reason="link_not_followed"} 1' in prom.read_text()
 
 
+KEEP_AXIS_APP = """
+import os
+from kernodeck_diagnostic import Trial
+with Trial("runs", params={"n": 999}, keep=1) as trial, trial.stage("compute"):
+    pass
+value = int(os.environ["KERNODECK_AXIS_VALUE"])
+with Trial("runs", params={"n": value}, keep=1) as trial, trial.stage("compute"):
+    pass
+"""
+
+
+def test_keep_under_a_ramp_never_removes_a_trial_whose_parameters_ignore_the_axis(
+        pyz: Path, tmp_path: Path) -> None:
+    """keep=1: the first Trial's own parameters give the axis another value (n 999 while the
+    ramp runs n 1). Judged alone, without the ramp's axis, it passed and was removed: the run
+    passed on the second. Its evidence is the run's verdict: inconclusive, axis_not_followed."""
+    _inconclusive_ramp(pyz, tmp_path, KEEP_AXIS_APP, "axis_not_followed")
+
+
 LATEST_APP = """
 import os
 from kernodeck_diagnostic import Trial

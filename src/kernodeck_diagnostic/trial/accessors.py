@@ -144,9 +144,11 @@ def record_of(document: Mapping[str, Any], name: str) -> TrialRecord:
         else None)
 
 
-def judge_document(document: Mapping[str, Any], name: str = "") -> Judgement:
-    """An attempt read alone (its folder, its ``attempt.json``): the judge's outcome."""
-    return judge([record_of(document, name)])
+def judge_document(document: Mapping[str, Any], name: str = "",
+                   axis: tuple[str, int] | None = None) -> Judgement:
+    """An attempt read alone (its folder, its ``attempt.json``): the judge's outcome; ``axis``,
+    a ramp's, held to its parameters."""
+    return judge([record_of(document, name)], axis=axis)
 
 
 def _zero() -> dict[str, int]:

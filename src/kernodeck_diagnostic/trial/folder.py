@@ -112,6 +112,7 @@ def _needed(parent: Folder, older: list[str]) -> set[str]:
     (no evidence read, nothing removed)."""
     needed: set[str] = set()
     causes: set[str] = set()
+    axis = _ramp_axis()
     for name in reversed(older):
         try:
             data = parent.read(f"{name}/{ATTEMPT_FILE}", MAX_ATTEMPT_BYTES)
@@ -121,7 +122,7 @@ def _needed(parent: Folder, older: list[str]) -> set[str]:
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             needed.add(name)
             continue
-        judged = judge_document(document, name)
+        judged = judge_document(document, name, axis)
         if judged.passed:
             continue
         cause = judged.reasons[0].kind if judged.reasons else judged.outcome
@@ -129,6 +130,13 @@ def _needed(parent: Folder, older: list[str]) -> set[str]:
             causes.add(cause)
             needed.add(name)
     return needed
+
+
+def _ramp_axis() -> tuple[str, int] | None:
+    """The axis and value a ramp runs this attempt with (its variables), which the run's judge
+    holds each Trial's parameters to (``axis_not_followed``); None outside a ramp."""
+    name, value = os.environ.get(AXIS_NAME_VARIABLE), os.environ.get(AXIS_VALUE_VARIABLE, "")
+    return (name, int(value)) if name and value.lstrip("-").isdigit() else None
 
 
 def _started(parent: Folder, name: str) -> tuple[str, int]:
