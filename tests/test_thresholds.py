@@ -484,7 +484,9 @@ def test_an_attempt_json_of_16_mib_is_read_one_byte_more_is_not(tmp_path: Path, 
     (tmp_path / "attempt-1" / "attempt.json").write_bytes(
         head + b"x" * (size - len(head) - 2) + b'"}')
     found = evidence.run_records(str(tmp_path))  # too large: no attempt this tool reads
-    assert (bool(found) and found[0].source == "attempt.json") is read
+    assert len(found) == 1  # never skipped: unread, a record the judge never passes
+    assert (found[0].source == "attempt.json" and not found[0].unreadable) is read
+    assert found[0].unreadable is not read
 
 
 def test_ramp_values_grow_to_stop_then_bisect_to_one() -> None:
