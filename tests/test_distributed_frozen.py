@@ -61,11 +61,18 @@ def _signal_all(pids: list[int], signum: int) -> None:
 def test_a_rank_frozen_under_torchrun_leaves_nothing_once_torchrun_has_ended(
         cpu_torch_python: Path, tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
-    env = rank_env({MARKER: marker})
+    # Rank 0 starts 3 s late: rank 1, whole and under way, waits for it at the collective and
+    # cannot finish before it is frozen, on a quick machine too (frozen as it starts, before its
+    # worker and watch are set to die with their parent, it would outlive torchrun by design).
+    script = tmp_path / "rank.sh"
+    script.write_text('#!/bin/sh\nif [ "$LOCAL_RANK" = 0 ]; then sleep 3; fi\n'
+                      'exec "$CPU" -m kernodeck_diagnostic "$@"\n', encoding="utf-8")
+    script.chmod(0o700)
+    env = rank_env({MARKER: marker, "CPU": str(cpu_torch_python)})
     launcher = subprocess.Popen(
         [str(cpu_torch_python), "-m", "torch.distributed.run", "--standalone",
-         "--nproc-per-node", "2", "--master-port", str(free_port()), "-m",
-         "kernodeck_diagnostic", "--distributed", "--device", "cpu", "--timeout", str(LIMIT_S),
+         "--nproc-per-node", "2", "--master-port", str(free_port()), "--no-python",
+         str(script), "--distributed", "--device", "cpu", "--timeout", str(LIMIT_S),
          "--output", "report-{rank}.json"], cwd=tmp_path, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
@@ -77,8 +84,7 @@ def test_a_rank_frozen_under_torchrun_leaves_nothing_once_torchrun_has_ended(
             frozen = [pid for pid, names in _job_processes(marker).items()
                       if names.get("RANK") == "1"]
         assert len(frozen) >= 3, frozen
-        # Frozen at once, importing torch: a second's wait let a quick machine finish rank 1's
-        # check first (torchrun then ended with 0, nothing frozen).
+        time.sleep(1)  # under way: importing torch, or joined and waiting for rank 0
         frozen = [pid for pid, names in _job_processes(marker).items()
                   if names.get("RANK") == "1"]
         _signal_all(frozen, signal.SIGSTOP)
