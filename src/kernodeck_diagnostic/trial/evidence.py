@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from ..safe_files import link_within
 from ..untrusted_json import load_file
 from .accessors import record_of
-from .folder import ATTEMPT_FILE
+from .folder import ATTEMPT_FILE, MAX_ATTEMPT_BYTES
 from .judge import TrialRecord, judge
 from .log import EVENTS_FILE
 from .log_reader import from_events, is_attempt_document
 
-MAX_FILE_BYTES = 16 * 2**20  # an attempt.json larger than this is not read
 # Trial folders kept whole for one run (ranks, children, a second Trial): past it, each further
 # one is still read, and kept only when it adds to the verdict (``_cause``): memory bounded, no
 # folder left unread (a failing 1001st Trial was dropped in silence: ramp said passed).
@@ -39,7 +38,8 @@ class Records(list[TrialRecord]):
 
 def read_folder(folder: str, name: str) -> TrialRecord | None:
     """A Trial folder's record; None when it holds no attempt this tool can read."""
-    document = load_file(os.path.join(folder, ATTEMPT_FILE), MAX_FILE_BYTES, follow_links=False)
+    document = load_file(os.path.join(folder, ATTEMPT_FILE), MAX_ATTEMPT_BYTES,
+                         follow_links=False)
     if is_attempt_document(document):
         return record_of(document, name)
     events = os.path.join(folder, EVENTS_FILE)

@@ -33,7 +33,7 @@ ATTEMPT_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
 TRACE_FILE = "trace.txt"
 SNAPSHOT_FILE = "memory_snapshot.pickle"
 FORMAT = "kernodeck-attempt"
-MAX_ATTEMPT_BYTES = 16 * 2**20  # an attempt.json larger than this is not read (evidence.py's)
+MAX_ATTEMPT_BYTES = 16 * 2**20  # an attempt.json larger than this is not read
 VERSION = 1
 # What only the attempt's owner may read (PRIVATE_MODE, 0600): the trace holds every path and
 # message unredacted, the snapshot every stack of the allocator's history.
